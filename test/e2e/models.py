@@ -1,0 +1,391 @@
+"""ONNX model generators for the v4f end-to-end tests and benchmarks.
+
+Every generator is deterministic (fixed seed) and builds the model with the
+`onnx.helper` API.  A generator returns a `Case`:
+
+    Case(model=<onnx.ModelProto>, inputs={name: np.ndarray}, ...)
+
+Weights are random normal values scaled so that activations stay O(1); this
+keeps absolute FP32 tolerances meaningful.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+@dataclass
+class Case:
+    model: onnx.ModelProto
+    # One or more input sets; each is {input name: array}.  Several sets are
+    # used to run one compiled artifact at different (symbolic) shapes.
+    input_sets: List[Dict[str, np.ndarray]]
+    note: str = ""
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+class GraphBuilder:
+    """Tiny convenience layer over onnx.helper with unique names."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+        self.nodes: List[onnx.NodeProto] = []
+        self.inits: List[onnx.TensorProto] = []
+        self._n = 0
+
+    def uniq(self, prefix: str) -> str:
+        self._n += 1
+        return f"{prefix}_{self._n}"
+
+    def const(self, arr: np.ndarray, prefix: str = "w") -> str:
+        name = self.uniq(prefix)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def randn(self, shape, scale: float, prefix: str = "w") -> str:
+        arr = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        return self.const(arr, prefix)
+
+    def op(self, op_type: str, inputs: List[str], n_out: int = 1,
+           out_names: Optional[List[str]] = None, **attrs):
+        outs = out_names or [self.uniq(op_type.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op_type, inputs, outs,
+                                           name=self.uniq("n_" + op_type), **attrs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def model(self, name: str, inputs, outputs, opset: int = 17) -> onnx.ModelProto:
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        opsets = [helper.make_opsetid("", opset)]
+        m = helper.make_model(graph, opset_imports=opsets,
+                              producer_name="v4f-e2e")
+        m.ir_version = helper.find_min_ir_version_for(opsets)
+        onnx.checker.check_model(m, full_check=True)
+        return m
+
+    # common layers ---------------------------------------------------------
+
+    def conv(self, x, cin, cout, k, *, stride=1, pads=None, dilation=1,
+             group=1, bias=True, gain=2.0):
+        kh, kw = (k, k) if isinstance(k, int) else k
+        fan_in = (cin // group) * kh * kw
+        w = self.randn([cout, cin // group, kh, kw], math.sqrt(gain / fan_in), "conv_w")
+        ins = [x, w]
+        if bias:
+            ins.append(self.randn([cout], 0.05, "conv_b"))
+        if pads is None:
+            pads = [kh // 2 * dilation, kw // 2 * dilation] * 2
+        return self.op("Conv", ins, kernel_shape=[kh, kw], strides=[stride, stride],
+                       pads=pads, dilations=[dilation, dilation], group=group)
+
+    def bn(self, x, c, gamma_scale=1.0):
+        r = self.rng
+        scale = self.const((r.uniform(0.5, 1.5, c) * gamma_scale).astype(np.float32), "bn_s")
+        bias = self.const((r.standard_normal(c) * 0.1).astype(np.float32), "bn_b")
+        mean = self.const((r.standard_normal(c) * 0.1).astype(np.float32), "bn_m")
+        var = self.const(r.uniform(0.5, 1.5, c).astype(np.float32), "bn_v")
+        return self.op("BatchNormalization", [x, scale, bias, mean, var], epsilon=1e-5)
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _randn(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# models
+
+
+def make_mlp(batch: int = 4) -> Case:
+    g = GraphBuilder(seed=1)
+    h = g.op("Gemm", ["x", g.randn([128, 64], math.sqrt(2 / 64)), g.randn([128], 0.05)], transB=1)
+    h = g.op("Relu", [h])
+    h = g.op("Gemm", [h, g.randn([64, 128], math.sqrt(2 / 128)), g.randn([64], 0.05)], transB=1)
+    h = g.op("Relu", [h])
+    h = g.op("Gemm", [h, g.randn([10, 64], math.sqrt(1 / 64)), g.randn([10], 0.05)], transB=1)
+    # The output name contains ':' to exercise output-name sanitization.
+    g.op("Softmax", [h], out_names=["probs:0"], axis=-1)
+    m = g.model("mlp", [_vi("x", F32, [batch, 64])], [_vi("probs:0", F32, [batch, 10])])
+    rng = np.random.default_rng(101)
+    return Case(m, [{"x": _randn(rng, [batch, 64])}])
+
+
+def make_cnn() -> Case:
+    g = GraphBuilder(seed=2)
+    h = g.conv("x", 3, 8, 3, pads=[1, 1, 1, 1])                    # [2,8,32,32]
+    h = g.bn(h, 8)
+    h = g.op("Relu", [h])
+    h = g.op("MaxPool", [h], kernel_shape=[2, 2], strides=[2, 2])  # [2,8,16,16]
+    # grouped, dilated, strided conv with asymmetric pads (top,left,bottom,right)
+    h = g.conv(h, 8, 16, 3, stride=2, dilation=2, group=2, pads=[1, 0, 2, 1])  # [2,16,8,7]
+    h = g.op("LeakyRelu", [h], alpha=0.1)
+    # ceil_mode=1 makes the last window in W partially outside (count_include_pad=0)
+    h = g.op("AveragePool", [h], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0],
+             ceil_mode=1, count_include_pad=0)                      # [2,16,4,4]
+    h = g.op("AveragePool", [h], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
+             count_include_pad=1)                                   # [2,16,4,4]
+    h = g.conv(h, 16, 8, 1, pads=[0, 0, 0, 0], gain=4.0)           # [2,8,4,4]
+    h = g.op("Sigmoid", [h])
+    h = g.op("Clip", [h, g.const(np.array(0.2, np.float32), "lo"),
+                      g.const(np.array(0.8, np.float32), "hi")])
+    h = g.op("GlobalAveragePool", [h])                              # [2,8,1,1]
+    h = g.op("Flatten", [h], axis=1)                                # [2,8]
+    g.op("Gemm", [h, g.randn([8, 10], 1.0), g.randn([10], 0.1)], out_names=["logits"],
+         alpha=1.0, beta=1.0)
+    m = g.model("cnn", [_vi("x", F32, [2, 3, 32, 32])], [_vi("logits", F32, [2, 10])])
+    rng = np.random.default_rng(102)
+    return Case(m, [{"x": _randn(rng, [2, 3, 32, 32])}])
+
+
+def make_transformer(seq: int = 16, d: int = 64, heads: int = 4, vocab: int = 100,
+                     ffn: int = 128) -> Case:
+    g = GraphBuilder(seed=3)
+    dh = d // heads
+    s = 1 / math.sqrt(d)
+
+    def layernorm(x):
+        gamma = g.const((1 + 0.1 * g.rng.standard_normal(d)).astype(np.float32), "ln_g")
+        beta = g.randn([d], 0.05, "ln_b")
+        return g.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=1e-5)
+
+    def linear(x, din, dout, scale=None):
+        w = g.randn([din, dout], scale if scale is not None else 1 / math.sqrt(din))
+        return g.op("Add", [g.op("MatMul", [x, w]), g.randn([dout], 0.02)])
+
+    emb = g.op("Gather", [g.randn([vocab, d], 1.0, "emb"), "ids"], axis=0)  # [1,seq,d]
+    x0 = g.op("Add", [emb, g.randn([1, seq, d], 0.1, "pos")])
+    h = layernorm(x0)
+    q, k, v = (linear(h, d, d) for _ in range(3))
+    heads_shape = g.const(np.array([1, seq, heads, dh], np.int64), "shape")
+    qt = g.op("Transpose", [g.op("Reshape", [q, heads_shape])], perm=[0, 2, 1, 3])  # [1,H,S,dh]
+    kt = g.op("Transpose", [g.op("Reshape", [k, heads_shape])], perm=[0, 2, 3, 1])  # [1,H,dh,S]
+    vt = g.op("Transpose", [g.op("Reshape", [v, heads_shape])], perm=[0, 2, 1, 3])  # [1,H,S,dh]
+    scores = g.op("Div", [g.op("MatMul", [qt, kt]),
+                          g.const(np.array(math.sqrt(dh), np.float32), "sqrt_dh")])
+    p = g.op("Softmax", [scores], axis=-1)
+    att = g.op("Transpose", [g.op("MatMul", [p, vt])], perm=[0, 2, 1, 3])  # [1,S,H,dh]
+    att = g.op("Reshape", [att, g.const(np.array([1, seq, d], np.int64), "shape")])
+    x1 = g.op("Add", [linear(att, d, d, scale=s), x0])
+
+    h2 = layernorm(x1)
+    u = linear(h2, d, ffn)
+    # Erf-GELU: u * 0.5 * (1 + erf(u / sqrt(2)))
+    erf = g.op("Erf", [g.op("Div", [u, g.const(np.array(math.sqrt(2), np.float32), "sqrt2")])])
+    gelu = g.op("Mul", [g.op("Mul", [u, g.const(np.array(0.5, np.float32), "half")]),
+                        g.op("Add", [erf, g.const(np.array(1.0, np.float32), "one")])])
+    # Tanh/Exp gate branch, concatenated with the GELU features.
+    t = g.op("Tanh", [linear(h2, d, 32)])
+    te = g.op("Exp", [g.op("Sub", [t, g.const(np.array(1.0, np.float32), "one")])])
+    cat = g.op("Concat", [gelu, te], axis=-1)                        # [1,S,ffn+32]
+    y = g.op("Add", [x1, linear(cat, ffn + 32, d, scale=0.5 / math.sqrt(ffn + 32))])
+    # RMS normalization of the output: y / sqrt(mean(y^2) + eps)
+    ms = g.op("ReduceMean", [g.op("Mul", [y, y])], axes=[-1], keepdims=1)
+    rms = g.op("Sqrt", [g.op("Add", [ms, g.const(np.array(1e-5, np.float32), "eps")])])
+    g.op("Div", [y, rms], out_names=["hidden"])
+    g.op("ReduceMean", ["hidden"], out_names=["pooled"], axes=[-1], keepdims=1)
+    m = g.model("transformer", [_vi("ids", I64, [1, seq])],
+                [_vi("hidden", F32, [1, seq, d]), _vi("pooled", F32, [1, seq, 1])])
+    rng = np.random.default_rng(103)
+    return Case(m, [{"ids": rng.integers(0, vocab, size=[1, seq], dtype=np.int64)}])
+
+
+def make_resnet50(batch: int = 1, variant: str = "v1", num_classes: int = 1000) -> Case:
+    """ResNet-50 (He et al. 2015).  variant "v1": the stride-2 of a downsampling
+    bottleneck is on its first 1x1 conv (original paper / Caffe); "v1.5": on the 3x3
+    (torchvision).  Every conv has no bias and is followed by BatchNormalization."""
+    assert variant in ("v1", "v1.5")
+    g = GraphBuilder(seed=50)
+
+    def conv_bn(x, cin, cout, k, stride=1, relu=True, gamma_scale=1.0):
+        pad = k // 2
+        h = g.conv(x, cin, cout, k, stride=stride, pads=[pad] * 4, bias=False)
+        h = g.bn(h, cout, gamma_scale=gamma_scale)
+        return g.op("Relu", [h]) if relu else h
+
+    h = conv_bn("data", 3, 64, 7, stride=2)                                   # [1,64,112,112]
+    h = g.op("MaxPool", [h], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # 56x56
+    cin = 64
+    for stage, (blocks, width) in enumerate(zip([3, 4, 6, 3], [64, 128, 256, 512])):
+        cout = width * 4
+        for b in range(blocks):
+            stride = 2 if (b == 0 and stage > 0) else 1
+            s1, s3 = (stride, 1) if variant == "v1" else (1, stride)
+            r = conv_bn(h, cin, width, 1, stride=s1)
+            r = conv_bn(r, width, width, 3, stride=s3)
+            # Small gamma on the last BN of the residual branch keeps the
+            # residual stream bounded through 16 blocks.
+            r = conv_bn(r, width, cout, 1, relu=False, gamma_scale=0.25)
+            if b == 0:
+                sc = conv_bn(h, cin, cout, 1, stride=stride, relu=False, gamma_scale=0.5)
+            else:
+                sc = h
+            h = g.op("Relu", [g.op("Add", [r, sc])])
+            cin = cout
+    h = g.op("GlobalAveragePool", [h])
+    h = g.op("Flatten", [h], axis=1)                                          # [N,2048]
+    g.op("Gemm", [h, g.randn([num_classes, 2048], 0.5 / math.sqrt(2048), "fc_w"),
+                  g.randn([num_classes], 0.1, "fc_b")],
+         out_names=["logits"], transB=1)
+    m = g.model("resnet50", [_vi("data", F32, [batch, 3, 224, 224])],
+                [_vi("logits", F32, [batch, num_classes])])
+    rng = np.random.default_rng(150)
+    return Case(m, [{"data": _randn(rng, [batch, 3, 224, 224])}])
+
+
+def make_symbolic_batch() -> Case:
+    g = GraphBuilder(seed=4)
+    h = g.conv("x", 3, 16, 3, pads=[1, 1, 1, 1])
+    h = g.op("Relu", [h])
+    h = g.op("MaxPool", [h], kernel_shape=[2, 2], strides=[2, 2])
+    h = g.conv(h, 16, 32, 3, stride=2, pads=[1, 1, 1, 1])
+    h = g.op("Relu", [h])
+    h = g.op("GlobalAveragePool", [h])
+    h = g.op("Flatten", [h], axis=1)
+    h = g.op("Gemm", [h, g.randn([10, 32], 1 / math.sqrt(32)), g.randn([10], 0.05)], transB=1)
+    g.op("Softmax", [h], out_names=["probs"], axis=-1)
+    m = g.model("symbolic_batch", [_vi("x", F32, ["N", 3, 16, 16])], [_vi("probs", F32, ["N", 10])])
+    rng = np.random.default_rng(104)
+    return Case(m, [{"x": _randn(rng, [1, 3, 16, 16])}, {"x": _randn(rng, [5, 3, 16, 16])}],
+                note="compiled once, run at N=1 and N=5")
+
+
+# ----- opset variants: same op, different opset semantics ---------------------
+
+
+def _single_op_model(name, opset, op_type, inputs_vi, output_vi, extra_inits=(), **attrs):
+    g = GraphBuilder(seed=5)
+    ins = [vi.name for vi in inputs_vi] + [g.const(a, n) if a is not None else ""
+                                            for n, a in extra_inits]
+    g.op(op_type, ins, out_names=[output_vi.name], **attrs)
+    return g.model(name, inputs_vi, [output_vi], opset=opset)
+
+
+def make_softmax11() -> Case:
+    # Opset < 13: Softmax(axis=1) on [2,3,4] coerces the input to 2-D [2,12]
+    # and normalizes over all 12 values of each batch row.
+    m = _single_op_model("softmax11", 11, "Softmax", [_vi("x", F32, [2, 3, 4])],
+                         _vi("y", F32, [2, 3, 4]), axis=1)
+    return Case(m, [{"x": _randn(np.random.default_rng(111), [2, 3, 4], 2.0)}])
+
+
+def make_softmax11_default_axis() -> Case:
+    # Opset < 13 default axis is 1 (coerced to 2-D); opset 13+ default is -1.
+    m = _single_op_model("softmax11_default", 11, "Softmax", [_vi("x", F32, [2, 3, 4])],
+                         _vi("y", F32, [2, 3, 4]))
+    return Case(m, [{"x": _randn(np.random.default_rng(112), [2, 3, 4], 2.0)}])
+
+
+def make_softmax13() -> Case:
+    # Opset 13+: Softmax(axis=1) normalizes along axis 1 only.
+    m = _single_op_model("softmax13", 13, "Softmax", [_vi("x", F32, [2, 3, 4])],
+                         _vi("y", F32, [2, 3, 4]), axis=1)
+    return Case(m, [{"x": _randn(np.random.default_rng(113), [2, 3, 4], 2.0)}])
+
+
+def make_reducemean13() -> Case:
+    # Opset 13: axes is an attribute.
+    m = _single_op_model("reducemean13", 13, "ReduceMean", [_vi("x", F32, [2, 3, 4, 5])],
+                         _vi("y", F32, [2, 4]), axes=[1, -1], keepdims=0)
+    return Case(m, [{"x": _randn(np.random.default_rng(114), [2, 3, 4, 5])}])
+
+
+def make_reducemean18() -> Case:
+    # Opset 18: axes is an (initializer) input.
+    m = _single_op_model("reducemean18", 18, "ReduceMean", [_vi("x", F32, [2, 3, 4, 5])],
+                         _vi("y", F32, [2, 4]),
+                         extra_inits=[("axes", np.array([1, -1], np.int64))], keepdims=0)
+    return Case(m, [{"x": _randn(np.random.default_rng(115), [2, 3, 4, 5])}])
+
+
+def make_reducemean18_all() -> Case:
+    # Opset 18 without axes (noop_with_empty_axes=0): reduce over all axes.
+    m = _single_op_model("reducemean18_all", 18, "ReduceMean", [_vi("x", F32, [2, 3, 4])],
+                         _vi("y", F32, [1, 1, 1]), keepdims=1)
+    return Case(m, [{"x": _randn(np.random.default_rng(116), [2, 3, 4])}])
+
+
+def make_clip6() -> Case:
+    # Opset 6..10: min/max are attributes.
+    m = _single_op_model("clip6", 10, "Clip", [_vi("x", F32, [3, 7])], _vi("y", F32, [3, 7]),
+                         min=-0.5, max=0.75)
+    return Case(m, [{"x": _randn(np.random.default_rng(117), [3, 7])}])
+
+
+def make_clip11_min_only() -> Case:
+    # Opset 11+: min/max are optional inputs; here max is omitted ("").
+    m = _single_op_model("clip11", 11, "Clip", [_vi("x", F32, [3, 7])], _vi("y", F32, [3, 7]),
+                         extra_inits=[("min", np.array(-0.25, np.float32)), ("max", None)])
+    return Case(m, [{"x": _randn(np.random.default_rng(118), [3, 7])}])
+
+
+def make_clip13() -> Case:
+    m = _single_op_model("clip13", 13, "Clip", [_vi("x", F32, [3, 7])], _vi("y", F32, [3, 7]),
+                         extra_inits=[("min", np.array(-0.5, np.float32)),
+                                      ("max", np.array(0.5, np.float32))])
+    return Case(m, [{"x": _randn(np.random.default_rng(119), [3, 7])}])
+
+
+def make_reshape14() -> Case:
+    # Reshape with 0 (copy dim) and -1 (infer), opset 14 (allowzero=0).
+    m = _single_op_model("reshape14", 14, "Reshape", [_vi("x", F32, [2, 3, 4])],
+                         _vi("y", F32, [2, 12]),
+                         extra_inits=[("shape", np.array([0, -1], np.int64))])
+    return Case(m, [{"x": _randn(np.random.default_rng(120), [2, 3, 4])}])
+
+
+def make_flatten_axis2() -> Case:
+    m = _single_op_model("flatten_axis2", 13, "Flatten", [_vi("x", F32, [2, 3, 4, 5])],
+                         _vi("y", F32, [6, 20]), axis=2)
+    return Case(m, [{"x": _randn(np.random.default_rng(121), [2, 3, 4, 5])}])
+
+
+OPSET_VARIANTS: Dict[str, Callable[[], Case]] = {
+    "softmax11_axis1": make_softmax11,
+    "softmax11_default_axis": make_softmax11_default_axis,
+    "softmax13_axis1": make_softmax13,
+    "reducemean13_attr_axes": make_reducemean13,
+    "reducemean18_input_axes": make_reducemean18,
+    "reducemean18_no_axes": make_reducemean18_all,
+    "clip10_attrs": make_clip6,
+    "clip11_min_only": make_clip11_min_only,
+    "clip13_inputs": make_clip13,
+    "reshape14_zero_minus1": make_reshape14,
+    "flatten13_axis2": make_flatten_axis2,
+}
+
+
+def all_generators() -> Dict[str, Callable[[], Case]]:
+    gens: Dict[str, Callable[[], Case]] = {
+        "mlp": make_mlp,
+        "cnn": make_cnn,
+        "transformer": make_transformer,
+        "resnet50": make_resnet50,
+        "symbolic_batch": make_symbolic_batch,
+    }
+    for k, fn in OPSET_VARIANTS.items():
+        gens[f"opset_variants/{k}"] = fn
+    return gens
+
+
+# Every op of the v4f skeleton list must appear in at least one model above.
+SKELETON_OPS = sorted("""Conv MatMul Gemm Add Sub Mul Div Relu LeakyRelu Sigmoid Tanh Clip
+Erf Exp Sqrt MaxPool AveragePool GlobalAveragePool Reshape Flatten Transpose Concat Softmax
+ReduceMean Gather LayerNormalization BatchNormalization""".split())
+
+
+def ops_used(model: onnx.ModelProto) -> set:
+    return {n.op_type for n in model.graph.node}
