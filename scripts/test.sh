@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# README command 2: set everything up, then run every test:
+#   1. ctest (GoogleTest unit tests and lit/FileCheck tests, registered in CMake)
+#   2. the end-to-end numeric suite (test/e2e/run_e2e.py, ONNX Runtime as reference)
+# Runs all phases even if one fails; exits non-zero if anything failed.
+# Extra arguments are passed to run_e2e.py (e.g. --only mlp).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+BUILD_DIR="${V4F_BUILD_DIR:-build}"
+JOBS="${V4F_JOBS:-$(nproc)}"
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
+T0=$(now)
+declare -a SUMMARY=()
+FAILED=0
+phase() { # name cmd...
+  local name="$1"; shift
+  printf '\n==== %s ====\n' "$name"
+  local t rc
+  t=$(now)
+  "$@"; rc=$?
+  local dt; dt=$(since "$t")
+  if [ $rc -eq 0 ]; then SUMMARY+=("ok     ${dt}s  $name")
+  else SUMMARY+=("FAILED ${dt}s  $name (exit $rc)"); FAILED=1; fi
+  return $rc
+}
+
+if ! phase "setup" scripts/setup.sh; then
+  echo "test.sh: setup failed; not running tests" >&2
+else
+  phase "ctest (unit + lit)" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+  phase "e2e (test/e2e/run_e2e.py)" .venv/bin/python test/e2e/run_e2e.py --build "$BUILD_DIR" -j "$JOBS" "$@"
+fi
+
+printf '\n==== summary ====\n'
+printf '%s\n' "${SUMMARY[@]}"
+echo "total $(since "$T0")s"
+if [ $FAILED -ne 0 ]; then echo "test.sh: FAILED"; exit 1; fi
+echo "test.sh: all passed"
