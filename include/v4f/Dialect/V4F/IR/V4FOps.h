@@ -1,0 +1,29 @@
+//===- V4FOps.h - v4f dialect and operations --------------------*- C++ -*-===//
+#ifndef V4F_DIALECT_V4F_IR_V4FOPS_H
+#define V4F_DIALECT_V4F_IR_V4FOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "v4f/Dialect/V4F/IR/V4FOps.h.inc"
+
+namespace v4f {
+/// Numpy-style broadcast of two shapes (dynamic dims as ShapedType::kDynamic).
+/// Returns failure when two static dims differ and neither is 1.
+mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                    llvm::ArrayRef<int64_t> b,
+                                    llvm::SmallVectorImpl<int64_t> &out);
+/// Output extent of a conv/pool window along one axis; kDynamic if `in` is.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t dilation, int64_t padBegin, int64_t padEnd,
+                         bool ceilMode);
+} // namespace v4f
+
+#endif // V4F_DIALECT_V4F_IR_V4FOPS_H

@@ -1,0 +1,306 @@
+//===- V4FOps.td - v4f dialect operations ------------------*- tablegen -*-===//
+#ifndef V4F_OPS_TD
+#define V4F_OPS_TD
+
+include "v4f/Dialect/V4F/IR/V4FDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+def V4F_FloatTensor : RankedTensorOf<[F32]>;
+def V4F_IndexTensor : RankedTensorOf<[I32, I64]>;
+
+// Fused epilogue activation, shared by conv and matmul.
+defvar V4F_ActivationArgs = (ins
+    DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
+    DefaultValuedAttr<F32Attr, "0.0f">:$act_alpha,
+    DefaultValuedAttr<F32Attr, "0.0f">:$act_beta);
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class V4F_BinaryOp<string mnemonic, string what> : V4F_Op<mnemonic,
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "elementwise " # what # " with numpy broadcasting";
+  let description = [{
+    Computes the elementwise }] # what # [{ of `lhs` and `rhs` after
+    broadcasting both to a common shape (numpy rules, trailing dims aligned).
+
+    ```mlir
+    %r = v4f.}] # mnemonic # [{ %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$lhs, V4F_FloatTensor:$rhs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def V4F_AddOp : V4F_BinaryOp<"add", "sum">;
+def V4F_SubOp : V4F_BinaryOp<"sub", "difference">;
+def V4F_MulOp : V4F_BinaryOp<"mul", "product">;
+def V4F_DivOp : V4F_BinaryOp<"div", "quotient">;
+
+class V4F_UnaryOp<string mnemonic, string what, dag extraArgs = (ins)> : V4F_Op<mnemonic,
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Applies }] # what # [{ to every element of `input`.
+
+    ```mlir
+    %r = v4f.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = !con((ins V4F_FloatTensor:$input), extraArgs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def V4F_ReluOp : V4F_UnaryOp<"relu", "max(x, 0)">;
+def V4F_SigmoidOp : V4F_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def V4F_TanhOp : V4F_UnaryOp<"tanh", "the hyperbolic tangent">;
+def V4F_ErfOp : V4F_UnaryOp<"erf", "the Gauss error function">;
+def V4F_ExpOp : V4F_UnaryOp<"exp", "e^x">;
+def V4F_SqrtOp : V4F_UnaryOp<"sqrt", "the square root">;
+def V4F_LeakyReluOp : V4F_UnaryOp<"leaky_relu", "x if x >= 0 else alpha * x",
+    (ins F32Attr:$alpha)>;
+def V4F_ClipOp : V4F_UnaryOp<"clip", "min(max(x, min), max)",
+    (ins F32Attr:$min, F32Attr:$max)> {
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def V4F_ConvOp : V4F_Op<"conv", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "2-D convolution (NCHW) with fused bias, residual and activation";
+  let description = [{
+    `result = act(conv(input, weight) + bias[c] + residual)`, NCHW input,
+    OIHW weight with `O = groups * (O / groups)`, explicit pads
+    `[top, left, bottom, right]`. `bias` and `residual` are optional and are
+    usually introduced by the `v4f-fuse-epilogues` pass.
+
+    ```mlir
+    %y = v4f.conv %x, %w, %b {strides = [1, 1], dilations = [1, 1],
+           pads = [1, 1, 1, 1], groups = 1 : i64, activation = "relu"}
+         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = !con((ins V4F_FloatTensor:$input, V4F_FloatTensor:$weight,
+                       Optional<V4F_FloatTensor>:$bias,
+                       Optional<V4F_FloatTensor>:$residual,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<I64Attr, "1">:$groups),
+                       V4F_ActivationArgs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_MatMulOp : V4F_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "batched matrix product with broadcasting, fused bias and activation";
+  let description = [{
+    numpy `matmul` semantics for operands of rank >= 2 (rank-1 operands are
+    reshaped by the importer); leading batch dims broadcast. An optional
+    `bias` of shape `[N]` is added to every row, then `activation` applies.
+
+    ```mlir
+    %y = v4f.matmul %a, %b : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+    ```
+  }];
+  let arguments = !con((ins V4F_FloatTensor:$lhs, V4F_FloatTensor:$rhs,
+                       Optional<V4F_FloatTensor>:$bias),
+                       V4F_ActivationArgs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_BatchNormOp : V4F_Op<"batch_norm", [Pure]> {
+  let summary = "inference batch normalization over channel axis 1";
+  let description = [{
+    `scale * (x - mean) / sqrt(var + epsilon) + bias` per channel. Never
+    reaches codegen: `v4f-fold-batch-norm` folds it into the producing conv
+    or rewrites it to a multiply-add with folded constants.
+
+    ```mlir
+    %y = v4f.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32}
+         : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, V4F_FloatTensor:$scale,
+                   V4F_FloatTensor:$bias, V4F_FloatTensor:$mean,
+                   V4F_FloatTensor:$variance, F32Attr:$epsilon);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling, normalization, reductions
+//===----------------------------------------------------------------------===//
+
+class V4F_PoolOp<string mnemonic, string what> : V4F_Op<mnemonic, [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "2-D " # what # " pooling (NCHW) with explicit pads";
+  let description = [{
+    Pools windows of `kernel_shape` over H and W. Pads are
+    `[top, left, bottom, right]`; `ceil_mode` rounds the output size up, and
+    windows that start inside the padded input are clipped to it.
+    For average pooling `count_include_pad` selects whether the divisor counts
+    explicit padding (never the ceil-mode overhang).
+
+    ```mlir
+    %y = v4f.}] # mnemonic # [{ %x {kernel_shape = [2, 2], strides = [2, 2], dilations = [1, 1],
+           pads = [0, 0, 0, 0]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_MaxPoolOp : V4F_PoolOp<"max_pool", "max">;
+def V4F_AvgPoolOp : V4F_PoolOp<"avg_pool", "average">;
+
+def V4F_ReduceMeanOp : V4F_Op<"reduce_mean", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "mean over the listed axes";
+  let description = [{
+    Averages `input` over `axes` (sorted, non-negative, unique). With
+    `keepdims` the reduced dims stay as size 1.
+
+    ```mlir
+    %y = v4f.reduce_mean %x {axes = [2, 3], keepdims = true} : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis` (non-negative).
+
+    ```mlir
+    %y = v4f.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def V4F_LayerNormOp : V4F_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization over the trailing dims from `axis`";
+  let description = [{
+    Normalizes over dims `[axis, rank)` to zero mean and unit variance, then
+    applies `scale` and optional `bias` (shaped like those trailing dims).
+
+    ```mlir
+    %y = v4f.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32}
+         : (tensor<1x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x16x64xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, V4F_FloatTensor:$scale,
+                   Optional<V4F_FloatTensor>:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def V4F_ReshapeOp : V4F_Op<"reshape", [Pure]> {
+  let summary = "reinterpret a tensor with a new shape of the same element count";
+  let description = [{
+    The result type carries the new shape; a `?` dim takes whatever the
+    element count leaves, so at most one result dim may be dynamic unless the
+    input's dynamic dims are carried over in place (`dim_sources`).
+    `dim_sources[i]` is the input dim copied into result dim `i`, or -1.
+
+    ```mlir
+    %y = v4f.reshape %x {dim_sources = [0, -1]} : (tensor<?x4x2xf32>) -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$dim_sources);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def V4F_TransposeOp : V4F_Op<"transpose", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "permute dimensions";
+  let description = [{
+    Result dim `i` is input dim `perm[i]`.
+
+    ```mlir
+    %y = v4f.transpose %x {perm = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def V4F_ConcatOp : V4F_Op<"concat", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "concatenate tensors along an axis";
+  let description = [{
+    All inputs agree on every dim except `axis` (non-negative).
+
+    ```mlir
+    %y = v4f.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<V4F_FloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_GatherOp : V4F_Op<"gather", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "gather slices of `data` along `axis` by integer indices";
+  let description = [{
+    ONNX Gather: result shape is `data[:axis] + indices.shape + data[axis+1:]`.
+    Negative indices count from the end; out-of-range indices make the run
+    fail with an error (never an out-of-bounds read).
+
+    ```mlir
+    %y = v4f.gather %table, %ids {axis = 0 : i64} : (tensor<100x64xf32>, tensor<1x16xi64>) -> tensor<1x16x64xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$data, V4F_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // V4F_OPS_TD

@@ -1,0 +1,26 @@
+//===- Passes.h - v4f transformation passes ---------------------*- C++ -*-===//
+#ifndef V4F_TRANSFORMS_PASSES_H
+#define V4F_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include <memory>
+
+namespace v4f {
+std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
+std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
+
+/// Patterns, exposed so other pipelines can reuse them.
+void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
+
+/// The graph-level pipeline v4fc runs before codegen.
+void buildGraphOptimizationPipeline(mlir::OpPassManager &pm);
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+#endif // V4F_TRANSFORMS_PASSES_H

@@ -1,0 +1,109 @@
+//===- V4FFolders.cpp - constant folding for v4f ops ----------------------===//
+//
+// Folds what the importer leaves behind when weights are constants: Gemm's
+// alpha/beta scaling, transposed weights, reshaped initializers, and any
+// arithmetic between initializers.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+/// Broadcast-folds `fn` over two static f32 constants into `resultType`.
+template <typename Fn>
+OpFoldResult foldBinary(Attribute lhs, Attribute rhs, RankedTensorType resultType, Fn fn) {
+  auto a = llvm::dyn_cast_or_null<DenseElementsAttr>(lhs);
+  auto b = llvm::dyn_cast_or_null<DenseElementsAttr>(rhs);
+  if (!a || !b || !resultType.hasStaticShape() ||
+      !resultType.getElementType().isF32())
+    return {};
+  // Avoid materializing huge splat results (keeps folding cheap).
+  if (resultType.getNumElements() > (int64_t(1) << 24)) return {};
+  auto outShape = resultType.getShape();
+  int64_t rank = outShape.size();
+  auto stridesFor = [&](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> strides(rank, 0);
+    int64_t s = 1;
+    for (int64_t i = shape.size() - 1, o = rank - 1; i >= 0; --i, --o) {
+      strides[o] = shape[i] == 1 ? 0 : s;
+      s *= shape[i];
+    }
+    return strides;
+  };
+  auto sa = stridesFor(a.getType().getShape()), sb = stridesFor(b.getType().getShape());
+  auto va = llvm::to_vector(a.getValues<float>());
+  auto vb = llvm::to_vector(b.getValues<float>());
+  SmallVector<float> out(resultType.getNumElements());
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t n = 0, e = out.size(); n < e; ++n) {
+    int64_t oa = 0, ob = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    out[n] = fn(va[a.isSplat() ? 0 : oa], vb[b.isSplat() ? 0 : ob]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < outShape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(resultType, ArrayRef<float>(out));
+}
+} // namespace
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](float x, float y) { return x + y; });
+}
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](float x, float y) { return x - y; });
+}
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](float x, float y) { return x * y; });
+}
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](float x, float y) { return x / y; });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() && getType().hasStaticShape())
+    return getInput();
+  if (auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    if (getType().hasStaticShape()) return c.reshape(getType());
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  auto perm = getPerm();
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;
+  if (identity) return getInput();
+  auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (!c || !getType().hasStaticShape() || !getType().getElementType().isF32())
+    return {};
+  auto inShape = c.getType().getShape();
+  int64_t rank = inShape.size();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i) inStrides[i] = inStrides[i + 1] * inShape[i + 1];
+  auto values = llvm::to_vector(c.getValues<float>());
+  auto outShape = getType().getShape();
+  SmallVector<float> out(getType().getNumElements());
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t n = 0, e = out.size(); n < e; ++n) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) off += idx[d] * inStrides[perm[d]];
+    out[n] = values[c.isSplat() ? 0 : off];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < outShape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(getType(), ArrayRef<float>(out));
+}

@@ -1,0 +1,416 @@
+//===- V4FOps.cpp - v4f op verifiers and shape inference ------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace v4f;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+LogicalResult v4f::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                                   SmallVectorImpl<int64_t> &out) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == 1) out[i] = db;
+    else if (db == 1) out[i] = da;
+    else if (da == kDyn) out[i] = db;
+    else if (db == kDyn || da == db) out[i] = da;
+    else return failure();
+  }
+  return success();
+}
+
+int64_t v4f::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                              int64_t dilation, int64_t padBegin,
+                              int64_t padEnd, bool ceilMode) {
+  if (in == kDyn) return kDyn;
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0) return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // ceil mode: the last window must start inside the input or left padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin) --out;
+  return out;
+}
+
+static RankedTensorType rankedOrNull(Value v) {
+  return llvm::dyn_cast<RankedTensorType>(v.getType());
+}
+
+static LogicalResult emitOptionalError(std::optional<Location> loc,
+                                       const Twine &msg) {
+  if (loc) return emitError(*loc, msg);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferBinary(std::optional<Location> loc, ValueRange operands,
+                                 SmallVectorImpl<Type> &inferred) {
+  auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
+  if (!a || !b) return emitOptionalError(loc, "operands must be ranked tensors");
+  SmallVector<int64_t> shape;
+  if (failed(broadcastShapes(a.getShape(), b.getShape(), shape)))
+    return emitOptionalError(loc, "operand shapes are not broadcast-compatible");
+  inferred.push_back(RankedTensorType::get(shape, a.getElementType()));
+  return success();
+}
+
+#define V4F_BINARY_IMPL(OP)                                                    \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBinary(loc, operands, inferred);                               \
+  }                                                                            \
+  LogicalResult OP::verify() {                                                 \
+    SmallVector<int64_t> shape;                                                \
+    if (failed(broadcastShapes(getLhs().getType().getShape(),                  \
+                               getRhs().getType().getShape(), shape)))         \
+      return emitOpError("operand shapes are not broadcast-compatible");       \
+    return success();                                                          \
+  }
+V4F_BINARY_IMPL(AddOp)
+V4F_BINARY_IMPL(SubOp)
+V4F_BINARY_IMPL(MulOp)
+V4F_BINARY_IMPL(DivOp)
+#undef V4F_BINARY_IMPL
+
+LogicalResult ClipOp::verify() {
+  if (getMin().convertToFloat() > getMax().convertToFloat())
+    return emitOpError("min must not exceed max");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Conv / MatMul
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations,
+                                       ArrayRef<int64_t> pads) {
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return op->emitOpError("expects 2 strides, 2 dilations and 4 pads");
+  for (int64_t s : strides)
+    if (s <= 0) return op->emitOpError("strides must be positive");
+  for (int64_t d : dilations)
+    if (d <= 0) return op->emitOpError("dilations must be positive");
+  for (int64_t p : pads)
+    if (p < 0) return op->emitOpError("pads must be non-negative");
+  return success();
+}
+
+static bool isKnownActivation(StringRef act) {
+  return act == "none" || act == "relu" || act == "leaky_relu" ||
+         act == "clip" || act == "sigmoid" || act == "tanh";
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       ValueRange operands, DictionaryAttr attrs,
+                                       OpaqueProperties props, RegionRange regions,
+                                       SmallVectorImpl<Type> &inferred) {
+  ConvOp::Adaptor adaptor(operands, attrs, props, regions);
+  auto in = rankedOrNull(adaptor.getInput()), w = rankedOrNull(adaptor.getWeight());
+  if (!in || !w || in.getRank() != 4 || w.getRank() != 4)
+    return emitOptionalError(loc, "conv expects rank-4 input and weight");
+  auto s = adaptor.getStrides(), d = adaptor.getDilations(), p = adaptor.getPads();
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4)
+    return emitOptionalError(loc, "conv expects 2 strides, 2 dilations, 4 pads");
+  SmallVector<int64_t> shape = {in.getDimSize(0), w.getDimSize(0)};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(windowOutputSize(in.getDimSize(2 + i), w.getDimSize(2 + i),
+                                     s[i], d[i], p[i], p[2 + i], false));
+  inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  if (failed(verifyWindowAttrs(*this, getStrides(), getDilations(), getPads())))
+    return failure();
+  auto in = getInput().getType(), w = getWeight().getType();
+  int64_t groups = getGroups();
+  if (groups <= 0) return emitOpError("groups must be positive");
+  if (!w.hasStaticShape()) return emitOpError("weight must have a static shape");
+  if (w.getDimSize(0) % groups != 0)
+    return emitOpError("output channels (") << w.getDimSize(0)
+           << ") not divisible by groups (" << groups << ")";
+  if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * groups)
+    return emitOpError("input channels (") << in.getDimSize(1)
+           << ") != weight channels * groups (" << w.getDimSize(1) * groups << ")";
+  if (getBias()) {
+    auto b = llvm::cast<RankedTensorType>(getBias().getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != w.getDimSize(0))
+      return emitOpError("bias must have shape [") << w.getDimSize(0) << "]";
+  }
+  if (getResidual() && getResidual().getType() != getResult().getType())
+    return emitOpError("residual must have the result type");
+  if (!isKnownActivation(getActivation()))
+    return emitOpError("unknown activation '") << getActivation() << "'";
+  auto r = getResult().getType();
+  for (int i = 2; i < 4; ++i)
+    if (r.getDimSize(i) == 0)
+      return emitOpError("pads, kernel and strides give an empty output");
+  return success();
+}
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr,
+                                         OpaqueProperties, RegionRange,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
+  if (!a || !b || a.getRank() < 2 || b.getRank() < 2)
+    return emitOptionalError(loc, "matmul expects operands of rank >= 2");
+  SmallVector<int64_t> batch;
+  if (failed(broadcastShapes(a.getShape().drop_back(2), b.getShape().drop_back(2), batch)))
+    return emitOptionalError(loc, "matmul batch dims are not broadcast-compatible");
+  batch.push_back(a.getDimSize(a.getRank() - 2));
+  batch.push_back(b.getDimSize(b.getRank() - 1));
+  inferred.push_back(RankedTensorType::get(batch, a.getElementType()));
+  return success();
+}
+
+LogicalResult MatMulOp::verify() {
+  auto a = getLhs().getType(), b = getRhs().getType();
+  int64_t ka = a.getDimSize(a.getRank() - 1), kb = b.getDimSize(b.getRank() - 2);
+  if (ka != kDyn && kb != kDyn && ka != kb)
+    return emitOpError("contraction dims differ: ") << ka << " vs " << kb;
+  if (getBias()) {
+    auto bias = llvm::cast<RankedTensorType>(getBias().getType());
+    if (bias.getRank() != 1 || bias.getDimSize(0) != b.getDimSize(b.getRank() - 1))
+      return emitOpError("bias must have shape [N]");
+  }
+  if (!isKnownActivation(getActivation()))
+    return emitOpError("unknown activation '") << getActivation() << "'";
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto in = getInput().getType();
+  if (in.getRank() < 2) return emitOpError("input must have rank >= 2");
+  for (Value v : {getScale(), getBias(), getMean(), getVariance()}) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || (!in.isDynamicDim(1) && t.getDimSize(0) != in.getDimSize(1)))
+      return emitOpError("scale, bias, mean and variance must have shape [C]");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling, reductions, normalization
+//===----------------------------------------------------------------------===//
+
+template <typename PoolOp>
+static LogicalResult inferPool(std::optional<Location> loc, ValueRange operands,
+                               DictionaryAttr attrs, OpaqueProperties props,
+                               RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  typename PoolOp::Adaptor adaptor(operands, attrs, props, regions);
+  auto in = rankedOrNull(adaptor.getInput());
+  if (!in || in.getRank() != 4) return emitOptionalError(loc, "pool expects a rank-4 input");
+  auto k = adaptor.getKernelShape(), s = adaptor.getStrides(),
+       d = adaptor.getDilations(), p = adaptor.getPads();
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
+    return emitOptionalError(loc, "pool expects 2 kernel dims, 2 strides, 2 dilations, 4 pads");
+  SmallVector<int64_t> shape = {in.getDimSize(0), in.getDimSize(1)};
+  for (int i = 0; i < 2; ++i)
+    shape.push_back(windowOutputSize(in.getDimSize(2 + i), k[i], s[i], d[i], p[i],
+                                     p[2 + i], adaptor.getCeilMode()));
+  inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+template <typename PoolOp>
+static LogicalResult verifyPool(PoolOp op) {
+  if (failed(verifyWindowAttrs(op, op.getStrides(), op.getDilations(), op.getPads())))
+    return failure();
+  for (int64_t k : op.getKernelShape())
+    if (k <= 0) return op.emitOpError("kernel_shape must be positive");
+  auto k = op.getKernelShape();
+  auto p = op.getPads();
+  for (int i = 0; i < 2; ++i)
+    if (p[i] >= k[i] || p[2 + i] >= k[i])
+      return op.emitOpError("pads must be smaller than the kernel");
+  for (int i = 2; i < 4; ++i)
+    if (op.getResult().getType().getDimSize(i) == 0)
+      return op.emitOpError("pads, kernel and strides give an empty output");
+  return success();
+}
+
+#define V4F_POOL_IMPL(OP)                                                      \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,       \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferPool<OP>(loc, operands, attrs, props, regions, inferred);      \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyPool(*this); }
+V4F_POOL_IMPL(MaxPoolOp)
+V4F_POOL_IMPL(AvgPoolOp)
+#undef V4F_POOL_IMPL
+
+LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             ValueRange operands, DictionaryAttr attrs,
+                                             OpaqueProperties props, RegionRange regions,
+                                             SmallVectorImpl<Type> &inferred) {
+  ReduceMeanOp::Adaptor adaptor(operands, attrs, props, regions);
+  auto in = rankedOrNull(adaptor.getInput());
+  if (!in) return emitOptionalError(loc, "reduce_mean expects a ranked input");
+  SmallVector<int64_t> shape;
+  auto axes = adaptor.getAxes();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    bool reduced = llvm::is_contained(axes, i);
+    if (!reduced) shape.push_back(in.getDimSize(i));
+    else if (adaptor.getKeepdims()) shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ReduceMeanOp::verify() {
+  int64_t rank = getInput().getType().getRank(), prev = -1;
+  for (int64_t a : getAxes()) {
+    if (a < 0 || a >= rank) return emitOpError("axis ") << a << " out of range for rank " << rank;
+    if (a <= prev) return emitOpError("axes must be sorted and unique");
+    prev = a;
+  }
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto in = getInput().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError("axis ") << axis << " out of range for rank " << in.getRank();
+  auto trailing = in.getShape().drop_front(axis);
+  for (Value v : {getScale(), getBias()}) {
+    if (!v) continue;
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (!t.hasStaticShape()) return emitOpError("scale and bias must be static");
+    SmallVector<int64_t> b;
+    if (t.getRank() > (int64_t)trailing.size() ||
+        failed(broadcastShapes(trailing, t.getShape(), b)) || ArrayRef<int64_t>(b) != trailing)
+      return emitOpError("scale and bias must broadcast to the normalized dims");
+  }
+  if (getResult().getType() != in) return emitOpError("result type must match input");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  auto out = llvm::cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element type must not change");
+  auto src = getDimSources();
+  if ((int64_t)src.size() != out.getRank())
+    return emitOpError("dim_sources must have one entry per result dim");
+  int64_t freeDyn = 0;
+  for (int64_t i = 0; i < out.getRank(); ++i) {
+    if (src[i] >= in.getRank() || src[i] < -1)
+      return emitOpError("dim_sources entry out of range");
+    if (src[i] >= 0 && in.getDimSize(src[i]) != out.getDimSize(i))
+      return emitOpError("result dim ") << i << " must equal input dim " << src[i];
+    if (src[i] < 0 && out.isDynamicDim(i)) ++freeDyn;
+  }
+  if (freeDyn > 1) return emitOpError("at most one result dim may be inferred");
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError("element count changes from ") << in.getNumElements()
+           << " to " << out.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr attrs,
+                                            OpaqueProperties props, RegionRange regions,
+                                            SmallVectorImpl<Type> &inferred) {
+  TransposeOp::Adaptor adaptor(operands, attrs, props, regions);
+  auto in = rankedOrNull(adaptor.getInput());
+  auto perm = adaptor.getPerm();
+  if (!in || (int64_t)perm.size() != in.getRank())
+    return emitOptionalError(loc, "perm must have one entry per input dim");
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank()) return emitOptionalError(loc, "perm entry out of range");
+    shape.push_back(in.getDimSize(p));
+  }
+  inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  SmallVector<bool> seen(getPerm().size(), false);
+  for (int64_t p : getPerm()) {
+    if (seen[p]) return emitOpError("perm must be a permutation");
+    seen[p] = true;
+  }
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr attrs,
+                                         OpaqueProperties props, RegionRange regions,
+                                         SmallVectorImpl<Type> &inferred) {
+  ConcatOp::Adaptor adaptor(operands, attrs, props, regions);
+  if (operands.empty()) return emitOptionalError(loc, "concat needs at least one input");
+  auto first = rankedOrNull(operands[0]);
+  int64_t axis = adaptor.getAxis();
+  if (!first || axis < 0 || axis >= first.getRank())
+    return emitOptionalError(loc, "concat axis out of range");
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value v : operands.drop_front()) {
+    auto t = rankedOrNull(v);
+    if (!t || t.getRank() != first.getRank())
+      return emitOptionalError(loc, "concat inputs must have the same rank");
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      if (i == axis) {
+        shape[i] = (shape[i] == kDyn || t.getDimSize(i) == kDyn) ? kDyn
+                                                                  : shape[i] + t.getDimSize(i);
+      } else if (shape[i] == kDyn) {
+        shape[i] = t.getDimSize(i);
+      } else if (t.getDimSize(i) != kDyn && t.getDimSize(i) != shape[i]) {
+        return emitOptionalError(loc, "concat inputs differ outside the axis");
+      }
+    }
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::verify() { return success(); }
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr attrs,
+                                         OpaqueProperties props, RegionRange regions,
+                                         SmallVectorImpl<Type> &inferred) {
+  GatherOp::Adaptor adaptor(operands, attrs, props, regions);
+  auto data = rankedOrNull(adaptor.getData()), ids = rankedOrNull(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis();
+  if (!data || !ids || axis < 0 || axis >= data.getRank())
+    return emitOptionalError(loc, "gather axis out of range");
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, ids.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::verify() { return success(); }
+
+#define GET_OP_CLASSES
+#include "v4f/Dialect/V4F/IR/V4FOps.cpp.inc"

@@ -1,0 +1,110 @@
+/* v4f/artifact_format.h - the .v4f artifact container (standalone, versioned).
+ *
+ * Layout of a .v4f file (all integers little-endian):
+ *
+ *   [0, 64)            v4f_file_header_t
+ *   [64, ...)          sections, each starting at a multiple of 64 bytes:
+ *                        - the FlatBuffers manifest (schema: artifact_manifest.fbs)
+ *                        - the CPU shared object (ELF, kernels per kernel_abi.h)
+ *                        - constants (weights, already in their final layout)
+ *
+ * The header locates the manifest; the manifest locates every other section
+ * and carries a digest for each. Readers must bounds-check every offset/size
+ * against the file size (with overflow checks) and refuse a newer major format.
+ *
+ * Shared by the compiler (writer) and the runtime (reader); <stdint.h> only.
+ */
+#ifndef V4F_ARTIFACT_FORMAT_H_
+#define V4F_ARTIFACT_FORMAT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define V4F_ARTIFACT_MAGIC "V4FART\r\n" /* 8 bytes, no terminator stored */
+#define V4F_ARTIFACT_MAGIC_SIZE 8
+#define V4F_ARTIFACT_FORMAT_MAJOR 1
+#define V4F_ARTIFACT_FORMAT_MINOR 0
+#define V4F_ARTIFACT_SECTION_ALIGNMENT 64
+
+typedef struct v4f_file_header_t {
+  char magic[V4F_ARTIFACT_MAGIC_SIZE]; /* V4F_ARTIFACT_MAGIC */
+  uint16_t format_major;               /* readers refuse > their own major */
+  uint16_t format_minor;
+  uint32_t header_size;                /* sizeof(v4f_file_header_t) == 64 */
+  uint64_t file_size;                  /* total size of the file in bytes */
+  uint64_t manifest_offset;            /* multiple of 64 */
+  uint64_t manifest_size;
+  uint64_t manifest_digest;            /* v4f_digest64 of the manifest bytes */
+  uint8_t reserved[16];                /* zero */
+} v4f_file_header_t;
+
+#ifdef __cplusplus
+static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
+#else
+_Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
+#endif
+
+/* Section kinds used in the manifest. */
+#define V4F_SECTION_CPU_LIBRARY 1
+#define V4F_SECTION_CONSTANTS 2
+#define V4F_SECTION_GPU_MODULE 3
+
+/* Element types: the numbering of ONNX TensorProto.DataType. */
+#define V4F_DTYPE_FLOAT32 1
+#define V4F_DTYPE_UINT8 2
+#define V4F_DTYPE_INT8 3
+#define V4F_DTYPE_UINT16 4
+#define V4F_DTYPE_INT16 5
+#define V4F_DTYPE_INT32 6
+#define V4F_DTYPE_INT64 7
+#define V4F_DTYPE_BOOL 9
+#define V4F_DTYPE_FLOAT16 10
+#define V4F_DTYPE_FLOAT64 11
+
+/* CPU features an artifact may require, by the names the manifest uses.
+ * The runtime detects each with CPUID and refuses an artifact that needs one
+ * this CPU lacks (or one it does not know). */
+#define V4F_CPU_FEATURE_NAMES                                              \
+  "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",         \
+      "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni",         \
+      "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16"
+
+/* v4f_digest64: the per-section integrity digest (not a cryptographic hash;
+ * signatures come separately). A 64-bit multiply-xorshift hash over 8-byte
+ * little-endian words with four independent lanes, then the tail bytes. */
+static inline uint64_t v4f_digest64_mix(uint64_t h, uint64_t w) {
+  h ^= w * 0x9E3779B97F4A7C15ull;
+  h = (h << 31) | (h >> 33);
+  return h * 0xC2B2AE3D27D4EB4Full;
+}
+
+static inline uint64_t v4f_digest64(const void* data, uint64_t size) {
+  const unsigned char* p = (const unsigned char*)data;
+  uint64_t lane[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull,
+                      0xA4093822299F31D0ull, 0x082EFA98EC4E6C89ull};
+  uint64_t i = 0;
+  for (; i + 32 <= size; i += 32) {
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w = 0;
+      for (int b = 7; b >= 0; --b) w = (w << 8) | p[i + 8 * l + b];
+      lane[l] = v4f_digest64_mix(lane[l], w);
+    }
+  }
+  uint64_t h = size;
+  for (int l = 0; l < 4; ++l) h = v4f_digest64_mix(h, lane[l]);
+  for (; i < size; ++i) h = v4f_digest64_mix(h, p[i]);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return h;
+}
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* V4F_ARTIFACT_FORMAT_H_ */

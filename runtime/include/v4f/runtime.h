@@ -1,0 +1,198 @@
+/* v4f/runtime.h - the public C API of the v4f runtime (load a .v4f artifact, run it).
+ *
+ * Conventions (IREE / ONNX Runtime style):
+ *  - Every fallible function returns a v4f_status_t: NULL means success, a
+ *    non-NULL status carries a code and a message and must be freed with
+ *    v4f_status_free(). The library never aborts and never prints.
+ *  - Objects are opaque handles with create/release pairs; release(NULL) is a
+ *    no-op.
+ *  - Options structs start with `struct_size`; initialize them with the
+ *    matching *_options_init() so fields added later get their defaults.
+ *  - An optional v4f_allocator_t routes the library's allocations; NULL means
+ *    the C library's allocator.
+ *
+ * Thread safety: a model may be shared by any number of sessions on any
+ * threads. A session must be used by one thread at a time.
+ */
+#ifndef V4F_RUNTIME_H_
+#define V4F_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(V4F_RUNTIME_BUILDING_LIBRARY)
+#define V4F_API __attribute__((visibility("default")))
+#else
+#define V4F_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Highest tensor rank the runtime accepts. */
+#define V4F_MAX_RANK 8
+
+/*===--------------------------------------------------------------------===*/
+/* Status                                                                   */
+/*===--------------------------------------------------------------------===*/
+
+typedef enum v4f_status_code_e {
+  V4F_STATUS_OK = 0,
+  V4F_STATUS_INVALID_ARGUMENT = 1,   /* caller passed something wrong */
+  V4F_STATUS_NOT_FOUND = 2,          /* file or symbol missing */
+  V4F_STATUS_INVALID_ARTIFACT = 3,   /* corrupt, truncated or inconsistent file */
+  V4F_STATUS_UNSUPPORTED = 4,        /* newer format, missing CPU features, ABI */
+  V4F_STATUS_RESOURCE_EXHAUSTED = 5, /* allocation failed */
+  V4F_STATUS_KERNEL_ERROR = 6,       /* a kernel returned non-zero */
+  V4F_STATUS_INTERNAL = 7,           /* OS call failed (mmap, dlopen, threads) */
+} v4f_status_code_t;
+
+typedef struct v4f_status_s* v4f_status_t;
+
+V4F_API v4f_status_code_t v4f_status_code(v4f_status_t status);  /* NULL -> OK */
+/* Valid until v4f_status_free(status); "" for NULL. */
+V4F_API const char* v4f_status_message(v4f_status_t status);
+V4F_API void v4f_status_free(v4f_status_t status);
+
+/* "1.0": the runtime version, equal to the newest artifact format it reads. */
+V4F_API const char* v4f_runtime_version(void);
+
+/*===--------------------------------------------------------------------===*/
+/* Allocator and element types                                              */
+/*===--------------------------------------------------------------------===*/
+
+typedef struct v4f_allocator_t {
+  /* Returns `size` bytes aligned to `alignment` (a power of two <= 4096), or
+   * NULL on failure. */
+  void* (*alloc)(void* user_data, size_t size, size_t alignment);
+  void (*free)(void* user_data, void* ptr);
+  void* user_data;
+} v4f_allocator_t;
+
+/* Element types use V4F_DTYPE_* from v4f/artifact_format.h (ONNX numbering).
+ * Size in bytes, or 0 for an unknown code. */
+V4F_API size_t v4f_dtype_size(int32_t dtype);
+/* "float32", "int8", ...; "unknown" for an unknown code. */
+V4F_API const char* v4f_dtype_name(int32_t dtype);
+
+/* 1 if this machine (CPUID + OS state) has the named CPU feature (a name
+ * from V4F_CPU_FEATURE_NAMES), 0 if not, -1 if the name is unknown. */
+V4F_API int v4f_cpu_has_feature(const char* name);
+
+/*===--------------------------------------------------------------------===*/
+/* Model                                                                    */
+/*===--------------------------------------------------------------------===*/
+
+typedef struct v4f_model_s v4f_model_t;
+
+typedef struct v4f_model_options_t {
+  size_t struct_size;               /* sizeof(v4f_model_options_t) */
+  /* Comma-separated CPU feature names to treat as absent ("avx512f,amx-tile");
+   * for testing the refusal path. NULL or "" = none. */
+  const char* disabled_cpu_features;
+  /* Non-zero (default): check every section digest while loading. */
+  int32_t verify_digests;
+} v4f_model_options_t;
+
+V4F_API void v4f_model_options_init(v4f_model_options_t* options);
+
+/* Maps the file read-only; constants are used straight from the mapping.
+ * `options` and `allocator` may be NULL. On failure *out_model is NULL and
+ * the message names the file and the problem. */
+V4F_API v4f_status_t v4f_model_load_file(const char* path,
+                                         const v4f_model_options_t* options,
+                                         const v4f_allocator_t* allocator,
+                                         v4f_model_t** out_model);
+
+/* Loads from caller memory, which must stay alive and unchanged until the
+ * model is released. If `data` is not 64-byte aligned it is copied once into
+ * an aligned buffer (sections are 64-aligned relative to the file start). */
+V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
+                                           const v4f_model_options_t* options,
+                                           const v4f_allocator_t* allocator,
+                                           v4f_model_t** out_model);
+
+/* Sessions hold no reference count: release them before their model. */
+V4F_API void v4f_model_release(v4f_model_t* model);
+
+V4F_API size_t v4f_model_input_count(const v4f_model_t* model);
+V4F_API size_t v4f_model_output_count(const v4f_model_t* model);
+/* Manifest strings (never NULL; "" when absent), valid for the model's life. */
+V4F_API const char* v4f_model_name(const v4f_model_t* model);
+V4F_API const char* v4f_model_producer(const v4f_model_t* model);
+
+typedef struct v4f_tensor_info_t {
+  const char* name;                      /* valid for the model's lifetime */
+  int32_t dtype;                         /* V4F_DTYPE_* */
+  int32_t rank;
+  int64_t dims[V4F_MAX_RANK];            /* -1 where symbolic */
+  const char* dim_names[V4F_MAX_RANK];   /* "" where static */
+} v4f_tensor_info_t;
+
+V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index,
+                                          v4f_tensor_info_t* out_info);
+V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index,
+                                           v4f_tensor_info_t* out_info);
+
+/*===--------------------------------------------------------------------===*/
+/* Session                                                                  */
+/*===--------------------------------------------------------------------===*/
+
+typedef struct v4f_session_s v4f_session_t;
+
+typedef struct v4f_session_options_t {
+  size_t struct_size;    /* sizeof(v4f_session_options_t) */
+  /* Threads running workgroups, the calling thread included; 0 (default) =
+   * number of online cores; 1 = run everything on the caller, no threads. */
+  int32_t thread_count;
+} v4f_session_options_t;
+
+V4F_API void v4f_session_options_init(v4f_session_options_t* options);
+
+/* `options` and `allocator` may be NULL (NULL allocator = the C library's,
+ * not the model's). */
+V4F_API v4f_status_t v4f_session_create(v4f_model_t* model,
+                                        const v4f_session_options_t* options,
+                                        const v4f_allocator_t* allocator,
+                                        v4f_session_t** out_session);
+V4F_API void v4f_session_release(v4f_session_t* session);
+
+/* A tensor passed to or returned from a run. For inputs the caller fills all
+ * fields. For outputs the caller provides data/byte_size; the runtime writes
+ * dtype, rank and dims (also on a too-small-buffer error, so the caller can
+ * reallocate and retry). */
+typedef struct v4f_tensor_t {
+  void* data;
+  size_t byte_size;
+  int32_t dtype;
+  int32_t rank;
+  int64_t dims[V4F_MAX_RANK];
+} v4f_tensor_t;
+
+/* Runs the model. Inputs and outputs are matched by position with the model
+ * signature; input dtypes/ranks/static dims must match it, a symbolic dim
+ * name must have one value across all inputs. */
+V4F_API v4f_status_t v4f_session_run(v4f_session_t* session,
+                                     const v4f_tensor_t* inputs, size_t input_count,
+                                     v4f_tensor_t* outputs, size_t output_count);
+
+/* Computes the output dtypes/ranks/dims (and byte_size = the bytes needed)
+ * for inputs of the given shapes, without running. Input `data` and
+ * `byte_size` are ignored. Also plans the arena for these shapes. */
+V4F_API v4f_status_t v4f_session_resolve_output_shapes(
+    v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
+    v4f_tensor_t* outputs, size_t output_count);
+
+/* Bytes of the session's arena for the most recently planned input shapes
+ * (0 before the first run/resolve or when there are no transient buffers). */
+V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session);
+
+/* Threads the session runs workgroups on (the caller included). */
+V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* V4F_RUNTIME_H_ */
