@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""v4f vs ONNX Runtime latency on the same machine, model, inputs and thread count.
+
+  bench/bench.py                              # ResNet-50 (test/e2e/models.py), T = 1,2
+  bench/bench.py --model mlp --threads 2      # any generator name from test/e2e/models.py
+  bench/bench.py --model path/to/model.onnx --dim N=1 --runs 100
+
+For each thread count T, the model is compiled once with `v4fc compile`, then in R
+alternating rounds (v4f, ORT, v4f, ORT, ...):
+  * v4f:  `v4f-run model.v4f --input ... --benchmark n --threads T --json round.json`
+          (v4f-run does its own warm-up and reports per-run latencies),
+  * ORT:  the same inputs on an InferenceSession with intra_op_num_threads=T,
+          inter_op_num_threads=1, ORT_ENABLE_ALL, ORT_SEQUENTIAL (warmed up once).
+Each side gets >= --runs timed runs in total.  Reported: medians over all timed runs,
+and the ratio v4f/ORT computed pair by pair (median of per-round ratios).
+Writes bench/results/<model>.md and .json.  Timings are never asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "test" / "e2e"))
+import models  # noqa: E402
+
+INTERESTING_FLAGS = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                     "avx512dq", "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni",
+                     "amx_tile", "amx_bf16", "amx_int8"]
+
+
+# ---------------------------------------------------------------------------
+# machine
+
+
+def cpu_info() -> Dict:
+    info = {"model": platform.processor() or "unknown", "flags": [], "logical_cpus": os.cpu_count()}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return info
+    m = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    if m:
+        info["model"] = m.group(1).strip()
+    m = re.search(r"^flags\s*:\s*(.+)$", text, re.M)
+    if m:
+        info["flags"] = m.group(1).split()
+    m = re.search(r"^cpu MHz\s*:\s*(.+)$", text, re.M)
+    if m:
+        info["nominal_mhz"] = float(m.group(1))
+    info["simd_flags"] = [f for f in INTERESTING_FLAGS if f in info["flags"]]
+    return info
+
+
+# ---------------------------------------------------------------------------
+# model + inputs
+
+
+def load_model(spec: str, dims: Dict[str, int], workdir: Path) -> Tuple[str, Path, Dict[str, np.ndarray]]:
+    gens = models.all_generators()
+    if spec in gens:
+        case = gens[spec]()
+        path = workdir / f"{spec.replace('/', '_')}.onnx"
+        path.write_bytes(case.model.SerializeToString())
+        return spec.replace("/", "_"), path, case.input_sets[0]
+    path = Path(spec)
+    if not path.exists():
+        raise SystemExit(f"--model {spec!r}: neither a file nor one of {sorted(gens)}")
+    model = onnx.load(str(path), load_external_data=False)
+    init_names = {i.name for i in model.graph.initializer}
+    rng = np.random.default_rng(0)
+    inputs = {}
+    for vi in model.graph.input:
+        if vi.name in init_names:
+            continue
+        tt = vi.type.tensor_type
+        shape = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            else:
+                shape.append(dims.get(d.dim_param, 1))
+        np_dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if np.issubdtype(np_dtype, np.integer):
+            inputs[vi.name] = rng.integers(0, 10, size=shape).astype(np_dtype)
+        else:
+            inputs[vi.name] = rng.standard_normal(shape).astype(np_dtype)
+    return path.stem, path, inputs
+
+
+def count_macs(model_path: Path, inputs: Dict[str, np.ndarray]) -> Optional[int]:
+    """Multiply-accumulates of Conv/Gemm/MatMul (from ONNX shape inference)."""
+    try:
+        m = onnx.load(str(model_path))
+        for vi in m.graph.input:  # pin symbolic dims to the benchmark inputs
+            if vi.name in inputs:
+                for d, n in zip(vi.type.tensor_type.shape.dim, inputs[vi.name].shape):
+                    d.ClearField("dim_param")
+                    d.dim_value = n
+        m = onnx.shape_inference.infer_shapes(m)
+        shapes = {}
+        for vi in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+            shapes[vi.name] = dims
+        for t in m.graph.initializer:
+            shapes[t.name] = list(t.dims)
+        total = 0
+        for n in m.graph.node:
+            if n.op_type == "Conv":
+                w, y = shapes.get(n.input[1]), shapes.get(n.output[0])
+                if not w or not y or None in w or None in y:
+                    return None
+                total += math.prod(y) * math.prod(w[1:])
+            elif n.op_type in ("Gemm", "MatMul"):
+                a, y = shapes.get(n.input[0]), shapes.get(n.output[0])
+                if not a or not y or None in a or None in y:
+                    return None
+                k = a[-1]
+                if n.op_type == "Gemm" and any(at.name == "transA" and at.i for at in n.attribute):
+                    k = a[0]
+                total += math.prod(y) * k
+        return total
+    except Exception:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# v4f side
+
+
+def _unit_scale(key: str) -> float:
+    k = key.lower()
+    if k.endswith("_ns") or k.endswith("ns"):
+        return 1e-6
+    if k.endswith("_us") or k.endswith("us"):
+        return 1e-3
+    if k.endswith("_s") and not k.endswith("_ms"):
+        return 1e3
+    return 1.0  # milliseconds
+
+
+def parse_v4f_json(doc) -> Tuple[List[float], Optional[float]]:
+    """Returns (per-run latencies in ms, median in ms).  Accepts the schema in
+    bench/README.md and tolerates close variants (keys *_ms/_us/_ns)."""
+    samples: List[float] = []
+    median: Optional[float] = None
+
+    def walk(obj, path=""):
+        nonlocal samples, median
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                kl = k.lower()
+                if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v) \
+                        and re.search(r"sample|latenc|times|runs|iterations", kl) and not samples:
+                    samples = [float(x) * _unit_scale(k) for x in v]
+                elif isinstance(v, (int, float)) and re.fullmatch(r"(p50|median)(_?(ms|us|ns|s))?", kl) \
+                        and median is None:
+                    scale = _unit_scale(k) if re.search(r"(ms|us|ns|_s)$", kl) else _unit_scale(path)
+                    median = float(v) * scale
+                else:
+                    walk(v, kl)
+
+    walk(doc)
+    if samples:
+        median = statistics.median(samples)
+    return samples, median
+
+
+def run_v4f(v4frun: Path, artifact: Path, input_files: Dict[str, Path], n: int, threads: int,
+            json_path: Path) -> Tuple[List[float], float]:
+    cmd = [str(v4frun), str(artifact)]
+    for k, f in input_files.items():
+        cmd += ["--input", f"{k}={f}"]
+    cmd += ["--benchmark", str(n), "--threads", str(threads), "--json", str(json_path)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if p.returncode != 0:
+        raise SystemExit(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+    samples, median = parse_v4f_json(json.loads(json_path.read_text()))
+    if median is None:
+        raise SystemExit(f"cannot find per-run latencies or p50 in {json_path}; see bench/README.md")
+    return samples, median
+
+
+# ---------------------------------------------------------------------------
+# ORT side
+
+
+def make_ort_session(model_path: Path, threads: int):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    t0 = time.perf_counter()
+    sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
+    return sess, (time.perf_counter() - t0) * 1e3
+
+
+def run_ort(sess, inputs, n: int) -> List[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sess.run(None, inputs)
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+# ---------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="resnet50", help="generator name from test/e2e/models.py or an .onnx path")
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--runs", type=int, default=50, help="timed runs per side (at least)")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating v4f/ORT rounds")
+    ap.add_argument("--warmup", type=int, default=5, help="ORT warm-up runs (v4f-run warms up itself)")
+    ap.add_argument("--dim", action="append", default=[], help="symbolic dim value, e.g. N=1 (default 1)")
+    ap.add_argument("--compile-flags", default="", help="extra flags for v4fc compile")
+    ap.add_argument("--out-dir", default=str(ROOT / "bench" / "results"))
+    args = ap.parse_args()
+
+    build = Path(args.build)
+    v4fc, v4frun = build / "bin" / "v4fc", build / "bin" / "v4f-run"
+    for tool in (v4fc, v4frun):
+        if not tool.exists():
+            raise SystemExit(f"{tool} not found: build first (scripts/setup.sh)")
+    import onnxruntime as ort
+
+    threads_list = [int(t) for t in args.threads.split(",") if t.strip()]
+    dims = {k: int(v) for k, v in (d.split("=", 1) for d in args.dim)}
+    per_round = max(1, math.ceil(args.runs / args.rounds))
+    cpu = cpu_info()
+
+    with tempfile.TemporaryDirectory(prefix="v4f-bench-") as td:
+        work = Path(td)
+        name, model_path, inputs = load_model(args.model, dims, work)
+        input_files = {}
+        for k, v in inputs.items():
+            f = work / f"in_{re.sub(r'[^A-Za-z0-9._-]', '_', k)}.npy"
+            np.save(f, v)
+            input_files[k] = f
+        macs = count_macs(model_path, inputs)
+
+        artifact = work / "model.v4f"
+        cmd = [str(v4fc), "compile", str(model_path), "-o", str(artifact)] + args.compile_flags.split()
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        compile_s = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise SystemExit(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+        print(f"{name}: compiled in {compile_s:.2f}s, artifact {artifact.stat().st_size} bytes"
+              + (f", {macs / 1e9:.3f} GMAC/inference" if macs else ""), flush=True)
+
+        rows = []
+        for T in threads_list:
+            sess, ort_create_ms = make_ort_session(model_path, T)
+            run_ort(sess, inputs, args.warmup)
+            v_all, o_all, ratios = [], [], []
+            for r in range(args.rounds):
+                vs, vmed = run_v4f(v4frun, artifact, input_files, per_round, T, work / f"v4f_{T}_{r}.json")
+                os_ = run_ort(sess, inputs, per_round)
+                v_all += vs if vs else [vmed]
+                o_all += os_
+                ratios.append(vmed / statistics.median(os_))
+            del sess
+            v_med = statistics.median(v_all)
+            o_med = statistics.median(o_all)
+            row = {
+                "threads": T,
+                "v4f_median_ms": v_med,
+                "ort_median_ms": o_med,
+                "ratio_v4f_over_ort": statistics.median(ratios),
+                "ratio_per_round": ratios,
+                "v4f_runs": per_round * args.rounds,
+                "ort_runs": len(o_all),
+                "v4f_samples_ms": v_all,
+                "ort_samples_ms": o_all,
+                "ort_session_create_ms": ort_create_ms,
+            }
+            if macs:
+                row["v4f_gflops"] = 2 * macs / (v_med * 1e-3) / 1e9
+                row["ort_gflops"] = 2 * macs / (o_med * 1e-3) / 1e9
+            rows.append(row)
+            print(f"  T={T}: v4f {v_med:.3f} ms, ORT {o_med:.3f} ms, v4f/ORT {row['ratio_v4f_over_ort']:.3f}",
+                  flush=True)
+
+    git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    result = {
+        "model": name,
+        "model_source": args.model,
+        "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
+        "macs_per_inference": macs,
+        "compile_s": compile_s,
+        "artifact_bytes": artifact.stat().st_size if artifact.exists() else None,
+        "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "v4f_commit": git or None,
+        "onnxruntime": ort.__version__,
+        "cpu": {k: cpu.get(k) for k in ("model", "logical_cpus", "nominal_mhz", "simd_flags", "flags")},
+        "method": f"{args.rounds} alternating rounds x {per_round} timed runs per side; "
+                  "ratio = median of per-round (v4f median / ORT median)",
+        "results": rows,
+    }
+
+    md = [f"# v4f vs ONNX Runtime: {name}", "",
+          f"- CPU: {cpu['model']} ({cpu.get('logical_cpus')} logical CPUs)",
+          f"- SIMD flags: {' '.join(cpu.get('simd_flags', [])) or 'n/a'}",
+          f"- inputs: " + ", ".join(f"{k} {list(v.shape)} {v.dtype}" for k, v in inputs.items()),
+          f"- work: {macs / 1e9:.3f} GMAC/inference" if macs else "- work: n/a",
+          f"- onnxruntime {ort.__version__} (ORT_ENABLE_ALL, sequential, inter_op 1); "
+          f"v4f commit {git or 'n/a'}; {result['date_utc']}",
+          f"- method: {result['method']}", "",
+          "| model | threads | v4f median (ms) | ORT median (ms) | v4f / ORT |",
+          "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        md.append(f"| {name} | {r['threads']} | {r['v4f_median_ms']:.3f} | {r['ort_median_ms']:.3f} "
+                  f"| {r['ratio_v4f_over_ort']:.3f} |")
+    text = "\n".join(md) + "\n"
+    print()
+    print(text)
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.md").write_text(text)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out / (name + '.md')} and {out / (name + '.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
