@@ -1,0 +1,366 @@
+// artifact_reader.cpp - verification of an untrusted .v4f artifact, in a fixed order.
+//
+// Order (docs/artifact-format.md): header size, magic, format version, header
+// size field, file size, manifest bounds, manifest digest, FlatBuffers
+// verification, sections (bounds, alignment, digest), plan indices, CPU
+// features. Nothing in the manifest is read before the verifier accepted it.
+#include "cpu_features.h"
+#include "model.h"
+#include "shape_program.h"
+#include "v4f/artifact_format.h"
+
+namespace v4f {
+namespace rt {
+
+namespace {
+
+constexpr v4f_status_code_t kBad = V4F_STATUS_INVALID_ARTIFACT;
+
+unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+uint64_t readU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+uint32_t readU32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+uint16_t readU16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
+
+// [offset, offset+size) inside [lowest, fileSize), without overflow.
+bool rangeInFile(uint64_t offset, uint64_t size, uint64_t lowest, uint64_t fileSize) {
+  uint64_t end;
+  return offset >= lowest && checkedAdd(offset, size, &end) && end <= fileSize;
+}
+
+const char* sectionKindName(uint32_t kind) {
+  switch (kind) {
+    case V4F_SECTION_CPU_LIBRARY: return "cpu-library";
+    case V4F_SECTION_CONSTANTS: return "constants";
+    case V4F_SECTION_GPU_MODULE: return "gpu-module";
+    default: return "unknown";
+  }
+}
+
+v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOffset,
+                          uint64_t* manifestSize) {
+  if (size < sizeof(v4f_file_header_t))
+    return makeStatus(kBad, "file is truncated: %zu bytes, smaller than the %zu-byte header",
+                      size, sizeof(v4f_file_header_t));
+  if (memcmp(base, V4F_ARTIFACT_MAGIC, V4F_ARTIFACT_MAGIC_SIZE) != 0)
+    return makeStatus(kBad, "not a v4f artifact (bad magic)");
+  uint16_t major = readU16(base + 8), minor = readU16(base + 10);
+  if (major > V4F_ARTIFACT_FORMAT_MAJOR)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "artifact format %u.%u is newer than this runtime (%d.%d)", major, minor,
+                      V4F_ARTIFACT_FORMAT_MAJOR, V4F_ARTIFACT_FORMAT_MINOR);
+  if (major == 0)
+    return makeStatus(kBad, "artifact format %u.%u is not a valid version", major, minor);
+  uint32_t headerSize = readU32(base + 12);
+  if (headerSize != sizeof(v4f_file_header_t))
+    return makeStatus(kBad, "header_size is %u, expected %zu", headerSize,
+                      sizeof(v4f_file_header_t));
+  uint64_t fileSize = readU64(base + 16);
+  if (fileSize != size)
+    return makeStatus(kBad,
+                      "file size mismatch: the header says %llu bytes but there are %zu "
+                      "(truncated or corrupted)",
+                      ull(fileSize), size);
+  *manifestOffset = readU64(base + 24);
+  *manifestSize = readU64(base + 32);
+  if (!rangeInFile(*manifestOffset, *manifestSize, sizeof(v4f_file_header_t), size) ||
+      *manifestSize == 0)
+    return makeStatus(kBad, "manifest (offset %llu, size %llu) is out of bounds of the %zu-byte file",
+                      ull(*manifestOffset), ull(*manifestSize), size);
+  if (*manifestOffset % V4F_ARTIFACT_SECTION_ALIGNMENT != 0)
+    return makeStatus(kBad, "manifest offset %llu is not a multiple of %d", ull(*manifestOffset),
+                      V4F_ARTIFACT_SECTION_ALIGNMENT);
+  uint64_t digest = readU64(base + 40);
+  if (v4f_digest64(base + *manifestOffset, *manifestSize) != digest)
+    return makeStatus(kBad, "manifest digest mismatch (corrupted file)");
+  return nullptr;
+}
+
+v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifestOffset,
+                            uint64_t manifestSize) {
+  const auto* sections = m->manifest->sections();
+  if (!sections) return nullptr;
+  bool seen[4] = {false, false, false, false};
+  for (uint32_t i = 0; i < sections->size(); ++i) {
+    const fb::Section* s = sections->Get(i);
+    uint32_t kind = s->kind();
+    if (kind < V4F_SECTION_CPU_LIBRARY || kind > V4F_SECTION_GPU_MODULE)
+      return makeStatus(kBad, "section %u has unknown kind %u", i, kind);
+    if (seen[kind])
+      return makeStatus(kBad, "section %u: more than one %s section", i, sectionKindName(kind));
+    seen[kind] = true;
+    if (!rangeInFile(s->offset(), s->size(), sizeof(v4f_file_header_t), m->size))
+      return makeStatus(kBad, "section %u (%s, offset %llu, size %llu) is out of bounds of the %zu-byte file",
+                        i, sectionKindName(kind), ull(s->offset()), ull(s->size()), m->size);
+    if (s->offset() % V4F_ARTIFACT_SECTION_ALIGNMENT != 0)
+      return makeStatus(kBad, "section %u (%s) offset %llu is not a multiple of %d", i,
+                        sectionKindName(kind), ull(s->offset()), V4F_ARTIFACT_SECTION_ALIGNMENT);
+    uint64_t end = s->offset() + s->size();
+    if (s->size() != 0 && s->offset() < manifestOffset + manifestSize && manifestOffset < end)
+      return makeStatus(kBad, "section %u (%s) overlaps the manifest", i, sectionKindName(kind));
+    if (verifyDigests && v4f_digest64(m->base + s->offset(), s->size()) != s->digest())
+      return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i,
+                        sectionKindName(kind));
+    if (kind == V4F_SECTION_CONSTANTS) {
+      m->constants = m->base + s->offset();
+      m->constantsSize = s->size();
+    }
+  }
+  return nullptr;
+}
+
+v4f_status_t verifyTensorSigs(v4f_model_s* m, bool isInput) {
+  const fb::Manifest* mf = m->manifest;
+  const auto* sigs = isInput ? mf->inputs() : mf->outputs();
+  const char* what = isInput ? "input" : "output";
+  Array<v4f_tensor_info_t>& infos = isInput ? m->inputs : m->outputs;
+  uint32_t n = sigs ? sigs->size() : 0;
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  if (!infos.allocate(m->allocator, n))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < n; ++i) {
+    const fb::TensorSig* sig = sigs->Get(i);
+    const char* name = str(sig->name());
+    v4f_tensor_info_t& info = infos[i];
+    info.name = name;
+    info.dtype = sig->dtype();
+    if (v4f_dtype_size(sig->dtype()) == 0)
+      return makeStatus(kBad, "%s %u '%s' has unknown dtype %d", what, i, name, sig->dtype());
+    uint32_t rank = sig->dims() ? sig->dims()->size() : 0;
+    if (rank > V4F_MAX_RANK)
+      return makeStatus(kBad, "%s %u '%s' has rank %u, more than %d", what, i, name, rank,
+                        V4F_MAX_RANK);
+    uint32_t nregs = sig->dim_regs() ? sig->dim_regs()->size() : 0;
+    uint32_t nnames = sig->dim_names() ? sig->dim_names()->size() : 0;
+    if (nregs != rank || (nnames != 0 && nnames != rank))
+      return makeStatus(kBad, "%s %u '%s' has %u dims but %u dim_regs and %u dim_names", what, i,
+                        name, rank, nregs, nnames);
+    info.rank = static_cast<int32_t>(rank);
+    for (uint32_t d = 0; d < rank; ++d) {
+      int64_t extent = sig->dims()->Get(d);
+      if (extent < -1)
+        return makeStatus(kBad, "%s %u '%s' dim %u is %lld", what, i, name, d,
+                          static_cast<long long>(extent));
+      info.dims[d] = extent;
+      info.dim_names[d] = nnames ? str(sig->dim_names()->Get(d)) : "";
+      uint32_t reg = sig->dim_regs()->Get(d);
+      if (reg >= m->registerCount)
+        return makeStatus(kBad, "%s %u '%s' dim %u refers to shape register %u, but there are %u",
+                          what, i, name, d, reg, m->registerCount);
+    }
+    if (sig->buffer() >= nbuf)
+      return makeStatus(kBad, "%s %u '%s' refers to buffer %u, but there are %u", what, i, name,
+                        sig->buffer(), nbuf);
+    const fb::Buffer* buf = mf->buffers()->Get(sig->buffer());
+    fb::BufferKind want = isInput ? fb::BufferKind::Input : fb::BufferKind::Output;
+    if (buf->kind() != want || buf->index() != i)
+      return makeStatus(kBad, "%s %u '%s' refers to buffer %u, which is not %s %u", what, i, name,
+                        sig->buffer(), what, i);
+  }
+  return nullptr;
+}
+
+v4f_status_t verifyPlan(v4f_model_s* m) {
+  const fb::Manifest* mf = m->manifest;
+  uint32_t nregs = m->registerCount;
+  uint32_t nin = mf->inputs() ? mf->inputs()->size() : 0;
+  uint32_t nout = mf->outputs() ? mf->outputs()->size() : 0;
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  uint32_t nker = mf->kernels() ? mf->kernels()->size() : 0;
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+
+  // Limits keep hostile plans from making the loader or planner quadratic
+  // in absurd sizes (real models stay far below).
+  const uint32_t kMaxEntries = 1u << 16;
+  if (nbuf > kMaxEntries || nin > kMaxEntries || nout > kMaxEntries || ndis > (1u << 20) ||
+      nker > (1u << 20) || nregs > (1u << 20))
+    return makeStatus(kBad, "the plan is too large (%u buffers, %u inputs, %u outputs, %u dispatches, "
+                      "%u kernels, %u shape registers)", nbuf, nin, nout, ndis, nker, nregs);
+
+  // Shape program: operands must be defined earlier; InputDim must name an
+  // existing input dimension.
+  for (uint32_t i = 0; i < nregs; ++i) {
+    const fb::ShapeInstr* ins = mf->shape_program()->Get(i);
+    uint8_t op = static_cast<uint8_t>(ins->op());
+    if (op > static_cast<uint8_t>(fb::ShapeOp::MAX))
+      return makeStatus(kBad, "shape program instruction %u has unknown op %u", i, op);
+    if (ins->op() == fb::ShapeOp::Const) continue;
+    if (ins->op() == fb::ShapeOp::InputDim) {
+      if (ins->a() >= nin)
+        return makeStatus(kBad, "shape program instruction %u reads input %u, but there are %u inputs",
+                          i, ins->a(), nin);
+      const auto* dims = mf->inputs()->Get(ins->a())->dims();
+      uint32_t rank = dims ? dims->size() : 0;
+      if (ins->b() >= rank)
+        return makeStatus(kBad, "shape program instruction %u reads dim %u of input %u, which has rank %u",
+                          i, ins->b(), ins->a(), rank);
+      continue;
+    }
+    if (ins->a() >= i || ins->b() >= i)
+      return makeStatus(kBad,
+                        "shape program instruction %u reads register %u, which is not defined "
+                        "before it",
+                        i, ins->a() >= i ? ins->a() : ins->b());
+  }
+
+  if (v4f_status_t s = verifyTensorSigs(m, true)) return s;
+  if (v4f_status_t s = verifyTensorSigs(m, false)) return s;
+
+  // Registers computable from constants alone, to bounds-check constant
+  // buffers now rather than at run time.
+  Array<int64_t> regs;
+  Array<bool> known;
+  if (!regs.allocate(m->allocator, nregs) || !known.allocate(m->allocator, nregs))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (nregs)
+    if (v4f_status_t s = evalShapeProgram(mf, nullptr, regs.data(), known.data())) return s;
+
+  for (uint32_t i = 0; i < nbuf; ++i) {
+    const fb::Buffer* b = mf->buffers()->Get(i);
+    if (b->size_reg() >= nregs)
+      return makeStatus(kBad, "buffer %u size refers to shape register %u, but there are %u", i,
+                        b->size_reg(), nregs);
+    switch (b->kind()) {
+      case fb::BufferKind::Input:
+        if (b->index() >= nin)
+          return makeStatus(kBad, "buffer %u refers to input %u, but there are %u inputs", i,
+                            b->index(), nin);
+        break;
+      case fb::BufferKind::Output:
+        if (b->index() >= nout)
+          return makeStatus(kBad, "buffer %u refers to output %u, but there are %u outputs", i,
+                            b->index(), nout);
+        break;
+      case fb::BufferKind::Constant: {
+        uint64_t off = b->constant_offset();
+        if (off % V4F_ARTIFACT_SECTION_ALIGNMENT != 0 || off > m->constantsSize)
+          return makeStatus(kBad,
+                            "buffer %u constant offset %llu is misaligned or outside the "
+                            "%llu-byte constants section",
+                            i, ull(off), ull(m->constantsSize));
+        if (known[b->size_reg()]) {
+          int64_t sz = regs[b->size_reg()];
+          if (sz < 0 || static_cast<uint64_t>(sz) > m->constantsSize - off)
+            return makeStatus(kBad,
+                              "buffer %u constant range (offset %llu, size %lld) is outside the "
+                              "%llu-byte constants section",
+                              i, ull(off), static_cast<long long>(sz), ull(m->constantsSize));
+        }
+        break;
+      }
+      case fb::BufferKind::Transient:
+        if (b->first_use() > b->last_use() || b->last_use() >= ndis)
+          return makeStatus(kBad,
+                            "buffer %u has lifetime [%u, %u] outside the %u dispatches", i,
+                            b->first_use(), b->last_use(), ndis);
+        break;
+      default:
+        return makeStatus(kBad, "buffer %u has unknown kind %u", i,
+                          static_cast<unsigned>(b->kind()));
+    }
+  }
+
+  for (uint32_t k = 0; k < nker; ++k) {
+    const flatbuffers::String* name = mf->kernels()->Get(k);
+    if (!name || name->size() == 0) return makeStatus(kBad, "kernel %u has an empty name", k);
+  }
+
+  for (uint32_t d = 0; d < ndis; ++d) {
+    const fb::Dispatch* dis = mf->dispatches()->Get(d);
+    const char* name = str(dis->name());
+    if (dis->kernel() >= nker)
+      return makeStatus(kBad, "dispatch %u '%s' uses kernel %u, but there are %u kernels", d, name,
+                        dis->kernel(), nker);
+    if (dis->workgroup_count() >= nregs)
+      return makeStatus(kBad,
+                        "dispatch %u '%s' workgroup count refers to shape register %u, but there "
+                        "are %u",
+                        d, name, dis->workgroup_count(), nregs);
+    if (const auto* pcs = dis->push_constants()) {
+      for (uint32_t j = 0; j < pcs->size(); ++j)
+        if (pcs->Get(j) >= nregs)
+          return makeStatus(kBad,
+                            "dispatch %u '%s' push constant %u refers to shape register %u, but "
+                            "there are %u",
+                            d, name, j, pcs->Get(j), nregs);
+    }
+    if (const auto* binds = dis->bindings()) {
+      for (uint32_t j = 0; j < binds->size(); ++j) {
+        uint32_t bi = binds->Get(j);
+        if (bi >= nbuf)
+          return makeStatus(kBad, "dispatch %u '%s' binding %u refers to buffer %u, but there are %u buffers",
+                            d, name, j, bi, nbuf);
+        const fb::Buffer* b = mf->buffers()->Get(bi);
+        if (b->kind() == fb::BufferKind::Transient && (d < b->first_use() || d > b->last_use()))
+          return makeStatus(kBad,
+                            "dispatch %u '%s' binds transient buffer %u outside its lifetime [%u, %u]",
+                            d, name, bi, b->first_use(), b->last_use());
+      }
+    }
+  }
+  if (ndis > 0 && nker == 0) return makeStatus(kBad, "the plan has dispatches but no kernels");
+  return nullptr;
+}
+
+v4f_status_t verifyCpuFeatures(const fb::Manifest* mf, uint64_t disabled) {
+  const auto* features = mf->cpu_features();
+  if (!features || features->size() == 0) return nullptr;
+  bool wantAmx = false;
+  for (uint32_t i = 0; i < features->size(); ++i) {
+    const char* name = str(features->Get(i));
+    if (cpuFeatureIndex(name) < 0)
+      return makeStatus(V4F_STATUS_UNSUPPORTED,
+                        "artifact requires unknown CPU feature '%s' (this runtime knows: %s)",
+                        name, "sse4.1, sse4.2, avx, avx2, fma, f16c, bmi, bmi2, avx512f, "
+                        "avx512bw, avx512dq, avx512vl, avx512vnni, avx512bf16, avx512fp16, "
+                        "amx-tile, amx-int8, amx-bf16");
+    if (strncmp(name, "amx", 3) == 0) wantAmx = true;
+  }
+  uint64_t have = detectCpuFeatures(wantAmx) & ~disabled;
+  char missing[512];
+  size_t len = 0;
+  missing[0] = 0;
+  uint64_t reported = 0;
+  for (uint32_t i = 0; i < features->size(); ++i) {
+    int idx = cpuFeatureIndex(str(features->Get(i)));
+    uint64_t bit = uint64_t(1) << idx;
+    if ((have & bit) || (reported & bit)) continue;
+    reported |= bit;
+    int n = snprintf(missing + len, sizeof(missing) - len, "%s%s", len ? ", " : "",
+                     cpuFeatureName(idx));
+    if (n > 0) len = len + static_cast<size_t>(n) < sizeof(missing) ? len + n : sizeof(missing) - 1;
+  }
+  if (reported)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "artifact requires CPU features not available on this machine: %s", missing);
+  return nullptr;
+}
+
+}  // namespace
+
+v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
+  uint64_t manifestOffset = 0, manifestSize = 0;
+  if (v4f_status_t s = verifyHeader(m->base, m->size, &manifestOffset, &manifestSize)) return s;
+
+  const uint8_t* manifestBytes = m->base + manifestOffset;
+  flatbuffers::Verifier verifier(manifestBytes, static_cast<size_t>(manifestSize),
+                                 /*max_depth=*/32, /*max_tables=*/1u << 20);
+  if (!fb::VerifyManifestBuffer(verifier))
+    return makeStatus(kBad, "manifest failed FlatBuffers verification (corrupted or not a v4f manifest)");
+  m->manifest = fb::GetManifest(manifestBytes);
+  m->registerCount = m->manifest->shape_program() ? m->manifest->shape_program()->size() : 0;
+
+  if (v4f_status_t s = verifySections(m, options.verifyDigests, manifestOffset, manifestSize))
+    return s;
+  if (v4f_status_t s = verifyPlan(m)) return s;
+  return verifyCpuFeatures(m->manifest, options.disabledFeatures);
+}
+
+}  // namespace rt
+}  // namespace v4f

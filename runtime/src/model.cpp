@@ -1,0 +1,193 @@
+// model.cpp - v4f_model_* : loading (file mapping or memory), queries, release.
+#include "model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpu_features.h"
+
+using v4f::rt::makeStatus;
+
+namespace {
+
+#define V4F_OPTION_PRESENT(opts, field) \
+  ((opts)->struct_size >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+
+v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptions* out) {
+  if (!options) return nullptr;
+  if (options->struct_size < sizeof(size_t))
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model options: struct_size is not set");
+  if (V4F_OPTION_PRESENT(options, verify_digests)) out->verifyDigests = options->verify_digests != 0;
+  if (V4F_OPTION_PRESENT(options, disabled_cpu_features) && options->disabled_cpu_features) {
+    const char* p = options->disabled_cpu_features;
+    while (*p) {
+      while (*p == ',' || *p == ' ') ++p;
+      const char* start = p;
+      while (*p && *p != ',' && *p != ' ') ++p;
+      if (p == start) continue;
+      int idx = v4f::rt::cpuFeatureIndexN(start, static_cast<size_t>(p - start));
+      if (idx < 0)
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                          "disabled_cpu_features: unknown CPU feature '%.*s'",
+                          static_cast<int>(p - start), start);
+      out->disabledFeatures |= uint64_t(1) << idx;
+    }
+  }
+  return nullptr;
+}
+
+void destroyModel(v4f_model_s* m) {
+  if (!m) return;
+  v4f::rt::unloadKernelLibrary(m);
+  m->inputs.reset();
+  m->outputs.reset();
+  m->kernels.reset();
+  if (m->mapping) munmap(m->mapping, m->size);
+  v4f::rt::Allocator a = m->allocator;
+  if (m->ownedCopy) a.free(m->ownedCopy);
+  a.destroy(m);
+}
+
+// Verifies and links a model whose base/size are set. Frees it on failure.
+v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options,
+                        v4f_model_t** out) {
+  v4f_status_t s = v4f::rt::verifyArtifact(m, options);
+  if (!s) s = v4f::rt::loadKernelLibrary(m);
+  if (s) {
+    destroyModel(m);
+    return s;
+  }
+  *out = m;
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+V4F_API void v4f_model_options_init(v4f_model_options_t* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->verify_digests = 1;
+}
+
+V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
+                                           const v4f_model_options_t* options,
+                                           const v4f_allocator_t* allocator,
+                                           v4f_model_t** out_model) {
+  if (!out_model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_model is NULL");
+  *out_model = nullptr;
+  if (!data && size) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "data is NULL");
+  v4f::rt::LoadOptions lo;
+  if (v4f_status_t s = parseOptions(options, &lo)) return s;
+  v4f::rt::Allocator alloc(allocator);
+  v4f_model_s* m = alloc.create<v4f_model_s>();
+  if (!m) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  m->allocator = alloc;
+  m->size = size;
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+    m->ownedCopy = m->allocator.alloc(size, 64);
+    if (!m->ownedCopy) {
+      destroyModel(m);
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory copying %zu bytes", size);
+    }
+    memcpy(m->ownedCopy, data, size);
+    m->base = static_cast<const uint8_t*>(m->ownedCopy);
+  } else {
+    m->base = static_cast<const uint8_t*>(data);
+  }
+  return finishLoad(m, lo, out_model);
+}
+
+V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_options_t* options,
+                                         const v4f_allocator_t* allocator,
+                                         v4f_model_t** out_model) {
+  if (!out_model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_model is NULL");
+  *out_model = nullptr;
+  if (!path) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "path is NULL");
+  v4f::rt::LoadOptions lo;
+  if (v4f_status_t s = parseOptions(options, &lo)) return s;
+
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(errno == ENOENT ? V4F_STATUS_NOT_FOUND : V4F_STATUS_INVALID_ARGUMENT,
+                      "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: not a regular file", path);
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* mapping = nullptr;
+  if (size > 0) {
+    mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      int err = errno;
+      close(fd);
+      return makeStatus(V4F_STATUS_INTERNAL, "%s: mmap failed: %s", path, strerror(err));
+    }
+  }
+  close(fd);
+
+  v4f::rt::Allocator alloc(allocator);
+  v4f_model_s* m = alloc.create<v4f_model_s>();
+  if (!m) {
+    if (mapping) munmap(mapping, size);
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+  }
+  m->allocator = alloc;
+  m->mapping = mapping;
+  m->base = static_cast<const uint8_t*>(mapping);
+  m->size = size;
+  static const uint8_t kEmpty[1] = {0};
+  if (!m->base) m->base = kEmpty;
+  v4f_status_t s = finishLoad(m, lo, out_model);
+  return s ? v4f::rt::prefixStatus(path, s) : nullptr;
+}
+
+V4F_API void v4f_model_release(v4f_model_t* model) { destroyModel(model); }
+
+V4F_API size_t v4f_model_input_count(const v4f_model_t* model) {
+  return model ? model->inputs.size() : 0;
+}
+
+V4F_API size_t v4f_model_output_count(const v4f_model_t* model) {
+  return model ? model->outputs.size() : 0;
+}
+
+V4F_API const char* v4f_model_name(const v4f_model_t* model) {
+  return model ? v4f::rt::str(model->manifest->model_name()) : "";
+}
+
+V4F_API const char* v4f_model_producer(const v4f_model_t* model) {
+  return model ? v4f::rt::str(model->manifest->producer()) : "";
+}
+
+V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index,
+                                          v4f_tensor_info_t* out_info) {
+  if (!model || !out_info)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
+  if (index >= model->inputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input index %zu out of range (%zu inputs)",
+                      index, model->inputs.size());
+  *out_info = model->inputs[index];
+  return nullptr;
+}
+
+V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index,
+                                           v4f_tensor_info_t* out_info) {
+  if (!model || !out_info)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
+  if (index >= model->outputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)",
+                      index, model->outputs.size());
+  *out_info = model->outputs[index];
+  return nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,57 @@
+// model.h - the loaded model: verified manifest, mapped sections, kernel table.
+#ifndef V4F_RUNTIME_SRC_MODEL_H_
+#define V4F_RUNTIME_SRC_MODEL_H_
+
+#include "internal.h"
+#include "v4f/artifact_manifest_generated.h"
+#include "v4f/kernel_abi.h"
+
+struct v4f_model_s {
+  v4f::rt::Allocator allocator;
+
+  // The artifact bytes: a read-only file mapping, caller memory, or an owned
+  // aligned copy of caller memory.
+  const uint8_t* base = nullptr;
+  size_t size = 0;
+  void* mapping = nullptr;   // munmap on release when set
+  void* ownedCopy = nullptr; // allocator.free on release when set
+
+  const v4f::fb::Manifest* manifest = nullptr;
+  const uint8_t* constants = nullptr;
+  uint64_t constantsSize = 0;
+  uint32_t registerCount = 0;
+
+  v4f::rt::Array<v4f_tensor_info_t> inputs;
+  v4f::rt::Array<v4f_tensor_info_t> outputs;
+
+  // CPU library: an in-memory file (memfd) dlopen'ed through /proc/self/fd.
+  // The fd stays open while the library is loaded so that its /proc path is
+  // never reused by another model's library (the loader matches by name).
+  int libraryFd = -1;
+  void* libraryHandle = nullptr;
+  v4f::rt::Array<v4f_kernel_fn_t> kernels;
+};
+
+namespace v4f {
+namespace rt {
+
+struct LoadOptions {
+  uint64_t disabledFeatures = 0;
+  bool verifyDigests = true;
+};
+
+// Verifies the artifact at model->base/size (header, manifest, sections,
+// plan indices, CPU features) and fills the model's manifest, constants and
+// I/O info. Errors are not prefixed with the file name (the caller does it).
+V4F_INTERNAL v4f_status_t verifyArtifact(v4f_model_s* model, const LoadOptions& options);
+
+// Loads the CPU library section and resolves every kernel.
+V4F_INTERNAL v4f_status_t loadKernelLibrary(v4f_model_s* model);
+V4F_INTERNAL void unloadKernelLibrary(v4f_model_s* model);
+
+inline const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
+
+}  // namespace rt
+}  // namespace v4f
+
+#endif  // V4F_RUNTIME_SRC_MODEL_H_

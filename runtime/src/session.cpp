@@ -1,0 +1,405 @@
+// session.cpp - v4f_session_* : input checks, shape evaluation, arena planning, dispatch.
+#include "memory_planner.h"
+#include "model.h"
+#include "shape_program.h"
+#include "thread_pool.h"
+
+using v4f::rt::Array;
+using v4f::rt::makeStatus;
+namespace fb = v4f::fb;
+
+struct v4f_session_s {
+  v4f_model_s* model = nullptr;
+  v4f::rt::Allocator allocator;
+  v4f::rt::ThreadPool pool;
+
+  Array<int64_t> regs;
+  Array<void*> bufferPtrs;      // per manifest buffer, for the current run
+  Array<void*> bindingScratch;  // the largest dispatch's bindings
+  Array<int64_t> pushScratch;   // the largest dispatch's push constants
+
+  // Arena placement, cached for the input dims it was computed for.
+  Array<v4f::rt::TransientBuffer> transients;
+  Array<uint32_t> planScratch;
+  Array<uint64_t> transientOffset;  // per manifest buffer (transients only)
+  Array<int64_t> plannedDims;       // inputs x V4F_MAX_RANK
+  bool planned = false;
+  uint64_t arenaSize = 0;
+  void* arena = nullptr;
+  uint64_t arenaCapacity = 0;
+};
+
+namespace {
+
+const fb::Manifest* manifestOf(const v4f_session_s* s) { return s->model->manifest; }
+
+// Bytes of a tensor of `rank` dims of `elemSize`, or false on overflow.
+bool tensorBytes(const int64_t* dims, int32_t rank, size_t elemSize, uint64_t* out) {
+  uint64_t n = elemSize;
+  for (int32_t d = 0; d < rank; ++d)
+    if (!v4f::rt::checkedMul(n, static_cast<uint64_t>(dims[d]), &n)) return false;
+  *out = n;
+  return true;
+}
+
+v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, size_t count,
+                         bool needData) {
+  const v4f_model_s* m = s->model;
+  if (count != m->inputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu inputs, got %zu",
+                      m->inputs.size(), count);
+  if (count && !inputs) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "inputs is NULL");
+  for (size_t i = 0; i < count; ++i) {
+    const v4f_tensor_info_t& sig = m->inputs[i];
+    const v4f_tensor_t& t = inputs[i];
+    if (t.dtype != sig.dtype)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dtype is %s, expected %s", i,
+                        sig.name, v4f_dtype_name(t.dtype), v4f_dtype_name(sig.dtype));
+    if (t.rank != sig.rank)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': rank is %d, expected %d", i,
+                        sig.name, t.rank, sig.rank);
+    for (int32_t d = 0; d < sig.rank; ++d) {
+      int64_t v = t.dims[d];
+      if (v < 0)
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dim %d is negative (%lld)",
+                          i, sig.name, d, static_cast<long long>(v));
+      if (sig.dims[d] >= 0 && v != sig.dims[d])
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                          "input %zu '%s': dim %d is %lld, expected %lld", i, sig.name, d,
+                          static_cast<long long>(v), static_cast<long long>(sig.dims[d]));
+      if (sig.dims[d] >= 0 || !sig.dim_names[d][0]) continue;
+      // The same symbol must have one value across all inputs.
+      for (size_t j = 0; j <= i; ++j) {
+        const v4f_tensor_info_t& other = m->inputs[j];
+        for (int32_t e = 0; e < other.rank && (j < i || e < d); ++e) {
+          if (other.dims[e] >= 0 || strcmp(other.dim_names[e], sig.dim_names[d]) != 0) continue;
+          if (inputs[j].dims[e] != v)
+            return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                              "input %zu '%s': dim %d ('%s') is %lld but input %zu '%s' dim %d "
+                              "gives '%s' = %lld",
+                              i, sig.name, d, sig.dim_names[d], static_cast<long long>(v), j,
+                              other.name, e, sig.dim_names[d],
+                              static_cast<long long>(inputs[j].dims[e]));
+        }
+      }
+    }
+    if (needData) {
+      uint64_t bytes;
+      if (!tensorBytes(t.dims, t.rank, v4f_dtype_size(t.dtype), &bytes))
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': size overflows", i,
+                          sig.name);
+      if (t.byte_size < bytes)
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                          "input %zu '%s': byte_size is %zu, the shape needs %llu bytes", i,
+                          sig.name, t.byte_size, static_cast<unsigned long long>(bytes));
+      if (!t.data && bytes)
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': data is NULL", i, sig.name);
+    }
+  }
+  return nullptr;
+}
+
+int64_t reg(const v4f_session_s* s, uint32_t r) { return s->regs[r]; }
+
+// Fills outputs' dtype/rank/dims and the needed byte_size into `needed`.
+v4f_status_t resolveOutputs(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs,
+                            size_t count, uint64_t* needed) {
+  const v4f_model_s* m = s->model;
+  const fb::Manifest* mf = manifestOf(s);
+  if (count != m->outputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu outputs, got %zu",
+                      m->outputs.size(), count);
+  if (count && !outputs) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "outputs is NULL");
+  if (s->regs.size())
+    if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr))
+      return st;
+  // Inputs: the shape program may tie dims together (dim_regs pointing at
+  // another input's dim); a mismatch is the caller's error.
+  for (size_t i = 0; i < m->inputs.size(); ++i) {
+    const fb::TensorSig* sig = mf->inputs()->Get(static_cast<uint32_t>(i));
+    for (int32_t d = 0; d < m->inputs[i].rank; ++d) {
+      int64_t want = reg(s, sig->dim_regs()->Get(static_cast<uint32_t>(d)));
+      if (want != inputs[i].dims[d])
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                          "input %zu '%s': dim %d is %lld, the model requires %lld here", i,
+                          m->inputs[i].name, d, static_cast<long long>(inputs[i].dims[d]),
+                          static_cast<long long>(want));
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const v4f_tensor_info_t& info = m->outputs[i];
+    const fb::TensorSig* sig = mf->outputs()->Get(static_cast<uint32_t>(i));
+    v4f_tensor_t& t = outputs[i];
+    t.dtype = info.dtype;
+    t.rank = info.rank;
+    for (int32_t d = 0; d < V4F_MAX_RANK; ++d) t.dims[d] = 0;
+    for (int32_t d = 0; d < info.rank; ++d) {
+      int64_t v = reg(s, sig->dim_regs()->Get(static_cast<uint32_t>(d)));
+      if (v < 0 || (info.dims[d] >= 0 && v != info.dims[d]))
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                          "output %zu '%s': the shape program gives dim %d = %lld for these "
+                          "input shapes",
+                          i, info.name, d, static_cast<long long>(v));
+      t.dims[d] = v;
+    }
+    uint64_t bytes;
+    if (!tensorBytes(t.dims, t.rank, v4f_dtype_size(t.dtype), &bytes))
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': size overflows", i,
+                        info.name);
+    int64_t bufSize = reg(s, mf->buffers()->Get(sig->buffer())->size_reg());
+    if (bufSize > 0 && static_cast<uint64_t>(bufSize) > bytes) bytes = static_cast<uint64_t>(bufSize);
+    needed[i] = bytes;
+  }
+  return nullptr;
+}
+
+// Sizes every buffer and places transients, reusing the cached placement when
+// the input dims are unchanged.
+v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
+  const v4f_model_s* m = s->model;
+  const fb::Manifest* mf = manifestOf(s);
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  for (uint32_t b = 0; b < nbuf; ++b) {
+    const fb::Buffer* buf = mf->buffers()->Get(b);
+    int64_t size = reg(s, buf->size_reg());
+    if (size < 0)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "buffer %u: the shape program gives a negative size (%lld) for these "
+                        "input shapes",
+                        b, static_cast<long long>(size));
+    if (buf->kind() == fb::BufferKind::Constant &&
+        static_cast<uint64_t>(size) > m->constantsSize - buf->constant_offset())
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                        "buffer %u: constant range exceeds the constants section", b);
+  }
+
+  bool same = s->planned;
+  for (size_t i = 0; same && i < m->inputs.size(); ++i)
+    for (int32_t d = 0; d < m->inputs[i].rank; ++d)
+      if (s->plannedDims[i * V4F_MAX_RANK + d] != inputs[i].dims[d]) same = false;
+  if (same) return nullptr;
+
+  size_t n = 0;
+  for (uint32_t b = 0; b < nbuf; ++b) {
+    const fb::Buffer* buf = mf->buffers()->Get(b);
+    if (buf->kind() != fb::BufferKind::Transient) continue;
+    v4f::rt::TransientBuffer& t = s->transients[n++];
+    t.buffer = b;
+    t.size = static_cast<uint64_t>(reg(s, buf->size_reg()));
+    t.firstUse = buf->first_use();
+    t.lastUse = buf->last_use();
+    t.offset = 0;
+  }
+  s->planned = false;
+  uint64_t arenaSize = 0;
+  if (v4f_status_t st = v4f::rt::planArena(s->transients.data(), n, s->planScratch.data(), &arenaSize))
+    return st;
+  if (arenaSize > s->arenaCapacity) {
+    s->allocator.free(s->arena);
+    s->arena = nullptr;
+    s->arenaCapacity = 0;
+    if (arenaSize > SIZE_MAX ||
+        !(s->arena = s->allocator.alloc(static_cast<size_t>(arenaSize), 64)))
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
+                        "cannot allocate the %llu-byte arena for these input shapes",
+                        static_cast<unsigned long long>(arenaSize));
+    s->arenaCapacity = arenaSize;
+  }
+  s->arenaSize = arenaSize;
+  for (size_t k = 0; k < n; ++k) s->transientOffset[s->transients[k].buffer] = s->transients[k].offset;
+  for (size_t i = 0; i < m->inputs.size(); ++i)
+    for (int32_t d = 0; d < m->inputs[i].rank; ++d)
+      s->plannedDims[i * V4F_MAX_RANK + d] = inputs[i].dims[d];
+  s->planned = true;
+  return nullptr;
+}
+
+v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs) {
+  const v4f_model_s* m = s->model;
+  const fb::Manifest* mf = manifestOf(s);
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  for (uint32_t b = 0; b < nbuf; ++b) {
+    const fb::Buffer* buf = mf->buffers()->Get(b);
+    void* p = nullptr;
+    switch (buf->kind()) {
+      case fb::BufferKind::Input: p = inputs[buf->index()].data; break;
+      case fb::BufferKind::Output: p = outputs[buf->index()].data; break;
+      case fb::BufferKind::Constant:
+        p = const_cast<uint8_t*>(m->constants + buf->constant_offset());
+        break;
+      case fb::BufferKind::Transient:
+        p = static_cast<uint8_t*>(s->arena) + s->transientOffset[b];
+        break;
+      default: break;
+    }
+    s->bufferPtrs[b] = p;
+  }
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  v4f::rt::DispatchJob job;
+  for (uint32_t d = 0; d < ndis; ++d) {
+    const fb::Dispatch* dis = mf->dispatches()->Get(d);
+    int64_t count = reg(s, dis->workgroup_count());
+    if (count < 0)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "dispatch %u '%s': negative workgroup count %lld for these input shapes", d,
+                        v4f::rt::str(dis->name()), static_cast<long long>(count));
+    if (count == 0) continue;
+    uint32_t nb = dis->bindings() ? dis->bindings()->size() : 0;
+    for (uint32_t j = 0; j < nb; ++j) s->bindingScratch[j] = s->bufferPtrs[dis->bindings()->Get(j)];
+    uint32_t np = dis->push_constants() ? dis->push_constants()->size() : 0;
+    for (uint32_t j = 0; j < np; ++j) s->pushScratch[j] = reg(s, dis->push_constants()->Get(j));
+    job.fn = m->kernels[dis->kernel()];
+    job.bindings = s->bindingScratch.data();
+    job.pushConstants = s->pushScratch.data();
+    job.workgroupCount = count;
+    int32_t rc = s->pool.run(&job);
+    if (rc != 0)
+      return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                        "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
+                        v4f::rt::str(dis->name()), mf->kernels()->Get(dis->kernel())->c_str(), rc,
+                        rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)" : "",
+                        static_cast<long long>(job.failedWorkgroup.load()));
+  }
+  return nullptr;
+}
+
+void destroySession(v4f_session_s* s) {
+  if (!s) return;
+  s->pool.stop();
+  s->allocator.free(s->arena);
+  v4f::rt::Allocator a = s->allocator;
+  s->regs.reset();
+  s->bufferPtrs.reset();
+  s->bindingScratch.reset();
+  s->pushScratch.reset();
+  s->transients.reset();
+  s->planScratch.reset();
+  s->transientOffset.reset();
+  s->plannedDims.reset();
+  a.destroy(s);
+}
+
+}  // namespace
+
+extern "C" {
+
+V4F_API void v4f_session_options_init(v4f_session_options_t* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+}
+
+V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_options_t* options,
+                                        const v4f_allocator_t* allocator,
+                                        v4f_session_t** out_session) {
+  if (!out_session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_session is NULL");
+  *out_session = nullptr;
+  if (!model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model is NULL");
+  int32_t threads = 0;
+  if (options) {
+    if (options->struct_size < offsetof(v4f_session_options_t, thread_count) + sizeof(int32_t))
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session options: struct_size is not set");
+    threads = options->thread_count;
+  }
+  if (threads < 0 || threads > 1024)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "thread_count %d is out of range [0, 1024]",
+                      threads);
+  if (threads == 0) threads = v4f::rt::onlineCoreCount();
+
+  v4f::rt::Allocator alloc(allocator);
+  v4f_session_s* s = alloc.create<v4f_session_s>();
+  if (!s) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  s->allocator = alloc;
+  s->model = model;
+  const fb::Manifest* mf = model->manifest;
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  uint32_t maxBindings = 0, maxPush = 0, ntrans = 0;
+  if (mf->dispatches())
+    for (uint32_t d = 0; d < mf->dispatches()->size(); ++d) {
+      const fb::Dispatch* dis = mf->dispatches()->Get(d);
+      if (dis->bindings() && dis->bindings()->size() > maxBindings) maxBindings = dis->bindings()->size();
+      if (dis->push_constants() && dis->push_constants()->size() > maxPush)
+        maxPush = dis->push_constants()->size();
+    }
+  for (uint32_t b = 0; b < nbuf; ++b)
+    if (mf->buffers()->Get(b)->kind() == fb::BufferKind::Transient) ++ntrans;
+  bool ok = s->regs.allocate(s->allocator, model->registerCount) &&
+            s->bufferPtrs.allocate(s->allocator, nbuf) &&
+            s->bindingScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
+            s->pushScratch.allocate(s->allocator, maxPush ? maxPush : 1) &&
+            s->transients.allocate(s->allocator, ntrans) &&
+            s->planScratch.allocate(s->allocator, size_t(3) * ntrans) &&
+            s->transientOffset.allocate(s->allocator, nbuf) &&
+            s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK);
+  if (!ok) {
+    destroySession(s);
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the session");
+  }
+  if (v4f_status_t st = s->pool.start(s->allocator, threads)) {
+    destroySession(s);
+    return st;
+  }
+  *out_session = s;
+  return nullptr;
+}
+
+V4F_API void v4f_session_release(v4f_session_t* session) { destroySession(session); }
+
+V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session) {
+  return session ? session->pool.threadCount() : 0;
+}
+
+V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session) {
+  return session && session->planned ? static_cast<size_t>(session->arenaSize) : 0;
+}
+
+V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
+                                                       const v4f_tensor_t* inputs,
+                                                       size_t input_count, v4f_tensor_t* outputs,
+                                                       size_t output_count) {
+  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  if (v4f_status_t st = checkInputs(session, inputs, input_count, false)) return st;
+  Array<uint64_t> needed;
+  if (!needed.allocate(session->allocator, output_count))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data()))
+    return st;
+  for (size_t i = 0; i < output_count; ++i) outputs[i].byte_size = static_cast<size_t>(needed[i]);
+  return planBuffers(session, inputs);
+}
+
+V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t* inputs,
+                                     size_t input_count, v4f_tensor_t* outputs,
+                                     size_t output_count) {
+  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  if (v4f_status_t st = checkInputs(session, inputs, input_count, true)) return st;
+  Array<uint64_t> needed;
+  if (!needed.allocate(session->allocator, output_count))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data()))
+    return st;
+  const fb::Manifest* mf = manifestOf(session);
+  for (size_t i = 0; i < output_count; ++i) {
+    const char* name = session->model->outputs[i].name;
+    if (outputs[i].byte_size < needed[i])
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "output %zu '%s': byte_size is %zu, but %llu bytes are needed", i, name,
+                        outputs[i].byte_size, static_cast<unsigned long long>(needed[i]));
+    if (!outputs[i].data && needed[i])
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': data is NULL", i, name);
+  }
+  // An input buffer's planned size may exceed the tensor bytes (padding).
+  for (size_t i = 0; i < input_count; ++i) {
+    uint32_t b = mf->inputs()->Get(static_cast<uint32_t>(i))->buffer();
+    int64_t size = session->regs[mf->buffers()->Get(b)->size_reg()];
+    if (size > 0 && static_cast<uint64_t>(size) > inputs[i].byte_size)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "input %zu '%s': byte_size is %zu, but the model reads %lld bytes", i,
+                        session->model->inputs[i].name, inputs[i].byte_size,
+                        static_cast<long long>(size));
+  }
+  if (v4f_status_t st = planBuffers(session, inputs)) return st;
+  return runDispatches(session, inputs, outputs);
+}
+
+}  // extern "C"

@@ -1,0 +1,23 @@
+// shape_program.h - evaluation of the manifest's shape program (int64 registers).
+#ifndef V4F_RUNTIME_SRC_SHAPE_PROGRAM_H_
+#define V4F_RUNTIME_SRC_SHAPE_PROGRAM_H_
+
+#include "internal.h"
+#include "v4f/artifact_manifest_generated.h"
+
+namespace v4f {
+namespace rt {
+
+// Evaluates every instruction into regs[0..n). `inputs` gives the caller's
+// input tensors (dims read by InputDim); when it is NULL the program is
+// evaluated partially: `known[i]` tells whether register i depends only on
+// constants. The program must already be verified (operands in range).
+// Errors: overflow, division by zero.
+V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
+                                           const v4f_tensor_t* inputs,
+                                           int64_t* regs, bool* known);
+
+}  // namespace rt
+}  // namespace v4f
+
+#endif  // V4F_RUNTIME_SRC_SHAPE_PROGRAM_H_

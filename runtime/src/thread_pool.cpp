@@ -1,0 +1,106 @@
+// thread_pool.cpp - a blocking (condition-variable) pool that splits workgroups by atomic counter.
+#include "thread_pool.h"
+
+#include <errno.h>
+
+namespace v4f {
+namespace rt {
+
+v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
+  allocator_ = &allocator;
+  if (threadCount <= 1) return nullptr;
+  pthread_mutex_init(&mutex_, nullptr);
+  pthread_cond_init(&wake_, nullptr);
+  pthread_cond_init(&done_, nullptr);
+  initialized_ = true;
+  if (!threads_.allocate(allocator, static_cast<size_t>(threadCount - 1)))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating %d threads",
+                      threadCount);
+  for (int i = 0; i < threadCount - 1; ++i) {
+    int rc = pthread_create(&threads_[static_cast<size_t>(i)], nullptr, &ThreadPool::workerMain,
+                            this);
+    if (rc != 0) {
+      stop();
+      return makeStatus(V4F_STATUS_INTERNAL, "cannot create worker thread %d of %d: %s", i + 1,
+                        threadCount - 1, strerror(rc));
+    }
+    ++workerCount_;
+  }
+  return nullptr;
+}
+
+void ThreadPool::stop() {
+  if (!initialized_) return;
+  pthread_mutex_lock(&mutex_);
+  stopping_ = true;
+  pthread_cond_broadcast(&wake_);
+  pthread_mutex_unlock(&mutex_);
+  for (int i = 0; i < workerCount_; ++i) pthread_join(threads_[static_cast<size_t>(i)], nullptr);
+  workerCount_ = 0;
+  threads_.reset();
+  pthread_cond_destroy(&wake_);
+  pthread_cond_destroy(&done_);
+  pthread_mutex_destroy(&mutex_);
+  initialized_ = false;
+}
+
+void ThreadPool::work(DispatchJob* job) {
+  for (;;) {
+    if (job->error.load(std::memory_order_relaxed) != 0) return;
+    int64_t id = job->next.fetch_add(1, std::memory_order_relaxed);
+    if (id >= job->workgroupCount) return;
+    int32_t rc = job->fn(job->bindings, job->pushConstants, id, job->workgroupCount);
+    if (rc != 0) {
+      int32_t expected = 0;
+      if (job->error.compare_exchange_strong(expected, rc)) job->failedWorkgroup.store(id);
+      return;
+    }
+  }
+}
+
+void* ThreadPool::workerMain(void* arg) {
+  auto* pool = static_cast<ThreadPool*>(arg);
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool->mutex_);
+  for (;;) {
+    while (pool->generation_ == seen && !pool->stopping_)
+      pthread_cond_wait(&pool->wake_, &pool->mutex_);
+    if (pool->stopping_) break;
+    seen = pool->generation_;
+    DispatchJob* job = pool->job_;
+    pthread_mutex_unlock(&pool->mutex_);
+    work(job);
+    pthread_mutex_lock(&pool->mutex_);
+    if (--pool->active_ == 0) pthread_cond_signal(&pool->done_);
+  }
+  pthread_mutex_unlock(&pool->mutex_);
+  return nullptr;
+}
+
+int32_t ThreadPool::run(DispatchJob* job) {
+  job->next.store(0, std::memory_order_relaxed);
+  job->error.store(0, std::memory_order_relaxed);
+  job->failedWorkgroup.store(-1, std::memory_order_relaxed);
+  // A single workgroup (or no workers) is not worth waking anyone for.
+  if (workerCount_ == 0 || job->workgroupCount <= 1) {
+    work(job);
+    return job->error.load();
+  }
+  pthread_mutex_lock(&mutex_);
+  job_ = job;
+  // Every worker observes the generation change; those that find the
+  // counter exhausted go back to sleep at once.
+  active_ = workerCount_;
+  ++generation_;
+  pthread_cond_broadcast(&wake_);
+  pthread_mutex_unlock(&mutex_);
+  work(job);
+  pthread_mutex_lock(&mutex_);
+  while (active_ > 0) pthread_cond_wait(&done_, &mutex_);
+  job_ = nullptr;
+  pthread_mutex_unlock(&mutex_);
+  return job->error.load();
+}
+
+}  // namespace rt
+}  // namespace v4f
