@@ -101,7 +101,10 @@ if [ "${V4F_SKIP_BUILD:-0}" != "1" ]; then
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir
     -DLLVM_DIR=/usr/lib/llvm-19/lib/cmake/llvm
+    # Hints for the lit test suite (used when test/CMakeLists.txt registers it).
     -DPython3_EXECUTABLE="$VENV/bin/python"
+    -DLLVM_EXTERNAL_LIT="$VENV/bin/lit"
+    --no-warn-unused-cli
   )
   # shellcheck disable=SC2206
   [ -n "${V4F_CMAKE_ARGS:-}" ] && CMAKE_ARGS+=(${V4F_CMAKE_ARGS})
