@@ -209,8 +209,6 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                         i, ins->a() >= i ? ins->a() : ins->b());
   }
 
-  if (v4f_status_t s = verifyTensorSigs(m, true)) return s;
-  if (v4f_status_t s = verifyTensorSigs(m, false)) return s;
 
   // Registers computable from constants alone, to bounds-check constant
   // buffers now rather than at run time.
@@ -265,6 +263,9 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                           static_cast<unsigned>(b->kind()));
     }
   }
+
+  if (v4f_status_t s = verifyTensorSigs(m, true)) return s;
+  if (v4f_status_t s = verifyTensorSigs(m, false)) return s;
 
   for (uint32_t k = 0; k < nker; ++k) {
     const flatbuffers::String* name = mf->kernels()->Get(k);

@@ -1,0 +1,359 @@
+// HostileArtifactTest.cpp - corrupted, truncated and hostile .v4f files must fail cleanly.
+//
+// Each case expects a non-NULL status whose message names the problem; none
+// may crash, hang or allocate absurd amounts (ASan/UBSan builds check that).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "TestArtifacts.h"
+#include "v4f/artifact_format.h"
+#include "v4f_test/artifact_manifest_objapi.h"
+
+using namespace v4f::test;
+namespace fbt = v4f::fbtest;
+
+namespace {
+
+constexpr uint64_t kHugeOffset = 0xFFFFFFFFFFFFFFC0ull;
+
+// Index of the section of `kind` in the manifest.
+size_t sectionIndex(const fbt::ManifestT &m, uint32_t kind) {
+  for (size_t i = 0; i < m.sections.size(); ++i)
+    if (m.sections[i]->kind == kind)
+      return i;
+  ADD_FAILURE() << "no section of kind " << kind;
+  return 0;
+}
+
+TEST(HostileArtifact, WellFormedArtifactLoads) {
+  v4f_status_t s = tryLoad(buildAddScaleArtifact());
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
+}
+
+TEST(HostileArtifact, TruncatedAtEveryPosition) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 256 && n < file.size(); ++n)
+    lengths.push_back(n);
+  for (size_t n = 257; n < file.size(); n += 61)
+    lengths.push_back(n);
+  lengths.push_back(file.size() - 1);
+  for (size_t n : lengths) {
+    std::vector<uint8_t> cut(file.begin(), file.begin() + static_cast<long>(n));
+    SCOPED_TRACE("length " + std::to_string(n));
+    expectLoadError(cut, "truncated");
+  }
+}
+
+TEST(HostileArtifact, WrongMagic) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[0] = 'X';
+  expectLoadError(file, "not a v4f artifact (bad magic)");
+}
+
+TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[8] = 2;
+  file[10] = 0;
+  std::string path = writeTempFile("newer.v4f", file);
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_file(path.c_str(), nullptr, nullptr, &model);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
+  EXPECT_EQ(std::string(v4f_status_message(s)),
+            path + ": artifact format 2.0 is newer than this runtime (1.0)");
+  v4f_status_free(s);
+  unlink(path.c_str());
+}
+
+TEST(HostileArtifact, WrongHeaderSize) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[12] = 32;
+  expectLoadError(file, "header_size is 32, expected 64");
+}
+
+TEST(HostileArtifact, FileSizeMismatch) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file.push_back(0);
+  expectLoadError(file, "file size mismatch: the header says");
+  file.pop_back();
+  putU64(file, 16, file.size() + 64);
+  expectLoadError(file, "file size mismatch");
+}
+
+TEST(HostileArtifact, ManifestOutOfBoundsOrOverflowing) {
+  std::vector<uint8_t> base = buildAddScaleArtifact();
+  std::vector<uint8_t> file = base;
+  putU64(file, 24, kHugeOffset);  // offset + size wraps around
+  expectLoadError(file, "manifest (offset 18446744073709551552");
+  file = base;
+  putU64(file, 32, ~uint64_t(0));  // size alone overflows
+  expectLoadError(file, "is out of bounds");
+  file = base;
+  putU64(file, 24, 0);  // overlaps the header
+  expectLoadError(file, "is out of bounds");
+  file = base;
+  putU64(file, 32, getU64(base, 32) + 1);
+  expectLoadError(file, "is out of bounds");
+  file = base;
+  putU64(file, 24, getU64(base, 24) - 8);
+  putU64(file, 32, getU64(base, 32) + 8);
+  expectLoadError(file, "is not a multiple of 64");
+}
+
+TEST(HostileArtifact, ManifestDigestMismatch) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[getU64(file, 24) + 20] ^= 0x40;
+  expectLoadError(file, "manifest digest mismatch");
+}
+
+TEST(HostileArtifact, ManifestFailingFlatBuffersVerification) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  uint64_t offset = getU64(file, 24), size = getU64(file, 32);
+  uint32_t state = 12345;
+  for (uint64_t i = 0; i < size; ++i) {
+    state = state * 1664525u + 1013904223u;
+    file[offset + i] = static_cast<uint8_t>(state >> 24);
+  }
+  putU64(file, 40, v4f_digest64(file.data() + offset, size));
+  expectLoadError(file, "manifest failed FlatBuffers verification");
+}
+
+TEST(HostileArtifact, SectionOutOfBoundsOrOverflowing) {
+  std::vector<uint8_t> base = buildAddScaleArtifact();
+  std::vector<uint8_t> file = base;
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = kHugeOffset;
+  });
+  expectLoadError(file, "section 1 (constants, offset 18446744073709551552, size 16) is out of bounds");
+  file = base;
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.sections[sectionIndex(m, V4F_SECTION_CPU_LIBRARY)]->size = ~uint64_t(0) - 32;
+  });
+  expectLoadError(file, "section 0 (cpu-library");
+  file = base;
+  editManifest(file, [&](fbt::ManifestT &m) {
+    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->size = base.size();
+  });
+  expectLoadError(file, "is out of bounds");
+  file = base;
+  editManifest(file, [](fbt::ManifestT &m) { m.sections[0]->offset = 0; });
+  expectLoadError(file, "is out of bounds");
+}
+
+TEST(HostileArtifact, MisalignedSection) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset += 4;
+  });
+  expectLoadError(file, "section 1 (constants) offset");
+  expectLoadError(file, "is not a multiple of 64");
+}
+
+TEST(HostileArtifact, SectionOverlappingManifest) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  uint64_t manifestOffset = getU64(file, 24);
+  editManifest(file, [&](fbt::ManifestT &m) {
+    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = manifestOffset;
+  });
+  expectLoadError(file, "overlaps the manifest");
+}
+
+TEST(HostileArtifact, UnknownAndDuplicateSections) {
+  std::vector<uint8_t> base = buildAddScaleArtifact();
+  std::vector<uint8_t> file = base;
+  editManifest(file, [](fbt::ManifestT &m) { m.sections[0]->kind = 77; });
+  expectLoadError(file, "section 0 has unknown kind 77");
+  file = base;
+  editManifest(file, [](fbt::ManifestT &m) { m.sections[1]->kind = m.sections[0]->kind; });
+  expectLoadError(file, "more than one cpu-library section");
+}
+
+TEST(HostileArtifact, ConstantsDigestMismatch) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  uint64_t constantsOffset = 0;
+  editManifest(file, [&](fbt::ManifestT &m) {
+    constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset;
+  });
+  file[constantsOffset + 3] ^= 1;
+  expectLoadError(file, "section 1 (constants) digest mismatch");
+  // Skipping digest verification is an explicit opt-out.
+  v4f_model_options_t options;
+  v4f_model_options_init(&options);
+  options.verify_digests = 0;
+  v4f_status_t s = tryLoad(file, &options);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
+}
+
+TEST(HostileArtifact, PlanReferencesMissingBuffer) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->bindings[2] = 99; });
+  expectLoadError(file, "dispatch 1 'scale' binding 2 refers to buffer 99, but there are 5 buffers");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.outputs[0]->buffer = 5; });
+  expectLoadError(file, "output 0 'out/0' refers to buffer 5, but there are 5");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.outputs[0]->buffer = 2; });
+  expectLoadError(file, "refers to buffer 2, which is not output 0");
+}
+
+TEST(HostileArtifact, PlanReferencesMissingKernel) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->kernel = 3; });
+  expectLoadError(file, "dispatch 0 'add' uses kernel 3, but there are 3 kernels");
+}
+
+TEST(HostileArtifact, PlanReferencesMissingRegister) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->push_constants[0] = 100; });
+  expectLoadError(file, "push constant 0 refers to shape register 100, but there are 8");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->workgroup_count = 8; });
+  expectLoadError(file, "workgroup count refers to shape register 8");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.buffers[3]->size_reg = 1000; });
+  expectLoadError(file, "buffer 3 size refers to shape register 1000");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dim_regs[1] = 8; });
+  expectLoadError(file, "input 0 'x' dim 1 refers to shape register 8");
+  file = buildAddScaleArtifact();
+  // Instruction 2 (Mul) reading register 5, defined only later.
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program[2] = fbt::ShapeInstr(fbt::ShapeOp::Mul, 0, 5, 0);
+  });
+  expectLoadError(file, "shape program instruction 2 reads register 5, which is not defined before it");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program[3] = fbt::ShapeInstr(static_cast<fbt::ShapeOp>(200), 0, 0, 0);
+  });
+  expectLoadError(file, "shape program instruction 3 has unknown op 200");
+}
+
+TEST(HostileArtifact, PlanReferencesMissingInput) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.buffers[1]->index = 2; });
+  expectLoadError(file, "buffer 1 refers to input 2, but there are 2 inputs");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 3, 0, 0);
+  });
+  expectLoadError(file, "shape program instruction 0 reads input 3, but there are 2 inputs");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 1, 2, 0);
+  });
+  expectLoadError(file, "shape program instruction 0 reads dim 2 of input 1, which has rank 2");
+}
+
+TEST(HostileArtifact, InconsistentSignatureAndBuffers) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dtype = 99; });
+  expectLoadError(file, "input 0 'x' has unknown dtype 99");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[1]->dim_regs.pop_back(); });
+  expectLoadError(file, "input 1 'y' has 2 dims but 1 dim_regs");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dims.assign(9, 1); });
+  expectLoadError(file, "has rank 9, more than 8");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.buffers[2]->last_use = 2; });
+  expectLoadError(file, "buffer 2 has lifetime [0, 2] outside the 2 dispatches");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.buffers[2]->first_use = 1;  // still bound by dispatch 0
+  });
+  expectLoadError(file, "dispatch 0 'add' binds transient buffer 2 outside its lifetime [1, 1]");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.buffers[3]->constant_offset = 64; });
+  expectLoadError(file, "constant offset 64 is misaligned or outside the 16-byte constants section");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program[5] = fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, 1 << 20);
+  });
+  expectLoadError(file, "constant range (offset 0, size 1048576) is outside");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->buffer = 1;
+  });
+  expectLoadError(file, "refers to buffer 1, which is not input 0");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.buffers[2]->kind = static_cast<fbt::BufferKind>(9); });
+  expectLoadError(file, "buffer 2 has unknown kind 9");
+}
+
+TEST(HostileArtifact, KernelMissingFromLibrary) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  plan.kernels[1] = "no_such_kernel";
+  expectLoadError(buildArtifact(plan, testKernelLibrary(), addScaleConstants()),
+                  "kernel 'no_such_kernel' is not exported by the CPU library");
+}
+
+TEST(HostileArtifact, NoLibraryOrNotAnElf) {
+  expectLoadError(buildArtifact(addScalePlan(), {}, addScaleConstants()),
+                  "the plan uses 3 kernels but the artifact has no CPU library section");
+  std::vector<uint8_t> garbage(300, 0x5a);
+  expectLoadError(buildArtifact(addScalePlan(), garbage, addScaleConstants()),
+                  "the CPU library section is not an ELF file");
+  std::vector<uint8_t> broken = testKernelLibrary();
+  broken.resize(200);
+  expectLoadError(buildArtifact(addScalePlan(), broken, addScaleConstants()),
+                  "cannot load the CPU library");
+}
+
+TEST(HostileArtifact, KernelAbiVersionMismatch) {
+  expectLoadError(buildArtifact(addScalePlan(), badAbiKernelLibrary(), addScaleConstants()),
+                  "the CPU library uses kernel ABI version 99, this runtime supports 1");
+}
+
+TEST(HostileArtifact, MissingCpuFeaturesAreNamed) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  plan.cpuFeatures = {"sse4.2", "avx2", "amx-tile"};
+  std::vector<uint8_t> file = buildArtifact(plan, testKernelLibrary(), addScaleConstants());
+  v4f_model_options_t options;
+  v4f_model_options_init(&options);
+  options.disabled_cpu_features = "avx2, amx-tile";
+  std::string message = expectLoadError(
+      file, "artifact requires CPU features not available on this machine: ", &options);
+  EXPECT_NE(message.find("avx2"), std::string::npos) << message;
+  EXPECT_NE(message.find("amx-tile"), std::string::npos) << message;
+
+  options.disabled_cpu_features = "avx2,warp-drive";
+  expectLoadError(file, "disabled_cpu_features: unknown CPU feature 'warp-drive'", &options);
+}
+
+TEST(HostileArtifact, UnknownCpuFeatureRefused) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  plan.cpuFeatures = {"avx2", "quantum-entangler"};
+  expectLoadError(buildArtifact(plan, testKernelLibrary(), addScaleConstants()),
+                  "artifact requires unknown CPU feature 'quantum-entangler'");
+}
+
+TEST(HostileArtifact, HugePlanIsRefused) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  plan.buffers.resize(70000, plan.buffers[2]);
+  expectLoadError(buildArtifact(plan, testKernelLibrary(), addScaleConstants()),
+                  "the plan is too large (70000 buffers");
+}
+
+TEST(HostileArtifact, RandomByteFlipsNeverCrash) {
+  // Flips in the manifest (re-digested so the FlatBuffers and plan checks see
+  // them); section digests stay on, so sections moved by a flip are caught.
+  std::vector<uint8_t> base = buildAddScaleArtifact();
+  uint32_t state = 987654321u;
+  uint64_t manifestOffset = getU64(base, 24);
+  for (int i = 0; i < 400; ++i) {
+    std::vector<uint8_t> file = base;
+    state = state * 1664525u + 1013904223u;
+    uint64_t pos = manifestOffset + (state >> 8) % (file.size() - manifestOffset);
+    file[pos] ^= static_cast<uint8_t>(1u << (state & 7));
+    putU64(file, 40, v4f_digest64(file.data() + manifestOffset, file.size() - manifestOffset));
+    v4f_status_free(tryLoad(file));
+  }
+}
+
+}  // namespace

@@ -1,0 +1,340 @@
+// RuntimeApiTest.cpp - the runtime C API on well-formed artifacts: load, query, run, errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "TestArtifacts.h"
+#include "v4f/artifact_format.h"
+
+using namespace v4f::test;
+
+namespace {
+
+// Fails the test with the status message when `s` is an error.
+#define ASSERT_OK(expr)                                                              \
+  do {                                                                               \
+    v4f_status_t s_ = (expr);                                                        \
+    bool ok_ = s_ == nullptr;                                                        \
+    std::string m_ = v4f_status_message(s_);                                         \
+    v4f_status_free(s_);                                                             \
+    ASSERT_TRUE(ok_) << #expr << ": " << m_;                                         \
+  } while (0)
+
+// Expects `expr` to fail with `code` and a message containing `substring`.
+void expectError(v4f_status_t s, v4f_status_code_t code, const std::string &substring) {
+  ASSERT_NE(s, nullptr) << "expected an error containing '" << substring << "'";
+  std::string message = v4f_status_message(s);
+  EXPECT_EQ(v4f_status_code(s), code) << message;
+  EXPECT_NE(message.find(substring), std::string::npos)
+      << "message '" << message << "' lacks '" << substring << "'";
+  v4f_status_free(s);
+}
+
+struct Loaded {
+  v4f_model_t *model = nullptr;
+  v4f_session_t *session = nullptr;
+  ~Loaded() {
+    v4f_session_release(session);
+    v4f_model_release(model);
+  }
+};
+
+void loadAndCreate(const std::vector<uint8_t> &file, int threads, Loaded &out) {
+  ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &out.model));
+  v4f_session_options_t options;
+  v4f_session_options_init(&options);
+  options.thread_count = threads;
+  ASSERT_OK(v4f_session_create(out.model, &options, nullptr, &out.session));
+}
+
+// Runs add_scale for `batch` rows and checks (x + y) * c.
+void runAddScale(v4f_session_t *session, int64_t batch) {
+  size_t n = static_cast<size_t>(batch) * 4;
+  std::vector<float> x(n), y(n), out(n, -1.f);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 0.5f * static_cast<float>(i);
+  }
+  v4f_tensor_t inputs[2] = {makeTensor(x.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4}),
+                            makeTensor(y.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4})};
+  v4f_tensor_t output = makeTensor(out.data(), n * 4, 0, {});
+  ASSERT_OK(v4f_session_run(session, inputs, 2, &output, 1));
+  EXPECT_EQ(output.dtype, V4F_DTYPE_FLOAT32);
+  ASSERT_EQ(output.rank, 2);
+  EXPECT_EQ(output.dims[0], batch);
+  EXPECT_EQ(output.dims[1], 4);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_FLOAT_EQ(out[i], (x[i] + y[i]) * static_cast<float>(i % 4 + 1)) << "element " << i;
+}
+
+TEST(RuntimeApi, ReleaseNullAndNullStatusAreNoOps) {
+  v4f_model_release(nullptr);
+  v4f_session_release(nullptr);
+  v4f_status_free(nullptr);
+  EXPECT_EQ(v4f_status_code(nullptr), V4F_STATUS_OK);
+  EXPECT_STREQ(v4f_status_message(nullptr), "");
+  EXPECT_EQ(v4f_model_input_count(nullptr), 0u);
+  EXPECT_EQ(v4f_session_peak_memory(nullptr), 0u);
+}
+
+TEST(RuntimeApi, DtypeHelpers) {
+  EXPECT_EQ(v4f_dtype_size(V4F_DTYPE_FLOAT32), 4u);
+  EXPECT_EQ(v4f_dtype_size(V4F_DTYPE_FLOAT16), 2u);
+  EXPECT_EQ(v4f_dtype_size(V4F_DTYPE_INT64), 8u);
+  EXPECT_EQ(v4f_dtype_size(V4F_DTYPE_BOOL), 1u);
+  EXPECT_EQ(v4f_dtype_size(12345), 0u);
+  EXPECT_STREQ(v4f_dtype_name(V4F_DTYPE_INT8), "int8");
+  EXPECT_STREQ(v4f_dtype_name(-3), "unknown");
+  EXPECT_EQ(v4f_cpu_has_feature("no-such-feature"), -1);
+  EXPECT_GE(v4f_cpu_has_feature("avx2"), 0);
+}
+
+TEST(RuntimeApi, LoadFromFileAndQuerySignature) {
+  std::string path = writeTempFile("add_scale.v4f", buildAddScaleArtifact());
+  v4f_model_t *model = nullptr;
+  ASSERT_OK(v4f_model_load_file(path.c_str(), nullptr, nullptr, &model));
+  EXPECT_STREQ(v4f_model_name(model), "add_scale");
+  EXPECT_STREQ(v4f_model_producer(model), "v4f unittests");
+  ASSERT_EQ(v4f_model_input_count(model), 2u);
+  ASSERT_EQ(v4f_model_output_count(model), 1u);
+  v4f_tensor_info_t info;
+  ASSERT_OK(v4f_model_input_info(model, 1, &info));
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.dtype, V4F_DTYPE_FLOAT32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], -1);
+  EXPECT_EQ(info.dims[1], 4);
+  EXPECT_STREQ(info.dim_names[0], "batch");
+  EXPECT_STREQ(info.dim_names[1], "");
+  ASSERT_OK(v4f_model_output_info(model, 0, &info));
+  EXPECT_STREQ(info.name, "out/0");
+  expectError(v4f_model_input_info(model, 2, &info), V4F_STATUS_INVALID_ARGUMENT, "out of range");
+  v4f_model_release(model);
+  unlink(path.c_str());
+}
+
+TEST(RuntimeApi, MissingFileNamesThePath) {
+  v4f_model_t *model = nullptr;
+  expectError(v4f_model_load_file("/nonexistent/dir/m.v4f", nullptr, nullptr, &model),
+              V4F_STATUS_NOT_FOUND, "/nonexistent/dir/m.v4f: cannot open");
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST(RuntimeApi, RunsOnOneThreadAtTwoBatchSizes) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, l));
+  EXPECT_EQ(v4f_session_thread_count(l.session), 1);
+  runAddScale(l.session, 3);
+  runAddScale(l.session, 17);
+  runAddScale(l.session, 1);
+}
+
+TEST(RuntimeApi, RunsOnFourThreads) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 4, l));
+  EXPECT_EQ(v4f_session_thread_count(l.session), 4);
+  for (int i = 0; i < 20; ++i)
+    runAddScale(l.session, 1 + i * 7);
+}
+
+TEST(RuntimeApi, DefaultThreadCountIsCoreCount) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 0, l));
+  EXPECT_EQ(v4f_session_thread_count(l.session), static_cast<int32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  runAddScale(l.session, 9);
+}
+
+TEST(RuntimeApi, ZeroBatchRunsNoWorkgroups) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 2, l));
+  v4f_tensor_t inputs[2] = {makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4}),
+                            makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4})};
+  v4f_tensor_t output = makeTensor(nullptr, 0, 0, {});
+  ASSERT_OK(v4f_session_run(l.session, inputs, 2, &output, 1));
+  EXPECT_EQ(output.dims[0], 0);
+}
+
+TEST(RuntimeApi, LoadsUnalignedMemoryAndTwoModelsAtOnce) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  std::vector<uint8_t> shifted(file.size() + 1);
+  std::memcpy(shifted.data() + 1, file.data(), file.size());
+  Loaded a, b;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(file, 1, a));
+  v4f_model_t *unaligned = nullptr;
+  ASSERT_OK(v4f_model_load_memory(shifted.data() + 1, file.size(), nullptr, nullptr, &unaligned));
+  b.model = unaligned;
+  ASSERT_OK(v4f_session_create(b.model, nullptr, nullptr, &b.session));
+  runAddScale(a.session, 2);
+  runAddScale(b.session, 5);
+  // Each model has its own library: releasing one leaves the other usable.
+  v4f_session_release(a.session);
+  v4f_model_release(a.model);
+  a.session = nullptr;
+  a.model = nullptr;
+  runAddScale(b.session, 6);
+}
+
+TEST(RuntimeApi, ResolveOutputShapesWithoutRunning) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, l));
+  v4f_tensor_t inputs[2] = {makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {7, 4}),
+                            makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {7, 4})};
+  v4f_tensor_t output{};
+  ASSERT_OK(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1));
+  EXPECT_EQ(output.rank, 2);
+  EXPECT_EQ(output.dims[0], 7);
+  EXPECT_EQ(output.dims[1], 4);
+  EXPECT_EQ(output.byte_size, 7u * 4u * 4u);
+  EXPECT_EQ(v4f_session_peak_memory(l.session), 128u);  // 112 bytes, 64-aligned
+}
+
+TEST(RuntimeApi, PeakMemoryReusesNonOverlappingLifetimes) {
+  // 5x5 float32 = 100 bytes per transient, 128 once aligned.
+  for (bool overlapAll : {false, true}) {
+    Loaded l;
+    ASSERT_NO_FATAL_FAILURE(loadAndCreate(
+        buildArtifact(chainPlan(5, 5, overlapAll), testKernelLibrary(), {}), 3, l));
+    EXPECT_EQ(v4f_session_peak_memory(l.session), 0u);
+    std::vector<float> x(25), y(25);
+    for (int i = 0; i < 25; ++i)
+      x[static_cast<size_t>(i)] = static_cast<float>(i) - 3.f;
+    v4f_tensor_t in = makeTensor(x.data(), 100, V4F_DTYPE_FLOAT32, {5, 5});
+    v4f_tensor_t out = makeTensor(y.data(), 100, 0, {});
+    ASSERT_OK(v4f_session_run(l.session, &in, 1, &out, 1));
+    for (size_t i = 0; i < 25; ++i)
+      ASSERT_FLOAT_EQ(y[i], 16.f * x[i]);
+    // A lives [0,1], B [1,2], C [2,3]: A and C share an offset.
+    EXPECT_EQ(v4f_session_peak_memory(l.session), overlapAll ? 3u * 128u : 2u * 128u)
+        << "overlapAll=" << overlapAll;
+  }
+}
+
+TEST(RuntimeApi, CustomAllocatorSeesEveryAllocation) {
+  struct Counter {
+    int live = 0, total = 0;
+  } counter;
+  v4f_allocator_t allocator;
+  allocator.user_data = &counter;
+  allocator.alloc = [](void *user, size_t size, size_t alignment) -> void * {
+    auto *c = static_cast<Counter *>(user);
+    void *p = nullptr;
+    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
+      return nullptr;
+    ++c->live;
+    ++c->total;
+    return p;
+  };
+  allocator.free = [](void *user, void *p) {
+    --static_cast<Counter *>(user)->live;
+    free(p);
+  };
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  v4f_model_t *model = nullptr;
+  ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), nullptr, &allocator, &model));
+  v4f_session_t *session = nullptr;
+  ASSERT_OK(v4f_session_create(model, nullptr, &allocator, &session));
+  runAddScale(session, 4);
+  v4f_session_release(session);
+  v4f_model_release(model);
+  EXPECT_GT(counter.total, 5);
+  EXPECT_EQ(counter.live, 0);
+}
+
+class RunErrors : public ::testing::Test {
+protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 2, l)); }
+  v4f_status_t run(std::vector<int64_t> xDims, std::vector<int64_t> yDims, int32_t dtype = V4F_DTYPE_FLOAT32,
+                   size_t outBytes = 4096) {
+    inputs[0] = makeTensor(x, sizeof(x), dtype, xDims);
+    inputs[1] = makeTensor(y, sizeof(y), V4F_DTYPE_FLOAT32, yDims);
+    output = makeTensor(out, outBytes, 0, {});
+    return v4f_session_run(l.session, inputs, 2, &output, 1);
+  }
+  Loaded l;
+  float x[1024] = {}, y[1024] = {}, out[1024] = {};
+  v4f_tensor_t inputs[2];
+  v4f_tensor_t output;
+};
+
+TEST_F(RunErrors, WrongDtype) {
+  expectError(run({2, 4}, {2, 4}, V4F_DTYPE_INT32), V4F_STATUS_INVALID_ARGUMENT,
+              "input 0 'x': dtype is int32, expected float32");
+}
+
+TEST_F(RunErrors, WrongRank) {
+  expectError(run({2, 4, 1}, {2, 4}), V4F_STATUS_INVALID_ARGUMENT, "input 0 'x': rank is 3, expected 2");
+}
+
+TEST_F(RunErrors, WrongStaticDim) {
+  expectError(run({2, 5}, {2, 4}), V4F_STATUS_INVALID_ARGUMENT, "input 0 'x': dim 1 is 5, expected 4");
+}
+
+TEST_F(RunErrors, InconsistentSymbolicDim) {
+  expectError(run({2, 4}, {3, 4}), V4F_STATUS_INVALID_ARGUMENT, "('batch') is 3 but input 0 'x'");
+}
+
+TEST_F(RunErrors, NegativeDim) {
+  expectError(run({-2, 4}, {-2, 4}), V4F_STATUS_INVALID_ARGUMENT, "dim 0 is negative");
+}
+
+TEST_F(RunErrors, InputBufferTooSmall) {
+  inputs[0] = makeTensor(x, 8, V4F_DTYPE_FLOAT32, {2, 4});
+  inputs[1] = makeTensor(y, sizeof(y), V4F_DTYPE_FLOAT32, {2, 4});
+  output = makeTensor(out, sizeof(out), 0, {});
+  expectError(v4f_session_run(l.session, inputs, 2, &output, 1), V4F_STATUS_INVALID_ARGUMENT,
+              "byte_size is 8, the shape needs 32 bytes");
+}
+
+TEST_F(RunErrors, OutputTooSmallStatesNeededSizeAndWritesDims) {
+  expectError(run({3, 4}, {3, 4}, V4F_DTYPE_FLOAT32, 47), V4F_STATUS_INVALID_ARGUMENT,
+              "byte_size is 47, but 48 bytes are needed");
+  EXPECT_EQ(output.rank, 2);
+  EXPECT_EQ(output.dims[0], 3);
+  EXPECT_EQ(output.dims[1], 4);
+}
+
+TEST_F(RunErrors, WrongTensorCounts) {
+  output = makeTensor(out, sizeof(out), 0, {});
+  expectError(v4f_session_run(l.session, inputs, 1, &output, 1), V4F_STATUS_INVALID_ARGUMENT,
+              "expected 2 inputs, got 1");
+}
+
+TEST(RuntimeApi, KernelErrorNamesTheDispatch) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  plan.dispatches[1].kernel = 2;  // test_fail
+  plan.dispatches[1].name = "node/Scale_7";
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 4, l));
+  float x[8] = {}, out[8];
+  v4f_tensor_t inputs[2] = {makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4}),
+                            makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4})};
+  v4f_tensor_t output = makeTensor(out, 32, 0, {});
+  expectError(v4f_session_run(l.session, inputs, 2, &output, 1), V4F_STATUS_KERNEL_ERROR,
+              "dispatch 1 'node/Scale_7' (kernel 'test_fail') failed with code 1");
+}
+
+TEST(RuntimeApi, ShapeProgramErrors) {
+  v4f::ExecutablePlan plan = addScalePlan();
+  v4f::ShapeInstruction div;
+  div.op = v4f::ShapeOpKind::FloorDiv;
+  div.a = 1;
+  div.b = 0;  // 4 / batch
+  plan.shapeProgram.push_back(div);
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 1, l));
+  v4f_tensor_t inputs[2] = {makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4}),
+                            makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4})};
+  v4f_tensor_t output{};
+  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1),
+              V4F_STATUS_INVALID_ARGUMENT, "divides by zero");
+  int64_t huge = int64_t(1) << 62;
+  inputs[0] = makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {huge, 4});
+  inputs[1] = makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {huge, 4});
+  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1),
+              V4F_STATUS_INVALID_ARGUMENT, "overflows int64");
+}
+
+}  // namespace
