@@ -1,0 +1,47 @@
+//===- CPUCodegen.h - v4f graph -> CPU kernels + execution plan -*- C++ -*-===//
+#ifndef V4F_CODEGEN_CPUCODEGEN_H
+#define V4F_CODEGEN_CPUCODEGEN_H
+
+#include "v4f/Artifact/ArtifactWriter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace v4f {
+
+/// The machine the kernels are compiled for.
+struct CPUTarget {
+  std::string triple;
+  std::string cpu;                        // LLVM CPU name, e.g. "znver3"
+  std::string features;                   // LLVM feature string
+  std::vector<std::string> requiredFeatures; // names from V4F_CPU_FEATURE_NAMES
+};
+
+/// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
+/// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.
+bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &error);
+
+/// Turns the optimized graph (func @main of v4f ops) into dispatch kernels
+/// (appended to `kernels` as func.func in the scf/arith/math/vector/llvm
+/// dialects) and the execution plan; packs constants into `constants`.
+mlir::LogicalResult buildExecutablePlan(mlir::ModuleOp graph, mlir::ModuleOp kernels,
+                                        ExecutablePlan &plan, std::vector<uint8_t> &constants);
+
+/// Lowers the kernel module to the LLVM dialect.
+mlir::LogicalResult lowerKernelsToLLVMDialect(mlir::ModuleOp kernels, bool printIRAfterAll);
+
+/// Translates to LLVM IR, optimizes at O3 for `target`, and emits an ELF
+/// object. `llvmIR`, when non-null, receives the optimized IR text.
+bool compileKernelsToObject(mlir::ModuleOp kernels, const CPUTarget &target,
+                            std::vector<uint8_t> &object, std::string *llvmIR, std::string &error);
+
+/// Links an object into a shared object with the embedded LLD (no external
+/// linker is run).
+bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject,
+                      std::string &error);
+
+} // namespace v4f
+
+#endif // V4F_CODEGEN_CPUCODEGEN_H

@@ -1,0 +1,373 @@
+//===- DispatchBuilder.cpp - graph -> dispatches, buffers, shape program --===//
+//
+// Walks func @main in order. Every v4f op becomes one or more dispatches (one
+// kernel each); reshape aliases its input's buffer; constants are packed into
+// the 64-byte aligned constants blob. Every dim is a shape-program register,
+// so models with symbolic dims get a plan the runtime completes at run time.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+
+#include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+
+using namespace mlir;
+
+namespace v4f {
+
+//===----------------------------------------------------------------------===//
+// DispatchContext
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<KernelBuilder> DispatchContext::newKernel(StringRef) {
+  return std::make_unique<KernelBuilder>(kernels, shapes, "v4f_kernel_" + std::to_string(kernelCounter++), 0);
+}
+
+void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
+                                  const std::string &name) {
+  // Identical bodies (e.g. repeated conv shapes) share one kernel.
+  std::string body;
+  {
+    StringAttr realName = kernel.func.getSymNameAttr();
+    kernel.func.setSymName("k");
+    llvm::raw_string_ostream os(body);
+    kernel.func.print(os, OpPrintingFlags().printGenericOpForm());
+    kernel.func.setSymNameAttr(realName);
+  }
+  uint32_t index;
+  if (auto it = kernelsByBody.find(body); it != kernelsByBody.end()) {
+    index = it->second;
+    kernel.func.erase();
+  } else {
+    index = plan.kernels.size();
+    plan.kernels.push_back(kernel.func.getSymName().str());
+    kernelsByBody[body] = index;
+  }
+  PlanDispatch d;
+  d.kernel = index;
+  d.bindings = std::move(bindings);
+  d.pushConstants = kernel.pushConstants();
+  d.workgroupCountReg = workgroups;
+  d.name = name;
+  plan.dispatches.push_back(std::move(d));
+}
+
+uint32_t DispatchContext::newTransient(Reg sizeBytes) {
+  PlanBuffer b;
+  b.kind = BufferKind::Transient;
+  b.sizeReg = sizeBytes;
+  plan.buffers.push_back(b);
+  return plan.buffers.size() - 1;
+}
+
+std::pair<Reg, Reg> DispatchContext::splitRows(Reg rows, Reg rowSize, int64_t grain) {
+  Reg perGroup = shapes.max(shapes.constant(1), shapes.floorDiv(shapes.constant(grain),
+                                                                shapes.max(rowSize, shapes.constant(1))));
+  Reg groups = shapes.ceilDiv(rows, perGroup);
+  return {groups, perGroup};
+}
+
+//===----------------------------------------------------------------------===//
+// Plan construction
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int32_t dtypeCode(Type t) {
+  if (t.isF32()) return 1;
+  if (t.isInteger(64)) return 7;
+  if (t.isInteger(32)) return 6;
+  return 0;
+}
+
+struct PlanBuilder {
+  DispatchContext &ctx;
+  std::vector<uint8_t> &constants;
+  DenseMap<Value, TensorInfo> infos;
+
+  ShapeProgramBuilder &sp() { return ctx.shapes; }
+
+  Reg bytesOf(const TensorInfo &t) {
+    return sp().mul(ctx.numel(t), sp().constant(t.elementType.getIntOrFloatBitWidth() / 8));
+  }
+
+  TensorInfo &info(Value v) { return infos[v]; }
+
+  LogicalResult addConstant(arith::ConstantOp op) {
+    auto attr = llvm::dyn_cast<DenseElementsAttr>(op.getValue());
+    auto type = llvm::dyn_cast<RankedTensorType>(op.getType());
+    if (!attr || !type || !dtypeCode(type.getElementType()))
+      return op.emitOpError("constant of this type is not supported by the CPU backend");
+    size_t width = type.getElementTypeBitWidth() / 8;
+    size_t offset = (constants.size() + 63) / 64 * 64;
+    size_t bytes = type.getNumElements() * width;
+    constants.resize(offset + bytes, 0);
+    ArrayRef<char> raw = attr.getRawData();
+    if (attr.isSplat()) {
+      for (size_t i = 0; i < (size_t)type.getNumElements(); ++i)
+        std::memcpy(constants.data() + offset + i * width, raw.data(), width);
+    } else {
+      std::memcpy(constants.data() + offset, raw.data(), bytes);
+    }
+    TensorInfo t;
+    t.elementType = type.getElementType();
+    for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
+    PlanBuffer b;
+    b.kind = BufferKind::Constant;
+    b.constantOffset = offset;
+    b.sizeReg = sp().constant(bytes);
+    ctx.plan.buffers.push_back(b);
+    t.buffer = ctx.plan.buffers.size() - 1;
+    infos[op.getResult()] = t;
+    return success();
+  }
+
+  /// Dims of `op`'s result as registers: static dims are constants, dynamic
+  /// ones follow the op's shape rule.
+  FailureOr<std::vector<Reg>> resultDims(Operation *op) {
+    auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t rank = type.getRank();
+    std::vector<Reg> dims(rank);
+    auto in = [&](unsigned i) -> const std::vector<Reg> & { return info(op->getOperand(i)).dims; };
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d)) {
+        dims[d] = sp().constant(type.getDimSize(d));
+        continue;
+      }
+      Reg r;
+      if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+        const auto &a = in(0), &b = in(1);
+        int64_t ia = d - (rank - a.size()), ib = d - (rank - b.size());
+        if (ia >= 0 && ib >= 0) r = sp().max(a[ia], b[ib]);
+        else r = ia >= 0 ? a[ia] : b[ib];
+      } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
+                     LayerNormOp, BatchNormOp>(op)) {
+        r = in(0)[d];
+      } else if (auto conv = dyn_cast<ConvOp>(op)) {
+        if (d == 0) r = in(0)[0];
+        else {
+          int i = d - 2;
+          int64_t k = conv.getWeight().getType().getDimSize(d);
+          auto s = conv.getStrides(), dl = conv.getDilations(), p = conv.getPads();
+          Reg span = sp().add(in(0)[d], sp().constant(p[i] + p[2 + i] - dl[i] * (k - 1) - 1));
+          r = sp().add(sp().floorDiv(span, sp().constant(s[i])), sp().constant(1));
+        }
+      } else if (isa<MaxPoolOp, AvgPoolOp>(op)) {
+        ArrayRef<int64_t> k, s, dl, p;
+        bool ceil;
+        if (auto m = dyn_cast<MaxPoolOp>(op)) {
+          k = m.getKernelShape(); s = m.getStrides(); dl = m.getDilations(); p = m.getPads(); ceil = m.getCeilMode();
+        } else {
+          auto a = cast<AvgPoolOp>(op);
+          k = a.getKernelShape(); s = a.getStrides(); dl = a.getDilations(); p = a.getPads(); ceil = a.getCeilMode();
+        }
+        if (d < 2) r = in(0)[d];
+        else {
+          int i = d - 2;
+          Reg span = sp().add(in(0)[d], sp().constant(p[i] + p[2 + i] - dl[i] * (k[i] - 1) - 1));
+          Reg stride = sp().constant(s[i]);
+          if (ceil) {
+            r = sp().add(sp().ceilDiv(span, stride), sp().constant(1));
+            r = sp().min(r, sp().ceilDiv(sp().add(in(0)[d], sp().constant(p[i])), stride));
+          } else {
+            r = sp().add(sp().floorDiv(span, stride), sp().constant(1));
+          }
+        }
+      } else if (isa<MatMulOp>(op)) {
+        const auto &a = in(0), &b = in(1);
+        if (d == rank - 2) r = a[a.size() - 2];
+        else if (d == rank - 1) r = b[b.size() - 1];
+        else {
+          int64_t ia = d - (rank - a.size()), ib = d - (rank - b.size());
+          if (ia >= 0 && ib >= 0) r = sp().max(a[ia], b[ib]);
+          else r = ia >= 0 ? a[ia] : b[ib];
+        }
+      } else if (auto red = dyn_cast<ReduceMeanOp>(op)) {
+        auto axes = red.getAxes();
+        int64_t src = 0, out = 0;
+        for (; src < (int64_t)in(0).size(); ++src) {
+          bool reduced = llvm::is_contained(axes, src);
+          if (reduced && !red.getKeepdims()) continue;
+          if (out == d) break;
+          ++out;
+        }
+        r = in(0)[src];
+      } else if (auto tr = dyn_cast<TransposeOp>(op)) {
+        r = in(0)[tr.getPerm()[d]];
+      } else if (auto cat = dyn_cast<ConcatOp>(op)) {
+        if (d == cat.getAxis()) {
+          r = sp().constant(0);
+          for (Value v : cat.getInputs()) r = sp().add(r, info(v).dims[d]);
+        } else {
+          r = in(0)[d];
+        }
+      } else if (auto g = dyn_cast<GatherOp>(op)) {
+        int64_t axis = g.getAxis(), idsRank = in(1).size();
+        if (d < axis) r = in(0)[d];
+        else if (d < axis + idsRank) r = in(1)[d - axis];
+        else r = in(0)[d - idsRank + 1];
+      } else if (auto rs = dyn_cast<ReshapeOp>(op)) {
+        int64_t src = rs.getDimSources()[d];
+        if (src >= 0) r = in(0)[src];
+        else {
+          Reg others = sp().constant(1);
+          for (int64_t j = 0; j < rank; ++j)
+            if (j != d)
+              others = sp().mul(others, type.isDynamicDim(j) ? in(0)[rs.getDimSources()[j]]
+                                                              : sp().constant(type.getDimSize(j)));
+          r = sp().floorDiv(ctx.numel(info(op->getOperand(0))), others);
+        }
+      } else {
+        return op->emitOpError("has no shape rule for dynamic dims in the CPU backend");
+      }
+      dims[d] = r;
+    }
+    return dims;
+  }
+
+  LogicalResult emitOp(Operation *op) {
+    auto dims = resultDims(op);
+    if (failed(dims)) return failure();
+    TensorInfo result;
+    result.dims = *dims;
+    result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+    if (isa<ReshapeOp>(op)) {
+      result.buffer = info(op->getOperand(0)).buffer;
+      infos[op->getResult(0)] = result;
+      return success();
+    }
+    result.buffer = ctx.newTransient(bytesOf(result));
+    infos[op->getResult(0)] = result;
+    SmallVector<TensorInfo> operands;
+    for (Value v : op->getOperands()) operands.push_back(info(v));
+    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp>(op))
+      return emitElementwise(ctx, op, operands, result);
+    if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
+    if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
+    if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
+    if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
+    if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);
+    if (isa<LayerNormOp>(op)) return emitLayerNorm(ctx, op, operands, result);
+    if (isa<TransposeOp>(op)) return emitTranspose(ctx, op, operands, result);
+    if (isa<ConcatOp>(op)) return emitConcat(ctx, op, operands, result);
+    if (isa<GatherOp>(op)) return emitGather(ctx, op, operands, result);
+    return op->emitOpError("is not supported by the CPU backend");
+  }
+};
+
+} // namespace
+
+LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePlan &plan,
+                                  std::vector<uint8_t> &constants) {
+  auto func = graph.lookupSymbol<func::FuncOp>("main");
+  if (!func) return graph.emitError("module has no func @main");
+  DispatchContext ctx(kernels, plan);
+  PlanBuilder pb{ctx, constants, DenseMap<Value, TensorInfo>()};
+
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
+    TensorSignature sig;
+    auto name = func.getArgAttrOfType<StringAttr>(i, "v4f.name");
+    sig.name = name ? name.str() : "input" + std::to_string(i);
+    sig.dtype = dtypeCode(type.getElementType());
+    if (!sig.dtype) return func.emitError("input '") << sig.name << "' has an unsupported element type";
+    auto dimNames = func.getArgAttrOfType<ArrayAttr>(i, "v4f.dim_names");
+    TensorInfo t;
+    t.elementType = type.getElementType();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      bool dynamic = type.isDynamicDim(d);
+      sig.dims.push_back(dynamic ? -1 : type.getDimSize(d));
+      std::string dimName;
+      if (dynamic && dimNames && d < (int64_t)dimNames.size())
+        dimName = llvm::cast<StringAttr>(dimNames[d]).str();
+      else if (dynamic)
+        dimName = sig.name + "_dim" + std::to_string(d);
+      sig.dimNames.push_back(dimName);
+      Reg r = dynamic ? ctx.shapes.inputDim(i, d) : ctx.shapes.constant(type.getDimSize(d));
+      sig.dimRegs.push_back(r);
+      t.dims.push_back(r);
+    }
+    // Dims sharing a symbol name share one register (the runtime checks they agree).
+    PlanBuffer b;
+    b.kind = BufferKind::Input;
+    b.index = i;
+    b.sizeReg = pb.bytesOf(t);
+    plan.buffers.push_back(b);
+    t.buffer = sig.buffer = plan.buffers.size() - 1;
+    pb.infos[arg] = t;
+    plan.inputs.push_back(sig);
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      if (failed(pb.addConstant(cst))) return failure();
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<bool> claimed(plan.buffers.size(), false);
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        TensorInfo t = pb.info(v);
+        TensorSignature sig;
+        auto name = func.getResultAttrOfType<StringAttr>(i, "v4f.name");
+        sig.name = name ? name.str() : "output" + std::to_string(i);
+        sig.dtype = dtypeCode(t.elementType);
+        auto type = llvm::cast<RankedTensorType>(v.getType());
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          sig.dims.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
+          sig.dimNames.push_back("");
+          sig.dimRegs.push_back(t.dims[d]);
+        }
+        // Name symbolic output dims after the input symbol they equal.
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d)) continue;
+          for (const auto &in : plan.inputs)
+            for (size_t k = 0; k < in.dimRegs.size(); ++k)
+              if (in.dimRegs[k] == t.dims[d] && sig.dimNames[d].empty()) sig.dimNames[d] = in.dimNames[k];
+          if (sig.dimNames[d].empty()) sig.dimNames[d] = sig.name + "_dim" + std::to_string(d);
+        }
+        PlanBuffer &buf = plan.buffers[t.buffer];
+        if (buf.kind == BufferKind::Transient && !claimed[t.buffer]) {
+          buf.kind = BufferKind::Output;
+          buf.index = i;
+          claimed[t.buffer] = true;
+          sig.buffer = t.buffer;
+        } else {
+          PlanBuffer out;
+          out.kind = BufferKind::Output;
+          out.index = i;
+          out.sizeReg = pb.bytesOf(t);
+          plan.buffers.push_back(out);
+          claimed.push_back(true);
+          TensorInfo dst = t;
+          dst.buffer = sig.buffer = plan.buffers.size() - 1;
+          emitCopy(ctx, t, dst, "copy to output '" + sig.name + "'");
+        }
+        plan.outputs.push_back(sig);
+      }
+      continue;
+    }
+    if (op.getDialect() && op.getDialect()->getNamespace() == "v4f") {
+      if (failed(pb.emitOp(&op))) return failure();
+      continue;
+    }
+    return op.emitOpError("is not supported by the CPU backend");
+  }
+
+  // Liveness of transient buffers from the dispatch order.
+  std::vector<bool> seen(plan.buffers.size(), false);
+  for (size_t d = 0; d < plan.dispatches.size(); ++d)
+    for (uint32_t b : plan.dispatches[d].bindings) {
+      PlanBuffer &buf = plan.buffers[b];
+      if (!seen[b]) buf.firstUse = d;
+      buf.lastUse = d;
+      seen[b] = true;
+    }
+  plan.shapeProgram = ctx.shapes.instructions();
+  return success();
+}
+
+} // namespace v4f

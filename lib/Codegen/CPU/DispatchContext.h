@@ -1,0 +1,78 @@
+//===- DispatchContext.h - state shared by the CPU kernel emitters -*- C++ -*-===//
+#ifndef V4F_LIB_CODEGEN_CPU_DISPATCHCONTEXT_H
+#define V4F_LIB_CODEGEN_CPU_DISPATCHCONTEXT_H
+
+#include "KernelBuilder.h"
+
+#include "mlir/IR/Operation.h"
+
+#include <map>
+#include <memory>
+
+namespace v4f {
+
+/// A tensor during codegen: dims as shape registers, and its plan buffer.
+struct TensorInfo {
+  std::vector<Reg> dims;
+  uint32_t buffer = 0;
+  mlir::Type elementType;
+};
+
+class DispatchContext {
+public:
+  DispatchContext(mlir::ModuleOp kernels, ExecutablePlan &plan)
+      : kernels(kernels), plan(plan) {}
+
+  mlir::ModuleOp kernels;
+  ExecutablePlan &plan;
+  ShapeProgramBuilder shapes;
+
+  /// Starts a kernel named after `opName`.
+  std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);
+  /// Finishes `kernel` (deduplicating identical bodies) and appends a
+  /// dispatch running it over `workgroups` with `bindings` (buffer indices).
+  void addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
+                   const std::string &name);
+  uint32_t newTransient(Reg sizeBytes);
+  Reg numel(const TensorInfo &t) { return shapes.product(t.dims, 0, t.dims.size()); }
+  /// Number of workgroups for `rows` rows of `rowSize` elements each so a
+  /// workgroup handles about `grain` elements; returns {count, rowsPerGroup}.
+  std::pair<Reg, Reg> splitRows(Reg rows, Reg rowSize, int64_t grain = 16384);
+
+private:
+  std::map<std::string, uint32_t> kernelsByBody;
+  unsigned kernelCounter = 0;
+};
+
+// Emitters, one per op family; each appends dispatches writing `result`.
+mlir::LogicalResult emitElementwise(DispatchContext &ctx, mlir::Operation *op,
+                                    llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitTranspose(DispatchContext &ctx, mlir::Operation *op,
+                                  llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitConcat(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitGather(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// Copies `src` into `dst` (same element count), e.g. for graph outputs.
+void emitCopy(DispatchContext &ctx, const TensorInfo &src, const TensorInfo &dst,
+              const std::string &name);
+mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
+                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitPool(DispatchContext &ctx, mlir::Operation *op,
+                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitReduceMean(DispatchContext &ctx, mlir::Operation *op,
+                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitSoftmax(DispatchContext &ctx, mlir::Operation *op,
+                                llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitLayerNorm(DispatchContext &ctx, mlir::Operation *op,
+                                  llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+
+/// Applies a fused activation ("none", "relu", ...) to a scalar or vector.
+mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha,
+                            float beta);
+
+} // namespace v4f
+
+#endif

@@ -1,0 +1,273 @@
+//===- ElementwiseKernels.cpp - elementwise, transpose, concat, gather ----===//
+//
+// All of these are "strided maps": iterate over an index space, read each
+// input at a strided offset, write the output at a strided offset. The inner
+// loop runs along the last dim so LLVM vectorizes it when strides are 1.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+using StrideFn = std::function<std::vector<Value>(KernelBuilder &)>;
+
+struct MapOperand {
+  uint32_t buffer;
+  StrideFn strides;                          // one stride per iteration dim
+  std::function<Value(KernelBuilder &)> base; // element offset, may be null
+};
+
+/// Natural row-major strides of `dims`, broadcast (stride 0 where the dim is
+/// 1) and right-aligned to `rank` iteration dims.
+std::vector<Value> broadcastStrides(KernelBuilder &kb, const std::vector<Reg> &dims, size_t rank) {
+  std::vector<Value> strides(rank, kb.c(0));
+  Value running = kb.c(1);
+  for (size_t i = dims.size(); i-- > 0;) {
+    Value d = kb.dim(dims[i]);
+    size_t o = rank - dims.size() + i;
+    strides[o] = kb.select(kb.cmp(arith::CmpIPredicate::eq, d, kb.c(1)), kb.c(0), running);
+    running = kb.mul(running, d);
+  }
+  return strides;
+}
+
+std::vector<Value> naturalStrides(KernelBuilder &kb, const std::vector<Reg> &dims) {
+  std::vector<Value> strides(dims.size());
+  Value running = kb.c(1);
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = running;
+    running = kb.mul(running, kb.dim(dims[i]));
+  }
+  return strides;
+}
+
+/// Emits one dispatch computing out[idx] = fn(in_k[idx]) over `iterDims`.
+void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::vector<Reg> &iterDims,
+                    Type elementType, const MapOperand &out, const std::vector<MapOperand> &inputs,
+                    const std::function<Value(KernelBuilder &, ArrayRef<Value>)> &fn) {
+  size_t rank = iterDims.size();
+  std::vector<Reg> dims = iterDims;
+  if (rank == 0) dims.push_back(ctx.shapes.constant(1));
+  rank = dims.size();
+  Reg rowsReg = ctx.shapes.product(dims, 0, rank - 1);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rowsReg, dims[rank - 1]);
+  auto kb = ctx.newKernel(name);
+  std::vector<Value> outStrides = out.strides(*kb);
+  if (outStrides.empty()) outStrides.push_back(kb->c(1));
+  std::vector<std::vector<Value>> inStrides;
+  for (const auto &in : inputs) {
+    auto s = in.strides(*kb);
+    if (s.empty()) s.push_back(kb->c(0));
+    inStrides.push_back(s);
+  }
+  Value inner = kb->dim(dims[rank - 1]);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rowsReg), kb->dim(rowsPerGroup));
+  Value outBase = out.base ? out.base(*kb) : kb->c(0);
+  std::vector<Value> inBases;
+  for (const auto &in : inputs) inBases.push_back(in.base ? in.base(*kb) : kb->c(0));
+  std::vector<uint32_t> bindings = {out.buffer};
+  for (const auto &in : inputs) bindings.push_back(in.buffer);
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    // Decompose the row index over the outer dims.
+    Value rest = row;
+    Value outOff = outBase;
+    std::vector<Value> inOffs = inBases;
+    for (size_t d = rank - 1; d-- > 0;) {
+      Value extent = kb->dim(dims[d]);
+      Value idx = kb->rem(rest, extent);
+      rest = kb->div(rest, extent);
+      outOff = kb->add(outOff, kb->mul(idx, outStrides[d]));
+      for (size_t k = 0; k < inputs.size(); ++k)
+        inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
+    }
+    kb->forLoop(kb->c(0), inner, kb->c(1), [&](Value j) {
+      SmallVector<Value> vals;
+      for (size_t k = 0; k < inputs.size(); ++k)
+        vals.push_back(kb->load(elementType, kb->binding(1 + k),
+                                kb->add(inOffs[k], kb->mul(j, inStrides[k][rank - 1]))));
+      Value r = fn(*kb, vals);
+      kb->store(r, kb->binding(0), kb->add(outOff, kb->mul(j, outStrides[rank - 1])));
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, bindings, groups, name);
+}
+
+Value unaryBody(KernelBuilder &kb, Operation *op, Value x) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  if (isa<ReluOp>(op)) return applyActivation(kb, x, "relu", 0, 0);
+  if (isa<SigmoidOp>(op)) return applyActivation(kb, x, "sigmoid", 0, 0);
+  if (isa<TanhOp>(op)) return b.create<math::TanhOp>(loc, x);
+  if (isa<ErfOp>(op)) return b.create<math::ErfOp>(loc, x);
+  if (isa<ExpOp>(op)) return b.create<math::ExpOp>(loc, x);
+  if (isa<SqrtOp>(op)) return b.create<math::SqrtOp>(loc, x);
+  if (auto l = dyn_cast<LeakyReluOp>(op))
+    return applyActivation(kb, x, "leaky_relu", l.getAlpha().convertToFloat(), 0);
+  if (auto c = dyn_cast<ClipOp>(op))
+    return applyActivation(kb, x, "clip", c.getMin().convertToFloat(), c.getMax().convertToFloat());
+  return {};
+}
+
+Value binaryBody(KernelBuilder &kb, Operation *op, Value x, Value y) {
+  if (isa<AddOp>(op)) return kb.b.create<arith::AddFOp>(kb.loc, x, y);
+  if (isa<SubOp>(op)) return kb.b.create<arith::SubFOp>(kb.loc, x, y);
+  if (isa<MulOp>(op)) return kb.b.create<arith::MulFOp>(kb.loc, x, y);
+  if (isa<DivOp>(op)) return kb.b.create<arith::DivFOp>(kb.loc, x, y);
+  return {};
+}
+
+std::string opLabel(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
+  else if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    for (Location l : fused.getLocations())
+      if (auto n = dyn_cast<NameLoc>(l)) {
+        name += " '" + n.getName().str() + "'";
+        break;
+      }
+  return name;
+}
+
+} // namespace
+
+Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, float beta) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type t = v.getType();
+  if (act == "none") return v;
+  if (act == "relu") return b.create<arith::MaximumFOp>(loc, v, kb.cf(0.f, t));
+  if (act == "leaky_relu") {
+    Value neg = b.create<arith::MulFOp>(loc, v, kb.cf(alpha, t));
+    Value ge = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, v, kb.cf(0.f, t));
+    return b.create<arith::SelectOp>(loc, ge, v, neg);
+  }
+  if (act == "clip") {
+    Value lo = b.create<arith::MaximumFOp>(loc, v, kb.cf(alpha, t));
+    return b.create<arith::MinimumFOp>(loc, lo, kb.cf(beta, t));
+  }
+  if (act == "sigmoid") {
+    Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, v));
+    return b.create<arith::DivFOp>(loc, kb.cf(1.f, t), b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
+  }
+  if (act == "tanh") return b.create<math::TanhOp>(loc, v);
+  return {};
+}
+
+LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                              const TensorInfo &result) {
+  size_t rank = result.dims.size();
+  std::vector<MapOperand> inputs;
+  for (const auto &in : operands) {
+    std::vector<Reg> dims = in.dims;
+    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {}});
+  }
+  std::vector<Reg> outDims = result.dims;
+  MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  bool unary = operands.size() == 1;
+  emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, inputs,
+                 [&](KernelBuilder &kb, ArrayRef<Value> v) {
+                   return unary ? unaryBody(kb, op, v[0]) : binaryBody(kb, op, v[0], v[1]);
+                 });
+  return success();
+}
+
+LogicalResult emitTranspose(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                            const TensorInfo &result) {
+  auto perm = llvm::to_vector(cast<TransposeOp>(op).getPerm());
+  std::vector<Reg> inDims = operands[0].dims, outDims = result.dims;
+  MapOperand in{operands[0].buffer, [inDims, perm](KernelBuilder &kb) {
+                  auto natural = naturalStrides(kb, inDims);
+                  std::vector<Value> s;
+                  for (int64_t p : perm) s.push_back(natural[p]);
+                  return s;
+                }, {}};
+  MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, {in},
+                 [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+  return success();
+}
+
+void emitCopy(DispatchContext &ctx, const TensorInfo &src, const TensorInfo &dst, const std::string &name) {
+  std::vector<Reg> flat = {ctx.numel(dst)};
+  auto unit = [](KernelBuilder &kb) { return std::vector<Value>{kb.c(1)}; };
+  emitStridedMap(ctx, name, flat, dst.elementType, {dst.buffer, unit, {}}, {{src.buffer, unit, {}}},
+                 [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+}
+
+LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                         const TensorInfo &result) {
+  int64_t axis = cast<ConcatOp>(op).getAxis();
+  auto &sp = ctx.shapes;
+  Reg outer = sp.product(result.dims, 0, axis);
+  Reg inner = sp.product(result.dims, axis + 1, result.dims.size());
+  Reg outRow = sp.mul(result.dims[axis], inner);
+  Reg offset = sp.constant(0);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Reg inRow = sp.mul(operands[i].dims[axis], inner);
+    Reg base = sp.mul(offset, inner);
+    MapOperand out{result.buffer,
+                   [outRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(outRow), kb.c(1)}; },
+                   [base](KernelBuilder &kb) { return kb.dim(base); }};
+    MapOperand in{operands[i].buffer,
+                  [inRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(inRow), kb.c(1)}; }, {}};
+    emitStridedMap(ctx, opLabel(op), {outer, inRow}, result.elementType, out, {in},
+                   [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+    offset = sp.add(offset, operands[i].dims[axis]);
+  }
+  return success();
+}
+
+LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                         const TensorInfo &result) {
+  auto gather = cast<GatherOp>(op);
+  int64_t axis = gather.getAxis();
+  auto &sp = ctx.shapes;
+  const TensorInfo &data = operands[0], &ids = operands[1];
+  Reg outer = sp.product(data.dims, 0, axis);
+  Reg axisDim = data.dims[axis];
+  Reg inner = sp.product(data.dims, axis + 1, data.dims.size());
+  Reg count = sp.product(ids.dims, 0, ids.dims.size());
+  Reg rows = sp.mul(outer, count);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, inner);
+  Type idType = ids.elementType;
+  auto kb = ctx.newKernel(opLabel(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value n = kb->dim(count), extent = kb->dim(axisDim), in = kb->dim(inner);
+  auto i1 = kb->b.getI1Type();
+  Value falseV = kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 1);
+  auto bad = kb->forLoop(begin, end, kb->c(1), ValueRange{falseV},
+                         [&](Value row, ValueRange acc) -> SmallVector<Value> {
+    Value o = kb->div(row, n), i = kb->rem(row, n);
+    Value id = kb->load(idType, kb->binding(2), i);
+    if (!idType.isInteger(64)) id = kb->b.create<arith::ExtSIOp>(kb->loc, kb->b.getI64Type(), id);
+    Value wrapped = kb->select(kb->cmp(arith::CmpIPredicate::slt, id, kb->c(0)), kb->add(id, extent), id);
+    Value outOfRange = kb->b.create<arith::OrIOp>(
+        kb->loc, kb->cmp(arith::CmpIPredicate::slt, wrapped, kb->c(0)),
+        kb->cmp(arith::CmpIPredicate::sge, wrapped, extent));
+    Value safe = kb->select(outOfRange, kb->c(0), wrapped);
+    Value src = kb->mul(kb->add(kb->mul(o, extent), safe), in);
+    Value dst = kb->mul(row, in);
+    kb->forLoop(kb->c(0), in, kb->c(1), [&](Value j) {
+      kb->store(kb->load(kb->f32(), kb->binding(1), kb->add(src, j)), kb->binding(0), kb->add(dst, j));
+    });
+    return {kb->b.create<arith::OrIOp>(kb->loc, acc[0], outOfRange)};
+  });
+  (void)i1;
+  Value status = kb->b.create<arith::SelectOp>(
+      kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
+      kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32));
+  kb->finish(status);
+  ctx.addDispatch(*kb, {result.buffer, data.buffer, ids.buffer}, groups, opLabel(op));
+  return success();
+}
+
+} // namespace v4f

@@ -1,0 +1,151 @@
+//===- KernelBuilder.cpp - emits one dispatch kernel function -------------===//
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace v4f {
+
+KernelBuilder::KernelBuilder(ModuleOp kernels, ShapeProgramBuilder &shapes, const std::string &name,
+                             unsigned numBindings)
+    : b(kernels.getContext()), loc(kernels.getLoc()), shapes(shapes) {
+  MLIRContext *ctx = kernels.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
+  b.setInsertionPointToEnd(kernels.getBody());
+  func = b.create<func::FuncOp>(loc, name, b.getFunctionType({ptr, ptr, i64, i64}, {b.getI32Type()}));
+  entry = func.addEntryBlock();
+  bindingsArg = entry->getArgument(0);
+  pushArg = entry->getArgument(1);
+  wgId = entry->getArgument(2);
+  wgCount = entry->getArgument(3);
+  b.setInsertionPointToStart(entry);
+  (void)numBindings;
+}
+
+Value KernelBuilder::binding(unsigned i) {
+  if (auto it = bindingCache.find(i); it != bindingCache.end()) return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, bindingsArg,
+                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
+  Value v = b.create<LLVM::LoadOp>(loc, ptr, slot);
+  bindingCache[i] = v;
+  return v;
+}
+
+Value KernelBuilder::dim(Reg r) {
+  if (auto k = shapes.constValue(r)) return c(*k);
+  if (auto it = dimCache.find(r); it != dimCache.end()) return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), pushArg,
+                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(pushRegs.size()))});
+  Value v = b.create<LLVM::LoadOp>(loc, b.getI64Type(), slot);
+  pushRegs.push_back(r);
+  dimCache[r] = v;
+  return v;
+}
+
+Value KernelBuilder::c(int64_t v) { return b.create<arith::ConstantIntOp>(loc, v, 64); }
+Value KernelBuilder::add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+Value KernelBuilder::sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
+Value KernelBuilder::mul(Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y); }
+Value KernelBuilder::div(Value x, Value y) { return b.create<arith::DivSIOp>(loc, x, y); }
+Value KernelBuilder::rem(Value x, Value y) { return b.create<arith::RemSIOp>(loc, x, y); }
+Value KernelBuilder::min(Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y); }
+Value KernelBuilder::max(Value x, Value y) { return b.create<arith::MaxSIOp>(loc, x, y); }
+Value KernelBuilder::cmp(arith::CmpIPredicate p, Value x, Value y) {
+  return b.create<arith::CmpIOp>(loc, p, x, y);
+}
+Value KernelBuilder::select(Value cond, Value x, Value y) {
+  return b.create<arith::SelectOp>(loc, cond, x, y);
+}
+Value KernelBuilder::product(const std::vector<Value> &values) {
+  Value p = c(1);
+  for (Value v : values) p = mul(p, v);
+  return p;
+}
+
+Type KernelBuilder::f32() { return b.getF32Type(); }
+Type KernelBuilder::vec(int64_t lanes) { return VectorType::get({lanes}, b.getF32Type()); }
+
+Value KernelBuilder::cf(float v, Type type) {
+  if (!type) type = f32();
+  if (auto vt = llvm::dyn_cast<VectorType>(type))
+    return b.create<arith::ConstantOp>(loc, vt, DenseElementsAttr::get(vt, v));
+  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+}
+
+Value KernelBuilder::load(Type type, Value base, Value index) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type elem = type;
+  if (auto vt = llvm::dyn_cast<VectorType>(type)) elem = vt.getElementType();
+  Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
+  unsigned align = elem.getIntOrFloatBitWidth() / 8;
+  return b.create<LLVM::LoadOp>(loc, type, p, align);
+}
+
+void KernelBuilder::store(Value value, Value base, Value index) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type elem = value.getType();
+  if (auto vt = llvm::dyn_cast<VectorType>(elem)) elem = vt.getElementType();
+  Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
+  b.create<LLVM::StoreOp>(loc, value, p, elem.getIntOrFloatBitWidth() / 8);
+}
+
+Value KernelBuilder::splat(Value scalar, int64_t lanes) {
+  return b.create<vector::BroadcastOp>(loc, vec(lanes), scalar);
+}
+
+Value KernelBuilder::toF32(Value i64) { return b.create<arith::SIToFPOp>(loc, f32(), i64); }
+
+void KernelBuilder::forLoop(Value lb, Value ub, Value step, const std::function<void(Value)> &body) {
+  b.create<scf::ForOp>(loc, lb, ub, step, ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+                         body(iv);
+                         b.create<scf::YieldOp>(loc);
+                       });
+}
+
+SmallVector<Value> KernelBuilder::forLoop(
+    Value lb, Value ub, Value step, ValueRange init,
+    const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
+  auto op = b.create<scf::ForOp>(loc, lb, ub, step, init,
+                                 [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
+                                   OpBuilder::InsertionGuard guard(b);
+                                   b.setInsertionPoint(nested.getInsertionBlock(),
+                                                       nested.getInsertionPoint());
+                                   SmallVector<Value> next = body(iv, args);
+                                   b.create<scf::YieldOp>(loc, next);
+                                 });
+  return SmallVector<Value>(op.getResults());
+}
+
+void KernelBuilder::ifThen(Value cond, const std::function<void()> &then) {
+  auto op = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  then();
+}
+
+std::pair<Value, Value> KernelBuilder::workgroupRange(Value rows, Value rowsPerGroup) {
+  Value begin = mul(wgId, rowsPerGroup);
+  Value end = min(add(begin, rowsPerGroup), rows);
+  return {begin, end};
+}
+
+void KernelBuilder::finish(Value status) {
+  if (!status) status = b.create<arith::ConstantIntOp>(loc, 0, 32);
+  b.create<func::ReturnOp>(loc, status);
+}
+
+} // namespace v4f

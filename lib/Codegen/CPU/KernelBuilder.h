@@ -1,0 +1,93 @@
+//===- KernelBuilder.h - emits one dispatch kernel function -----*- C++ -*-===//
+//
+// A kernel is `func.func @name(%bindings: !llvm.ptr, %push: !llvm.ptr,
+// %wg_id: i64, %wg_count: i64) -> i32` (see runtime/include/v4f/kernel_abi.h).
+// Bodies are built from scf loops, arith/math/vector ops and llvm loads and
+// stores on the bound base pointers; all integer arithmetic is i64.
+// Dimensions are shape-program registers: static ones become constants in
+// the kernel, dynamic ones become push constants.
+//
+//===----------------------------------------------------------------------===//
+#ifndef V4F_LIB_CODEGEN_CPU_KERNELBUILDER_H
+#define V4F_LIB_CODEGEN_CPU_KERNELBUILDER_H
+
+#include "ShapeProgram.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+
+namespace v4f {
+
+class KernelBuilder {
+public:
+  KernelBuilder(mlir::ModuleOp kernels, ShapeProgramBuilder &shapes, const std::string &name,
+                unsigned numBindings);
+
+  mlir::OpBuilder b;
+  mlir::Location loc;
+  mlir::func::FuncOp func;
+
+  mlir::Value workgroupId() { return wgId; }
+  mlir::Value workgroupCount() { return wgCount; }
+  /// Base pointer of binding `i`.
+  mlir::Value binding(unsigned i);
+  /// The i64 value of a shape register (constant or push constant).
+  mlir::Value dim(Reg r);
+  /// Registers the kernel reads as push constants, in push-constant order.
+  const std::vector<Reg> &pushConstants() const { return pushRegs; }
+
+  // i64 helpers.
+  mlir::Value c(int64_t v);
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value sub(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value div(mlir::Value a, mlir::Value b); // signed, operands >= 0
+  mlir::Value rem(mlir::Value a, mlir::Value b);
+  mlir::Value min(mlir::Value a, mlir::Value b);
+  mlir::Value max(mlir::Value a, mlir::Value b);
+  mlir::Value cmp(mlir::arith::CmpIPredicate p, mlir::Value a, mlir::Value b);
+  mlir::Value select(mlir::Value cond, mlir::Value a, mlir::Value b);
+  mlir::Value product(const std::vector<mlir::Value> &values);
+
+  // f32 helpers (scalar or vector<8xf32>).
+  mlir::Type f32();
+  mlir::Type vec(int64_t lanes = 8);
+  mlir::Value cf(float v, mlir::Type type = {});
+  mlir::Value load(mlir::Type type, mlir::Value base, mlir::Value index);
+  void store(mlir::Value value, mlir::Value base, mlir::Value index);
+  mlir::Value splat(mlir::Value scalar, int64_t lanes = 8);
+  mlir::Value toF32(mlir::Value i64);
+
+  /// scf.for over [lb, ub) with `step`.
+  void forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step,
+               const std::function<void(mlir::Value)> &body);
+  /// scf.for with loop-carried values; the body returns the next values.
+  llvm::SmallVector<mlir::Value>
+  forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step, mlir::ValueRange init,
+          const std::function<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::ValueRange)> &body);
+  /// scf.if without results.
+  void ifThen(mlir::Value cond, const std::function<void()> &then);
+
+  /// Range of rows [begin, end) that this workgroup owns when `rows` are
+  /// split into chunks of `rowsPerGroup`.
+  std::pair<mlir::Value, mlir::Value> workgroupRange(mlir::Value rows, mlir::Value rowsPerGroup);
+
+  /// Terminates the kernel returning `status` (i32), default V4F_KERNEL_OK.
+  void finish(mlir::Value status = {});
+
+private:
+  ShapeProgramBuilder &shapes;
+  mlir::Value bindingsArg, pushArg, wgId, wgCount;
+  llvm::DenseMap<unsigned, mlir::Value> bindingCache;
+  llvm::DenseMap<Reg, mlir::Value> dimCache;
+  std::vector<Reg> pushRegs;
+  mlir::Block *entry;
+};
+
+} // namespace v4f
+
+#endif

@@ -1,0 +1,227 @@
+//===- LLVMEmitter.cpp - kernels -> LLVM dialect -> object -> .so ---------===//
+#include "v4f/Codegen/CPUCodegen.h"
+
+#include "v4f/kernel_abi.h"
+#include "v4f/artifact_format.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+LLD_HAS_DRIVER(elf)
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+void initializeLLVMTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CPUTarget &target, std::string &error) {
+  initializeLLVMTargets();
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (!t) return nullptr;
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
+                             llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
+}
+
+struct ApproximateMathPass : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<math::MathDialect, vector::VectorDialect, arith::ArithDialect>();
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
+  }
+};
+} // namespace
+
+bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &error) {
+  initializeLLVMTargets();
+  target.triple = llvm::sys::getDefaultTargetTriple();
+  if (llvm::Triple(target.triple).getArch() != llvm::Triple::x86_64) {
+    error = "only x86-64 targets are supported (this machine is " + target.triple + ")";
+    return false;
+  }
+  if (cpu == "host") {
+    target.cpu = llvm::sys::getHostCPUName().str();
+    std::vector<std::string> features;
+    for (const auto &f : llvm::sys::getHostCPUFeatures())
+      features.push_back((f.second ? "+" : "-") + f.first().str());
+    std::sort(features.begin(), features.end());
+    target.features = llvm::join(features, ",");
+  } else {
+    target.cpu = cpu;
+    target.features = "";
+  }
+  auto tm = createTargetMachine(target, error);
+  if (!tm) return false;
+  const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
+  if (!sti->isCPUStringValid(target.cpu)) {
+    error = "unknown --target-cpu '" + cpu + "' (use host, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake-avx512, znver3, sapphirerapids)";
+    return false;
+  }
+  target.requiredFeatures.clear();
+  for (const char *name : {V4F_CPU_FEATURE_NAMES})
+    if (sti->checkFeatures(std::string("+") + name)) target.requiredFeatures.push_back(name);
+  return true;
+}
+
+LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, bool printIRAfterAll) {
+  PassManager pm(kernels.getContext());
+  if (printIRAfterAll) {
+    kernels.getContext()->disableMultithreading();
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [](Pass *, Operation *) { return true; }, /*printModuleScope=*/true,
+                        /*printAfterOnlyOnChange=*/true);
+  }
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(std::make_unique<ApproximateMathPass>());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  return pm.run(kernels);
+}
+
+bool compileKernelsToObject(ModuleOp kernels, const CPUTarget &target, std::vector<uint8_t> &object,
+                            std::string *llvmIR, std::string &error) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  kernels.getContext()->appendDialectRegistry(registry);
+  llvm::LLVMContext llvmContext;
+  auto module = translateModuleToLLVMIR(kernels, llvmContext, "v4f_kernels");
+  if (!module) {
+    error = "translation of the kernels to LLVM IR failed";
+    return false;
+  }
+  auto tm = createTargetMachine(target, error);
+  if (!tm) return false;
+  module->setTargetTriple(target.triple);
+  module->setDataLayout(tm->createDataLayout());
+  for (llvm::Function &f : *module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", target.cpu);
+    if (!target.features.empty()) f.addFnAttr("target-features", target.features);
+    f.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+  auto *i32 = llvm::Type::getInt32Ty(llvmContext);
+  new llvm::GlobalVariable(*module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(i32, V4F_KERNEL_ABI_VERSION),
+                           V4F_KERNEL_ABI_VERSION_SYMBOL);
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(tm.get(), tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*module, mam);
+
+  if (llvmIR) {
+    llvm::raw_string_ostream os(*llvmIR);
+    module->print(os, nullptr);
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return false;
+  }
+  codegen.run(*module);
+  object.assign(buffer.begin(), buffer.end());
+  return true;
+}
+
+bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject,
+                      std::string &error) {
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("v4f-link", dir)) {
+    error = "cannot create a temporary directory: " + ec.message();
+    return false;
+  }
+  std::string objPath = (dir + "/kernels.o").str(), soPath = (dir + "/kernels.so").str();
+  auto cleanup = [&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(soPath);
+    llvm::sys::fs::remove(dir);
+  };
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objPath, ec);
+    if (ec) {
+      error = "cannot write " + objPath + ": " + ec.message();
+      cleanup();
+      return false;
+    }
+    os.write(reinterpret_cast<const char *>(object.data()), object.size());
+  }
+  std::vector<const char *> args = {"ld.lld", "-shared", "--build-id=none", "-z", "noexecstack",
+                                    "-z", "now", "-s", "--hash-style=gnu", "-o", soPath.c_str(),
+                                    objPath.c_str()};
+  std::string linkerOutput;
+  llvm::raw_string_ostream out(linkerOutput), err(linkerOutput);
+  lld::Result result = lld::lldMain(args, out, err, {{lld::Gnu, &lld::elf::link}});
+  if (result.retCode != 0) {
+    error = "linking the kernels failed: " + linkerOutput;
+    cleanup();
+    return false;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  if (!buffer) {
+    error = "cannot read the linked shared object";
+    cleanup();
+    return false;
+  }
+  sharedObject.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+  cleanup();
+  return true;
+}
+
+} // namespace v4f

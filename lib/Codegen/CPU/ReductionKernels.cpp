@@ -1,0 +1,224 @@
+//===- ReductionKernels.cpp - pooling, reduce_mean, softmax, layer_norm ---===//
+#include "DispatchContext.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+std::string label(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
+  return name;
+}
+
+Value addf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::AddFOp>(kb.loc, a, b); }
+Value subf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::SubFOp>(kb.loc, a, b); }
+Value mulf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::MulFOp>(kb.loc, a, b); }
+Value divf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::DivFOp>(kb.loc, a, b); }
+Value andi(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::AndIOp>(kb.loc, a, b); }
+Value inRange(KernelBuilder &kb, Value v, Value lo, Value hi) {
+  return andi(kb, kb.cmp(arith::CmpIPredicate::sge, v, lo), kb.cmp(arith::CmpIPredicate::slt, v, hi));
+}
+
+} // namespace
+
+LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                       const TensorInfo &result) {
+  bool isMax = isa<MaxPoolOp>(op);
+  ArrayRef<int64_t> k, s, d, p;
+  bool includePad = false;
+  if (auto mp = dyn_cast<MaxPoolOp>(op)) {
+    k = mp.getKernelShape(); s = mp.getStrides(); d = mp.getDilations(); p = mp.getPads();
+  } else {
+    auto ap = cast<AvgPoolOp>(op);
+    k = ap.getKernelShape(); s = ap.getStrides(); d = ap.getDilations(); p = ap.getPads();
+    includePad = ap.getCountIncludePad();
+  }
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0];
+  Reg planes = sp.mul(X.dims[0], X.dims[1]);
+  Reg outPlane = sp.mul(result.dims[2], result.dims[3]);
+  auto [groups, rowsPerGroup] = ctx.splitRows(planes, sp.mul(outPlane, sp.constant(k[0] * k[1])), 16384);
+  std::string name = label(op);
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(planes), kb->dim(rowsPerGroup));
+  Value H = kb->dim(X.dims[2]), W = kb->dim(X.dims[3]);
+  Value OH = kb->dim(result.dims[2]), OW = kb->dim(result.dims[3]);
+  Value padH = kb->add(H, kb->c(p[2])), padW = kb->add(W, kb->c(p[3]));
+  kb->forLoop(begin, end, kb->c(1), [&](Value plane) {
+    Value src = kb->mul(plane, kb->mul(H, W));
+    Value dst = kb->mul(plane, kb->mul(OH, OW));
+    kb->forLoop(kb->c(0), OH, kb->c(1), [&](Value oy) {
+      kb->forLoop(kb->c(0), OW, kb->c(1), [&](Value ox) {
+        Value y0 = kb->sub(kb->mul(oy, kb->c(s[0])), kb->c(p[0]));
+        Value x0 = kb->sub(kb->mul(ox, kb->c(s[1])), kb->c(p[1]));
+        Value init = kb->cf(isMax ? -INFINITY : 0.f);
+        auto outer = kb->forLoop(kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{init, kb->c(0)},
+                                 [&](Value i, ValueRange a1) -> SmallVector<Value> {
+          Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
+          Value yOk = inRange(*kb, y, kb->c(0), H);
+          Value yPad = inRange(*kb, y, kb->c(-p[0]), padH);
+          return kb->forLoop(kb->c(0), kb->c(k[1]), kb->c(1), a1,
+                             [&](Value j, ValueRange a2) -> SmallVector<Value> {
+            Value x = kb->add(x0, kb->mul(j, kb->c(d[1])));
+            Value ok = andi(*kb, yOk, inRange(*kb, x, kb->c(0), W));
+            Value okPad = andi(*kb, yPad, inRange(*kb, x, kb->c(-p[1]), padW));
+            Value idx = kb->add(src, kb->add(kb->mul(kb->select(ok, y, kb->c(0)), W), kb->select(ok, x, kb->c(0))));
+            Value v = kb->load(kb->f32(), kb->binding(1), idx);
+            Value acc;
+            if (isMax)
+              acc = kb->b.create<arith::SelectOp>(kb->loc, ok, kb->b.create<arith::MaximumFOp>(kb->loc, a2[0], v), a2[0]);
+            else
+              acc = kb->b.create<arith::SelectOp>(kb->loc, ok, addf(*kb, a2[0], v), a2[0]);
+            Value counted = includePad ? okPad : ok;
+            Value cnt = kb->add(a2[1], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), counted));
+            return {acc, cnt};
+          });
+        });
+        Value v = outer[0];
+        if (!isMax) v = divf(*kb, v, kb->toF32(kb->max(outer[1], kb->c(1))));
+        kb->store(v, kb->binding(0), kb->add(dst, kb->add(kb->mul(oy, OW), ox)));
+      });
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
+LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                             const TensorInfo &result) {
+  auto axes = cast<ReduceMeanOp>(op).getAxes();
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1)
+      return op->emitOpError("reduce_mean over non-adjacent axes is not supported by the CPU backend yet");
+  const TensorInfo &X = operands[0];
+  auto &sp = ctx.shapes;
+  if (axes.empty()) {
+    emitCopy(ctx, X, result, label(op));
+    return success();
+  }
+  Reg outer = sp.product(X.dims, 0, axes.front());
+  Reg red = sp.product(X.dims, axes.front(), axes.back() + 1);
+  Reg inner = sp.product(X.dims, axes.back() + 1, X.dims.size());
+  auto [groups, rowsPerGroup] = ctx.splitRows(outer, sp.mul(red, inner));
+  std::string name = label(op);
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(outer), kb->dim(rowsPerGroup));
+  Value R = kb->dim(red), I = kb->dim(inner);
+  Value scale = divf(*kb, kb->cf(1.f), kb->toF32(kb->max(R, kb->c(1))));
+  kb->forLoop(begin, end, kb->c(1), [&](Value o) {
+    Value src = kb->mul(o, kb->mul(R, I));
+    Value dst = kb->mul(o, I);
+    kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) { kb->store(kb->cf(0.f), kb->binding(0), kb->add(dst, i)); });
+    kb->forLoop(kb->c(0), R, kb->c(1), [&](Value r) {
+      Value row = kb->add(src, kb->mul(r, I));
+      kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) {
+        Value at = kb->add(dst, i);
+        Value sum = addf(*kb, kb->load(kb->f32(), kb->binding(0), at), kb->load(kb->f32(), kb->binding(1), kb->add(row, i)));
+        kb->store(sum, kb->binding(0), at);
+      });
+    });
+    kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) {
+      Value at = kb->add(dst, i);
+      kb->store(mulf(*kb, kb->load(kb->f32(), kb->binding(0), at), scale), kb->binding(0), at);
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
+LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                          const TensorInfo &result) {
+  int64_t axis = cast<SoftmaxOp>(op).getAxis();
+  const TensorInfo &X = operands[0];
+  auto &sp = ctx.shapes;
+  Reg outer = sp.product(X.dims, 0, axis);
+  Reg len = X.dims[axis];
+  Reg inner = sp.product(X.dims, axis + 1, X.dims.size());
+  Reg rows = sp.mul(outer, inner);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
+  std::string name = label(op);
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value L = kb->dim(len), I = kb->dim(inner);
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value o = kb->div(row, I), i = kb->rem(row, I);
+    Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
+    auto at = [&](Value j) { return kb->add(base, kb->mul(j, I)); };
+    auto mx = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY)},
+                          [&](Value j, ValueRange a) -> SmallVector<Value> {
+      return {kb->b.create<arith::MaximumFOp>(kb->loc, a[0], kb->load(kb->f32(), kb->binding(1), at(j)))};
+    });
+    auto sum = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
+                           [&](Value j, ValueRange a) -> SmallVector<Value> {
+      Value e = kb->b.create<math::ExpOp>(kb->loc, subf(*kb, kb->load(kb->f32(), kb->binding(1), at(j)), mx[0]));
+      kb->store(e, kb->binding(0), at(j));
+      return {addf(*kb, a[0], e)};
+    });
+    Value inv = divf(*kb, kb->cf(1.f), sum[0]);
+    kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
+      kb->store(mulf(*kb, kb->load(kb->f32(), kb->binding(0), at(j)), inv), kb->binding(0), at(j));
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
+LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                            const TensorInfo &result) {
+  auto ln = cast<LayerNormOp>(op);
+  int64_t axis = ln.getAxis();
+  const TensorInfo &X = operands[0];
+  auto &sp = ctx.shapes;
+  Reg rows = sp.product(X.dims, 0, axis);
+  Reg len = sp.product(X.dims, axis, X.dims.size());
+  int64_t scaleCount = ln.getScale().getType().getNumElements();
+  int64_t biasCount = ln.getBias() ? llvm::cast<RankedTensorType>(ln.getBias().getType()).getNumElements() : 0;
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
+  std::string name = label(op);
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value L = kb->dim(len);
+  Value invL = divf(*kb, kb->cf(1.f), kb->toF32(kb->max(L, kb->c(1))));
+  float eps = ln.getEpsilon().convertToFloat();
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value base = kb->mul(row, L);
+    auto sum = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
+                           [&](Value j, ValueRange a) -> SmallVector<Value> {
+      return {addf(*kb, a[0], kb->load(kb->f32(), kb->binding(1), kb->add(base, j)))};
+    });
+    Value mean = mulf(*kb, sum[0], invL);
+    auto sq = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
+                          [&](Value j, ValueRange a) -> SmallVector<Value> {
+      Value dlt = subf(*kb, kb->load(kb->f32(), kb->binding(1), kb->add(base, j)), mean);
+      return {addf(*kb, a[0], mulf(*kb, dlt, dlt))};
+    });
+    Value var = mulf(*kb, sq[0], invL);
+    Value rstd = divf(*kb, kb->cf(1.f), kb->b.create<math::SqrtOp>(kb->loc, addf(*kb, var, kb->cf(eps))));
+    kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
+      Value x = kb->load(kb->f32(), kb->binding(1), kb->add(base, j));
+      Value y = mulf(*kb, subf(*kb, x, mean), rstd);
+      y = mulf(*kb, y, kb->load(kb->f32(), kb->binding(2), kb->rem(j, kb->c(scaleCount))));
+      if (biasCount) y = addf(*kb, y, kb->load(kb->f32(), kb->binding(3), kb->rem(j, kb->c(biasCount))));
+      kb->store(y, kb->binding(0), kb->add(base, j));
+    });
+  });
+  kb->finish();
+  std::vector<uint32_t> bindings = {result.buffer, X.buffer, operands[1].buffer};
+  if (biasCount) bindings.push_back(operands[2].buffer);
+  ctx.addDispatch(*kb, bindings, groups, name);
+  return success();
+}
+
+} // namespace v4f

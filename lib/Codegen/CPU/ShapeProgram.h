@@ -1,0 +1,99 @@
+//===- ShapeProgram.h - builds the manifest's shape program -----*- C++ -*-===//
+//
+// Every dimension, buffer size and workgroup count in the plan is a register
+// of the shape program that the runtime evaluates once input shapes are
+// known. Static values fold to deduplicated Const registers at compile time,
+// so a fully static model has a program of constants only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
+#define V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
+
+#include "v4f/Artifact/ArtifactWriter.h"
+
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace v4f {
+
+using Reg = uint32_t;
+
+class ShapeProgramBuilder {
+public:
+  Reg constant(int64_t v) {
+    auto it = constants.find(v);
+    if (it != constants.end()) return it->second;
+    Reg r = append({ShapeOpKind::Const, 0, 0, v});
+    constants[v] = r;
+    return r;
+  }
+  Reg inputDim(uint32_t input, uint32_t dim) {
+    return memo({ShapeOpKind::InputDim, input, dim, 0});
+  }
+  std::optional<int64_t> constValue(Reg r) const {
+    if (instrs[r].op == ShapeOpKind::Const) return instrs[r].imm;
+    return std::nullopt;
+  }
+  Reg add(Reg a, Reg b) { return binary(ShapeOpKind::Add, a, b); }
+  Reg sub(Reg a, Reg b) { return binary(ShapeOpKind::Sub, a, b); }
+  Reg mul(Reg a, Reg b) { return binary(ShapeOpKind::Mul, a, b); }
+  Reg floorDiv(Reg a, Reg b) { return binary(ShapeOpKind::FloorDiv, a, b); }
+  Reg ceilDiv(Reg a, Reg b) { return binary(ShapeOpKind::CeilDiv, a, b); }
+  Reg max(Reg a, Reg b) { return binary(ShapeOpKind::Max, a, b); }
+  Reg min(Reg a, Reg b) { return binary(ShapeOpKind::Min, a, b); }
+  Reg product(const std::vector<Reg> &regs, size_t begin, size_t end) {
+    Reg p = constant(1);
+    for (size_t i = begin; i < end; ++i) p = mul(p, regs[i]);
+    return p;
+  }
+  const std::vector<ShapeInstruction> &instructions() const { return instrs; }
+
+private:
+  Reg append(ShapeInstruction i) {
+    instrs.push_back(i);
+    return instrs.size() - 1;
+  }
+  Reg memo(ShapeInstruction i) {
+    auto key = std::make_tuple(uint8_t(i.op), i.a, i.b);
+    auto it = memoized.find(key);
+    if (it != memoized.end()) return it->second;
+    Reg r = append(i);
+    memoized[key] = r;
+    return r;
+  }
+  Reg binary(ShapeOpKind op, Reg a, Reg b) {
+    auto ca = constValue(a), cb = constValue(b);
+    if (ca && cb) {
+      int64_t x = *ca, y = *cb;
+      switch (op) {
+      case ShapeOpKind::Add: return constant(x + y);
+      case ShapeOpKind::Sub: return constant(x - y);
+      case ShapeOpKind::Mul: return constant(x * y);
+      case ShapeOpKind::FloorDiv:
+        if (y != 0) return constant(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));
+        break;
+      case ShapeOpKind::CeilDiv:
+        if (y != 0) return constant(-((-x) / y - (((-x) % y != 0) && (((-x) < 0) != (y < 0)))));
+        break;
+      case ShapeOpKind::Max: return constant(x > y ? x : y);
+      case ShapeOpKind::Min: return constant(x < y ? x : y);
+      default: break;
+      }
+    }
+    if (op == ShapeOpKind::Mul && ca && *ca == 1) return b;
+    if ((op == ShapeOpKind::Mul || op == ShapeOpKind::FloorDiv || op == ShapeOpKind::CeilDiv) && cb && *cb == 1)
+      return a;
+    if ((op == ShapeOpKind::Add || op == ShapeOpKind::Sub) && cb && *cb == 0) return a;
+    if (op == ShapeOpKind::Add && ca && *ca == 0) return b;
+    return memo({op, a, b, 0});
+  }
+
+  std::vector<ShapeInstruction> instrs;
+  std::map<int64_t, Reg> constants;
+  std::map<std::tuple<uint8_t, uint32_t, uint32_t>, Reg> memoized;
+};
+
+} // namespace v4f
+
+#endif

@@ -1,0 +1,85 @@
+//===- NodeContext.h - what an ONNX op importer sees of its node -*- C++ -*-===//
+#ifndef V4F_LIB_IMPORT_ONNX_NODECONTEXT_H
+#define V4F_LIB_IMPORT_ONNX_NODECONTEXT_H
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Import/ONNXImporter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+namespace v4f {
+
+/// Attribute access for one node (used by both the check and the import).
+class NodeAttrs {
+public:
+  explicit NodeAttrs(const onnx::NodeProto &node);
+  bool has(const std::string &name) const { return attrs.count(name); }
+  int64_t getInt(const std::string &name, int64_t dflt) const;
+  float getFloat(const std::string &name, float dflt) const;
+  std::string getString(const std::string &name, const std::string &dflt) const;
+  std::vector<int64_t> getInts(const std::string &name, std::vector<int64_t> dflt = {}) const;
+  const onnx::AttributeProto *get(const std::string &name) const;
+
+private:
+  std::unordered_map<std::string, const onnx::AttributeProto *> attrs;
+};
+
+/// State shared while importing one graph.
+struct GraphState {
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder builder;
+  std::string modelDir;
+  std::unordered_map<std::string, mlir::Value> values;
+  std::unordered_map<std::string, mlir::DenseElementsAttr> constants;
+};
+
+class NodeContext {
+public:
+  NodeContext(const onnx::NodeProto &node, int64_t opset, GraphState &g, mlir::Location loc)
+      : node(node), opset(opset), attrs(node), g(g), b(g.builder), loc(loc) {}
+
+  const onnx::NodeProto &node;
+  int64_t opset;
+  NodeAttrs attrs;
+  GraphState &g;
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  std::string error;
+
+  size_t numInputs() const { return node.input_size(); }
+  bool hasInput(size_t i) const { return i < (size_t)node.input_size() && !node.input(i).empty(); }
+  mlir::Value input(size_t i);
+  mlir::RankedTensorType inputType(size_t i) { return llvm::cast<mlir::RankedTensorType>(input(i).getType()); }
+  /// The constant value of input i, if it is an initializer or Constant output.
+  std::optional<mlir::DenseElementsAttr> constantInput(size_t i) const;
+  std::optional<std::vector<int64_t>> constantInts(size_t i) const;
+  std::optional<float> constantScalar(size_t i) const;
+  bool outputUsed(size_t i) const { return i < (size_t)node.output_size() && !node.output(i).empty(); }
+  void setOutput(size_t i, mlir::Value v) { g.values[node.output(i)] = v; }
+  void setConstantOutput(size_t i, mlir::DenseElementsAttr attr);
+
+  mlir::LogicalResult fail(const std::string &msg) {
+    error = msg;
+    return mlir::failure();
+  }
+  mlir::Value constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
+};
+
+struct OpImporter {
+  int64_t minOpset, maxOpset;
+  /// Attribute-level check that needs no shapes: returns a reason or "".
+  std::function<std::string(const NodeAttrs &, int64_t opset)> check;
+  std::function<mlir::LogicalResult(NodeContext &)> import;
+};
+
+const std::unordered_map<std::string, OpImporter> &opImporters();
+
+} // namespace v4f
+
+#endif

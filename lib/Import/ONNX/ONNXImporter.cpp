@@ -1,0 +1,331 @@
+//===- ONNXImporter.cpp - ONNX ModelProto -> v4f dialect ------------------===//
+//
+// Parses the protobuf, checks graph structure and operator coverage (all
+// problems reported at once), then imports nodes in order into func @main.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+#include "TensorImport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <fstream>
+#include <sstream>
+#include <unordered_set>
+
+using namespace mlir;
+
+namespace v4f {
+
+//===----------------------------------------------------------------------===//
+// NodeAttrs / NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeAttrs::NodeAttrs(const onnx::NodeProto &node) {
+  for (const auto &a : node.attribute()) attrs[a.name()] = &a;
+}
+const onnx::AttributeProto *NodeAttrs::get(const std::string &name) const {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? nullptr : it->second;
+}
+int64_t NodeAttrs::getInt(const std::string &name, int64_t dflt) const {
+  const auto *a = get(name);
+  return a ? a->i() : dflt;
+}
+float NodeAttrs::getFloat(const std::string &name, float dflt) const {
+  const auto *a = get(name);
+  return a ? a->f() : dflt;
+}
+std::string NodeAttrs::getString(const std::string &name, const std::string &dflt) const {
+  const auto *a = get(name);
+  return a ? a->s() : dflt;
+}
+std::vector<int64_t> NodeAttrs::getInts(const std::string &name, std::vector<int64_t> dflt) const {
+  const auto *a = get(name);
+  if (!a) return dflt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+Value NodeContext::input(size_t i) {
+  const std::string &name = node.input(i);
+  auto it = g.values.find(name);
+  if (it != g.values.end()) return it->second;
+  auto cst = g.constants.find(name);
+  // Materialize constants at their first use, at the start of the function.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(b.getInsertionBlock());
+  Value v = b.create<arith::ConstantOp>(loc, cst->second);
+  g.values[name] = v;
+  return v;
+}
+
+std::optional<DenseElementsAttr> NodeContext::constantInput(size_t i) const {
+  if (!hasInput(i)) return std::nullopt;
+  auto it = g.constants.find(node.input(i));
+  if (it == g.constants.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::vector<int64_t>> NodeContext::constantInts(size_t i) const {
+  auto c = constantInput(i);
+  if (!c || !c->getElementType().isInteger()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const APInt &v : c->getValues<APInt>()) out.push_back(v.getSExtValue());
+  return out;
+}
+
+std::optional<float> NodeContext::constantScalar(size_t i) const {
+  auto c = constantInput(i);
+  if (!c || c->getNumElements() != 1 || !c->getElementType().isF32()) return std::nullopt;
+  return *c->getValues<float>().begin();
+}
+
+void NodeContext::setConstantOutput(size_t i, DenseElementsAttr attr) {
+  g.constants[node.output(i)] = attr;
+}
+
+Value NodeContext::constF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
+//===----------------------------------------------------------------------===//
+// Loading and checking
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30; // protobuf's own limit
+constexpr int kMaxNodes = 1 << 20;
+
+bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = path + ": cannot open the model file";
+    return false;
+  }
+  std::streamsize size = in.tellg();
+  if (size < 0 || uint64_t(size) >= kMaxModelBytes) {
+    error = path + ": model file is larger than 2 GiB (use external data)";
+    return false;
+  }
+  std::string bytes(size, '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) {
+    error = path + ": cannot read the model file";
+    return false;
+  }
+  if (!model.ParseFromString(bytes)) {
+    error = path + ": not a valid ONNX model (protobuf parsing failed)";
+    return false;
+  }
+  if (!model.has_graph()) {
+    error = path + ": the model has no graph";
+    return false;
+  }
+  if (model.graph().node_size() > kMaxNodes) {
+    error = path + ": the graph has more than " + std::to_string(kMaxNodes) + " nodes";
+    return false;
+  }
+  return true;
+}
+
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const auto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return 0;
+}
+
+std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
+  return node.name().empty() ? node.op_type() + "#" + std::to_string(index) : node.name();
+}
+
+/// Structure and coverage: every problem, not just the first.
+void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
+  const auto &graph = model.graph();
+  int64_t opset = report.opset;
+  std::unordered_set<std::string> defined;
+  for (const auto &i : graph.initializer()) defined.insert(i.name());
+  for (const auto &i : graph.input()) defined.insert(i.name());
+  std::unordered_set<std::string> produced;
+  const auto &importers = opImporters();
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto &node = graph.node(n);
+    std::string label = nodeLabel(node, n);
+    report.opCounts[node.op_type()]++;
+    auto add = [&](const std::string &reason) {
+      report.unsupported.push_back({label, node.op_type(), opset, reason});
+    };
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      add("operator domain '" + node.domain() + "' is not supported");
+      continue;
+    }
+    auto it = importers.find(node.op_type());
+    if (it == importers.end()) add("operator is not supported");
+    else if (opset < it->second.minOpset || opset > it->second.maxOpset)
+      add("opset " + std::to_string(opset) + " is outside the supported range " +
+          std::to_string(it->second.minOpset) + "-" + std::to_string(it->second.maxOpset));
+    else if (std::string why = it->second.check(NodeAttrs(node), opset); !why.empty())
+      add(why);
+    for (const auto &in : node.input())
+      if (!in.empty() && !defined.count(in))
+        add("reads '" + in + "', which no earlier node, input or initializer defines (undefined value or cycle)");
+    for (const auto &out : node.output()) {
+      if (out.empty()) continue;
+      if (!produced.insert(out).second || defined.count(out))
+        add("output '" + out + "' is defined more than once");
+      defined.insert(out);
+    }
+  }
+  for (const auto &out : graph.output())
+    if (!defined.count(out.name()))
+      report.unsupported.push_back({"<graph>", "output", opset, "graph output '" + out.name() + "' is never produced"});
+}
+} // namespace
+
+std::string CoverageReport::formatError() const {
+  std::ostringstream os;
+  os << modelPath << ": " << unsupported.size() << " node(s) cannot be compiled:";
+  for (const auto &u : unsupported)
+    os << "\n  node '" << u.nodeName << "' (" << u.opType << ", opset " << u.opset << "): " << u.reason;
+  return os.str();
+}
+
+bool checkONNXModel(const std::string &path, CoverageReport &report, std::string &error) {
+  onnx::ModelProto model;
+  if (!loadModel(path, model, error)) return false;
+  report.modelPath = path;
+  report.irVersion = model.ir_version();
+  report.opset = defaultOpset(model);
+  checkGraph(model, report);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Import
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path, std::string &error) {
+  ctx.loadDialect<V4FDialect, arith::ArithDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (!loadModel(path, model, error)) return nullptr;
+  CoverageReport report;
+  report.modelPath = path;
+  report.opset = defaultOpset(model);
+  if (report.opset == 0) {
+    error = path + ": the model imports no default-domain opset";
+    return nullptr;
+  }
+  checkGraph(model, report);
+  if (!report.unsupported.empty()) {
+    error = report.formatError();
+    return nullptr;
+  }
+  const auto &graph = model.graph();
+  std::string modelDir = ".";
+  if (auto slash = path.rfind('/'); slash != std::string::npos) modelDir = path.substr(0, slash);
+  if (modelDir.empty()) modelDir = "/";
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
+  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}};
+
+  for (const auto &init : graph.initializer()) {
+    auto attr = importTensor(ctx, init, modelDir, error);
+    if (!attr) {
+      error = path + ": initializer " + error;
+      return nullptr;
+    }
+    g.constants[init.name()] = attr;
+  }
+
+  // Entry signature: graph inputs that are not initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  SmallVector<SmallVector<std::string>> argDimNames;
+  for (const auto &in : graph.input()) {
+    if (g.constants.count(in.name())) continue;
+    if (!in.type().has_tensor_type()) {
+      error = path + ": input '" + in.name() + "' is not a tensor";
+      return nullptr;
+    }
+    const auto &tt = in.type().tensor_type();
+    Type et = importElementType(ctx, tt.elem_type());
+    if (!et) {
+      error = path + ": input '" + in.name() + "' has unsupported element type " + onnxTypeName(tt.elem_type());
+      return nullptr;
+    }
+    if (!tt.has_shape()) {
+      error = path + ": input '" + in.name() + "' has no shape (its rank must be known)";
+      return nullptr;
+    }
+    SmallVector<int64_t> shape;
+    SmallVector<std::string> names;
+    for (int d = 0; d < tt.shape().dim_size(); ++d) {
+      const auto &dim = tt.shape().dim(d);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) {
+          error = path + ": input '" + in.name() + "' has a negative dim";
+          return nullptr;
+        }
+        shape.push_back(dim.dim_value());
+        names.push_back("");
+      } else {
+        shape.push_back(ShapedType::kDynamic);
+        names.push_back(dim.has_dim_param() && !dim.dim_param().empty()
+                            ? dim.dim_param()
+                            : in.name() + "_dim" + std::to_string(d));
+      }
+    }
+    argTypes.push_back(RankedTensorType::get(shape, et));
+    args.push_back(&in);
+    argDimNames.push_back(names);
+  }
+
+  auto funcType = FunctionType::get(&ctx, argTypes, {});
+  g.builder.setInsertionPointToEnd(module->getBody());
+  auto func = g.builder.create<func::FuncOp>(module->getLoc(), "main", funcType);
+  Block *entry = func.addEntryBlock();
+  for (size_t i = 0; i < args.size(); ++i) {
+    g.values[args[i]->name()] = entry->getArgument(i);
+    SmallVector<Attribute> names;
+    for (auto &n : argDimNames[i]) names.push_back(StringAttr::get(&ctx, n));
+    func.setArgAttr(i, "v4f.name", StringAttr::get(&ctx, args[i]->name()));
+    func.setArgAttr(i, "v4f.dim_names", ArrayAttr::get(&ctx, names));
+  }
+  g.builder.setInsertionPointToEnd(entry);
+
+  const auto &importers = opImporters();
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const auto &node = graph.node(n);
+    std::string label = nodeLabel(node, n);
+    Location loc = NameLoc::get(StringAttr::get(&ctx, label),
+                                FileLineColLoc::get(&ctx, path, n + 1, 0));
+    NodeContext c(node, report.opset, g, loc);
+    if (failed(importers.at(node.op_type()).import(c))) {
+      error = path + ": node '" + label + "' (" + node.op_type() + ", opset " +
+              std::to_string(report.opset) + "): " + c.error;
+      return nullptr;
+    }
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &out : graph.output()) {
+    NodeContext c(graph.node_size() ? graph.node(0) : onnx::NodeProto(), report.opset, g, func.getLoc());
+    Value v;
+    if (auto it = g.values.find(out.name()); it != g.values.end()) v = it->second;
+    else {
+      auto cst = g.constants.find(out.name());
+      v = g.builder.create<arith::ConstantOp>(func.getLoc(), cst->second);
+    }
+    results.push_back(v);
+    resultTypes.push_back(v.getType());
+  }
+  g.builder.create<func::ReturnOp>(func.getLoc(), results);
+  func.setType(FunctionType::get(&ctx, argTypes, resultTypes));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, "v4f.name", StringAttr::get(&ctx, graph.output(i).name()));
+  return module;
+}
+
+} // namespace v4f

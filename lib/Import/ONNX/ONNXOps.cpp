@@ -1,0 +1,597 @@
+//===- ONNXOps.cpp - per-operator ONNX -> v4f importers -------------------===//
+//
+// Each entry maps one ONNX operator (opset range) to v4f ops, normalizing
+// attribute/input variants across opsets: auto_pad becomes explicit pads,
+// Gemm becomes transpose/scale/matmul/add, Flatten and GlobalAveragePool
+// become reshape and reduce_mean.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+#include "TensorImport.h"
+
+#include <cfloat>
+#include <cmath>
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+constexpr int64_t kMaxOpset = 28;
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
+
+LogicalResult requireF32(NodeContext &c, size_t i) {
+  auto t = c.inputType(i);
+  if (!t.getElementType().isF32())
+    return c.fail("input " + std::to_string(i) + " ('" + c.node.input(i) +
+                  "') must be float32 (other element types are not supported yet)");
+  return success();
+}
+
+Value makeReshape(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
+  auto type = RankedTensorType::get(shape, llvm::cast<RankedTensorType>(in.getType()).getElementType());
+  return c.b.create<ReshapeOp>(c.loc, type, in, c.b.getDenseI64ArrayAttr(sources));
+}
+
+/// Flattens `in` to 2-D around `axis`: [prod(dims[:axis]), prod(dims[axis:])].
+FailureOr<Value> flatten2D(NodeContext &c, Value in, int64_t axis) {
+  auto t = llvm::cast<RankedTensorType>(in.getType());
+  int64_t shape[2], sources[2] = {-1, -1};
+  for (int g = 0; g < 2; ++g) {
+    int64_t lo = g == 0 ? 0 : axis, hi = g == 0 ? axis : t.getRank();
+    int64_t prod = 1;
+    bool dynamic = false;
+    for (int64_t i = lo; i < hi; ++i) {
+      if (t.isDynamicDim(i)) dynamic = true;
+      else prod *= t.getDimSize(i);
+    }
+    if (hi - lo == 1) sources[g] = lo;
+    shape[g] = dynamic ? kDyn : prod;
+  }
+  if (shape[0] == kDyn && shape[1] == kDyn && !(sources[0] >= 0 || sources[1] >= 0))
+    return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
+  if (shape[0] == kDyn && shape[1] == kDyn && (sources[0] < 0 || sources[1] < 0) &&
+      sources[0] < 0 && sources[1] < 0)
+    return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
+  return makeReshape(c, in, shape, sources);
+}
+
+/// Explicit [top, left, bottom, right] pads from pads/auto_pad.
+FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in,
+                                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                           ArrayRef<int64_t> dilations) {
+  std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
+  SmallVector<int64_t> pads(4, 0);
+  if (autoPad == "NOTSET") {
+    auto p = c.attrs.getInts("pads", {0, 0, 0, 0});
+    if (p.size() != 4) return c.fail("pads must have 4 entries for a 2-D window");
+    for (int64_t v : p)
+      if (v < 0) return c.fail("pads must be non-negative");
+    pads.assign(p.begin(), p.end());
+    return pads;
+  }
+  if (autoPad == "VALID") return pads;
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = in.getDimSize(2 + i);
+    if (size == kDyn) return c.fail("auto_pad " + autoPad + " needs static spatial dims");
+    int64_t out = (size + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
+    int64_t small = total / 2, big = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : big;
+    pads[2 + i] = autoPad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
+  std::string autoPad = a.getString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return "auto_pad '" + autoPad + "' is not a valid value";
+  if (a.has("kernel_shape") && a.getInts("kernel_shape").size() != 2)
+    return "only 2-D windows are supported (kernel_shape has " +
+           std::to_string(a.getInts("kernel_shape").size()) + " dims)";
+  for (const char *name : {"strides", "dilations", "kernel_shape"})
+    for (int64_t v : a.getInts(name))
+      if (v <= 0) return std::string(name) + " must be positive";
+  return "";
+}
+
+LogicalResult importConv(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  auto in = c.inputType(0), w = c.inputType(1);
+  if (in.getRank() != 4 || w.getRank() != 4)
+    return c.fail("only 2-D convolution (rank-4 input and weight) is supported");
+  if (!w.hasStaticShape()) return c.fail("the weight must have a static shape");
+  auto kernel = c.attrs.getInts("kernel_shape", {w.getDimSize(2), w.getDimSize(3)});
+  if (kernel.size() != 2 || kernel[0] != w.getDimSize(2) || kernel[1] != w.getDimSize(3))
+    return c.fail("kernel_shape disagrees with the weight's shape");
+  auto strides = c.attrs.getInts("strides", {1, 1});
+  auto dilations = c.attrs.getInts("dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
+  auto pads = windowPads(c, in, kernel, strides, dilations);
+  if (failed(pads)) return failure();
+  int64_t group = c.attrs.getInt("group", 1);
+  if (group <= 0 || w.getDimSize(0) % group != 0)
+    return c.fail("group " + std::to_string(group) + " does not divide the output channels");
+  if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * group)
+    return c.fail("input has " + std::to_string(in.getDimSize(1)) + " channels but weight*group expects " +
+                  std::to_string(w.getDimSize(1) * group));
+  Value bias;
+  if (c.hasInput(2)) {
+    bias = c.input(2);
+    auto bt = c.inputType(2);
+    if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0)) return c.fail("bias must have shape [M]");
+  }
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i],
+                                   (*pads)[i], (*pads)[2 + i], false);
+    if (out == 0) return c.fail("kernel, strides and pads give an empty output");
+  }
+  auto op = c.b.create<ConvOp>(c.loc, c.input(0), c.input(1), bias, Value(),
+                               c.b.getDenseI64ArrayAttr(strides), c.b.getDenseI64ArrayAttr(dilations),
+                               c.b.getDenseI64ArrayAttr(*pads), c.b.getI64IntegerAttr(group),
+                               c.b.getStringAttr("none"), c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+  c.setOutput(0, op);
+  return success();
+}
+
+template <typename PoolOp>
+LogicalResult importPool(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  auto in = c.inputType(0);
+  if (in.getRank() != 4) return c.fail("only 2-D pooling (rank-4 input) is supported");
+  if (c.outputUsed(1)) return c.fail("the Indices output of MaxPool is not supported");
+  auto kernel = c.attrs.getInts("kernel_shape");
+  if (kernel.size() != 2) return c.fail("kernel_shape must have 2 entries");
+  auto strides = c.attrs.getInts("strides", {1, 1});
+  auto dilations = c.attrs.getInts("dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
+  auto pads = windowPads(c, in, kernel, strides, dilations);
+  if (failed(pads)) return failure();
+  for (int i = 0; i < 2; ++i)
+    if ((*pads)[i] >= kernel[i] || (*pads)[2 + i] >= kernel[i])
+      return c.fail("pads must be smaller than the kernel");
+  bool ceil = c.attrs.getInt("ceil_mode", 0) != 0;
+  for (int i = 0; i < 2; ++i)
+    if (windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i], (*pads)[i],
+                         (*pads)[2 + i], ceil) == 0)
+      return c.fail("kernel, strides and pads give an empty output");
+  bool includePad = c.attrs.getInt("count_include_pad", 0) != 0;
+  auto op = c.b.create<PoolOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(kernel),
+                               c.b.getDenseI64ArrayAttr(strides), c.b.getDenseI64ArrayAttr(dilations),
+                               c.b.getDenseI64ArrayAttr(*pads), c.b.getBoolAttr(ceil),
+                               c.b.getBoolAttr(includePad));
+  c.setOutput(0, op);
+  return success();
+}
+
+LogicalResult importGlobalAveragePool(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  int64_t rank = c.inputType(0).getRank();
+  if (rank < 3) return c.fail("input must have rank >= 3");
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rank; ++i) axes.push_back(i);
+  c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(axes),
+                                          c.b.getBoolAttr(true)));
+  return success();
+}
+
+template <typename BinOp>
+LogicalResult importBinary(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  SmallVector<int64_t> shape;
+  if (failed(broadcastShapes(c.inputType(0).getShape(), c.inputType(1).getShape(), shape)))
+    return c.fail("input shapes are not broadcast-compatible");
+  c.setOutput(0, c.b.create<BinOp>(c.loc, c.input(0), c.input(1)));
+  return success();
+}
+
+template <typename UnOp>
+LogicalResult importUnary(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  c.setOutput(0, c.b.create<UnOp>(c.loc, c.input(0)));
+  return success();
+}
+
+LogicalResult importLeakyRelu(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  c.setOutput(0, c.b.create<LeakyReluOp>(c.loc, c.input(0),
+                                         c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.01f))));
+  return success();
+}
+
+LogicalResult importClip(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  float lo = -INFINITY, hi = INFINITY;
+  if (c.opset < 11) {
+    lo = c.attrs.getFloat("min", -FLT_MAX);
+    hi = c.attrs.getFloat("max", FLT_MAX);
+  } else {
+    for (int i = 1; i <= 2; ++i) {
+      if (!c.hasInput(i)) continue;
+      auto v = c.constantScalar(i);
+      if (!v) return c.fail("Clip min/max must be constant scalars");
+      (i == 1 ? lo : hi) = *v;
+    }
+  }
+  if (lo > hi) return c.fail("Clip min exceeds max");
+  c.setOutput(0, c.b.create<ClipOp>(c.loc, c.input(0), c.b.getF32FloatAttr(lo), c.b.getF32FloatAttr(hi)));
+  return success();
+}
+
+LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
+  auto ta = llvm::cast<RankedTensorType>(a.getType()), tb = llvm::cast<RankedTensorType>(b.getType());
+  bool squeezeA = ta.getRank() == 1, squeezeB = tb.getRank() == 1;
+  if (squeezeA) a = makeReshape(c, a, {1, ta.getDimSize(0)}, {-1, 0});
+  if (squeezeB) b = makeReshape(c, b, {tb.getDimSize(0), 1}, {0, -1});
+  ta = llvm::cast<RankedTensorType>(a.getType());
+  tb = llvm::cast<RankedTensorType>(b.getType());
+  int64_t ka = ta.getDimSize(ta.getRank() - 1), kb = tb.getDimSize(tb.getRank() - 2);
+  if (ka != kDyn && kb != kDyn && ka != kb)
+    return c.fail("contraction dims differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
+  SmallVector<int64_t> batch;
+  if (failed(broadcastShapes(ta.getShape().drop_back(2), tb.getShape().drop_back(2), batch)))
+    return c.fail("batch dims are not broadcast-compatible");
+  Value r = c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"),
+                                 c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+  if (squeezeA || squeezeB) {
+    auto rt = llvm::cast<RankedTensorType>(r.getType());
+    SmallVector<int64_t> shape, sources;
+    for (int64_t i = 0; i < rt.getRank(); ++i) {
+      if ((squeezeA && i == rt.getRank() - 2) || (squeezeB && i == rt.getRank() - 1)) continue;
+      shape.push_back(rt.getDimSize(i));
+      sources.push_back(i);
+    }
+    r = makeReshape(c, r, shape, sources);
+  }
+  out = r;
+  return success();
+}
+
+LogicalResult importMatMul(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  Value out;
+  if (failed(importMatMulValues(c, c.input(0), c.input(1), out))) return failure();
+  c.setOutput(0, out);
+  return success();
+}
+
+LogicalResult importGemm(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  if (c.inputType(0).getRank() != 2 || c.inputType(1).getRank() != 2)
+    return c.fail("Gemm inputs A and B must be 2-D");
+  Value a = c.input(0), b = c.input(1);
+  if (c.attrs.getInt("transA", 0)) a = c.b.create<TransposeOp>(c.loc, a, c.b.getDenseI64ArrayAttr({1, 0}));
+  if (c.attrs.getInt("transB", 0)) b = c.b.create<TransposeOp>(c.loc, b, c.b.getDenseI64ArrayAttr({1, 0}));
+  float alpha = c.attrs.getFloat("alpha", 1.f), beta = c.attrs.getFloat("beta", 1.f);
+  if (alpha != 1.f) b = c.b.create<MulOp>(c.loc, b, c.constF32({}, {alpha}));
+  Value y;
+  if (failed(importMatMulValues(c, a, b, y))) return failure();
+  if (c.hasInput(2) && beta != 0.f) {
+    if (failed(requireF32(c, 2))) return failure();
+    Value cv = c.input(2);
+    if (beta != 1.f) cv = c.b.create<MulOp>(c.loc, cv, c.constF32({}, {beta}));
+    SmallVector<int64_t> shape;
+    if (failed(broadcastShapes(llvm::cast<RankedTensorType>(y.getType()).getShape(),
+                               llvm::cast<RankedTensorType>(cv.getType()).getShape(), shape)))
+      return c.fail("C is not broadcastable to [M, N]");
+    y = c.b.create<AddOp>(c.loc, y, cv);
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
+LogicalResult importBatchNorm(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  if (c.attrs.getInt("training_mode", 0) != 0) return c.fail("training_mode=1 is not supported");
+  for (size_t i = 1; i < (size_t)c.node.output_size(); ++i)
+    if (c.outputUsed(i)) return c.fail("only the Y output is supported (inference)");
+  for (int i = 1; i <= 4; ++i)
+    if (!c.constantInput(i)) return c.fail("scale, B, mean and var must be constant initializers");
+  c.setOutput(0, c.b.create<BatchNormOp>(c.loc, c.inputType(0), c.input(0), c.input(1), c.input(2),
+                                         c.input(3), c.input(4),
+                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
+  return success();
+}
+
+LogicalResult importReshape(NodeContext &c) {
+  auto in = c.inputType(0);
+  auto target = c.constantInts(1);
+  if (!target) return c.fail("the shape input must be a constant (computed shapes are not supported yet)");
+  bool allowZero = c.attrs.getInt("allowzero", 0) != 0;
+  SmallVector<int64_t> shape, sources;
+  int64_t inferAt = -1, knownProduct = 1;
+  bool knownDynamic = false;
+  for (size_t i = 0; i < target->size(); ++i) {
+    int64_t s = (*target)[i];
+    if (s == 0 && !allowZero) {
+      if ((int64_t)i >= in.getRank()) return c.fail("shape entry 0 refers past the input's rank");
+      shape.push_back(in.getDimSize(i));
+      sources.push_back(i);
+      if (in.isDynamicDim(i)) knownDynamic = true;
+      else knownProduct *= in.getDimSize(i);
+    } else if (s == -1) {
+      if (inferAt >= 0) return c.fail("shape has more than one -1");
+      inferAt = i;
+      shape.push_back(kDyn);
+      sources.push_back(-1);
+    } else if (s < 0) {
+      return c.fail("shape entry " + std::to_string(s) + " is invalid");
+    } else {
+      shape.push_back(s);
+      sources.push_back(-1);
+      knownProduct *= s;
+    }
+  }
+  if (inferAt >= 0) {
+    // Static when every input dim not carried over in place is static.
+    int64_t inProduct = 1;
+    bool inDynamic = false;
+    for (int64_t i = 0; i < in.getRank(); ++i) {
+      if (llvm::is_contained(sources, i)) continue;
+      if (in.isDynamicDim(i)) inDynamic = true;
+      else inProduct *= in.getDimSize(i);
+    }
+    int64_t carried = 1;
+    for (int64_t src : sources)
+      if (src >= 0 && !in.isDynamicDim(src)) carried *= in.getDimSize(src);
+    int64_t rest = knownProduct / std::max<int64_t>(carried, 1);
+    if (!inDynamic) {
+      if (rest == 0 || inProduct % rest != 0)
+        return c.fail("cannot reshape " + std::to_string(inProduct) + " elements with the given shape");
+      shape[inferAt] = inProduct / rest;
+    }
+  } else if (in.hasStaticShape() && !knownDynamic) {
+    if (in.getNumElements() != knownProduct)
+      return c.fail("reshape changes the element count from " + std::to_string(in.getNumElements()) +
+                    " to " + std::to_string(knownProduct));
+  }
+  if (auto cst = c.constantInput(0); cst && RankedTensorType::get(shape, in.getElementType()).hasStaticShape()) {
+    c.setConstantOutput(0, cst->reshape(RankedTensorType::get(shape, in.getElementType())));
+    return success();
+  }
+  c.setOutput(0, makeReshape(c, c.input(0), shape, sources));
+  return success();
+}
+
+LogicalResult importFlatten(NodeContext &c) {
+  auto in = c.inputType(0);
+  auto axis = normalizeAxis(c.attrs.getInt("axis", 1), in.getRank() + 1);
+  if (!axis) return c.fail("axis out of range");
+  auto r = flatten2D(c, c.input(0), *axis);
+  if (failed(r)) return failure();
+  c.setOutput(0, *r);
+  return success();
+}
+
+LogicalResult importTranspose(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  int64_t rank = c.inputType(0).getRank();
+  std::vector<int64_t> dflt;
+  for (int64_t i = rank - 1; i >= 0; --i) dflt.push_back(i);
+  auto perm = c.attrs.getInts("perm", dflt);
+  if ((int64_t)perm.size() != rank) return c.fail("perm must have one entry per input dim");
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p]) return c.fail("perm is not a permutation");
+    seen[p] = true;
+  }
+  c.setOutput(0, c.b.create<TransposeOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(perm)));
+  return success();
+}
+
+LogicalResult importConcat(NodeContext &c) {
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < c.numInputs(); ++i) {
+    if (!c.hasInput(i)) continue;
+    if (failed(requireF32(c, i))) return failure();
+    inputs.push_back(c.input(i));
+  }
+  if (inputs.empty()) return c.fail("Concat needs at least one input");
+  int64_t rank = llvm::cast<RankedTensorType>(inputs[0].getType()).getRank();
+  auto axis = normalizeAxis(c.attrs.getInt("axis", 0), rank);
+  if (!axis) return c.fail("axis out of range");
+  auto first = llvm::cast<RankedTensorType>(inputs[0].getType());
+  for (Value v : inputs) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (t.getRank() != rank) return c.fail("inputs differ in rank");
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != *axis && t.getDimSize(i) != first.getDimSize(i) && !t.isDynamicDim(i) &&
+          !first.isDynamicDim(i))
+        return c.fail("inputs differ in dim " + std::to_string(i) + ", which is not the axis");
+  }
+  c.setOutput(0, c.b.create<ConcatOp>(c.loc, inputs, c.b.getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importSoftmax(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  auto in = c.inputType(0);
+  auto axis = normalizeAxis(c.attrs.getInt("axis", c.opset < 13 ? 1 : -1), in.getRank());
+  if (!axis) return c.fail("axis out of range");
+  if (c.opset >= 13 || *axis == in.getRank() - 1) {
+    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), c.b.getI64IntegerAttr(*axis)));
+    return success();
+  }
+  // Before opset 13 the input is coerced to 2-D around `axis`.
+  int64_t dynamicDims = 0;
+  for (int64_t d : in.getShape()) dynamicDims += d == kDyn;
+  if (dynamicDims > 1) return c.fail("opset<13 Softmax on more than one dynamic dim is not supported");
+  auto flat = flatten2D(c, c.input(0), *axis);
+  if (failed(flat)) return failure();
+  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, c.b.getI64IntegerAttr(1));
+  SmallVector<int64_t> sources(in.getRank(), -1);
+  c.setOutput(0, makeReshape(c, s, in.getShape(), sources));
+  return success();
+}
+
+LogicalResult importReduceMean(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  int64_t rank = c.inputType(0).getRank();
+  std::vector<int64_t> axes;
+  if (c.opset < 18) {
+    axes = c.attrs.getInts("axes");
+  } else if (c.hasInput(1)) {
+    auto v = c.constantInts(1);
+    if (!v) return c.fail("the axes input must be a constant");
+    axes = *v;
+  }
+  if (axes.empty()) {
+    if (c.opset >= 18 && c.attrs.getInt("noop_with_empty_axes", 0)) {
+      c.setOutput(0, c.input(0));
+      return success();
+    }
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  SmallVector<int64_t> normalized;
+  for (int64_t a : axes) {
+    auto n = normalizeAxis(a, rank);
+    if (!n) return c.fail("axis " + std::to_string(a) + " out of range");
+    if (!llvm::is_contained(normalized, *n)) normalized.push_back(*n);
+  }
+  llvm::sort(normalized);
+  c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(normalized),
+                                          c.b.getBoolAttr(c.attrs.getInt("keepdims", 1) != 0)));
+  return success();
+}
+
+LogicalResult importGather(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  auto ids = c.inputType(1);
+  if (!ids.getElementType().isInteger(64) && !ids.getElementType().isInteger(32))
+    return c.fail("indices must be int32 or int64");
+  auto axis = normalizeAxis(c.attrs.getInt("axis", 0), c.inputType(0).getRank());
+  if (!axis) return c.fail("axis out of range");
+  c.setOutput(0, c.b.create<GatherOp>(c.loc, c.input(0), c.input(1), c.b.getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importLayerNorm(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  if (c.outputUsed(1) || c.outputUsed(2)) return c.fail("the Mean and InvStdDev outputs are not supported");
+  auto in = c.inputType(0);
+  auto axis = normalizeAxis(c.attrs.getInt("axis", -1), in.getRank());
+  if (!axis) return c.fail("axis out of range");
+  auto trailing = in.getShape().drop_front(*axis);
+  for (int64_t d : trailing)
+    if (d == kDyn) return c.fail("normalized dims must be static");
+  Value bias = c.hasInput(2) ? c.input(2) : Value();
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!c.hasInput(i)) continue;
+    auto t = c.inputType(i);
+    SmallVector<int64_t> b;
+    if (!t.hasStaticShape() || t.getRank() > (int64_t)trailing.size() ||
+        failed(broadcastShapes(trailing, t.getShape(), b)) || ArrayRef<int64_t>(b) != trailing)
+      return c.fail("Scale/B must broadcast to the normalized dims");
+  }
+  c.setOutput(0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), bias,
+                                         c.b.getI64IntegerAttr(*axis),
+                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
+  return success();
+}
+
+LogicalResult importIdentity(NodeContext &c) {
+  if (c.outputUsed(1)) return c.fail("the mask output of Dropout is not supported");
+  if (auto cst = c.constantInput(0)) c.setConstantOutput(0, *cst);
+  else c.setOutput(0, c.input(0));
+  return success();
+}
+
+LogicalResult importConstant(NodeContext &c) {
+  if (const auto *a = c.attrs.get("value")) {
+    std::string err;
+    auto attr = importTensor(c.g.ctx, a->t(), c.g.modelDir, err);
+    if (!attr) return c.fail(err);
+    c.setConstantOutput(0, attr);
+    return success();
+  }
+  if (c.attrs.has("value_float")) {
+    c.setConstantOutput(0, llvm::cast<DenseElementsAttr>(DenseElementsAttr::get(
+                               RankedTensorType::get({}, c.b.getF32Type()), c.attrs.getFloat("value_float", 0))));
+    return success();
+  }
+  if (const auto *a = c.attrs.get("value_floats")) {
+    SmallVector<float> v(a->floats().begin(), a->floats().end());
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getF32Type()),
+                                                  ArrayRef<float>(v)));
+    return success();
+  }
+  if (c.attrs.has("value_int")) {
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()),
+                                                  c.attrs.getInt("value_int", 0)));
+    return success();
+  }
+  if (c.attrs.has("value_ints")) {
+    auto v = c.attrs.getInts("value_ints");
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getI64Type()),
+                                                  ArrayRef<int64_t>(v)));
+    return success();
+  }
+  return c.fail("Constant without a supported value attribute (sparse/string values are not supported)");
+}
+
+std::string checkConstant(const NodeAttrs &a, int64_t) {
+  if (a.has("sparse_value") || a.has("value_string") || a.has("value_strings"))
+    return "sparse and string constants are not supported";
+  return "";
+}
+
+std::string checkBatchNorm(const NodeAttrs &a, int64_t) {
+  return a.getInt("training_mode", 0) ? "training_mode=1 is not supported" : "";
+}
+
+} // namespace
+
+const std::unordered_map<std::string, OpImporter> &opImporters() {
+  static const std::unordered_map<std::string, OpImporter> table = {
+      {"Conv", {1, kMaxOpset, checkWindowAttrs, importConv}},
+      {"MaxPool", {1, kMaxOpset, checkWindowAttrs, importPool<MaxPoolOp>}},
+      {"AveragePool", {1, kMaxOpset, checkWindowAttrs, importPool<AvgPoolOp>}},
+      {"GlobalAveragePool", {1, kMaxOpset, noCheck, importGlobalAveragePool}},
+      {"Gemm", {1, kMaxOpset, noCheck, importGemm}},
+      {"MatMul", {1, kMaxOpset, noCheck, importMatMul}},
+      {"Add", {7, kMaxOpset, noCheck, importBinary<AddOp>}},
+      {"Sub", {7, kMaxOpset, noCheck, importBinary<SubOp>}},
+      {"Mul", {7, kMaxOpset, noCheck, importBinary<MulOp>}},
+      {"Div", {7, kMaxOpset, noCheck, importBinary<DivOp>}},
+      {"Relu", {1, kMaxOpset, noCheck, importUnary<ReluOp>}},
+      {"Sigmoid", {1, kMaxOpset, noCheck, importUnary<SigmoidOp>}},
+      {"Tanh", {1, kMaxOpset, noCheck, importUnary<TanhOp>}},
+      {"Erf", {9, kMaxOpset, noCheck, importUnary<ErfOp>}},
+      {"Exp", {1, kMaxOpset, noCheck, importUnary<ExpOp>}},
+      {"Sqrt", {1, kMaxOpset, noCheck, importUnary<SqrtOp>}},
+      {"LeakyRelu", {1, kMaxOpset, noCheck, importLeakyRelu}},
+      {"Clip", {6, kMaxOpset, noCheck, importClip}},
+      {"BatchNormalization", {9, kMaxOpset, checkBatchNorm, importBatchNorm}},
+      {"Reshape", {5, kMaxOpset, noCheck, importReshape}},
+      {"Flatten", {1, kMaxOpset, noCheck, importFlatten}},
+      {"Transpose", {1, kMaxOpset, noCheck, importTranspose}},
+      {"Concat", {4, kMaxOpset, noCheck, importConcat}},
+      {"Softmax", {1, kMaxOpset, noCheck, importSoftmax}},
+      {"ReduceMean", {1, kMaxOpset, noCheck, importReduceMean}},
+      {"Gather", {1, kMaxOpset, noCheck, importGather}},
+      {"LayerNormalization", {17, kMaxOpset, noCheck, importLayerNorm}},
+      {"Identity", {1, kMaxOpset, noCheck, importIdentity}},
+      {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
+      {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
+  };
+  return table;
+}
+
+std::vector<SupportedOp> supportedONNXOps() {
+  std::vector<SupportedOp> ops;
+  for (const auto &[name, imp] : opImporters()) ops.push_back({name.c_str(), imp.minOpset, imp.maxOpset});
+  std::sort(ops.begin(), ops.end(), [](const SupportedOp &a, const SupportedOp &b) {
+    return std::string(a.opType) < b.opType;
+  });
+  return ops;
+}
+
+} // namespace v4f

@@ -1,0 +1,192 @@
+//===- TensorImport.cpp - initializers, typed fields and external data ----===//
+#include "TensorImport.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace v4f {
+
+std::string onnxTypeName(int32_t t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT: return "float32";
+  case onnx::TensorProto::UINT8: return "uint8";
+  case onnx::TensorProto::INT8: return "int8";
+  case onnx::TensorProto::UINT16: return "uint16";
+  case onnx::TensorProto::INT16: return "int16";
+  case onnx::TensorProto::INT32: return "int32";
+  case onnx::TensorProto::INT64: return "int64";
+  case onnx::TensorProto::STRING: return "string";
+  case onnx::TensorProto::BOOL: return "bool";
+  case onnx::TensorProto::FLOAT16: return "float16";
+  case onnx::TensorProto::DOUBLE: return "float64";
+  case onnx::TensorProto::BFLOAT16: return "bfloat16";
+  default: return "dtype#" + std::to_string(t);
+  }
+}
+
+Type importElementType(MLIRContext &ctx, int32_t t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
+  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
+  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
+  default: return {};
+  }
+}
+
+namespace {
+/// Reads [offset, offset+length) of an external data file after refusing
+/// absolute paths, `..` components, symlinks, hard links and reads past EOF.
+bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelDir,
+                      uint64_t expectedBytes, std::string &bytes, std::string &error) {
+  std::string location;
+  uint64_t offset = 0, length = UINT64_MAX;
+  for (const auto &kv : tensor.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoull(kv.value());
+      else if (kv.key() == "length") length = std::stoull(kv.value());
+    } catch (...) {
+      error = "external data field '" + kv.key() + "' is not a number: '" + kv.value() + "'";
+      return false;
+    }
+  }
+  if (location.empty()) { error = "external data without a location"; return false; }
+  if (location[0] == '/' || location.find('\\') != std::string::npos) {
+    error = "external data location '" + location + "' is absolute; only paths inside the model's folder are allowed";
+    return false;
+  }
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find('/', start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0) {
+      error = "external data location '" + location + "' contains '..'; only paths inside the model's folder are allowed";
+      return false;
+    }
+    start = end + 1;
+  }
+  std::string path = modelDir + "/" + location;
+  // Every component under the model's folder must be a real directory/file.
+  for (size_t pos = modelDir.size() + 1; pos <= path.size();) {
+    size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    struct stat st;
+    std::string prefix = path.substr(0, end);
+    if (lstat(prefix.c_str(), &st) != 0) {
+      error = "external data file '" + location + "' not found";
+      return false;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      error = "external data location '" + location + "' goes through a symbolic link; refused";
+      return false;
+    }
+    pos = end + 1;
+  }
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) { error = "cannot open external data file '" + location + "': " + strerror(errno); return false; }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    error = "external data '" + location + "' is not a regular file";
+    return false;
+  }
+  if (st.st_nlink > 1) {
+    close(fd);
+    error = "external data file '" + location + "' has other hard links; refused";
+    return false;
+  }
+  uint64_t fileSize = st.st_size;
+  if (length == UINT64_MAX) length = offset <= fileSize ? fileSize - offset : 0;
+  if (offset > fileSize || length > fileSize - offset) {
+    close(fd);
+    error = "external data for '" + location + "' (offset " + std::to_string(offset) + ", length " +
+            std::to_string(length) + ") reads past the end of the file (" + std::to_string(fileSize) + " bytes)";
+    return false;
+  }
+  if (length != expectedBytes) {
+    close(fd);
+    error = "external data length " + std::to_string(length) + " does not match the tensor's " +
+            std::to_string(expectedBytes) + " bytes";
+    return false;
+  }
+  bytes.resize(length);
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = pread(fd, bytes.data() + done, length - done, offset + done);
+    if (n <= 0) { close(fd); error = "short read from external data '" + location + "'"; return false; }
+    done += n;
+  }
+  close(fd);
+  return true;
+}
+} // namespace
+
+DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor,
+                               const std::string &modelDir, std::string &error) {
+  Type elementType = importElementType(ctx, tensor.data_type());
+  if (!elementType) {
+    error = "tensor '" + tensor.name() + "' has unsupported element type " + onnxTypeName(tensor.data_type());
+    return {};
+  }
+  SmallVector<int64_t> shape;
+  uint64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0) { error = "tensor '" + tensor.name() + "' has a negative dim " + std::to_string(d); return {}; }
+    if (d != 0 && count > (uint64_t(1) << 40) / uint64_t(d)) {
+      error = "tensor '" + tensor.name() + "' claims more than 2^40 elements";
+      return {};
+    }
+    count *= uint64_t(d);
+    shape.push_back(d);
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth() / 8;
+  uint64_t bytes = count * width;
+  auto type = RankedTensorType::get(shape, elementType);
+  std::string buffer;
+  const std::string *raw = nullptr;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!readExternalData(tensor, modelDir, bytes, buffer, error)) {
+      error = "tensor '" + tensor.name() + "': " + error;
+      return {};
+    }
+    raw = &buffer;
+  } else if (tensor.has_raw_data()) {
+    raw = &tensor.raw_data();
+  }
+  if (raw) {
+    if (raw->size() != bytes) {
+      error = "tensor '" + tensor.name() + "' raw_data has " + std::to_string(raw->size()) +
+              " bytes but its dims need " + std::to_string(bytes);
+      return {};
+    }
+    return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(raw->data(), raw->size()));
+  }
+  auto mismatch = [&](int64_t have) {
+    error = "tensor '" + tensor.name() + "' has " + std::to_string(have) +
+            " typed values but its dims need " + std::to_string(count);
+    return DenseElementsAttr();
+  };
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if ((uint64_t)tensor.float_data_size() != count) return mismatch(tensor.float_data_size());
+    return DenseElementsAttr::get(type, ArrayRef<float>(tensor.float_data().data(), count));
+  case onnx::TensorProto::INT64:
+    if ((uint64_t)tensor.int64_data_size() != count) return mismatch(tensor.int64_data_size());
+    return DenseElementsAttr::get(type, ArrayRef<int64_t>(tensor.int64_data().data(), count));
+  case onnx::TensorProto::INT32:
+    if ((uint64_t)tensor.int32_data_size() != count) return mismatch(tensor.int32_data_size());
+    return DenseElementsAttr::get(type, ArrayRef<int32_t>(tensor.int32_data().data(), count));
+  default:
+    error = "tensor '" + tensor.name() + "' has unsupported element type";
+    return {};
+  }
+}
+
+} // namespace v4f

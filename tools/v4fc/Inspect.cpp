@@ -1,0 +1,124 @@
+//===- Inspect.cpp - `v4fc inspect`: print an artifact's manifest ---------===//
+//
+// Reads the artifact with its own bounds checks and the FlatBuffers verifier
+// (the compiler does not link the runtime; they share only the format headers).
+//
+//===----------------------------------------------------------------------===//
+#include "Inspect.h"
+
+#include "v4f/artifact_format.h"
+#include "v4f/artifact_manifest_generated.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace v4f {
+
+static const char *dtypeName(int dtype) {
+  switch (dtype) {
+  case V4F_DTYPE_FLOAT32: return "float32";
+  case V4F_DTYPE_INT64: return "int64";
+  case V4F_DTYPE_INT32: return "int32";
+  case V4F_DTYPE_UINT8: return "uint8";
+  case V4F_DTYPE_INT8: return "int8";
+  case V4F_DTYPE_BOOL: return "bool";
+  case V4F_DTYPE_FLOAT16: return "float16";
+  case V4F_DTYPE_FLOAT64: return "float64";
+  default: return "unknown";
+  }
+}
+
+static const char *sectionName(uint32_t kind) {
+  switch (kind) {
+  case V4F_SECTION_CPU_LIBRARY: return "cpu-library";
+  case V4F_SECTION_CONSTANTS: return "constants";
+  case V4F_SECTION_GPU_MODULE: return "gpu-module";
+  default: return "unknown";
+  }
+}
+
+static void printSignature(const char *what, const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSig>> *sigs) {
+  std::printf("%s:\n", what);
+  if (!sigs) return;
+  for (const auto *s : *sigs) {
+    std::printf("  %-24s %-8s [", s->name() ? s->name()->c_str() : "?", dtypeName(s->dtype()));
+    if (s->dims())
+      for (size_t i = 0; i < s->dims()->size(); ++i) {
+        if (i) std::printf(", ");
+        const char *name = s->dim_names() && i < s->dim_names()->size() ? s->dim_names()->Get(i)->c_str() : "";
+        if (s->dims()->Get(i) < 0) std::printf("%s", *name ? name : "?");
+        else std::printf("%lld", (long long)s->dims()->Get(i));
+      }
+    std::printf("]\n");
+  }
+}
+
+bool inspectArtifact(const std::string &path, bool showPlan, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open";
+    return false;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  v4f_file_header_t header;
+  if (bytes.size() < sizeof(header)) {
+    error = path + ": too small to be a .v4f artifact";
+    return false;
+  }
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (std::memcmp(header.magic, V4F_ARTIFACT_MAGIC, V4F_ARTIFACT_MAGIC_SIZE) != 0) {
+    error = path + ": not a .v4f artifact (bad magic)";
+    return false;
+  }
+  if (header.format_major > V4F_ARTIFACT_FORMAT_MAJOR) {
+    error = path + ": artifact format " + std::to_string(header.format_major) + " is newer than this tool";
+    return false;
+  }
+  if (header.manifest_offset > bytes.size() || header.manifest_size > bytes.size() - header.manifest_offset) {
+    error = path + ": manifest lies outside the file";
+    return false;
+  }
+  const uint8_t *m = bytes.data() + header.manifest_offset;
+  flatbuffers::Verifier verifier(m, header.manifest_size);
+  if (!fb::VerifyManifestBuffer(verifier)) {
+    error = path + ": manifest fails verification";
+    return false;
+  }
+  const fb::Manifest *manifest = fb::GetManifest(m);
+  auto str = [](const flatbuffers::String *s) { return s ? s->c_str() : ""; };
+  std::printf("artifact:     %s (%zu bytes, format %u.%u)\n", path.c_str(), bytes.size(), header.format_major,
+              header.format_minor);
+  std::printf("producer:     %s\n", str(manifest->producer()));
+  std::printf("model:        %s\n", str(manifest->model_name()));
+  std::printf("target:       %s, cpu %s\n", str(manifest->target_triple()), str(manifest->target_cpu()));
+  std::printf("cpu features:");
+  if (manifest->cpu_features())
+    for (const auto *f : *manifest->cpu_features()) std::printf(" %s", f->c_str());
+  std::printf("\n");
+  printSignature("inputs", manifest->inputs());
+  printSignature("outputs", manifest->outputs());
+  std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
+  std::printf("  %-12s %12llu %12llu  %016llx\n", "manifest", (unsigned long long)header.manifest_offset,
+              (unsigned long long)header.manifest_size, (unsigned long long)header.manifest_digest);
+  if (manifest->sections())
+    for (const auto *s : *manifest->sections())
+      std::printf("  %-12s %12llu %12llu  %016llx\n", sectionName(s->kind()), (unsigned long long)s->offset(),
+                  (unsigned long long)s->size(), (unsigned long long)s->digest());
+  size_t kernels = manifest->kernels() ? manifest->kernels()->size() : 0;
+  size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
+  size_t buffers = manifest->buffers() ? manifest->buffers()->size() : 0;
+  size_t regs = manifest->shape_program() ? manifest->shape_program()->size() : 0;
+  std::printf("plan:         %zu dispatches, %zu kernels, %zu buffers, %zu shape registers\n", dispatches, kernels,
+              buffers, regs);
+  if (showPlan && manifest->dispatches())
+    for (size_t i = 0; i < dispatches; ++i) {
+      const auto *d = manifest->dispatches()->Get(i);
+      std::printf("  #%-4zu kernel %-4u bindings %-3u  %s\n", i, d->kernel(),
+                  d->bindings() ? d->bindings()->size() : 0, str(d->name()));
+    }
+  return true;
+}
+
+} // namespace v4f

@@ -1,0 +1,13 @@
+//===- Inspect.h - `v4fc inspect`: print an artifact's manifest -*- C++ -*-===//
+#ifndef V4F_TOOLS_V4FC_INSPECT_H
+#define V4F_TOOLS_V4FC_INSPECT_H
+
+#include <string>
+
+namespace v4f {
+/// Prints header, I/O signature, sections, kernels and plan summary of the
+/// artifact at `path` to stdout; returns false with `error` if it is invalid.
+bool inspectArtifact(const std::string &path, bool showPlan, std::string &error);
+} // namespace v4f
+
+#endif

@@ -1,0 +1,248 @@
+//===- v4fc.cpp - the v4f model compiler driver ---------------------------===//
+//
+//   v4fc compile model.onnx -o model.v4f [--target-cpu=host] [--emit=...]
+//   v4fc check model.onnx
+//   v4fc inspect model.v4f
+//
+//===----------------------------------------------------------------------===//
+#include "Inspect.h"
+
+#include "v4f/Artifact/ArtifactWriter.h"
+#include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Import/ONNXImporter.h"
+#include "v4f/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#define V4F_VERSION "0.1.0"
+
+namespace {
+
+struct PhaseTimer {
+  bool verbose;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
+  void done(const char *phase) {
+    auto now = std::chrono::steady_clock::now();
+    if (verbose)
+      std::fprintf(stderr, "[v4fc] %-28s %8.1f ms\n", phase,
+                   std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+  }
+  void total() {
+    if (verbose)
+      std::fprintf(stderr, "[v4fc] %-28s %8.1f ms\n", "total",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+};
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "v4fc: error: %s\n", message.c_str());
+  return 1;
+}
+
+bool writeText(const std::string &path, const std::string &text, std::string &error) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return true;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(text.data(), text.size());
+    if (!out) {
+      error = "cannot write " + path;
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot write " + path;
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string baseName(const std::string &path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (auto dot = name.rfind('.'); dot != std::string::npos) name = name.substr(0, dot);
+  return name;
+}
+
+struct CompileOptions {
+  std::string input, output, targetCpu = "host", emit = "artifact";
+  bool printIRAfterAll = false, verbose = false;
+};
+
+int runCompile(const CompileOptions &opts) {
+  PhaseTimer timer{opts.verbose};
+  mlir::MLIRContext context;
+  context.loadDialect<v4f::V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                      mlir::scf::SCFDialect, mlir::math::MathDialect, mlir::vector::VectorDialect,
+                      mlir::LLVM::LLVMDialect>();
+  // Diagnostics go to stderr with the op's location (node name, file).
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diag.getLocation() << ": " << diag << "\n";
+    return mlir::success();
+  });
+
+  v4f::CPUTarget target;
+  std::string error;
+  if (!v4f::resolveCPUTarget(opts.targetCpu, target, error)) return fail(error);
+
+  auto module = v4f::importONNXModel(context, opts.input, error);
+  if (!module) return fail(error);
+  timer.done("import");
+
+  mlir::PassManager pm(&context);
+  if (opts.printIRAfterAll) {
+    context.disableMultithreading();
+    pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                        [](mlir::Pass *, mlir::Operation *) { return true; }, true, true, false,
+                        llvm::errs(), mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+  }
+  v4f::buildGraphOptimizationPipeline(pm);
+  if (mlir::failed(pm.run(*module)))
+    return fail(opts.input + ": graph optimization failed:\n" + diagnostics);
+  timer.done("graph optimization");
+
+  if (opts.emit == "mlir") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+    if (!writeText(opts.output, text, error)) return fail(error);
+    return 0;
+  }
+
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(module->getLoc());
+  v4f::ExecutablePlan plan;
+  std::vector<uint8_t> constants;
+  if (mlir::failed(v4f::buildExecutablePlan(*module, *kernels, plan, constants)))
+    return fail(opts.input + ": code generation failed:\n" + diagnostics);
+  timer.done("dispatch + kernel generation");
+
+  if (mlir::failed(v4f::lowerKernelsToLLVMDialect(*kernels, opts.printIRAfterAll)))
+    return fail(opts.input + ": lowering the kernels to LLVM failed:\n" + diagnostics);
+  timer.done("lowering to LLVM dialect");
+
+  std::vector<uint8_t> object;
+  std::string llvmIR;
+  if (!v4f::compileKernelsToObject(*kernels, target, object, opts.emit == "llvm" ? &llvmIR : nullptr, error))
+    return fail(opts.input + ": " + error);
+  timer.done("LLVM O3 + object emission");
+  if (opts.emit == "llvm") {
+    if (!writeText(opts.output, llvmIR, error)) return fail(error);
+    return 0;
+  }
+  if (opts.emit == "obj") {
+    if (!writeText(opts.output, std::string(object.begin(), object.end()), error)) return fail(error);
+    return 0;
+  }
+
+  std::vector<uint8_t> library;
+  if (!v4f::linkSharedObject(object, library, error)) return fail(opts.input + ": " + error);
+  timer.done("link (embedded LLD)");
+
+  plan.producer = "v4fc " V4F_VERSION;
+  plan.modelName = baseName(opts.input);
+  plan.targetTriple = target.triple;
+  plan.targetCpu = target.cpu;
+  plan.cpuFeatures = target.requiredFeatures;
+  if (!v4f::writeArtifactFile(opts.output, plan, library, constants, error))
+    return fail(opts.output + ": " + error);
+  timer.done("write artifact");
+  timer.total();
+  if (opts.verbose)
+    std::fprintf(stderr, "[v4fc] wrote %s: %zu dispatches, %zu kernels, %zu bytes of code, %zu bytes of constants\n",
+                 opts.output.c_str(), plan.dispatches.size(), plan.kernels.size(), library.size(),
+                 constants.size());
+  return 0;
+}
+
+int runCheck(const std::string &path) {
+  v4f::CoverageReport report;
+  std::string error;
+  if (!v4f::checkONNXModel(path, report, error)) return fail(error);
+  std::printf("model: %s (ir_version %lld, opset %lld)\n", path.c_str(), (long long)report.irVersion,
+              (long long)report.opset);
+  std::map<std::string, int64_t> failing;
+  for (const auto &u : report.unsupported) failing[u.opType]++;
+  std::printf("%-28s %6s  %s\n", "operator", "nodes", "status");
+  int64_t total = 0, bad = 0;
+  for (const auto &[op, count] : report.opCounts) {
+    total += count;
+    bad += failing.count(op) ? failing[op] : 0;
+    std::printf("%-28s %6lld  %s\n", op.c_str(), (long long)count,
+                failing.count(op) ? "UNSUPPORTED" : "supported");
+  }
+  std::printf("coverage: %lld of %lld nodes supported\n", (long long)(total - bad), (long long)total);
+  if (!report.unsupported.empty()) {
+    std::fprintf(stderr, "v4fc: error: %s\n", report.formatError().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"v4fc " V4F_VERSION " - ahead-of-time compiler from ONNX to .v4f artifacts"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "v4fc " V4F_VERSION);
+
+  CompileOptions copts;
+  auto *compile = app.add_subcommand("compile", "Compile an ONNX model into a .v4f artifact");
+  compile->add_option("model", copts.input, "ONNX model file")->required()->check(CLI::ExistingFile);
+  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|llvm)")->required();
+  compile->add_option("--target-cpu", copts.targetCpu,
+                      "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
+      ->capture_default_str();
+  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), llvm (optimized LLVM IR), obj")
+      ->check(CLI::IsMember({"artifact", "mlir", "llvm", "obj"}))
+      ->capture_default_str();
+  compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
+  compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
+
+  std::string checkPath;
+  auto *check = app.add_subcommand("check", "Report operator coverage of an ONNX model without compiling");
+  check->add_option("model", checkPath, "ONNX model file")->required()->check(CLI::ExistingFile);
+
+  std::string inspectPath;
+  bool showPlan = false;
+  auto *inspect = app.add_subcommand("inspect", "Print the manifest, I/O signature and sections of a .v4f file");
+  inspect->add_option("artifact", inspectPath, ".v4f file")->required()->check(CLI::ExistingFile);
+  inspect->add_flag("--plan", showPlan, "Also list every dispatch");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  if (compile->parsed()) return runCompile(copts);
+  if (check->parsed()) return runCheck(checkPath);
+  if (inspect->parsed()) {
+    std::string error;
+    if (!v4f::inspectArtifact(inspectPath, showPlan, error)) return fail(error);
+    return 0;
+  }
+  return 0;
+}
