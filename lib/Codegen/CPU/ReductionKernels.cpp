@@ -94,46 +94,67 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   return success();
 }
 
-LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                             const TensorInfo &result) {
-  auto axes = cast<ReduceMeanOp>(op).getAxes();
-  for (size_t i = 1; i < axes.size(); ++i)
-    if (axes[i] != axes[i - 1] + 1)
-      return op->emitOpError("reduce_mean over non-adjacent axes is not supported by the CPU backend yet");
-  const TensorInfo &X = operands[0];
+namespace {
+/// Mean over the contiguous dims [a0, a1) of `X` into buffer `dst`.
+void emitContiguousMean(DispatchContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0,
+                        int64_t a1, uint32_t dst) {
   auto &sp = ctx.shapes;
-  if (axes.empty()) {
-    emitCopy(ctx, X, result, label(op));
-    return success();
-  }
-  Reg outer = sp.product(X.dims, 0, axes.front());
-  Reg red = sp.product(X.dims, axes.front(), axes.back() + 1);
-  Reg inner = sp.product(X.dims, axes.back() + 1, X.dims.size());
+  Reg outer = sp.product(X.dims, 0, a0);
+  Reg red = sp.product(X.dims, a0, a1);
+  Reg inner = sp.product(X.dims, a1, X.dims.size());
   auto [groups, rowsPerGroup] = ctx.splitRows(outer, sp.mul(red, inner));
-  std::string name = label(op);
   auto kb = ctx.newKernel(name);
   auto [begin, end] = kb->workgroupRange(kb->dim(outer), kb->dim(rowsPerGroup));
   Value R = kb->dim(red), I = kb->dim(inner);
   Value scale = divf(*kb, kb->cf(1.f), kb->toF32(kb->max(R, kb->c(1))));
   kb->forLoop(begin, end, kb->c(1), [&](Value o) {
     Value src = kb->mul(o, kb->mul(R, I));
-    Value dst = kb->mul(o, I);
-    kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) { kb->store(kb->cf(0.f), kb->binding(0), kb->add(dst, i)); });
+    Value out = kb->mul(o, I);
+    kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) { kb->store(kb->cf(0.f), kb->binding(0), kb->add(out, i)); });
     kb->forLoop(kb->c(0), R, kb->c(1), [&](Value r) {
       Value row = kb->add(src, kb->mul(r, I));
       kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) {
-        Value at = kb->add(dst, i);
+        Value at = kb->add(out, i);
         Value sum = addf(*kb, kb->load(kb->f32(), kb->binding(0), at), kb->load(kb->f32(), kb->binding(1), kb->add(row, i)));
         kb->store(sum, kb->binding(0), at);
       });
     });
     kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) {
-      Value at = kb->add(dst, i);
+      Value at = kb->add(out, i);
       kb->store(mulf(*kb, kb->load(kb->f32(), kb->binding(0), at), scale), kb->binding(0), at);
     });
   });
   kb->finish();
-  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  ctx.addDispatch(*kb, {dst, X.buffer}, groups, name);
+}
+} // namespace
+
+LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                             const TensorInfo &result) {
+  auto axes = cast<ReduceMeanOp>(op).getAxes();
+  const TensorInfo &X = operands[0];
+  std::string name = label(op);
+  if (axes.empty()) {
+    emitCopy(ctx, X, result, name);
+    return success();
+  }
+  // Runs of adjacent axes, reduced last run first; a mean of means over
+  // disjoint axis groups equals the mean over their union. Dropping size-1
+  // dims does not change the layout, so keepdims only matters for shapes.
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t a : axes) {
+    if (!runs.empty() && runs.back().second == a) runs.back().second = a + 1;
+    else runs.push_back({a, a + 1});
+  }
+  TensorInfo src = X;
+  for (size_t k = runs.size(); k-- > 0;) {
+    TensorInfo dst = src;
+    for (int64_t d = runs[k].first; d < runs[k].second; ++d) dst.dims[d] = ctx.shapes.constant(1);
+    dst.buffer = k == 0 ? result.buffer
+                        : ctx.newTransient(ctx.shapes.mul(ctx.numel(dst), ctx.shapes.constant(4)));
+    emitContiguousMean(ctx, name, src, runs[k].first, runs[k].second, dst.buffer);
+    src = dst;
+  }
   return success();
 }
 
