@@ -84,6 +84,14 @@ bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &er
   } else {
     target.cpu = cpu;
     target.features = "";
+    // Validate the name before building a target machine (which would warn).
+    const llvm::Target *t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+    if (!t) return false;
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(t->createMCSubtargetInfo(target.triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(cpu)) {
+      error = "unknown --target-cpu '" + cpu + "' (use host, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake-avx512, znver3, sapphirerapids)";
+      return false;
+    }
   }
   auto tm = createTargetMachine(target, error);
   if (!tm) return false;

@@ -1,0 +1,141 @@
+// RUN: v4f-opt %s -split-input-file -verify-diagnostics
+
+func.func @bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{operand shapes are not broadcast-compatible}}
+  %0 = v4f.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @wrong_inferred_type(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+2 {{inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = v4f.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @clip_min_above_max(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{min must not exceed max}}
+  %0 = v4f.clip %x {min = 2.0 : f32, max = 1.0 : f32} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @conv_zero_stride(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{strides must be positive}}
+  %0 = "v4f.conv"(%x, %w) <{strides = array<i64: 0, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x5x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{input channels (5) != weight channels * groups (3)}}
+  %0 = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x5x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x6x8x8xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<1x5x6x6xf32> {
+  // expected-error @+1 {{output channels (5) not divisible by groups (2)}}
+  %0 = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2 : i64}
+       : (tensor<1x6x8x8xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x6x6xf32>
+  return %0 : tensor<1x5x6x6xf32>
+}
+
+// -----
+
+func.func @conv_empty_output(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x0x0xf32> {
+  // expected-error @+1 {{pads, kernel and strides give an empty output}}
+  %0 = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x0x0xf32>
+  return %0 : tensor<1x4x0x0xf32>
+}
+
+// -----
+
+func.func @conv_unknown_activation(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{unknown activation 'swish'}}
+  %0 = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, activation = "swish"}
+       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{contraction dims differ: 8 vs 7}}
+  %0 = v4f.matmul %a, %b : (tensor<4x8xf32>, tensor<7x16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @pool_pad_too_big(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32> {
+  // expected-error @+1 {{pads must be smaller than the kernel}}
+  %0 = v4f.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+         pads = array<i64: 2, 2, 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+func.func @reduce_unsorted(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{axes must be sorted and unique}}
+  %0 = v4f.reduce_mean %x {axes = array<i64: 2, 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis 2 out of range for rank 2}}
+  %0 = v4f.softmax %x {axis = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<2x8xf32>, %s: tensor<4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{scale and bias must broadcast to the normalized dims}}
+  %0 = v4f.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x8xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{element count changes from 6 to 7}}
+  %0 = v4f.reshape %x {dim_sources = array<i64: -1>} : (tensor<2x3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @reshape_two_free(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{at most one result dim may be inferred}}
+  %0 = v4f.reshape %x {dim_sources = array<i64: -1, -1>} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @transpose_not_perm(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{perm must be a permutation}}
+  %0 = v4f.transpose %x {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @batch_norm_params(%x: tensor<1x4x2x2xf32>, %s: tensor<3xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{scale, bias, mean and variance must have shape [C]}}
+  %0 = v4f.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-5 : f32} : (tensor<1x4x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x2x2xf32>
+  return %0 : tensor<1x4x2x2xf32>
+}

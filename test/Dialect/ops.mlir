@@ -1,0 +1,83 @@
+// RUN: v4f-opt %s | FileCheck %s
+// RUN: v4f-opt %s | v4f-opt | FileCheck %s
+
+// CHECK-LABEL: func @elementwise
+func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: v4f.add %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = v4f.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: v4f.sub
+  %1 = v4f.sub %0, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: v4f.mul
+  %2 = v4f.mul %1, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: v4f.div
+  %3 = v4f.div %2, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: v4f.relu %{{.*}} : tensor<2x3xf32>
+  %4 = v4f.relu %3 : tensor<2x3xf32>
+  // CHECK: v4f.leaky_relu %{{.*}} {alpha = 1.000000e-01 : f32}
+  %5 = v4f.leaky_relu %4 {alpha = 0.1 : f32} : tensor<2x3xf32>
+  // CHECK: v4f.clip %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32}
+  %6 = v4f.clip %5 {min = 0.0 : f32, max = 6.0 : f32} : tensor<2x3xf32>
+  %7 = v4f.sigmoid %6 : tensor<2x3xf32>
+  %8 = v4f.tanh %7 : tensor<2x3xf32>
+  %9 = v4f.erf %8 : tensor<2x3xf32>
+  %10 = v4f.exp %9 : tensor<2x3xf32>
+  // CHECK: v4f.sqrt
+  %11 = v4f.sqrt %10 : tensor<2x3xf32>
+  return %11 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func @dynamic_broadcast
+func.func @dynamic_broadcast(%a: tensor<?x3xf32>, %b: tensor<1x3xf32>) -> tensor<?x3xf32> {
+  // CHECK: (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  %0 = v4f.add %a, %b : (tensor<?x3xf32>, tensor<1x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// CHECK-LABEL: func @conv
+func.func @conv(%x: tensor<?x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>,
+                %r: tensor<?x8x4x4xf32>) -> tensor<?x8x4x4xf32> {
+  // CHECK: v4f.conv %{{.*}}, %{{.*}} bias(%{{.*}}) residual(%{{.*}}) {activation = "relu", dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %0 = v4f.conv %x, %w bias(%b) residual(%r) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+         pads = array<i64: 1, 1, 1, 1>, groups = 2 : i64, activation = "relu"}
+       : (tensor<?x4x8x8xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>, tensor<?x8x4x4xf32>) -> tensor<?x8x4x4xf32>
+  return %0 : tensor<?x8x4x4xf32>
+}
+
+// CHECK-LABEL: func @matmul
+func.func @matmul(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %bias: tensor<16xf32>) -> tensor<2x4x16xf32> {
+  // CHECK: v4f.matmul %{{.*}}, %{{.*}} bias(%{{.*}})
+  %0 = v4f.matmul %a, %b bias(%bias) : (tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// CHECK-LABEL: func @pools_and_norms
+func.func @pools_and_norms(%x: tensor<1x4x7x7xf32>, %s: tensor<4xf32>, %s7: tensor<7xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>) {
+  // CHECK: v4f.max_pool
+  %0 = v4f.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+         pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK: v4f.avg_pool
+  %1 = v4f.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>,
+         pads = array<i64: 0, 0, 0, 0>, count_include_pad = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x3x3xf32>
+  // CHECK: v4f.reduce_mean
+  %2 = v4f.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>
+  // CHECK: v4f.softmax
+  %3 = v4f.softmax %x {axis = 3 : i64} : tensor<1x4x7x7xf32>
+  // CHECK: v4f.layer_norm
+  %4 = v4f.layer_norm %x, %s7 {axis = 3 : i64, epsilon = 1.0e-5 : f32} : (tensor<1x4x7x7xf32>, tensor<7xf32>) -> tensor<1x4x7x7xf32>
+  // CHECK: v4f.batch_norm
+  %5 = v4f.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-5 : f32} : (tensor<1x4x7x7xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x7x7xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>
+}
+
+// CHECK-LABEL: func @data_movement
+func.func @data_movement(%x: tensor<?x4x2xf32>, %t: tensor<100x8xf32>, %ids: tensor<2x3xi64>) -> (tensor<?x8xf32>, tensor<2x?x4xf32>, tensor<?x4x4xf32>, tensor<2x3x8xf32>) {
+  // CHECK: v4f.reshape %{{.*}} {dim_sources = array<i64: 0, -1>}
+  %0 = v4f.reshape %x {dim_sources = array<i64: 0, -1>} : (tensor<?x4x2xf32>) -> tensor<?x8xf32>
+  // CHECK: v4f.transpose %{{.*}} {perm = array<i64: 2, 0, 1>}
+  %1 = v4f.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<?x4x2xf32>) -> tensor<2x?x4xf32>
+  // CHECK: v4f.concat
+  %2 = v4f.concat %x, %x {axis = 2 : i64} : (tensor<?x4x2xf32>, tensor<?x4x2xf32>) -> tensor<?x4x4xf32>
+  // CHECK: v4f.gather
+  %3 = v4f.gather %t, %ids {axis = 0 : i64} : (tensor<100x8xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
+  return %0, %1, %2, %3 : tensor<?x8xf32>, tensor<2x?x4xf32>, tensor<?x4x4xf32>, tensor<2x3x8xf32>
+}

@@ -1,0 +1,37 @@
+// RUN: v4f-opt %s -split-input-file -canonicalize | FileCheck %s
+
+// Constant folding of what the importer leaves for constant weights.
+// CHECK-LABEL: func @fold_transpose_and_scale
+// CHECK: %[[C:.*]] = arith.constant dense<{{\[}}[2.000000e+00, 6.000000e+00], [4.000000e+00, 8.000000e+00]]> : tensor<2x2xf32>
+// CHECK: v4f.matmul %arg0, %[[C]]
+func.func @fold_transpose_and_scale(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %t = v4f.transpose %w {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %s = v4f.mul %t, %two : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %m = v4f.matmul %a, %s : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %m : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @identity_ops
+// CHECK-NOT: v4f.transpose
+// CHECK-NOT: v4f.reshape
+// CHECK: return %arg0
+func.func @identity_ops(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %t = v4f.transpose %a {perm = array<i64: 0, 1>} : (tensor<3x2xf32>) -> tensor<3x2xf32>
+  %r = v4f.reshape %t {dim_sources = array<i64: 0, 1>} : (tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_broadcast_arith
+// CHECK: arith.constant dense<{{\[}}[1.100000e+01, 2.200000e+01], [1.300000e+01, 2.400000e+01]]> : tensor<2x2xf32>
+func.func @fold_broadcast_arith() -> tensor<2x2xf32> {
+  %a = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = arith.constant dense<[10.0, 20.0]> : tensor<2xf32>
+  %s = v4f.add %a, %b : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
