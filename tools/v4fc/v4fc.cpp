@@ -235,7 +235,9 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
+    std::fprintf(stderr, "v4fc: error: %s\n(run 'v4fc --help' for usage)\n", e.what());
+    return 1;
   }
   if (compile->parsed()) return runCompile(copts);
   if (check->parsed()) return runCheck(checkPath);

@@ -29,23 +29,45 @@ std::unique_ptr<KernelBuilder> DispatchContext::newKernel(StringRef) {
 
 void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
                                   const std::string &name) {
-  // Identical bodies (e.g. repeated conv shapes) share one kernel.
-  std::string body;
-  {
-    StringAttr realName = kernel.func.getSymNameAttr();
-    kernel.func.setSymName("k");
-    llvm::raw_string_ostream os(body);
-    kernel.func.print(os, OpPrintingFlags().printGenericOpForm());
-    kernel.func.setSymNameAttr(realName);
-  }
+  // Identical bodies (e.g. repeated conv shapes) share one kernel. The key
+  // is the body's exact structure: op names, attributes and types are
+  // uniqued in the context (so their pointers identify them) and operands
+  // are numbered by definition order.
+  std::vector<const void *> key;
+  llvm::DenseMap<Value, uintptr_t> numbering;
+  auto number = [&](Value v) {
+    auto it = numbering.try_emplace(v, numbering.size()).first;
+    key.push_back(reinterpret_cast<const void *>(it->second));
+  };
+  key.push_back(kernel.func.getFunctionType().getAsOpaquePointer());
+  for (BlockArgument arg : kernel.func.getArguments()) number(arg);
+  kernel.func.getBody().walk([&](Operation *op) {
+    key.push_back(op->getName().getAsOpaquePointer());
+    key.push_back(op->getPropertiesAsAttribute().getAsOpaquePointer());
+    key.push_back(op->getDiscardableAttrDictionary().getAsOpaquePointer());
+    key.push_back(reinterpret_cast<const void *>(uintptr_t(op->getNumOperands())));
+    for (Value v : op->getOperands()) number(v);
+    for (Region &region : op->getRegions())
+      for (Block &block : region) {
+        key.push_back(reinterpret_cast<const void *>(uintptr_t(block.getNumArguments())));
+        for (BlockArgument arg : block.getArguments()) {
+          key.push_back(arg.getType().getAsOpaquePointer());
+          number(arg);
+        }
+      }
+    for (Value r : op->getResults()) {
+      key.push_back(r.getType().getAsOpaquePointer());
+      number(r);
+    }
+  });
   uint32_t index;
-  if (auto it = kernelsByBody.find(body); it != kernelsByBody.end()) {
+  if (auto it = kernelsByBody.find(key); it != kernelsByBody.end()) {
     index = it->second;
     kernel.func.erase();
   } else {
     index = plan.kernels.size();
     plan.kernels.push_back(kernel.func.getSymName().str());
-    kernelsByBody[body] = index;
+    kernelsByBody.emplace(std::move(key), index);
   }
   PlanDispatch d;
   d.kernel = index;

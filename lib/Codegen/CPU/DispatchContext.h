@@ -40,7 +40,7 @@ public:
   std::pair<Reg, Reg> splitRows(Reg rows, Reg rowSize, int64_t grain = 16384);
 
 private:
-  std::map<std::string, uint32_t> kernelsByBody;
+  std::map<std::vector<const void *>, uint32_t> kernelsByBody;
   unsigned kernelCounter = 0;
 };
 

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "google/protobuf/io/coded_stream.h"
+
 #include <fstream>
 #include <sstream>
 #include <unordered_set>
@@ -97,6 +99,7 @@ Value NodeContext::constF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
 namespace {
 constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30; // protobuf's own limit
 constexpr int kMaxNodes = 1 << 20;
+constexpr int kMaxParseDepth = 1000;
 
 bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -116,7 +119,16 @@ bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &er
     return false;
   }
   if (!model.ParseFromString(bytes)) {
-    error = path + ": not a valid ONNX model (protobuf parsing failed)";
+    // Tell apart a valid model whose subgraphs nest deeper than protobuf's
+    // recursion limit (100) from bytes that are not a model at all.
+    google::protobuf::io::CodedInputStream deep(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                                bytes.size());
+    deep.SetRecursionLimit(kMaxParseDepth);
+    onnx::ModelProto probe;
+    if (probe.ParseFromCodedStream(&deep))
+      error = path + ": subgraphs are nested deeper than 100 protobuf levels; refused";
+    else
+      error = path + ": not a valid ONNX model (protobuf parsing failed)";
     return false;
   }
   if (!model.has_graph()) {
@@ -260,6 +272,7 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
     }
     SmallVector<int64_t> shape;
     SmallVector<std::string> names;
+    int64_t staticElements = 1;
     for (int d = 0; d < tt.shape().dim_size(); ++d) {
       const auto &dim = tt.shape().dim(d);
       if (dim.has_dim_value()) {
@@ -269,6 +282,11 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
         }
         shape.push_back(dim.dim_value());
         names.push_back("");
+        if (dim.dim_value() > 0 && staticElements > (int64_t(1) << 40) / dim.dim_value()) {
+          error = path + ": input '" + in.name() + "' claims more than 2^40 elements";
+          return nullptr;
+        }
+        if (dim.dim_value() > 0) staticElements *= dim.dim_value();
       } else {
         shape.push_back(ShapedType::kDynamic);
         names.push_back(dim.has_dim_param() && !dim.dim_param().empty()

@@ -47,14 +47,35 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
                       uint64_t expectedBytes, std::string &bytes, std::string &error) {
   std::string location;
   uint64_t offset = 0, length = UINT64_MAX;
-  for (const auto &kv : tensor.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoull(kv.value());
-      else if (kv.key() == "length") length = std::stoull(kv.value());
-    } catch (...) {
-      error = "external data field '" + kv.key() + "' is not a number: '" + kv.value() + "'";
+  // Offsets and lengths are plain decimal numbers: no sign, no trailing text.
+  auto parseNumber = [&](const std::string &key, const std::string &text, uint64_t &out) {
+    out = 0;
+    if (text.empty()) {
+      error = "external data field '" + key + "' is empty, not a number";
       return false;
+    }
+    for (char ch : text) {
+      if (ch < '0' || ch > '9') {
+        error = "external data field '" + key + "' is not a number (decimal digits only): '" + text + "'";
+        return false;
+      }
+      uint64_t digit = uint64_t(ch - '0');
+      if (out > (UINT64_MAX - digit) / 10) {
+        error = "external data field '" + key + "' is not a number that fits in 64 bits: '" + text + "'";
+        return false;
+      }
+      out = out * 10 + digit;
+    }
+    return true;
+  };
+  bool haveLength = false;
+  for (const auto &kv : tensor.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") {
+      if (!parseNumber(kv.key(), kv.value(), offset)) return false;
+    } else if (kv.key() == "length") {
+      if (!parseNumber(kv.key(), kv.value(), length)) return false;
+      haveLength = true;
     }
   }
   if (location.empty()) { error = "external data without a location"; return false; }
@@ -103,7 +124,7 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
     return false;
   }
   uint64_t fileSize = st.st_size;
-  if (length == UINT64_MAX) length = offset <= fileSize ? fileSize - offset : 0;
+  if (!haveLength) length = offset <= fileSize ? fileSize - offset : 0;
   if (offset > fileSize || length > fileSize - offset) {
     close(fd);
     error = "external data for '" + location + "' (offset " + std::to_string(offset) + ", length " +
