@@ -34,6 +34,7 @@ void expectError(v4f_status_t s, v4f_status_code_t code, const std::string &subs
 }
 
 struct Loaded {
+  std::vector<uint8_t> file;  // load_memory needs the bytes for the model's lifetime
   v4f_model_t *model = nullptr;
   v4f_session_t *session = nullptr;
   ~Loaded() {
@@ -42,8 +43,9 @@ struct Loaded {
   }
 };
 
-void loadAndCreate(const std::vector<uint8_t> &file, int threads, Loaded &out) {
-  ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &out.model));
+void loadAndCreate(std::vector<uint8_t> file, int threads, Loaded &out) {
+  out.file = std::move(file);
+  ASSERT_OK(v4f_model_load_memory(out.file.data(), out.file.size(), nullptr, nullptr, &out.model));
   v4f_session_options_t options;
   v4f_session_options_init(&options);
   options.thread_count = threads;
