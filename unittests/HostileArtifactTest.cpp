@@ -4,6 +4,7 @@
 // may crash, hang or allocate absurd amounts (ASan/UBSan builds check that).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -346,7 +347,10 @@ TEST(HostileArtifact, RandomByteFlipsNeverCrash) {
   std::vector<uint8_t> base = buildAddScaleArtifact();
   uint32_t state = 987654321u;
   uint64_t manifestOffset = getU64(base, 24);
-  for (int i = 0; i < 400; ++i) {
+  // V4F_FLIP_ITERATIONS runs longer by hand (e.g. under ASan).
+  const char *env = std::getenv("V4F_FLIP_ITERATIONS");
+  int iterations = env ? std::atoi(env) : 400;
+  for (int i = 0; i < iterations; ++i) {
     std::vector<uint8_t> file = base;
     state = state * 1664525u + 1013904223u;
     uint64_t pos = manifestOffset + (state >> 8) % (file.size() - manifestOffset);

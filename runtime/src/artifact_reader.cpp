@@ -343,6 +343,22 @@ v4f_status_t verifyCpuFeatures(const fb::Manifest* mf, uint64_t disabled) {
   return nullptr;
 }
 
+// The FlatBuffers 2.0 verifier checks a vector's length field for 4-byte
+// alignment only; vectors of 8-byte elements must also be 8-aligned.
+template <typename V>
+bool aligned8(const V* vec) {
+  return !vec || reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
+}
+
+bool eightByteVectorsAligned(const fb::Manifest* mf) {
+  if (!aligned8(mf->shape_program())) return false;
+  for (const auto* sigs : {mf->inputs(), mf->outputs()})
+    if (sigs)
+      for (uint32_t i = 0; i < sigs->size(); ++i)
+        if (!aligned8(sigs->Get(i)->dims())) return false;
+  return true;
+}
+
 }  // namespace
 
 v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
@@ -355,6 +371,8 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   if (!fb::VerifyManifestBuffer(verifier))
     return makeStatus(kBad, "manifest failed FlatBuffers verification (corrupted or not a v4f manifest)");
   m->manifest = fb::GetManifest(manifestBytes);
+  if (!eightByteVectorsAligned(m->manifest))
+    return makeStatus(kBad, "manifest failed FlatBuffers verification (misaligned 8-byte vector)");
   m->registerCount = m->manifest->shape_program() ? m->manifest->shape_program()->size() : 0;
 
   if (v4f_status_t s = verifySections(m, options.verifyDigests, manifestOffset, manifestSize))
