@@ -92,10 +92,10 @@ V4F_API const char* v4f_runtime_version(void) { return "1.0"; }
 
 V4F_API size_t v4f_dtype_size(int32_t dtype) {
   switch (dtype) {
-    case V4F_DTYPE_FLOAT32: case V4F_DTYPE_INT32: return 4;
+    case V4F_DTYPE_FLOAT32: case V4F_DTYPE_INT32: case V4F_DTYPE_UINT32: return 4;
     case V4F_DTYPE_UINT8: case V4F_DTYPE_INT8: case V4F_DTYPE_BOOL: return 1;
     case V4F_DTYPE_UINT16: case V4F_DTYPE_INT16: case V4F_DTYPE_FLOAT16: return 2;
-    case V4F_DTYPE_INT64: case V4F_DTYPE_FLOAT64: return 8;
+    case V4F_DTYPE_INT64: case V4F_DTYPE_FLOAT64: case V4F_DTYPE_UINT64: return 8;
     default: return 0;
   }
 }
@@ -112,6 +112,8 @@ V4F_API const char* v4f_dtype_name(int32_t dtype) {
     case V4F_DTYPE_BOOL: return "bool";
     case V4F_DTYPE_FLOAT16: return "float16";
     case V4F_DTYPE_FLOAT64: return "float64";
+    case V4F_DTYPE_UINT32: return "uint32";
+    case V4F_DTYPE_UINT64: return "uint64";
     default: return "unknown";
   }
 }

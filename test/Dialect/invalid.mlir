@@ -139,3 +139,37 @@ func.func @batch_norm_params(%x: tensor<1x4x2x2xf32>, %s: tensor<3xf32>) -> tens
   %0 = v4f.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-5 : f32} : (tensor<1x4x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x2x2xf32>
   return %0 : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+func.func @elementwise_arg_type(%a: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{body argument 0 must have type 'i8'}}
+  %0 = v4f.elementwise %a : (tensor<4xui8>) -> tensor<4xui8> {
+  ^bb0(%x: ui8):
+    v4f.yield %x : ui8
+  }
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+func.func @elementwise_yield_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body must yield 'f32'}}
+  %0 = v4f.elementwise %a : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %c = arith.constant 1 : i32
+    v4f.yield %c : i32
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @elementwise_shape(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input shapes are not broadcast-compatible}}
+  %0 = v4f.elementwise %a, %b : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32> {
+  ^bb0(%x: f32, %y: f32):
+    v4f.yield %x : f32
+  }
+  return %0 : tensor<4xf32>
+}

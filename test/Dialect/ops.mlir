@@ -81,3 +81,24 @@ func.func @data_movement(%x: tensor<?x4x2xf32>, %t: tensor<100x8xf32>, %ids: ten
   %3 = v4f.gather %t, %ids {axis = 0 : i64} : (tensor<100x8xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
   return %0, %1, %2, %3 : tensor<?x8xf32>, tensor<2x?x4xf32>, tensor<?x4x4xf32>, tensor<2x3x8xf32>
 }
+
+// CHECK-LABEL: func @generic_elementwise
+func.func @generic_elementwise(%a: tensor<2x3xui8>, %b: tensor<3xui8>, %c: tensor<2x1xi1>) -> (tensor<2x3xui8>, tensor<2x3xi1>) {
+  // CHECK: v4f.elementwise %{{.*}}, %{{.*}} : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8> {
+  // CHECK: ^bb0(%{{.*}}: i8, %{{.*}}: i8):
+  // CHECK: arith.divui
+  // CHECK: v4f.yield %{{.*}} : i8
+  %0 = v4f.elementwise %a, %b : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8> {
+  ^bb0(%x: i8, %y: i8):
+    %q = arith.divui %x, %y : i8
+    v4f.yield %q : i8
+  }
+  // CHECK: v4f.elementwise %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x1xi1>, tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xi1>
+  %1 = v4f.elementwise %c, %a, %b : (tensor<2x1xi1>, tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xi1> {
+  ^bb0(%p: i1, %x: i8, %y: i8):
+    %lt = arith.cmpi ult, %x, %y : i8
+    %r = arith.andi %p, %lt : i1
+    v4f.yield %r : i1
+  }
+  return %0, %1 : tensor<2x3xui8>, tensor<2x3xi1>
+}

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "Npy.h"
 #include "v4f/artifact_format.h"
 #include "v4f/runtime.h"
@@ -343,6 +345,18 @@ int main(int argc, char **argv) {
   check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
   double firstRunMs = msSince(t0);
 
+  if (!opt.outputDir.empty()) {
+    // Create the output folder (and its parents) like `mkdir -p`.
+    for (size_t pos = 1; pos <= opt.outputDir.size(); ++pos) {
+      if (pos != opt.outputDir.size() && opt.outputDir[pos] != '/') continue;
+      std::string prefix = opt.outputDir.substr(0, pos);
+      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+        std::fprintf(stderr, "v4f-run: %s: cannot create the output folder: %s\n", prefix.c_str(),
+                     std::strerror(errno));
+        return 1;
+      }
+    }
+  }
   for (size_t i = 0; i < nout; ++i) {
     v4f_tensor_info_t info;
     check(v4f_model_output_info(model, i, &info), where);

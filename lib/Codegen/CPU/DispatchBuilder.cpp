@@ -101,8 +101,19 @@ namespace {
 
 int32_t dtypeCode(Type t) {
   if (t.isF32()) return 1;
-  if (t.isInteger(64)) return 7;
-  if (t.isInteger(32)) return 6;
+  if (t.isF16()) return 10;
+  if (t.isF64()) return 11;
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 1: return 9;
+    case 8: return u ? 2 : 3;
+    case 16: return u ? 4 : 5;
+    case 32: return u ? 12 : 6;
+    case 64: return u ? 13 : 7;
+    default: return 0;
+    }
+  }
   return 0;
 }
 
@@ -114,7 +125,7 @@ struct PlanBuilder {
   ShapeProgramBuilder &sp() { return ctx.shapes; }
 
   Reg bytesOf(const TensorInfo &t) {
-    return sp().mul(ctx.numel(t), sp().constant(t.elementType.getIntOrFloatBitWidth() / 8));
+    return sp().mul(ctx.numel(t), sp().constant(elementBytes(t.elementType)));
   }
 
   TensorInfo &info(Value v) { return infos[v]; }
@@ -124,16 +135,22 @@ struct PlanBuilder {
     auto type = llvm::dyn_cast<RankedTensorType>(op.getType());
     if (!attr || !type || !dtypeCode(type.getElementType()))
       return op.emitOpError("constant of this type is not supported by the CPU backend");
-    size_t width = type.getElementTypeBitWidth() / 8;
+    size_t width = elementBytes(type.getElementType());
     size_t offset = (constants.size() + 63) / 64 * 64;
-    size_t bytes = type.getNumElements() * width;
+    size_t count = type.getNumElements();
+    size_t bytes = count * width;
     constants.resize(offset + bytes, 0);
-    ArrayRef<char> raw = attr.getRawData();
-    if (attr.isSplat()) {
-      for (size_t i = 0; i < (size_t)type.getNumElements(); ++i)
-        std::memcpy(constants.data() + offset + i * width, raw.data(), width);
+    uint8_t *dst = constants.data() + offset;
+    if (type.getElementType().isInteger(1)) {
+      // MLIR packs i1 as bits; ONNX bool is one byte per element.
+      size_t i = 0;
+      for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
     } else {
-      std::memcpy(constants.data() + offset, raw.data(), bytes);
+      ArrayRef<char> raw = attr.getRawData();
+      if (attr.isSplat())
+        for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);
+      else
+        std::memcpy(dst, raw.data(), bytes);
     }
     TensorInfo t;
     t.elementType = type.getElementType();
@@ -161,11 +178,17 @@ struct PlanBuilder {
         continue;
       }
       Reg r;
-      if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-        const auto &a = in(0), &b = in(1);
-        int64_t ia = d - (rank - a.size()), ib = d - (rank - b.size());
-        if (ia >= 0 && ib >= 0) r = sp().max(a[ia], b[ib]);
-        else r = ia >= 0 ? a[ia] : b[ib];
+      if (isa<AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(op)) {
+        // Broadcast: the max over the inputs that have this dim (a valid
+        // broadcast pairs N only with N or 1).
+        std::optional<Reg> acc;
+        for (Value v : op->getOperands()) {
+          const auto &dimsOf = info(v).dims;
+          int64_t i = d - (rank - (int64_t)dimsOf.size());
+          if (i < 0) continue;
+          acc = acc ? sp().max(*acc, dimsOf[i]) : dimsOf[i];
+        }
+        r = *acc;
       } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
                      LayerNormOp, BatchNormOp>(op)) {
         r = in(0)[d];
@@ -266,7 +289,8 @@ struct PlanBuilder {
     infos[op->getResult(0)] = result;
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
-    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp>(op))
+    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
+            ElementwiseOp>(op))
       return emitElementwise(ctx, op, operands, result);
     if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
     if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);

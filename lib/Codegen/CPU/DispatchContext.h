@@ -69,6 +69,12 @@ mlir::LogicalResult emitSoftmax(DispatchContext &ctx, mlir::Operation *op,
 mlir::LogicalResult emitLayerNorm(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 
+/// Bytes per element in a buffer (i1 / ONNX bool takes one byte).
+inline int64_t elementBytes(mlir::Type t) {
+  unsigned bits = t.getIntOrFloatBitWidth();
+  return bits < 8 ? 1 : bits / 8;
+}
+
 /// Applies a fused activation ("none", "relu", ...) to a scalar or vector.
 mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha,
                             float beta);

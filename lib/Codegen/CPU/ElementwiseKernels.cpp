@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -23,6 +24,7 @@ struct MapOperand {
   uint32_t buffer;
   StrideFn strides;                          // one stride per iteration dim
   std::function<Value(KernelBuilder &)> base; // element offset, may be null
+  Type type = {};                             // element type; null: the map's
 };
 
 /// Natural row-major strides of `dims`, broadcast (stride 0 where the dim is
@@ -90,9 +92,11 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
     }
     kb->forLoop(kb->c(0), inner, kb->c(1), [&](Value j) {
       SmallVector<Value> vals;
-      for (size_t k = 0; k < inputs.size(); ++k)
-        vals.push_back(kb->load(elementType, kb->binding(1 + k),
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
+        vals.push_back(kb->load(t, kb->binding(1 + k),
                                 kb->add(inOffs[k], kb->mul(j, inStrides[k][rank - 1]))));
+      }
       Value r = fn(*kb, vals);
       kb->store(r, kb->binding(0), kb->add(outOff, kb->mul(j, outStrides[rank - 1])));
     });
@@ -168,7 +172,21 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
   std::vector<MapOperand> inputs;
   for (const auto &in : operands) {
     std::vector<Reg> dims = in.dims;
-    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {}});
+    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {},
+                      in.elementType});
+  }
+  if (auto generic = dyn_cast<ElementwiseOp>(op)) {
+    std::vector<Reg> outDims = result.dims;
+    MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+    Block &body = generic.getBody().front();
+    emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, inputs,
+                   [&](KernelBuilder &kb, ArrayRef<Value> v) {
+                     IRMapping mapping;
+                     for (auto [arg, val] : llvm::zip(body.getArguments(), v)) mapping.map(arg, val);
+                     for (Operation &inner : body.without_terminator()) kb.b.clone(inner, mapping);
+                     return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+                   });
+    return success();
   }
   std::vector<Reg> outDims = result.dims;
   MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};

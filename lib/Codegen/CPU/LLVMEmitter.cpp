@@ -4,7 +4,9 @@
 #include "v4f/kernel_abi.h"
 #include "v4f/artifact_format.h"
 
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -57,9 +59,39 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CPUTarget &target
 struct ApproximateMathPass : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<math::MathDialect, vector::VectorDialect, arith::ArithDialect>();
+    registry.insert<math::MathDialect, vector::VectorDialect, arith::ArithDialect, func::FuncDialect>();
   }
   void runOnOperation() override {
+    // MLIR's asin/acos approximations are not accurate enough (errors of
+    // ~1e-2 seen near |x| = 1): call libm for those instead.
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> libmOps;
+    module.walk([&](Operation *op) {
+      if (isa<math::AsinOp, math::AcosOp>(op) && llvm::isa<FloatType>(op->getResult(0).getType()))
+        libmOps.push_back(op);
+    });
+    for (Operation *op : libmOps) {
+      auto type = llvm::cast<FloatType>(op->getResult(0).getType());
+      std::string name = isa<math::AsinOp>(op) ? "asin" : "acos";
+      if (type.isF32()) name += "f";
+      OpBuilder b(op);
+      Value arg = op->getOperand(0);
+      Type callType = type;
+      if (type.isF16()) {
+        callType = b.getF32Type();
+        arg = b.create<arith::ExtFOp>(op->getLoc(), callType, arg);
+        name += "f";
+      }
+      auto fnType = b.getFunctionType({callType}, {callType});
+      if (!module.lookupSymbol(name)) {
+        OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+        mb.create<func::FuncOp>(op->getLoc(), name, fnType).setPrivate();
+      }
+      Value r = b.create<func::CallOp>(op->getLoc(), name, TypeRange{callType}, ValueRange{arg}).getResult(0);
+      if (type.isF16()) r = b.create<arith::TruncFOp>(op->getLoc(), type, r);
+      op->getResult(0).replaceAllUsesWith(r);
+      op->erase();
+    }
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
@@ -120,6 +152,8 @@ LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, bool printIRAfterAll) 
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (acos, sinh, ...) becomes a libm call.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -213,6 +247,13 @@ bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &
   std::vector<const char *> args = {"ld.lld", "-shared", "--build-id=none", "-z", "noexecstack",
                                     "-z", "now", "-s", "--hash-style=gnu", "-o", soPath.c_str(),
                                     objPath.c_str()};
+  // Kernels may call libm (acos, sinh, ...); recorded as DT_NEEDED only
+  // when they do.
+  static const char *kLibm = "/lib/x86_64-linux-gnu/libm.so.6";
+  if (llvm::sys::fs::exists(kLibm)) {
+    args.push_back("--as-needed");
+    args.push_back(kLibm);
+  }
   std::string linkerOutput;
   llvm::raw_string_ostream out(linkerOutput), err(linkerOutput);
   lld::Result result = lld::lldMain(args, out, err, {{lld::Gnu, &lld::elf::link}});

@@ -80,6 +80,13 @@ struct OpImporter {
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
 
+/// Registers the v4f.elementwise-based importers (ElementwiseOps.cpp).
+void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Non-float32 forms of ops that import to named float ops.
+mlir::LogicalResult importGenericArith(NodeContext &c, const std::string &op);
+mlir::LogicalResult importGenericUnary(NodeContext &c, const std::string &op);
+mlir::LogicalResult importGenericClip(NodeContext &c);
+
 } // namespace v4f
 
 #endif

@@ -185,7 +185,8 @@ LogicalResult importGlobalAveragePool(NodeContext &c) {
 
 template <typename BinOp>
 LogicalResult importBinary(NodeContext &c) {
-  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  if (!c.inputType(0).getElementType().isF32() || !c.inputType(1).getElementType().isF32())
+    return importGenericArith(c, c.node.op_type());
   SmallVector<int64_t> shape;
   if (failed(broadcastShapes(c.inputType(0).getShape(), c.inputType(1).getShape(), shape)))
     return c.fail("input shapes are not broadcast-compatible");
@@ -195,19 +196,22 @@ LogicalResult importBinary(NodeContext &c) {
 
 template <typename UnOp>
 LogicalResult importUnary(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
+  if (!c.inputType(0).getElementType().isF32()) return importGenericUnary(c, c.node.op_type());
   c.setOutput(0, c.b.create<UnOp>(c.loc, c.input(0)));
   return success();
 }
 
 LogicalResult importLeakyRelu(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
+  if (!c.inputType(0).getElementType().isF32()) return importGenericUnary(c, "LeakyRelu");
   c.setOutput(0, c.b.create<LeakyReluOp>(c.loc, c.input(0),
                                          c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.01f))));
   return success();
 }
 
 LogicalResult importClip(NodeContext &c) {
+  if (c.opset >= 11 && (!c.inputType(0).getElementType().isF32() ||
+                        (c.hasInput(1) && !c.constantScalar(1)) || (c.hasInput(2) && !c.constantScalar(2))))
+    return importGenericClip(c);
   if (failed(requireF32(c, 0))) return failure();
   float lo = -INFINITY, hi = INFINITY;
   if (c.opset < 11) {
@@ -363,8 +367,10 @@ LogicalResult importReshape(NodeContext &c) {
 
 LogicalResult importFlatten(NodeContext &c) {
   auto in = c.inputType(0);
-  auto axis = normalizeAxis(c.attrs.getInt("axis", 1), in.getRank() + 1);
-  if (!axis) return c.fail("axis out of range");
+  // Flatten's axis lies in [-r, r] (r: the rank), unlike most axes.
+  int64_t rawAxis = c.attrs.getInt("axis", 1), rank = in.getRank();
+  if (rawAxis < -rank || rawAxis > rank) return c.fail("axis out of range");
+  std::optional<int64_t> axis = rawAxis < 0 ? rawAxis + rank : rawAxis;
   auto r = flatten2D(c, c.input(0), *axis);
   if (failed(r)) return failure();
   c.setOutput(0, *r);
@@ -372,7 +378,6 @@ LogicalResult importFlatten(NodeContext &c) {
 }
 
 LogicalResult importTranspose(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
   int64_t rank = c.inputType(0).getRank();
   std::vector<int64_t> dflt;
   for (int64_t i = rank - 1; i >= 0; --i) dflt.push_back(i);
@@ -391,7 +396,6 @@ LogicalResult importConcat(NodeContext &c) {
   SmallVector<Value> inputs;
   for (size_t i = 0; i < c.numInputs(); ++i) {
     if (!c.hasInput(i)) continue;
-    if (failed(requireF32(c, i))) return failure();
     inputs.push_back(c.input(i));
   }
   if (inputs.empty()) return c.fail("Concat needs at least one input");
@@ -463,7 +467,6 @@ LogicalResult importReduceMean(NodeContext &c) {
 }
 
 LogicalResult importGather(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
   auto ids = c.inputType(1);
   if (!ids.getElementType().isInteger(64) && !ids.getElementType().isInteger(32))
     return c.fail("indices must be int32 or int64");
@@ -499,6 +502,11 @@ LogicalResult importLayerNorm(NodeContext &c) {
 
 LogicalResult importIdentity(NodeContext &c) {
   if (c.outputUsed(1)) return c.fail("the mask output of Dropout is not supported");
+  if (c.node.op_type() == "Dropout" && c.hasInput(2)) {
+    auto mode = c.constantInput(2);
+    if (!mode || mode->getNumElements() != 1 || *mode->getValues<bool>().begin())
+      return c.fail("training_mode must be a constant false (inference only)");
+  }
   if (auto cst = c.constantInput(0)) c.setConstantOutput(0, *cst);
   else c.setOutput(0, c.input(0));
   return success();
@@ -550,7 +558,7 @@ std::string checkBatchNorm(const NodeAttrs &a, int64_t) {
 } // namespace
 
 const std::unordered_map<std::string, OpImporter> &opImporters() {
-  static const std::unordered_map<std::string, OpImporter> table = {
+  static std::unordered_map<std::string, OpImporter> table = {
       {"Conv", {1, kMaxOpset, checkWindowAttrs, importConv}},
       {"MaxPool", {1, kMaxOpset, checkWindowAttrs, importPool<MaxPoolOp>}},
       {"AveragePool", {1, kMaxOpset, checkWindowAttrs, importPool<AvgPoolOp>}},
@@ -582,6 +590,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
+  static const bool extended = (addElementwiseImporters(table), true);
+  (void)extended;
   return table;
 }
 

@@ -27,15 +27,37 @@ std::string onnxTypeName(int32_t t) {
   case onnx::TensorProto::FLOAT16: return "float16";
   case onnx::TensorProto::DOUBLE: return "float64";
   case onnx::TensorProto::BFLOAT16: return "bfloat16";
+  case onnx::TensorProto::UINT32: return "uint32";
+  case onnx::TensorProto::UINT64: return "uint64";
+  case onnx::TensorProto::COMPLEX64: return "complex64";
+  case onnx::TensorProto::COMPLEX128: return "complex128";
+  case 17: return "float8e4m3fn";
+  case 18: return "float8e4m3fnuz";
+  case 19: return "float8e5m2";
+  case 20: return "float8e5m2fnuz";
+  case 21: return "uint4";
+  case 22: return "int4";
+  case 23: return "float4e2m1";
   default: return "dtype#" + std::to_string(t);
   }
 }
 
 Type importElementType(MLIRContext &ctx, int32_t t) {
+  auto sint = [&](unsigned w) { return IntegerType::get(&ctx, w); };
+  auto uint = [&](unsigned w) { return IntegerType::get(&ctx, w, IntegerType::Unsigned); };
   switch (t) {
   case onnx::TensorProto::FLOAT: return Float32Type::get(&ctx);
-  case onnx::TensorProto::INT64: return IntegerType::get(&ctx, 64);
-  case onnx::TensorProto::INT32: return IntegerType::get(&ctx, 32);
+  case onnx::TensorProto::DOUBLE: return Float64Type::get(&ctx);
+  case onnx::TensorProto::FLOAT16: return Float16Type::get(&ctx);
+  case onnx::TensorProto::BOOL: return sint(1);
+  case onnx::TensorProto::INT8: return sint(8);
+  case onnx::TensorProto::INT16: return sint(16);
+  case onnx::TensorProto::INT32: return sint(32);
+  case onnx::TensorProto::INT64: return sint(64);
+  case onnx::TensorProto::UINT8: return uint(8);
+  case onnx::TensorProto::UINT16: return uint(16);
+  case onnx::TensorProto::UINT32: return uint(32);
+  case onnx::TensorProto::UINT64: return uint(64);
   default: return {};
   }
 }
@@ -167,7 +189,7 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
     count *= uint64_t(d);
     shape.push_back(d);
   }
-  unsigned width = elementType.getIntOrFloatBitWidth() / 8;
+  unsigned width = std::max(1u, elementType.getIntOrFloatBitWidth() / 8);
   uint64_t bytes = count * width;
   auto type = RankedTensorType::get(shape, elementType);
   std::string buffer;
@@ -187,6 +209,11 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
               " bytes but its dims need " + std::to_string(bytes);
       return {};
     }
+    if (elementType.isInteger(1)) {
+      SmallVector<bool> values(count);
+      for (uint64_t i = 0; i < count; ++i) values[i] = (*raw)[i] != 0;
+      return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+    }
     return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(raw->data(), raw->size()));
   }
   auto mismatch = [&](int64_t have) {
@@ -194,16 +221,46 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
             " typed values but its dims need " + std::to_string(count);
     return DenseElementsAttr();
   };
+  // Narrow types live in int32_data (float16 as its bit pattern), unsigned
+  // 32/64-bit ones in uint64_data.
+  auto fromInts = [&](auto field) -> DenseElementsAttr {
+    if ((uint64_t)field.size() != count) return mismatch(field.size());
+    std::vector<APInt> values;
+    unsigned bits = elementType.getIntOrFloatBitWidth();
+    for (auto v : field) values.emplace_back(64, uint64_t(int64_t(v))), values.back() = values.back().trunc(bits);
+    if (elementType.isF16()) {
+      std::vector<APFloat> halves;
+      for (auto &v : values) halves.emplace_back(APFloat::IEEEhalf(), v);
+      return DenseElementsAttr::get(type, halves);
+    }
+    return DenseElementsAttr::get(type, values);
+  };
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
     if ((uint64_t)tensor.float_data_size() != count) return mismatch(tensor.float_data_size());
     return DenseElementsAttr::get(type, ArrayRef<float>(tensor.float_data().data(), count));
+  case onnx::TensorProto::DOUBLE:
+    if ((uint64_t)tensor.double_data_size() != count) return mismatch(tensor.double_data_size());
+    return DenseElementsAttr::get(type, ArrayRef<double>(tensor.double_data().data(), count));
   case onnx::TensorProto::INT64:
     if ((uint64_t)tensor.int64_data_size() != count) return mismatch(tensor.int64_data_size());
     return DenseElementsAttr::get(type, ArrayRef<int64_t>(tensor.int64_data().data(), count));
-  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::BOOL: {
     if ((uint64_t)tensor.int32_data_size() != count) return mismatch(tensor.int32_data_size());
-    return DenseElementsAttr::get(type, ArrayRef<int32_t>(tensor.int32_data().data(), count));
+    SmallVector<bool> values;
+    for (int32_t v : tensor.int32_data()) values.push_back(v != 0);
+    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+  }
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::FLOAT16:
+    return fromInts(tensor.int32_data());
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    return fromInts(tensor.uint64_data());
   default:
     error = "tensor '" + tensor.name() + "' has unsupported element type";
     return {};

@@ -64,6 +64,8 @@ _Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
 #define V4F_DTYPE_BOOL 9
 #define V4F_DTYPE_FLOAT16 10
 #define V4F_DTYPE_FLOAT64 11
+#define V4F_DTYPE_UINT32 12
+#define V4F_DTYPE_UINT64 13
 
 /* CPU features an artifact may require, by the names the manifest uses.
  * The runtime detects each with CPUID and refuses an artifact that needs one

@@ -412,5 +412,58 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 
 LogicalResult GatherOp::verify() { return success(); }
 
+//===----------------------------------------------------------------------===//
+// Generic elementwise
+//===----------------------------------------------------------------------===//
+
+Type v4f::bodyScalarType(Type t) {
+  if (auto i = llvm::dyn_cast<IntegerType>(t); i && !i.isSignless())
+    return IntegerType::get(t.getContext(), i.getWidth());
+  return t;
+}
+
+void ElementwiseOp::build(OpBuilder &builder, OperationState &state, Type resultType,
+                          ValueRange inputs) {
+  state.addOperands(inputs);
+  state.addTypes(resultType);
+  Region *region = state.addRegion();
+  auto *block = new Block();
+  region->push_back(block);
+  for (Value v : inputs)
+    block->addArgument(bodyScalarType(llvm::cast<ShapedType>(v.getType()).getElementType()),
+                       state.location);
+}
+
+LogicalResult ElementwiseOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body must have one argument per input");
+  SmallVector<int64_t> shape;
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (body.getArgument(i).getType() != bodyScalarType(t.getElementType()))
+      return emitOpError("body argument ") << i << " must have type "
+             << bodyScalarType(t.getElementType());
+    SmallVector<int64_t> next;
+    if (failed(broadcastShapes(shape, t.getShape(), next)))
+      return emitOpError("input shapes are not broadcast-compatible");
+    shape = next;
+  }
+  auto result = getType();
+  if (ArrayRef<int64_t>(shape) != result.getShape()) {
+    // Dynamic dims may be refined by the result type, nothing else.
+    if ((int64_t)shape.size() != result.getRank())
+      return emitOpError("result rank must equal the broadcast rank");
+    for (int64_t i = 0; i < result.getRank(); ++i)
+      if (shape[i] != kDyn && result.getDimSize(i) != shape[i])
+        return emitOpError("result shape must equal the broadcast shape");
+  }
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield) return emitOpError("body must end with v4f.yield");
+  if (yield.getValue().getType() != bodyScalarType(result.getElementType()))
+    return emitOpError("body must yield ") << bodyScalarType(result.getElementType());
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "v4f/Dialect/V4F/IR/V4FOps.cpp.inc"

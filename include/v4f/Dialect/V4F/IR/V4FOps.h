@@ -21,6 +21,9 @@ mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a,
                                     llvm::ArrayRef<int64_t> b,
                                     llvm::SmallVectorImpl<int64_t> &out);
 /// Output extent of a conv/pool window along one axis; kDynamic if `in` is.
+/// The scalar type an element of type `t` has inside a v4f.elementwise body:
+/// unsigned integers become signless of the same width.
+mlir::Type bodyScalarType(mlir::Type t);
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);

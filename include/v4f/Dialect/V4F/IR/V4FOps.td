@@ -9,6 +9,10 @@ include "mlir/IR/CommonAttrConstraints.td"
 
 def V4F_FloatTensor : RankedTensorOf<[F32]>;
 def V4F_IndexTensor : RankedTensorOf<[I32, I64]>;
+// Every element type a tensor may have: ONNX bool is i1 (one byte in memory),
+// signed integers are signless, unsigned integers are ui*.
+def V4F_AnyTensor : RankedTensorOf<[F16, F32, F64, I1, I8, I16, I32, I64,
+                                    UI8, UI16, UI32, UI64]>;
 
 // Fused epilogue activation, shared by conv and matmul.
 defvar V4F_ActivationArgs = (ins
@@ -262,8 +266,8 @@ def V4F_TransposeOp : V4F_Op<"transpose", [Pure,
     %y = v4f.transpose %x {perm = [1, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
     ```
   }];
-  let arguments = (ins V4F_FloatTensor:$input, DenseI64ArrayAttr:$perm);
-  let results = (outs V4F_FloatTensor:$result);
+  let arguments = (ins V4F_AnyTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs V4F_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -279,8 +283,8 @@ def V4F_ConcatOp : V4F_Op<"concat", [Pure,
     %y = v4f.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins Variadic<V4F_FloatTensor>:$inputs, I64Attr:$axis);
-  let results = (outs V4F_FloatTensor:$result);
+  let arguments = (ins Variadic<V4F_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs V4F_AnyTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -297,10 +301,57 @@ def V4F_GatherOp : V4F_Op<"gather", [Pure,
     %y = v4f.gather %table, %ids {axis = 0 : i64} : (tensor<100x64xf32>, tensor<1x16xi64>) -> tensor<1x16x64xf32>
     ```
   }];
-  let arguments = (ins V4F_FloatTensor:$data, V4F_IndexTensor:$indices, I64Attr:$axis);
-  let results = (outs V4F_FloatTensor:$result);
+  let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs V4F_AnyTensor:$result);
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Generic elementwise
+//===----------------------------------------------------------------------===//
+
+def V4F_ElementwiseOp : V4F_Op<"elementwise", [Pure, IsolatedFromAbove]> {
+  let summary = "elementwise computation given by a scalar region, with broadcasting";
+  let description = [{
+    Broadcasts all `inputs` to the result shape (numpy rules) and evaluates
+    the body once per element: block argument `i` is the element of input
+    `i`, `v4f.yield` gives the result element. The body holds scalar
+    `arith` / `math` ops. Unsigned tensor element types (`ui8` ...) appear as
+    signless integers of the same width inside the body; the ops chosen by
+    the importer carry the signedness (`divui`, `cmpi ult`, `uitofp` ...).
+    This is how most of ONNX's elementwise operators are imported; named ops
+    (`v4f.add`, `v4f.relu` ...) remain for the float forms that fusion
+    patterns match.
+
+    ```mlir
+    %y = v4f.elementwise %x : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: f32):
+      %s = math.sin %a : f32
+      v4f.yield %s : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<V4F_AnyTensor>:$inputs);
+  let results = (outs V4F_AnyTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results) $body";
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::ValueRange":$inputs)>
+  ];
+}
+
+def V4F_YieldOp : V4F_Op<"yield", [Pure, Terminator, HasParent<"ElementwiseOp">]> {
+  let summary = "result element of a v4f.elementwise body";
+  let description = [{
+    ```mlir
+    v4f.yield %r : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 #endif // V4F_OPS_TD

@@ -1,0 +1,575 @@
+//===- ElementwiseOps.cpp - ONNX elementwise operators -> v4f.elementwise -===//
+//
+// Every ONNX operator that is a pure per-element function (with numpy
+// broadcasting) imports as one v4f.elementwise whose body is built here from
+// scalar arith/math ops, for every element type the operator allows.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+#include "TensorImport.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr int64_t kMaxOpset = 28;
+
+using BodyFn = std::function<Value(OpBuilder &, Location, ArrayRef<Value>)>;
+
+bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
+bool isUnsigned(Type t) { return t.isUnsignedInteger(); }
+Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
+
+Value fconst(OpBuilder &b, Location loc, Type t, double v) {
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(t, v));
+}
+Value iconst(OpBuilder &b, Location loc, Type t, int64_t v) {
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, v));
+}
+
+/// Builds v4f.elementwise over `inputs` producing `resultElement`.
+FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type resultElement,
+                                  const BodyFn &body) {
+  SmallVector<int64_t> shape;
+  for (Value v : inputs) {
+    SmallVector<int64_t> next;
+    if (failed(broadcastShapes(shape, llvm::cast<RankedTensorType>(v.getType()).getShape(), next)))
+      return c.fail("input shapes are not broadcast-compatible");
+    shape = next;
+  }
+  auto type = RankedTensorType::get(shape, resultElement);
+  auto op = c.b.create<ElementwiseOp>(c.loc, type, ValueRange(inputs));
+  Block &block = op.getBody().front();
+  OpBuilder::InsertionGuard guard(c.b);
+  c.b.setInsertionPointToStart(&block);
+  SmallVector<Value> args(block.getArguments().begin(), block.getArguments().end());
+  Value r = body(c.b, c.loc, args);
+  if (!r) return c.fail("unsupported element type combination");
+  c.b.create<YieldOp>(c.loc, r);
+  return op.getResult();
+}
+
+std::vector<Value> allInputs(NodeContext &c) {
+  std::vector<Value> v;
+  for (size_t i = 0; i < c.numInputs(); ++i)
+    if (c.hasInput(i)) v.push_back(c.input(i));
+  return v;
+}
+
+LogicalResult finish(NodeContext &c, FailureOr<Value> r) {
+  if (failed(r)) return failure();
+  c.setOutput(0, *r);
+  return success();
+}
+
+/// A float-only unary op: `fn(b, loc, x)` with x of the input's float type.
+OpImporter floatUnary(int64_t minOpset, std::function<Value(NodeContext &, OpBuilder &, Location, Value)> fn) {
+  return {minOpset, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+          [fn](NodeContext &c) -> LogicalResult {
+            Type t = elementOf(c.input(0));
+            if (!isFloat(t)) return c.fail("input element type must be a float type");
+            return finish(c, buildElementwise(c, {c.input(0)}, t, [&](OpBuilder &b, Location l, ArrayRef<Value> a) {
+                            return fn(c, b, l, a[0]);
+                          }));
+          }};
+}
+
+template <typename MathOp>
+OpImporter mathUnary(int64_t minOpset = 1) {
+  return floatUnary(minOpset, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+    return b.create<MathOp>(l, x);
+  });
+}
+
+Value softplus(OpBuilder &b, Location l, Value x) {
+  // log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) to avoid overflow.
+  Type t = x.getType();
+  Value zero = fconst(b, l, t, 0);
+  Value ax = b.create<math::AbsFOp>(l, x);
+  Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, ax));
+  return b.create<arith::AddFOp>(l, b.create<arith::MaximumFOp>(l, x, zero), b.create<math::Log1pOp>(l, e));
+}
+
+/// Binary arithmetic for float and integer types.
+enum class Arith { Add, Sub, Mul, Div };
+OpImporter arithBinary(Arith kind) {
+  return {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+          [kind](NodeContext &c) -> LogicalResult {
+            Type t = elementOf(c.input(0));
+            if (t != elementOf(c.input(1))) return c.fail("inputs must have the same element type");
+            if (t.isInteger(1)) return c.fail("bool arithmetic is not defined");
+            return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, t,
+                                              [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+              if (isFloat(t)) {
+                switch (kind) {
+                case Arith::Add: return b.create<arith::AddFOp>(l, a[0], a[1]);
+                case Arith::Sub: return b.create<arith::SubFOp>(l, a[0], a[1]);
+                case Arith::Mul: return b.create<arith::MulFOp>(l, a[0], a[1]);
+                case Arith::Div: return b.create<arith::DivFOp>(l, a[0], a[1]);
+                }
+              }
+              switch (kind) {
+              case Arith::Add: return b.create<arith::AddIOp>(l, a[0], a[1]);
+              case Arith::Sub: return b.create<arith::SubIOp>(l, a[0], a[1]);
+              case Arith::Mul: return b.create<arith::MulIOp>(l, a[0], a[1]);
+              case Arith::Div: {
+                // Integer division by zero is undefined in ONNX; make it 0
+                // rather than a trap.
+                Value zero = iconst(b, l, a[1].getType(), 0), one = iconst(b, l, a[1].getType(), 1);
+                Value isZero = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[1], zero);
+                Value safe = b.create<arith::SelectOp>(l, isZero, one, a[1]);
+                Value q = isUnsigned(t) ? (Value)b.create<arith::DivUIOp>(l, a[0], safe)
+                                        : (Value)b.create<arith::DivSIOp>(l, a[0], safe);
+                return b.create<arith::SelectOp>(l, isZero, zero, q);
+              }
+              }
+              return {};
+            }));
+          }};
+}
+
+/// Variadic Max/Min/Sum/Mean: a left fold over all inputs.
+enum class Fold { Max, Min, Sum, Mean };
+OpImporter variadic(Fold kind) {
+  return {8, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+          [kind](NodeContext &c) -> LogicalResult {
+            auto inputs = allInputs(c);
+            if (inputs.empty()) return c.fail("needs at least one input");
+            Type t = elementOf(inputs[0]);
+            for (Value v : inputs)
+              if (elementOf(v) != t) return c.fail("inputs must have the same element type");
+            if ((kind == Fold::Sum || kind == Fold::Mean) && !isFloat(t))
+              return c.fail("Sum and Mean need float inputs");
+            return finish(c, buildElementwise(c, inputs, t, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+              Value acc = a[0];
+              for (Value x : a.drop_front()) {
+                switch (kind) {
+                case Fold::Max:
+                  acc = isFloat(t) ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
+                                   : isUnsigned(t) ? (Value)b.create<arith::MaxUIOp>(l, acc, x)
+                                                   : (Value)b.create<arith::MaxSIOp>(l, acc, x);
+                  break;
+                case Fold::Min:
+                  acc = isFloat(t) ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
+                                   : isUnsigned(t) ? (Value)b.create<arith::MinUIOp>(l, acc, x)
+                                                   : (Value)b.create<arith::MinSIOp>(l, acc, x);
+                  break;
+                case Fold::Sum:
+                case Fold::Mean: acc = b.create<arith::AddFOp>(l, acc, x); break;
+                }
+              }
+              if (kind == Fold::Mean)
+                acc = b.create<arith::DivFOp>(l, acc, fconst(b, l, t, double(a.size())));
+              return acc;
+            }));
+          }};
+}
+
+/// Comparisons: bool result.
+OpImporter compare(arith::CmpFPredicate fp, arith::CmpIPredicate sp, arith::CmpIPredicate up,
+                   int64_t minOpset = 7) {
+  return {minOpset, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+          [=](NodeContext &c) -> LogicalResult {
+            Type t = elementOf(c.input(0));
+            if (t != elementOf(c.input(1))) return c.fail("inputs must have the same element type");
+            return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, c.b.getI1Type(),
+                                              [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+              if (isFloat(t)) return b.create<arith::CmpFOp>(l, fp, a[0], a[1]);
+              return b.create<arith::CmpIOp>(l, isUnsigned(t) ? up : sp, a[0], a[1]);
+            }));
+          }};
+}
+
+/// Bitwise/logical binary ops on integers or bools.
+enum class Bits { And, Or, Xor };
+OpImporter bitwise(Bits kind, bool boolOnly, int64_t minOpset) {
+  return {minOpset, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+          [=](NodeContext &c) -> LogicalResult {
+            Type t = elementOf(c.input(0));
+            if (t != elementOf(c.input(1)) || !llvm::isa<IntegerType>(t) || (boolOnly && !t.isInteger(1)))
+              return c.fail(boolOnly ? "inputs must be bool" : "inputs must be integers of one type");
+            return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, t,
+                                              [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+              switch (kind) {
+              case Bits::And: return b.create<arith::AndIOp>(l, a[0], a[1]);
+              case Bits::Or: return b.create<arith::OrIOp>(l, a[0], a[1]);
+              case Bits::Xor: return b.create<arith::XOrIOp>(l, a[0], a[1]);
+              }
+              return {};
+            }));
+          }};
+}
+
+/// arith cast from scalar type `from` (tensor element type, may be unsigned)
+/// to `to` (tensor element type), ONNX Cast semantics.
+Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to) {
+  Type toBody = bodyScalarType(to);
+  if (from == to) return x;
+  bool fromF = isFloat(from), toF = isFloat(to);
+  if (to.isInteger(1)) {
+    if (fromF) return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNE, x, fconst(b, l, from, 0));
+    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, x, iconst(b, l, x.getType(), 0));
+  }
+  if (fromF && toF) {
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    if (fw < tw) return b.create<arith::ExtFOp>(l, toBody, x);
+    return b.create<arith::TruncFOp>(l, toBody, x);
+  }
+  if (fromF) {
+    return isUnsigned(to) ? (Value)b.create<arith::FPToUIOp>(l, toBody, x)
+                          : (Value)b.create<arith::FPToSIOp>(l, toBody, x);
+  }
+  bool fromU = isUnsigned(from) || from.isInteger(1);
+  if (toF) {
+    return fromU ? (Value)b.create<arith::UIToFPOp>(l, toBody, x) : (Value)b.create<arith::SIToFPOp>(l, toBody, x);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw == tw) return x;
+  if (fw > tw) return b.create<arith::TruncIOp>(l, toBody, x);
+  return fromU ? (Value)b.create<arith::ExtUIOp>(l, toBody, x) : (Value)b.create<arith::ExtSIOp>(l, toBody, x);
+}
+
+Type onnxTypeToMLIR(NodeContext &c, int64_t onnxType) {
+  return importElementType(c.g.ctx, int32_t(onnxType));
+}
+
+} // namespace
+
+void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
+  using namespace arith;
+  t["Abs"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type ty = elementOf(c.input(0));
+                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(ty)) return b.create<math::AbsFOp>(l, a[0]);
+                  if (isUnsigned(ty) || ty.isInteger(1)) return a[0];
+                  return b.create<math::AbsIOp>(l, a[0]);
+                }));
+              }};
+  t["Neg"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type ty = elementOf(c.input(0));
+                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(ty)) return b.create<NegFOp>(l, a[0]);
+                  return b.create<SubIOp>(l, iconst(b, l, a[0].getType(), 0), a[0]);
+                }));
+              }};
+  t["Sign"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                 Type ty = elementOf(c.input(0));
+                 return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                   Value x = a[0];
+                   if (isFloat(ty)) {
+                     Value z = fconst(b, l, ty, 0);
+                     Value pos = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, z);
+                     Value neg = b.create<CmpFOp>(l, CmpFPredicate::OLT, x, z);
+                     return b.create<SelectOp>(l, pos, fconst(b, l, ty, 1),
+                                               b.create<SelectOp>(l, neg, fconst(b, l, ty, -1), z));
+                   }
+                   Type it = x.getType();
+                   Value z = iconst(b, l, it, 0);
+                   Value pos = b.create<CmpIOp>(l, isUnsigned(ty) ? CmpIPredicate::ugt : CmpIPredicate::sgt, x, z);
+                   Value neg = isUnsigned(ty) ? (Value)iconst(b, l, b.getI1Type(), 0)
+                                              : (Value)b.create<CmpIOp>(l, CmpIPredicate::slt, x, z);
+                   return b.create<SelectOp>(l, pos, iconst(b, l, it, 1), b.create<SelectOp>(l, neg, iconst(b, l, it, -1), z));
+                 }));
+               }};
+  t["Ceil"] = mathUnary<math::CeilOp>(6);
+  t["Floor"] = mathUnary<math::FloorOp>(6);
+  t["Round"] = mathUnary<math::RoundEvenOp>(11);
+  t["Log"] = mathUnary<math::LogOp>(6);
+  t["Sin"] = mathUnary<math::SinOp>(7);
+  t["Cos"] = mathUnary<math::CosOp>(7);
+  t["Tan"] = mathUnary<math::TanOp>(7);
+  t["Asin"] = mathUnary<math::AsinOp>(7);
+  t["Acos"] = mathUnary<math::AcosOp>(7);
+  t["Atan"] = mathUnary<math::AtanOp>(7);
+  t["Sinh"] = mathUnary<math::SinhOp>(9);
+  t["Cosh"] = mathUnary<math::CoshOp>(9);
+  t["Asinh"] = mathUnary<math::AsinhOp>(9);
+  t["Acosh"] = mathUnary<math::AcoshOp>(9);
+  t["Atanh"] = mathUnary<math::AtanhOp>(9);
+  t["Reciprocal"] = floatUnary(6, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+    return b.create<DivFOp>(l, fconst(b, l, x.getType(), 1), x);
+  });
+  t["Softplus"] = floatUnary(1, [](NodeContext &, OpBuilder &b, Location l, Value x) { return softplus(b, l, x); });
+  t["Softsign"] = floatUnary(1, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+    Value d = b.create<AddFOp>(l, fconst(b, l, x.getType(), 1), b.create<math::AbsFOp>(l, x));
+    return b.create<DivFOp>(l, x, d);
+  });
+  t["Mish"] = floatUnary(18, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+    return b.create<MulFOp>(l, x, b.create<math::TanhOp>(l, softplus(b, l, x)));
+  });
+  t["Elu"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value alpha = fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f));
+    Value neg = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, x));
+    Value ge = b.create<CmpFOp>(l, CmpFPredicate::OGE, x, fconst(b, l, ty, 0));
+    return b.create<SelectOp>(l, ge, x, neg);
+  });
+  t["Celu"] = floatUnary(12, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    float a = c.attrs.getFloat("alpha", 1.0f);
+    Value alpha = fconst(b, l, ty, a);
+    Value e = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, b.create<DivFOp>(l, x, alpha)));
+    Value zero = fconst(b, l, ty, 0);
+    return b.create<AddFOp>(l, b.create<MaximumFOp>(l, x, zero), b.create<MinimumFOp>(l, e, zero));
+  });
+  t["Selu"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value alpha = fconst(b, l, ty, c.attrs.getFloat("alpha", 1.67326319217681884765625f));
+    Value gamma = fconst(b, l, ty, c.attrs.getFloat("gamma", 1.05070102214813232421875f));
+    Value neg = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, x));
+    Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, 0));
+    return b.create<MulFOp>(l, gamma, b.create<SelectOp>(l, gt, x, neg));
+  });
+  t["HardSigmoid"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
+                               fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
+    return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+  });
+  t["HardSwish"] = floatUnary(14, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
+    y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+    return b.create<MulFOp>(l, x, y);
+  });
+  t["ThresholdedRelu"] = floatUnary(10, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));
+    return b.create<SelectOp>(l, gt, x, fconst(b, l, ty, 0));
+  });
+  t["Gelu"] = floatUnary(20, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    Value half = fconst(b, l, ty, 0.5), one = fconst(b, l, ty, 1);
+    if (c.attrs.getString("approximate", "none") == "tanh") {
+      Value x3 = b.create<MulFOp>(l, b.create<MulFOp>(l, x, x), x);
+      Value inner = b.create<MulFOp>(l, fconst(b, l, ty, std::sqrt(2.0 / M_PI)),
+                                     b.create<AddFOp>(l, x, b.create<MulFOp>(l, fconst(b, l, ty, 0.044715), x3)));
+      return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, b.create<math::TanhOp>(l, inner)));
+    }
+    Value e = b.create<math::ErfOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, M_SQRT1_2)));
+    return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, e));
+  });
+  t["IsNaN"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (!isFloat(ty)) return c.fail("input must be a float type");
+                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    return b.create<CmpFOp>(l, CmpFPredicate::UNO, a[0], a[0]);
+                  }));
+                }};
+  t["IsInf"] = {10, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (!isFloat(ty)) return c.fail("input must be a float type");
+                  bool pos = c.attrs.getInt("detect_positive", 1), neg = c.attrs.getInt("detect_negative", 1);
+                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    Value p = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, INFINITY));
+                    Value n = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, -INFINITY));
+                    Value f = iconst(b, l, b.getI1Type(), 0);
+                    return b.create<OrIOp>(l, pos ? p : f, neg ? n : f);
+                  }));
+                }};
+  t["Not"] = {1, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                if (!elementOf(c.input(0)).isInteger(1)) return c.fail("input must be bool");
+                return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  return b.create<XOrIOp>(l, a[0], iconst(b, l, b.getI1Type(), 1));
+                }));
+              }};
+  t["BitwiseNot"] = {18, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                       Type ty = elementOf(c.input(0));
+                       if (!llvm::isa<IntegerType>(ty) || ty.isInteger(1)) return c.fail("input must be an integer");
+                       return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                         return b.create<XOrIOp>(l, a[0], iconst(b, l, a[0].getType(), -1));
+                       }));
+                     }};
+  t["PRelu"] = {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (ty != elementOf(c.input(1))) return c.fail("X and slope must have the same element type");
+                  return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    if (isFloat(ty)) {
+                      Value lt = b.create<CmpFOp>(l, CmpFPredicate::OLT, a[0], fconst(b, l, ty, 0));
+                      return b.create<SelectOp>(l, lt, b.create<MulFOp>(l, a[0], a[1]), a[0]);
+                    }
+                    Value lt = b.create<CmpIOp>(l, CmpIPredicate::slt, a[0], iconst(b, l, a[0].getType(), 0));
+                    return b.create<SelectOp>(l, lt, b.create<MulIOp>(l, a[0], a[1]), a[0]);
+                  }));
+                }};
+  // Integer/other-typed forms of the named float ops; float32 keeps the
+  // named ops (see ONNXOps.cpp) so fusion patterns still match them.
+  t["Pow"] = {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type tx = elementOf(c.input(0)), ty = elementOf(c.input(1));
+                return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, tx, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(tx)) {
+                    Value e = castScalar(b, l, a[1], ty, tx);
+                    return b.create<math::PowFOp>(l, a[0], e);
+                  }
+                  if (isFloat(ty)) {
+                    Value base = castScalar(b, l, a[0], tx, ty);
+                    Value p = b.create<math::PowFOp>(l, base, a[1]);
+                    return castScalar(b, l, p, ty, tx);
+                  }
+                  Value e = castScalar(b, l, a[1], ty, tx);
+                  return b.create<math::IPowIOp>(l, a[0], e);
+                }));
+              }};
+  t["Mod"] = {10, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type ty = elementOf(c.input(0));
+                bool fmod = c.attrs.getInt("fmod", 0) != 0;
+                if (isFloat(ty) && !fmod) return c.fail("fmod must be 1 for float inputs");
+                return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(ty)) return b.create<RemFOp>(l, a[0], a[1]);
+                  Type it = a[0].getType();
+                  Value zero = iconst(b, l, it, 0), one = iconst(b, l, it, 1);
+                  Value isZero = b.create<CmpIOp>(l, CmpIPredicate::eq, a[1], zero);
+                  Value d = b.create<SelectOp>(l, isZero, one, a[1]);
+                  if (isUnsigned(ty)) return b.create<SelectOp>(l, isZero, zero, b.create<RemUIOp>(l, a[0], d));
+                  Value r = b.create<RemSIOp>(l, a[0], d);
+                  if (fmod) return b.create<SelectOp>(l, isZero, zero, r);
+                  // Python-style: the result takes the divisor's sign.
+                  Value rNeg = b.create<CmpIOp>(l, CmpIPredicate::slt, r, zero);
+                  Value dNeg = b.create<CmpIOp>(l, CmpIPredicate::slt, d, zero);
+                  Value rNonZero = b.create<CmpIOp>(l, CmpIPredicate::ne, r, zero);
+                  Value fix = b.create<AndIOp>(l, rNonZero, b.create<XOrIOp>(l, rNeg, dNeg));
+                  Value adj = b.create<SelectOp>(l, fix, b.create<AddIOp>(l, r, d), r);
+                  return b.create<SelectOp>(l, isZero, zero, adj);
+                }));
+              }};
+  t["BitShift"] = {11, kMaxOpset, [](const NodeAttrs &a, int64_t) {
+                     std::string d = a.getString("direction", "");
+                     return d == "LEFT" || d == "RIGHT" ? std::string() : "direction must be LEFT or RIGHT";
+                   },
+                   [](NodeContext &c) {
+                     Type ty = elementOf(c.input(0));
+                     bool left = c.attrs.getString("direction", "") == "LEFT";
+                     return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                       // numpy semantics: a shift amount outside [0, width) gives
+                       // 0, or -1 for an arithmetic right shift of a negative value;
+                       // signed right shifts are arithmetic.
+                       Type it = a[0].getType();
+                       Value zero = iconst(b, l, it, 0);
+                       Value width = iconst(b, l, it, it.getIntOrFloatBitWidth());
+                       Value outOfRange = b.create<CmpIOp>(l, CmpIPredicate::uge, a[1], width);
+                       bool u = isUnsigned(ty);
+                       Value shifted = left ? (Value)b.create<ShLIOp>(l, a[0], a[1])
+                                            : u ? (Value)b.create<ShRUIOp>(l, a[0], a[1])
+                                                : (Value)b.create<ShRSIOp>(l, a[0], a[1]);
+                       Value fill = zero;
+                       if (!left && !u) {
+                         Value neg = b.create<CmpIOp>(l, CmpIPredicate::slt, a[0], zero);
+                         fill = b.create<SelectOp>(l, neg, iconst(b, l, it, -1), zero);
+                       }
+                       return b.create<SelectOp>(l, outOfRange, fill, shifted);
+                     }));
+                   }};
+  t["Max"] = variadic(Fold::Max);
+  t["Min"] = variadic(Fold::Min);
+  t["Sum"] = variadic(Fold::Sum);
+  t["Mean"] = variadic(Fold::Mean);
+  t["Equal"] = compare(CmpFPredicate::OEQ, CmpIPredicate::eq, CmpIPredicate::eq);
+  t["Greater"] = compare(CmpFPredicate::OGT, CmpIPredicate::sgt, CmpIPredicate::ugt);
+  t["GreaterOrEqual"] = compare(CmpFPredicate::OGE, CmpIPredicate::sge, CmpIPredicate::uge, 12);
+  t["Less"] = compare(CmpFPredicate::OLT, CmpIPredicate::slt, CmpIPredicate::ult);
+  t["LessOrEqual"] = compare(CmpFPredicate::OLE, CmpIPredicate::sle, CmpIPredicate::ule, 12);
+  t["And"] = bitwise(Bits::And, true, 7);
+  t["Or"] = bitwise(Bits::Or, true, 7);
+  t["Xor"] = bitwise(Bits::Xor, true, 7);
+  t["BitwiseAnd"] = bitwise(Bits::And, false, 18);
+  t["BitwiseOr"] = bitwise(Bits::Or, false, 18);
+  t["BitwiseXor"] = bitwise(Bits::Xor, false, 18);
+  t["Where"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  if (!elementOf(c.input(0)).isInteger(1)) return c.fail("condition must be bool");
+                  Type ty = elementOf(c.input(1));
+                  if (ty != elementOf(c.input(2))) return c.fail("X and Y must have the same element type");
+                  return finish(c, buildElementwise(c, {c.input(0), c.input(1), c.input(2)}, ty,
+                                                    [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    return b.create<SelectOp>(l, a[0], a[1], a[2]);
+                  }));
+                }};
+  t["Cast"] = {6, kMaxOpset, [](const NodeAttrs &a, int64_t) {
+                 return a.has("to") ? std::string() : std::string("missing the 'to' attribute");
+               },
+               [](NodeContext &c) {
+                 Type from = elementOf(c.input(0));
+                 Type to = onnxTypeToMLIR(c, c.attrs.getInt("to", 0));
+                 if (!to) return c.fail("cast to an unsupported element type");
+                 return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                   return castScalar(b, l, a[0], from, to);
+                 }));
+               }};
+  t["CastLike"] = {15, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                     Type from = elementOf(c.input(0)), to = elementOf(c.input(1));
+                     return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                       return castScalar(b, l, a[0], from, to);
+                     }));
+                   }};
+}
+
+/// Elementwise importers for non-float32 forms of the named ops (Add, Relu...).
+LogicalResult importGenericArith(NodeContext &c, const std::string &op) {
+  static const std::unordered_map<std::string, OpImporter> generic = [] {
+    std::unordered_map<std::string, OpImporter> m;
+    m["Add"] = arithBinary(Arith::Add);
+    m["Sub"] = arithBinary(Arith::Sub);
+    m["Mul"] = arithBinary(Arith::Mul);
+    m["Div"] = arithBinary(Arith::Div);
+    return m;
+  }();
+  return generic.at(op).import(c);
+}
+
+/// Float-typed (f16/f64) or integer forms of unary named ops.
+LogicalResult importGenericUnary(NodeContext &c, const std::string &op) {
+  Type ty = elementOf(c.input(0));
+  return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value x = a[0];
+    bool f = isFloat(ty);
+    if (op == "Relu") {
+      if (f) return b.create<arith::MaximumFOp>(l, x, fconst(b, l, ty, 0));
+      return isUnsigned(ty) ? x : (Value)b.create<arith::MaxSIOp>(l, x, iconst(b, l, x.getType(), 0));
+    }
+    if (!f) return Value();
+    if (op == "Sigmoid") {
+      Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x));
+      return b.create<arith::DivFOp>(l, fconst(b, l, ty, 1), b.create<arith::AddFOp>(l, fconst(b, l, ty, 1), e));
+    }
+    if (op == "Tanh") return b.create<math::TanhOp>(l, x);
+    if (op == "Erf") return b.create<math::ErfOp>(l, x);
+    if (op == "Exp") return b.create<math::ExpOp>(l, x);
+    if (op == "Sqrt") return b.create<math::SqrtOp>(l, x);
+    if (op == "LeakyRelu") {
+      Value lt = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, x, fconst(b, l, ty, 0));
+      return b.create<arith::SelectOp>(l, lt, b.create<arith::MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.01f))), x);
+    }
+    return Value();
+  }));
+}
+
+/// Clip with non-constant or non-float32 min/max: a 1-3 input elementwise.
+LogicalResult importGenericClip(NodeContext &c) {
+  Type ty = elementOf(c.input(0));
+  std::vector<Value> inputs = {c.input(0)};
+  bool hasMin = c.hasInput(1), hasMax = c.hasInput(2);
+  if (hasMin) inputs.push_back(c.input(1));
+  if (hasMax) inputs.push_back(c.input(2));
+  return finish(c, buildElementwise(c, inputs, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value x = a[0];
+    size_t k = 1;
+    bool f = isFloat(ty), u = isUnsigned(ty);
+    if (hasMin) {
+      Value lo = a[k++];
+      x = f ? (Value)b.create<arith::MaximumFOp>(l, x, lo)
+            : u ? (Value)b.create<arith::MaxUIOp>(l, x, lo) : (Value)b.create<arith::MaxSIOp>(l, x, lo);
+    }
+    if (hasMax) {
+      Value hi = a[k++];
+      x = f ? (Value)b.create<arith::MinimumFOp>(l, x, hi)
+            : u ? (Value)b.create<arith::MinUIOp>(l, x, hi) : (Value)b.create<arith::MinSIOp>(l, x, hi);
+    }
+    return x;
+  }));
+}
+
+} // namespace v4f
