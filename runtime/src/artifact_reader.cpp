@@ -202,11 +202,25 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                           i, ins->b(), ins->a(), rank);
       continue;
     }
+    if (ins->op() == fb::ShapeOp::InputValue) {
+      if (ins->a() >= nin)
+        return makeStatus(kBad, "shape program instruction %u reads input %u, but there are %u inputs",
+                          i, ins->a(), nin);
+      int32_t dtype = mf->inputs()->Get(ins->a())->dtype();
+      if (dtype != V4F_DTYPE_INT64 && dtype != V4F_DTYPE_INT32)
+        return makeStatus(kBad, "shape program instruction %u reads values of input %u, which is not "
+                          "an int32/int64 tensor", i, ins->a());
+      continue;
+    }
     if (ins->a() >= i || ins->b() >= i)
       return makeStatus(kBad,
                         "shape program instruction %u reads register %u, which is not defined "
                         "before it",
                         i, ins->a() >= i ? ins->a() : ins->b());
+    if (ins->op() == fb::ShapeOp::Select && (ins->imm() < 0 || ins->imm() >= int64_t(i)))
+      return makeStatus(kBad,
+                        "shape program instruction %u selects on register %lld, which is not "
+                        "defined before it", i, static_cast<long long>(ins->imm()));
   }
 
 

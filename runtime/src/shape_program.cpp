@@ -1,6 +1,8 @@
 // shape_program.cpp - the shape program interpreter (checked int64 arithmetic).
 #include "shape_program.h"
 
+#include "v4f/artifact_format.h"
+
 namespace v4f {
 namespace rt {
 
@@ -46,6 +48,42 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           isKnown = false;
         }
         break;
+      case fb::ShapeOp::InputValue: {
+        if (!inputs) {
+          isKnown = false;
+          break;
+        }
+        const v4f_tensor_t& t = inputs[a];
+        uint64_t count = 1;
+        for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
+        size_t width = t.dtype == V4F_DTYPE_INT64 ? 8 : 4;
+        if (b >= count || (uint64_t(b) + 1) * width > t.byte_size)
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "input %u has %llu elements, but the model's shapes need element %u of it",
+                            a, static_cast<unsigned long long>(count), b);
+        if (!t.data)
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "the values of input %u determine output shapes: pass its data", a);
+        if (width == 8) {
+          int64_t v;
+          __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 8, 8);
+          r = v;
+        } else {
+          int32_t v;
+          __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 4, 4);
+          r = v;
+        }
+        break;
+      }
+      case fb::ShapeOp::Select: {
+        uint32_t c = static_cast<uint32_t>(ins->imm());
+        if (known && !(known[a] && known[b] && known[c])) {
+          isKnown = false;
+          break;
+        }
+        r = regs[c] != 0 ? regs[a] : regs[b];
+        break;
+      }
       default: {
         if (known && !(known[a] && known[b])) {
           isKnown = false;
@@ -60,6 +98,8 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           case fb::ShapeOp::CeilDiv: ok = ceilDiv(x, y, &r); break;
           case fb::ShapeOp::Max: r = x > y ? x : y; break;
           case fb::ShapeOp::Min: r = x < y ? x : y; break;
+          case fb::ShapeOp::Lt: r = x < y ? 1 : 0; break;
+          case fb::ShapeOp::Eq: r = x == y ? 1 : 0; break;
           default: ok = false; break;
         }
         if (!ok)

@@ -155,6 +155,10 @@ struct PlanBuilder {
     TensorInfo t;
     t.elementType = type.getElementType();
     for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
+    if ((type.getElementType().isSignlessInteger(64) || type.getElementType().isSignlessInteger(32)) && count <= 64) {
+      t.values.emplace();
+      for (const APInt &v : attr.getValues<APInt>()) t.values->push_back(sp().constant(v.getSExtValue()));
+    }
     PlanBuffer b;
     b.kind = BufferKind::Constant;
     b.constantOffset = offset;
@@ -275,20 +279,27 @@ struct PlanBuilder {
   }
 
   LogicalResult emitOp(Operation *op) {
-    auto dims = resultDims(op);
+    SmallVector<TensorInfo> operands;
+    for (Value v : op->getOperands()) operands.push_back(info(v));
+    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp>(op) ||
+                          (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
+    auto dims = valueDependent ? valueDependentDims(ctx, op, operands) : resultDims(op);
     if (failed(dims)) return failure();
     TensorInfo result;
     result.dims = *dims;
     result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-    if (isa<ReshapeOp>(op)) {
-      result.buffer = info(op->getOperand(0)).buffer;
+    result.values = propagateValues(ctx, op, operands, result);
+    if (isa<ReshapeOp, UnsqueezeOp>(op)) {
+      // Views: the result shares the input's buffer.
+      result.buffer = operands[0].buffer;
       infos[op->getResult(0)] = result;
       return success();
     }
     result.buffer = ctx.newTransient(bytesOf(result));
     infos[op->getResult(0)] = result;
-    SmallVector<TensorInfo> operands;
-    for (Value v : op->getOperands()) operands.push_back(info(v));
+    if (isa<ShapeOp>(op)) return emitShapeOf(ctx, op, operands, result);
+    if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
+    if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
     if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
             ElementwiseOp>(op))
       return emitElementwise(ctx, op, operands, result);
@@ -344,6 +355,13 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     b.sizeReg = pb.bytesOf(t);
     plan.buffers.push_back(b);
     t.buffer = sig.buffer = plan.buffers.size() - 1;
+    // Small integer inputs may hold shapes: their values become registers
+    // (read by the runtime only when a shape depends on them).
+    if ((type.getElementType().isSignlessInteger(64) || type.getElementType().isSignlessInteger(32)) &&
+        type.hasStaticShape() && type.getNumElements() <= 64) {
+      t.values.emplace();
+      for (int64_t k = 0; k < type.getNumElements(); ++k) t.values->push_back(ctx.shapes.inputValue(i, k));
+    }
     pb.infos[arg] = t;
     plan.inputs.push_back(sig);
   }
@@ -412,6 +430,24 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
       buf.lastUse = d;
       seen[b] = true;
     }
+  // Keep only the shape registers the plan reads.
+  std::vector<Reg> roots;
+  for (auto *sigs : {&plan.inputs, &plan.outputs})
+    for (const auto &sig : *sigs) roots.insert(roots.end(), sig.dimRegs.begin(), sig.dimRegs.end());
+  for (const auto &b : plan.buffers) roots.push_back(b.sizeReg);
+  for (const auto &d : plan.dispatches) {
+    roots.insert(roots.end(), d.pushConstants.begin(), d.pushConstants.end());
+    roots.push_back(d.workgroupCountReg);
+  }
+  std::vector<Reg> remap = ctx.shapes.compact(roots);
+  for (auto *sigs : {&plan.inputs, &plan.outputs})
+    for (auto &sig : *sigs)
+      for (Reg &r : sig.dimRegs) r = remap[r];
+  for (auto &b : plan.buffers) b.sizeReg = remap[b.sizeReg];
+  for (auto &d : plan.dispatches) {
+    for (Reg &r : d.pushConstants) r = remap[r];
+    d.workgroupCountReg = remap[d.workgroupCountReg];
+  }
   plan.shapeProgram = ctx.shapes.instructions();
   return success();
 }

@@ -16,6 +16,9 @@ struct TensorInfo {
   std::vector<Reg> dims;
   uint32_t buffer = 0;
   mlir::Type elementType;
+  /// For small integer tensors whose elements the plan can follow (shape
+  /// computations): every element, row-major, as a shape register.
+  std::optional<std::vector<Reg>> values;
 };
 
 class DispatchContext {
@@ -74,6 +77,27 @@ inline int64_t elementBytes(mlir::Type t) {
   unsigned bits = t.getIntOrFloatBitWidth();
   return bits < 8 ? 1 : bits / 8;
 }
+
+// Shape-value ops (ShapeValueOps.cpp): shape, reshape with a shape operand,
+// expand, unsqueeze, slice.
+/// Element values of `op`'s result as registers, when the plan can follow them.
+std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, mlir::Operation *op,
+                                                llvm::ArrayRef<TensorInfo> operands,
+                                                const TensorInfo &result);
+/// Result dims of the ops whose shape depends on operand values.
+mlir::FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, mlir::Operation *op,
+                                                     llvm::ArrayRef<TensorInfo> operands);
+mlir::LogicalResult emitShapeOf(DispatchContext &ctx, mlir::Operation *op,
+                                llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitExpand(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitSlice(DispatchContext &ctx, mlir::Operation *op,
+                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// Strided copy: out[idx] = in[base + sum idx_d * strides_d] over `dims`,
+/// where strides and base are registers.
+void emitStridedCopy(DispatchContext &ctx, const std::string &name, const TensorInfo &src,
+                     const TensorInfo &dst, const std::vector<Reg> &srcStrides, Reg srcBase,
+                     bool broadcastSource);
 
 /// Applies a fused activation ("none", "relu", ...) to a scalar or vector.
 mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha,

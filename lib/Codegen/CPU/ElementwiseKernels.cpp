@@ -221,6 +221,28 @@ void emitCopy(DispatchContext &ctx, const TensorInfo &src, const TensorInfo &dst
                  [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
 }
 
+void emitStridedCopy(DispatchContext &ctx, const std::string &name, const TensorInfo &src,
+                     const TensorInfo &dst, const std::vector<Reg> &srcStrides, Reg srcBase,
+                     bool broadcastSource) {
+  std::vector<Reg> outDims = dst.dims, inDims = src.dims;
+  size_t rank = outDims.size();
+  MapOperand in;
+  if (broadcastSource)
+    in = {src.buffer, [inDims, rank](KernelBuilder &kb) { return broadcastStrides(kb, inDims, rank); }, {},
+          src.elementType};
+  else
+    in = {src.buffer,
+          [srcStrides](KernelBuilder &kb) {
+            std::vector<Value> v;
+            for (Reg r : srcStrides) v.push_back(kb.dim(r));
+            return v;
+          },
+          [srcBase](KernelBuilder &kb) { return kb.dim(srcBase); }, src.elementType};
+  MapOperand out{dst.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  emitStridedMap(ctx, name, outDims, dst.elementType, out, {in},
+                 [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+}
+
 LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
   int64_t axis = cast<ConcatOp>(op).getAxis();

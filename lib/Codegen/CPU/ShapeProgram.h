@@ -31,6 +31,18 @@ public:
   Reg inputDim(uint32_t input, uint32_t dim) {
     return memo({ShapeOpKind::InputDim, input, dim, 0});
   }
+  /// Element `index` of input `input` (an int32/int64 tensor), read at run time.
+  Reg inputValue(uint32_t input, uint32_t index) {
+    return memo({ShapeOpKind::InputValue, input, index, 0});
+  }
+  Reg lt(Reg a, Reg b) { return binary(ShapeOpKind::Lt, a, b); }
+  Reg eq(Reg a, Reg b) { return binary(ShapeOpKind::Eq, a, b); }
+  /// cond != 0 ? a : b
+  Reg select(Reg cond, Reg a, Reg b) {
+    if (auto c = constValue(cond)) return *c ? a : b;
+    if (a == b) return a;
+    return memo({ShapeOpKind::Select, a, b, int64_t(cond)});
+  }
   std::optional<int64_t> constValue(Reg r) const {
     if (instrs[r].op == ShapeOpKind::Const) return instrs[r].imm;
     return std::nullopt;
@@ -49,13 +61,50 @@ public:
   }
   const std::vector<ShapeInstruction> &instructions() const { return instrs; }
 
+  /// Drops the instructions no root depends on (e.g. InputValue registers of
+  /// integer inputs that no shape reads) and renumbers the rest in order.
+  /// Returns the old -> new register map (unused registers map to ~0u).
+  std::vector<Reg> compact(const std::vector<Reg> &roots) {
+    std::vector<bool> used(instrs.size(), false);
+    std::vector<Reg> work(roots.begin(), roots.end());
+    while (!work.empty()) {
+      Reg r = work.back();
+      work.pop_back();
+      if (used[r]) continue;
+      used[r] = true;
+      const ShapeInstruction &i = instrs[r];
+      if (i.op == ShapeOpKind::Const || i.op == ShapeOpKind::InputDim || i.op == ShapeOpKind::InputValue)
+        continue;
+      work.push_back(i.a);
+      work.push_back(i.b);
+      if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
+    }
+    std::vector<Reg> remap(instrs.size(), ~0u);
+    std::vector<ShapeInstruction> kept;
+    for (Reg r = 0; r < instrs.size(); ++r) {
+      if (!used[r]) continue;
+      ShapeInstruction i = instrs[r];
+      if (i.op != ShapeOpKind::Const && i.op != ShapeOpKind::InputDim && i.op != ShapeOpKind::InputValue) {
+        i.a = remap[i.a];
+        i.b = remap[i.b];
+        if (i.op == ShapeOpKind::Select) i.imm = remap[Reg(i.imm)];
+      }
+      remap[r] = kept.size();
+      kept.push_back(i);
+    }
+    instrs = std::move(kept);
+    constants.clear();
+    memoized.clear();
+    return remap;
+  }
+
 private:
   Reg append(ShapeInstruction i) {
     instrs.push_back(i);
     return instrs.size() - 1;
   }
   Reg memo(ShapeInstruction i) {
-    auto key = std::make_tuple(uint8_t(i.op), i.a, i.b);
+    auto key = std::make_tuple(uint8_t(i.op), i.a, i.b, i.imm);
     auto it = memoized.find(key);
     if (it != memoized.end()) return it->second;
     Reg r = append(i);
@@ -78,6 +127,8 @@ private:
         break;
       case ShapeOpKind::Max: return constant(x > y ? x : y);
       case ShapeOpKind::Min: return constant(x < y ? x : y);
+      case ShapeOpKind::Lt: return constant(x < y ? 1 : 0);
+      case ShapeOpKind::Eq: return constant(x == y ? 1 : 0);
       default: break;
       }
     }
@@ -91,7 +142,7 @@ private:
 
   std::vector<ShapeInstruction> instrs;
   std::map<int64_t, Reg> constants;
-  std::map<std::tuple<uint8_t, uint32_t, uint32_t>, Reg> memoized;
+  std::map<std::tuple<uint8_t, uint32_t, uint32_t, int64_t>, Reg> memoized;
 };
 
 } // namespace v4f

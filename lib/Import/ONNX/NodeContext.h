@@ -82,6 +82,10 @@ const std::unordered_map<std::string, OpImporter> &opImporters();
 
 /// Registers the v4f.elementwise-based importers (ElementwiseOps.cpp).
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers the shape/indexing importers (ShapeOps.cpp).
+void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Reshape whose shape input is known only at run time.
+mlir::LogicalResult importRuntimeReshape(NodeContext &c);
 /// Non-float32 forms of ops that import to named float ops.
 mlir::LogicalResult importGenericArith(NodeContext &c, const std::string &op);
 mlir::LogicalResult importGenericUnary(NodeContext &c, const std::string &op);

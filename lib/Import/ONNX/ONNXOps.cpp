@@ -37,7 +37,7 @@ LogicalResult requireF32(NodeContext &c, size_t i) {
 
 Value makeReshape(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
   auto type = RankedTensorType::get(shape, llvm::cast<RankedTensorType>(in.getType()).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, c.b.getDenseI64ArrayAttr(sources));
+  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
 }
 
 /// Flattens `in` to 2-D around `axis`: [prod(dims[:axis]), prod(dims[axis:])].
@@ -308,7 +308,7 @@ LogicalResult importBatchNorm(NodeContext &c) {
 LogicalResult importReshape(NodeContext &c) {
   auto in = c.inputType(0);
   auto target = c.constantInts(1);
-  if (!target) return c.fail("the shape input must be a constant (computed shapes are not supported yet)");
+  if (!target) return importRuntimeReshape(c);
   bool allowZero = c.attrs.getInt("allowzero", 0) != 0;
   SmallVector<int64_t> shape, sources;
   int64_t inferAt = -1, knownProduct = 1;
@@ -590,7 +590,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
-  static const bool extended = (addElementwiseImporters(table), true);
+  static const bool extended = (addElementwiseImporters(table), addShapeImporters(table), true);
   (void)extended;
   return table;
 }

@@ -73,6 +73,7 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getShape()) return {};
   if (getInput().getType() == getType() && getType().hasStaticShape())
     return getInput();
   if (auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))

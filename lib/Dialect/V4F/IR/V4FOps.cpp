@@ -319,6 +319,14 @@ LogicalResult ReshapeOp::verify() {
   auto src = getDimSources();
   if ((int64_t)src.size() != out.getRank())
     return emitOpError("dim_sources must have one entry per result dim");
+  if (getShape()) {
+    auto shape = llvm::cast<RankedTensorType>(getShape().getType());
+    if (shape.getRank() != 1 || shape.getDimSize(0) != out.getRank())
+      return emitOpError("shape must be a 1-D tensor with one value per result dim");
+    if (llvm::any_of(src, [](int64_t s) { return s != -1; }))
+      return emitOpError("dim_sources must be all -1 with a shape operand");
+    return success();
+  }
   int64_t freeDyn = 0;
   for (int64_t i = 0; i < out.getRank(); ++i) {
     if (src[i] >= in.getRank() || src[i] < -1)
@@ -332,6 +340,55 @@ LogicalResult ReshapeOp::verify() {
       in.getNumElements() != out.getNumElements())
     return emitOpError("element count changes from ") << in.getNumElements()
            << " to " << out.getNumElements();
+  return success();
+}
+
+static LogicalResult verifyIndexVector(Operation *op, Value v, StringRef name, int64_t *length) {
+  auto t = llvm::cast<RankedTensorType>(v.getType());
+  if (t.getRank() != 1 || t.isDynamicDim(0))
+    return op->emitOpError(name) << " must be a 1-D tensor of static length";
+  *length = t.getDimSize(0);
+  return success();
+}
+
+LogicalResult ShapeOp::verify() {
+  int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
+  if (getStart() < 0 || getStart() > getEnd() || getEnd() > rank)
+    return emitOpError("requires 0 <= start <= end <= rank");
+  if (getType().getDimSize(0) != getEnd() - getStart())
+    return emitOpError("result length must be end - start");
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  int64_t n;
+  if (failed(verifyIndexVector(*this, getShape(), "shape", &n))) return failure();
+  int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
+  if (getType().getRank() != std::max(rank, n)) return emitOpError("result rank must be max(input rank, shape length)");
+  return success();
+}
+
+LogicalResult UnsqueezeOp::verify() {
+  int64_t n;
+  if (failed(verifyIndexVector(*this, getAxes(), "axes", &n))) return failure();
+  int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
+  if (getType().getRank() != rank + n) return emitOpError("result rank must be input rank + number of axes");
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  int64_t n, m;
+  if (failed(verifyIndexVector(*this, getStarts(), "starts", &n)) ||
+      failed(verifyIndexVector(*this, getEnds(), "ends", &m)))
+    return failure();
+  if (n != m) return emitOpError("starts and ends must have the same length");
+  for (Value v : {getAxes(), getSteps()}) {
+    if (!v) continue;
+    if (failed(verifyIndexVector(*this, v, "axes and steps", &m))) return failure();
+    if (m != n) return emitOpError("axes and steps must have the length of starts");
+  }
+  if (getType().getRank() != llvm::cast<RankedTensorType>(getInput().getType()).getRank())
+    return emitOpError("result rank must equal the input rank");
   return success();
 }
 

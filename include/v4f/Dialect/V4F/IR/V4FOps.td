@@ -240,20 +240,98 @@ def V4F_LayerNormOp : V4F_Op<"layer_norm", [Pure]> {
 def V4F_ReshapeOp : V4F_Op<"reshape", [Pure]> {
   let summary = "reinterpret a tensor with a new shape of the same element count";
   let description = [{
-    The result type carries the new shape; a `?` dim takes whatever the
-    element count leaves, so at most one result dim may be dynamic unless the
-    input's dynamic dims are carried over in place (`dim_sources`).
-    `dim_sources[i]` is the input dim copied into result dim `i`, or -1.
+    Without `shape`, the result type carries the new shape; a `?` dim takes
+    whatever the element count leaves, so at most one result dim may be
+    dynamic unless the input's dynamic dims are carried over in place
+    (`dim_sources[i]` is the input dim copied into result dim `i`, or -1).
+
+    With a `shape` operand (a 1-D integer tensor known only at run time, ONNX
+    Reshape semantics: 0 copies the input dim unless `allowzero`, -1 is
+    inferred), the result dims are computed from its values when the plan is
+    evaluated; `dim_sources` is then all -1.
 
     ```mlir
-    %y = v4f.reshape %x {dim_sources = [0, -1]} : (tensor<?x4x2xf32>) -> tensor<?x8xf32>
+    %y = v4f.reshape %x {dim_sources = array<i64: 0, -1>} : (tensor<?x4x2xf32>) -> tensor<?x8xf32>
+    %z = v4f.reshape %x shape(%s) {dim_sources = array<i64: -1, -1>} : (tensor<?x4x2xf32>, tensor<2xi64>) -> tensor<?x?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$dim_sources);
-  let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$shape,
+                   DenseI64ArrayAttr:$dim_sources,
+                   DefaultValuedAttr<BoolAttr, "false">:$allowzero);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input (`shape` `(` $shape^ `)`)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def V4F_ShapeOp : V4F_Op<"shape", [Pure]> {
+  let summary = "the dims [start, end) of a tensor as a 1-D i64 tensor";
+  let description = [{
+    Only created for inputs with dynamic dims (static shapes import as
+    constants). Its values are known to the plan (shape registers), so ops
+    consuming them (reshape, expand, slice ...) follow the run-time shape.
+
+    ```mlir
+    %s = v4f.shape %x {start = 0 : i64, end = 2 : i64} : (tensor<?x4x2xf32>) -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, I64Attr:$start, I64Attr:$end);
+  let results = (outs 1DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_ExpandOp : V4F_Op<"expand", [Pure]> {
+  let summary = "broadcast a tensor to a shape given by a 1-D integer tensor";
+  let description = [{
+    ONNX Expand: the result shape is the numpy broadcast of the input shape
+    and the values of `shape`.
+
+    ```mlir
+    %y = v4f.expand %x, %s : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$shape);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input `,` $shape attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_UnsqueezeOp : V4F_Op<"unsqueeze", [Pure]> {
+  let summary = "insert size-1 dims at positions given at run time";
+  let description = [{
+    ONNX Unsqueeze with an `axes` tensor known only at run time (constant
+    axes import as `v4f.reshape`). A view: no data moves.
+
+    ```mlir
+    %y = v4f.unsqueeze %x, %axes : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$axes);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input `,` $axes attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_SliceOp : V4F_Op<"slice", [Pure, AttrSizedOperandSegments]> {
+  let summary = "strided slice with starts/ends/axes/steps given as 1-D integer tensors";
+  let description = [{
+    ONNX Slice semantics (negative indices count from the end, values are
+    clamped, negative steps walk backwards). `axes` and `steps` are optional.
+    The values may be constants or known only at run time.
+
+    ```mlir
+    %y = v4f.slice %x, %starts, %ends : (tensor<8x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$starts, V4F_IndexTensor:$ends,
+                   Optional<V4F_IndexTensor>:$axes, Optional<V4F_IndexTensor>:$steps);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $starts `,` $ends (`axes` `(` $axes^ `)`)? (`steps` `(` $steps^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 def V4F_TransposeOp : V4F_Op<"transpose", [Pure,

@@ -1,0 +1,311 @@
+//===- ShapeValueOps.cpp - ops whose shapes depend on tensor values -------===//
+//
+// Small integer tensors that hold shapes (ONNX's Shape -> Gather -> Concat ->
+// Reshape chains, or shape-like graph inputs) carry their element values as
+// shape-program registers (TensorInfo::values). Reshape with a shape operand,
+// Expand, Unsqueeze with run-time axes and Slice read those registers, so
+// their result dims are computed by the runtime when the inputs are known,
+// and their kernels read the resulting extents/offsets as push constants.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr size_t kMaxTrackedValues = 64;
+
+std::string label(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
+  return name;
+}
+
+/// Evaluates a v4f.elementwise body over registers, element by element.
+std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, ElementwiseOp op,
+                                              ArrayRef<TensorInfo> operands, size_t count) {
+  Block &body = op.getBody().front();
+  std::vector<Reg> out;
+  for (size_t e = 0; e < count; ++e) {
+    DenseMap<Value, Reg> regs;
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      const auto &vals = *operands[i].values;
+      regs[arg] = vals.size() == 1 ? vals[0] : vals[e];
+    }
+    for (Operation &inner : body.without_terminator()) {
+      auto get = [&](unsigned i) { return regs.lookup(inner.getOperand(i)); };
+      Reg r;
+      if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+        auto attr = llvm::dyn_cast<IntegerAttr>(c.getValue());
+        if (!attr) return std::nullopt;
+        r = sp.constant(attr.getValue().getSExtValue());
+      } else if (isa<arith::AddIOp>(inner)) r = sp.add(get(0), get(1));
+      else if (isa<arith::SubIOp>(inner)) r = sp.sub(get(0), get(1));
+      else if (isa<arith::MulIOp>(inner)) r = sp.mul(get(0), get(1));
+      else if (isa<arith::MaxSIOp>(inner)) r = sp.max(get(0), get(1));
+      else if (isa<arith::MinSIOp>(inner)) r = sp.min(get(0), get(1));
+      else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner)) r = get(0);
+      else if (isa<arith::SelectOp>(inner)) r = sp.select(get(0), get(1), get(2));
+      else if (auto cmp = dyn_cast<arith::CmpIOp>(inner)) {
+        switch (cmp.getPredicate()) {
+        case arith::CmpIPredicate::eq: r = sp.eq(get(0), get(1)); break;
+        case arith::CmpIPredicate::ne: r = sp.eq(sp.eq(get(0), get(1)), sp.constant(0)); break;
+        case arith::CmpIPredicate::slt: r = sp.lt(get(0), get(1)); break;
+        case arith::CmpIPredicate::sgt: r = sp.lt(get(1), get(0)); break;
+        case arith::CmpIPredicate::sle: r = sp.eq(sp.lt(get(1), get(0)), sp.constant(0)); break;
+        case arith::CmpIPredicate::sge: r = sp.eq(sp.lt(get(0), get(1)), sp.constant(0)); break;
+        default: return std::nullopt;
+        }
+      } else {
+        return std::nullopt; // division semantics etc.: not followed
+      }
+      regs[inner.getResult(0)] = r;
+    }
+    out.push_back(regs.lookup(cast<YieldOp>(body.getTerminator()).getValue()));
+  }
+  return out;
+}
+
+/// Registers of an index operand's values, or failure with a clear message.
+FailureOr<std::vector<Reg>> valuesOf(Operation *op, const TensorInfo &t, StringRef what) {
+  if (!t.values)
+    return op->emitOpError() << "its " << what
+                             << " is computed at run time in a way the CPU backend cannot follow yet";
+  return *t.values;
+}
+
+/// d-th entry of `dims` where d is itself a register: sum of selects.
+Reg pick(ShapeProgramBuilder &sp, const std::vector<Reg> &dims, Reg index) {
+  Reg r = sp.constant(0);
+  for (size_t m = 0; m < dims.size(); ++m)
+    r = sp.select(sp.eq(index, sp.constant(m)), dims[m], r);
+  return r;
+}
+
+struct SliceParams {
+  std::vector<Reg> start, step, count; // per input dim
+};
+
+FailureOr<SliceParams> sliceParams(DispatchContext &ctx, SliceOp op, ArrayRef<TensorInfo> operands) {
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0];
+  size_t rank = X.dims.size();
+  auto starts = valuesOf(op, operands[1], "starts");
+  auto ends = valuesOf(op, operands[2], "ends");
+  if (failed(starts) || failed(ends)) return failure();
+  size_t next = 3, n = starts->size();
+  std::vector<Reg> axes, steps;
+  if (op.getAxes()) {
+    auto v = valuesOf(op, operands[next++], "axes");
+    if (failed(v)) return failure();
+    axes = *v;
+  } else {
+    for (size_t i = 0; i < n; ++i) axes.push_back(sp.constant(i));
+  }
+  if (op.getSteps()) {
+    auto v = valuesOf(op, operands[next++], "steps");
+    if (failed(v)) return failure();
+    steps = *v;
+  } else {
+    steps.assign(n, sp.constant(1));
+  }
+  SliceParams p;
+  Reg zero = sp.constant(0), one = sp.constant(1), minusOne = sp.constant(-1);
+  for (size_t d = 0; d < rank; ++d) {
+    p.start.push_back(zero);
+    p.step.push_back(one);
+    p.count.push_back(X.dims[d]);
+  }
+  auto clamp = [&](Reg v, Reg lo, Reg hi) { return sp.min(sp.max(v, lo), hi); };
+  Reg rankReg = sp.constant(rank);
+  for (size_t i = 0; i < n; ++i) {
+    Reg axis = sp.select(sp.lt((*&axes)[i], zero), sp.add(axes[i], rankReg), axes[i]);
+    for (size_t d = 0; d < rank; ++d) {
+      Reg isThis = sp.eq(axis, sp.constant(d));
+      if (auto k = sp.constValue(isThis); k && !*k) continue;
+      Reg D = X.dims[d];
+      Reg s = (*starts)[i], e = (*ends)[i], st = steps[i];
+      s = sp.select(sp.lt(s, zero), sp.add(s, D), s);
+      e = sp.select(sp.lt(e, zero), sp.add(e, D), e);
+      Reg dm1 = sp.sub(D, one);
+      Reg sPos = clamp(s, zero, D), ePos = clamp(e, zero, D);
+      Reg cPos = sp.max(sp.ceilDiv(sp.sub(ePos, sPos), st), zero);
+      Reg sNeg = clamp(s, zero, dm1), eNeg = clamp(e, minusOne, dm1);
+      Reg cNeg = sp.max(sp.ceilDiv(sp.sub(sNeg, eNeg), sp.sub(zero, st)), zero);
+      Reg positive = sp.lt(zero, st);
+      p.start[d] = sp.select(isThis, sp.select(positive, sPos, sNeg), p.start[d]);
+      p.count[d] = sp.select(isThis, sp.select(positive, cPos, cNeg), p.count[d]);
+      p.step[d] = sp.select(isThis, st, p.step[d]);
+    }
+  }
+  return p;
+}
+
+} // namespace
+
+std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, Operation *op,
+                                                ArrayRef<TensorInfo> operands, const TensorInfo &result) {
+  auto &sp = ctx.shapes;
+  auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type.getElementType().isSignlessInteger(64) && !type.getElementType().isSignlessInteger(32))
+    return std::nullopt;
+  auto staticCount = [&]() -> std::optional<size_t> {
+    if (!type.hasStaticShape() || (size_t)type.getNumElements() > kMaxTrackedValues) return std::nullopt;
+    return (size_t)type.getNumElements();
+  };
+  if (auto shape = dyn_cast<ShapeOp>(op)) {
+    const auto &dims = operands[0].dims;
+    return std::vector<Reg>(dims.begin() + shape.getStart(), dims.begin() + shape.getEnd());
+  }
+  auto count = staticCount();
+  if (!count) return std::nullopt;
+  auto allKnown = [&](ArrayRef<TensorInfo> ts) { return llvm::all_of(ts, [](const TensorInfo &t) { return t.values.has_value(); }); };
+  if (isa<ReshapeOp, UnsqueezeOp>(op)) {
+    if (operands[0].values) return operands[0].values;
+    return std::nullopt;
+  }
+  if (auto cat = dyn_cast<ConcatOp>(op)) {
+    if (type.getRank() != 1 || !allKnown(operands)) return std::nullopt;
+    std::vector<Reg> out;
+    for (const auto &t : operands) out.insert(out.end(), t.values->begin(), t.values->end());
+    return out;
+  }
+  if (auto g = dyn_cast<GatherOp>(op)) {
+    if (!operands[0].values || !operands[1].values || operands[0].dims.size() != 1) return std::nullopt;
+    const auto &data = *operands[0].values;
+    std::vector<Reg> out;
+    for (Reg idx : *operands[1].values) {
+      Reg n = sp.constant(data.size());
+      Reg i = sp.select(sp.lt(idx, sp.constant(0)), sp.add(idx, n), idx);
+      out.push_back(pick(sp, data, i));
+    }
+    return out;
+  }
+  if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+    if (!allKnown(operands)) return std::nullopt;
+    for (const auto &t : operands)
+      if (t.values->size() != 1 && t.values->size() != *count) return std::nullopt;
+    return interpretBody(sp, ew, operands, *count);
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    if (!operands[0].values || operands[0].dims.size() != 1) return std::nullopt;
+    auto p = sliceParams(ctx, slice, operands);
+    if (failed(p)) return std::nullopt;
+    auto start = sp.constValue(p->start[0]), step = sp.constValue(p->step[0]);
+    if (!start || !step) return std::nullopt;
+    std::vector<Reg> out;
+    for (size_t k = 0; k < *count; ++k) {
+      int64_t idx = *start + int64_t(k) * *step;
+      if (idx < 0 || idx >= (int64_t)operands[0].values->size()) return std::nullopt;
+      out.push_back((*operands[0].values)[idx]);
+    }
+    return out;
+  }
+  (void)result;
+  return std::nullopt;
+}
+
+FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands) {
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0];
+  Reg zero = sp.constant(0), one = sp.constant(1);
+  if (auto rs = dyn_cast<ReshapeOp>(op)) {
+    auto target = valuesOf(op, operands[1], "shape");
+    if (failed(target)) return failure();
+    size_t rank = target->size();
+    std::vector<Reg> dims(rank);
+    std::vector<Reg> inferred(rank);
+    Reg known = one;
+    for (size_t i = 0; i < rank; ++i) {
+      Reg v = (*target)[i];
+      if (!rs.getAllowzero() && i < X.dims.size()) v = sp.select(sp.eq(v, zero), X.dims[i], v);
+      inferred[i] = sp.eq(v, sp.constant(-1));
+      dims[i] = v;
+      known = sp.mul(known, sp.select(inferred[i], one, v));
+    }
+    Reg total = ctx.numel(X);
+    for (size_t i = 0; i < rank; ++i)
+      dims[i] = sp.select(inferred[i], sp.floorDiv(total, known), dims[i]);
+    return dims;
+  }
+  if (isa<ExpandOp>(op)) {
+    auto target = valuesOf(op, operands[1], "shape");
+    if (failed(target)) return failure();
+    size_t rank = std::max(X.dims.size(), target->size());
+    std::vector<Reg> dims(rank);
+    for (size_t j = 0; j < rank; ++j) {
+      int64_t i = j - (rank - X.dims.size()), k = j - (rank - target->size());
+      Reg a = i >= 0 ? X.dims[i] : one, b = k >= 0 ? (*target)[k] : one;
+      dims[j] = sp.max(a, b);
+    }
+    return dims;
+  }
+  if (isa<UnsqueezeOp>(op)) {
+    auto axes = valuesOf(op, operands[1], "axes");
+    if (failed(axes)) return failure();
+    size_t outRank = X.dims.size() + axes->size();
+    Reg outRankReg = sp.constant(outRank);
+    std::vector<Reg> normalized;
+    for (Reg a : *axes) normalized.push_back(sp.select(sp.lt(a, zero), sp.add(a, outRankReg), a));
+    std::vector<Reg> dims(outRank);
+    Reg before = zero;
+    for (size_t j = 0; j < outRank; ++j) {
+      Reg isNew = zero;
+      for (Reg a : normalized) isNew = sp.max(isNew, sp.eq(a, sp.constant(j)));
+      Reg k = sp.sub(sp.constant(j), before);
+      dims[j] = sp.select(isNew, one, pick(sp, X.dims, k));
+      before = sp.add(before, isNew);
+    }
+    return dims;
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    auto p = sliceParams(ctx, slice, operands);
+    if (failed(p)) return failure();
+    return p->count;
+  }
+  return op->emitOpError("has no value-dependent shape rule");
+}
+
+LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                          const TensorInfo &result) {
+  auto kb = ctx.newKernel(label(op));
+  for (size_t k = 0; k < result.values->size(); ++k)
+    kb->store(kb->dim((*result.values)[k]), kb->binding(0), kb->c(k));
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer}, ctx.shapes.constant(1), label(op));
+  (void)operands;
+  return success();
+}
+
+LogicalResult emitExpand(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                         const TensorInfo &result) {
+  emitStridedCopy(ctx, label(op), operands[0], result, {}, ctx.shapes.constant(0), /*broadcastSource=*/true);
+  return success();
+}
+
+LogicalResult emitSlice(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                        const TensorInfo &result) {
+  auto &sp = ctx.shapes;
+  auto p = sliceParams(ctx, cast<SliceOp>(op), operands);
+  if (failed(p)) return failure();
+  const TensorInfo &X = operands[0];
+  size_t rank = X.dims.size();
+  std::vector<Reg> strides(rank);
+  Reg natural = sp.constant(1), base = sp.constant(0);
+  for (size_t d = rank; d-- > 0;) {
+    strides[d] = sp.mul(natural, p->step[d]);
+    base = sp.add(base, sp.mul(p->start[d], natural));
+    natural = sp.mul(natural, X.dims[d]);
+  }
+  emitStridedCopy(ctx, label(op), X, result, strides, base, /*broadcastSource=*/false);
+  return success();
+}
+
+} // namespace v4f

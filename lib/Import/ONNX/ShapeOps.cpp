@@ -1,0 +1,281 @@
+//===- ShapeOps.cpp - ONNX shape and indexing operators -------------------===//
+//
+// Shape, Size, Reshape, Expand, Unsqueeze, Squeeze, Slice, ConstantOfShape.
+// When everything they read is a constant (or a static shape) they fold to
+// constants right here, so static models stay static; otherwise they become
+// v4f ops whose result dims the plan computes at run time from the values of
+// their shape-like operands (see DispatchBuilder's shape values).
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+#include "TensorImport.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr int64_t kMaxOpset = 28;
+constexpr int64_t kDyn = ShapedType::kDynamic;
+/// Constants folded at import are kept small; bigger results become ops.
+constexpr int64_t kMaxFoldElements = 1 << 16;
+
+std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
+
+DenseElementsAttr i64Vector(MLIRContext *ctx, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, IntegerType::get(ctx, 64));
+  return DenseElementsAttr::get(type, values);
+}
+
+bool isIndexTensor(RankedTensorType t) {
+  return t.getElementType().isInteger(64) || t.getElementType().isInteger(32);
+}
+
+LogicalResult importShape(NodeContext &c) {
+  auto in = c.inputType(0);
+  int64_t rank = in.getRank();
+  int64_t start = c.attrs.getInt("start", 0), end = c.attrs.getInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  auto dims = in.getShape().slice(start, end - start);
+  if (llvm::none_of(dims, [](int64_t d) { return d == kDyn; })) {
+    c.setConstantOutput(0, i64Vector(&c.g.ctx, dims));
+    return success();
+  }
+  auto type = RankedTensorType::get({end - start}, c.b.getI64Type());
+  c.setOutput(0, c.b.create<ShapeOp>(c.loc, type, c.input(0), c.b.getI64IntegerAttr(start),
+                                     c.b.getI64IntegerAttr(end)));
+  return success();
+}
+
+LogicalResult importSize(NodeContext &c) {
+  auto in = c.inputType(0);
+  if (!in.hasStaticShape()) return c.fail("Size of a tensor with dynamic dims is not supported yet");
+  c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()),
+                                                in.getNumElements()));
+  return success();
+}
+
+} // namespace
+
+LogicalResult importRuntimeReshape(NodeContext &c) {
+  auto in = c.inputType(0);
+  auto shapeType = c.inputType(1);
+  if (!isIndexTensor(shapeType) || shapeType.getRank() != 1 || shapeType.isDynamicDim(0))
+    return c.fail("the shape input must be a 1-D int64 tensor of static length");
+  bool allowZero = c.attrs.getInt("allowzero", 0) != 0;
+  int64_t rank = shapeType.getDimSize(0);
+  SmallVector<int64_t> shape(rank, kDyn), sources(rank, -1);
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, type, c.input(0), c.input(1), c.b.getDenseI64ArrayAttr(sources),
+                                       c.b.getBoolAttr(allowZero)));
+  return success();
+}
+
+namespace {
+
+LogicalResult importExpand(NodeContext &c) {
+  auto in = c.inputType(0), shapeType = c.inputType(1);
+  if (!isIndexTensor(shapeType) || shapeType.getRank() != 1 || shapeType.isDynamicDim(0))
+    return c.fail("the shape input must be a 1-D int64 tensor of static length");
+  int64_t n = shapeType.getDimSize(0), rank = std::max<int64_t>(in.getRank(), n);
+  SmallVector<int64_t> shape(rank, kDyn);
+  if (auto target = c.constantInts(1)) {
+    SmallVector<int64_t> t(target->begin(), target->end());
+    if (failed(broadcastShapes(in.getShape(), t, shape)))
+      return c.fail("input shape is not broadcastable to the target shape");
+  }
+  c.setOutput(0, c.b.create<ExpandOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0),
+                                      c.input(1)));
+  return success();
+}
+
+/// Unsqueeze/Squeeze axes: attribute before opset 13, input from 13 on.
+std::optional<std::vector<int64_t>> axesOf(NodeContext &c, bool &runtime) {
+  runtime = false;
+  if (c.opset < 13) return c.attrs.getInts("axes");
+  if (!c.hasInput(1)) return std::vector<int64_t>{};
+  if (auto v = c.constantInts(1)) return v;
+  runtime = true;
+  return std::nullopt;
+}
+
+LogicalResult reshapeTo(NodeContext &c, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
+  auto in = c.inputType(0);
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  if (auto cst = c.constantInput(0); cst && type.hasStaticShape()) {
+    c.setConstantOutput(0, cst->reshape(type));
+    return success();
+  }
+  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, type, c.input(0), Value(), c.b.getDenseI64ArrayAttr(sources),
+                                       c.b.getBoolAttr(false)));
+  return success();
+}
+
+LogicalResult importUnsqueeze(NodeContext &c) {
+  auto in = c.inputType(0);
+  bool runtime;
+  auto axes = axesOf(c, runtime);
+  if (runtime) {
+    auto axesType = c.inputType(1);
+    if (axesType.getRank() != 1 || axesType.isDynamicDim(0)) return c.fail("axes must be a 1-D tensor of static length");
+    SmallVector<int64_t> shape(in.getRank() + axesType.getDimSize(0), kDyn);
+    c.setOutput(0, c.b.create<UnsqueezeOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0),
+                                           c.input(1)));
+    return success();
+  }
+  int64_t outRank = in.getRank() + axes->size();
+  std::vector<bool> isNew(outRank, false);
+  for (int64_t a : *axes) {
+    int64_t n = a < 0 ? a + outRank : a;
+    if (n < 0 || n >= outRank || isNew[n]) return c.fail("axes are out of range or repeated");
+    isNew[n] = true;
+  }
+  SmallVector<int64_t> shape, sources;
+  int64_t k = 0;
+  for (int64_t j = 0; j < outRank; ++j) {
+    if (isNew[j]) {
+      shape.push_back(1);
+      sources.push_back(-1);
+    } else {
+      shape.push_back(in.getDimSize(k));
+      sources.push_back(k++);
+    }
+  }
+  return reshapeTo(c, shape, sources);
+}
+
+LogicalResult importSqueeze(NodeContext &c) {
+  auto in = c.inputType(0);
+  bool runtime;
+  auto axes = axesOf(c, runtime);
+  if (runtime) return c.fail("Squeeze with axes computed at run time is not supported yet");
+  int64_t rank = in.getRank();
+  std::vector<bool> drop(rank, false);
+  if (axes->empty()) {
+    for (int64_t i = 0; i < rank; ++i) {
+      if (in.isDynamicDim(i)) return c.fail("Squeeze without axes needs static dims");
+      drop[i] = in.getDimSize(i) == 1;
+    }
+  }
+  for (int64_t a : *axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank) return c.fail("axis out of range");
+    if (!in.isDynamicDim(n) && in.getDimSize(n) != 1) return c.fail("cannot squeeze a dim that is not 1");
+    drop[n] = true;
+  }
+  SmallVector<int64_t> shape, sources;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (drop[i]) continue;
+    shape.push_back(in.getDimSize(i));
+    sources.push_back(i);
+  }
+  return reshapeTo(c, shape, sources);
+}
+
+/// ONNX Slice on one axis with constant parameters: (start, count, step).
+void clampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t &first, int64_t &count) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    count = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  }
+  first = start;
+}
+
+LogicalResult importSlice(NodeContext &c) {
+  auto in = c.inputType(0);
+  int64_t rank = in.getRank();
+  if (c.opset < 10) return c.fail("Slice before opset 10 (attribute form) is not supported");
+  for (size_t i = 1; i < c.numInputs(); ++i)
+    if (c.hasInput(i)) {
+      auto t = c.inputType(i);
+      if (!isIndexTensor(t) || t.getRank() != 1 || t.isDynamicDim(0))
+        return c.fail("starts/ends/axes/steps must be 1-D integer tensors of static length");
+    }
+  int64_t n = c.inputType(1).getDimSize(0);
+  auto starts = c.constantInts(1), ends = c.constantInts(2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  bool axesKnown = !c.hasInput(3) || (axes = c.constantInts(3)).has_value();
+  bool stepsKnown = !c.hasInput(4) || (steps = c.constantInts(4)).has_value();
+  if (!axes && axesKnown) {
+    axes.emplace();
+    for (int64_t i = 0; i < n; ++i) axes->push_back(i);
+  }
+  if (!steps && stepsKnown) steps = std::vector<int64_t>(n, 1);
+  SmallVector<int64_t> shape(in.getShape());
+  if (axesKnown) {
+    std::vector<bool> seen(rank, false);
+    for (int64_t &a : *axes) {
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank || seen[a]) return c.fail("axes are out of range or repeated");
+      seen[a] = true;
+    }
+    if (stepsKnown)
+      for (int64_t s : *steps)
+        if (s == 0) return c.fail("steps must not be 0");
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t a = (*axes)[i];
+      if (starts && ends && stepsKnown && !in.isDynamicDim(a)) {
+        int64_t first, count;
+        clampSlice(in.getDimSize(a), (*starts)[i], (*ends)[i], (*steps)[i], first, count);
+        shape[a] = count;
+      } else {
+        shape[a] = kDyn;
+      }
+    }
+  } else {
+    shape.assign(rank, kDyn);
+  }
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  Value axesV = c.hasInput(3) ? c.input(3) : Value(), stepsV = c.hasInput(4) ? c.input(4) : Value();
+  c.setOutput(0, c.b.create<SliceOp>(c.loc, type, c.input(0), c.input(1), c.input(2), axesV, stepsV));
+  return success();
+}
+
+LogicalResult importConstantOfShape(NodeContext &c) {
+  auto shape = c.constantInts(0);
+  if (!shape) return c.fail("ConstantOfShape with a shape computed at run time is not supported yet");
+  int64_t count = 1;
+  for (int64_t d : *shape) {
+    if (d < 0) return c.fail("negative dim in the shape");
+    count *= d;
+    if (count > kMaxFoldElements * 256) return c.fail("the constant would be too large");
+  }
+  Type element = c.b.getF32Type();
+  Attribute value = c.b.getF32FloatAttr(0);
+  if (const auto *a = c.attrs.get("value")) {
+    std::string err;
+    auto t = importTensor(c.g.ctx, a->t(), c.g.modelDir, err);
+    if (!t || t.getNumElements() != 1) return c.fail(err.empty() ? "value must hold one element" : err);
+    element = t.getElementType();
+    auto type = RankedTensorType::get(SmallVector<int64_t>(shape->begin(), shape->end()), element);
+    c.setConstantOutput(0, DenseElementsAttr::get(type, *t.getValues<Attribute>().begin()));
+    return success();
+  }
+  auto type = RankedTensorType::get(SmallVector<int64_t>(shape->begin(), shape->end()), element);
+  c.setConstantOutput(0, DenseElementsAttr::get(type, value));
+  return success();
+}
+
+} // namespace
+
+void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
+  t["Shape"] = {1, kMaxOpset, noCheck, importShape};
+  t["Size"] = {1, kMaxOpset, noCheck, importSize};
+  t["Expand"] = {8, kMaxOpset, noCheck, importExpand};
+  t["Unsqueeze"] = {1, kMaxOpset, noCheck, importUnsqueeze};
+  t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
+  t["Slice"] = {10, kMaxOpset, noCheck, importSlice};
+  t["ConstantOfShape"] = {9, kMaxOpset, noCheck, importConstantOfShape};
+}
+
+} // namespace v4f
