@@ -173,3 +173,35 @@ func.func @elementwise_shape(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @reduce_kind(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{unknown reduction kind 'median'}}
+  %0 = v4f.reduce %x {kind = "median", axes = array<i64: 1>, keepdims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @slice_lengths(%x: tensor<4xf32>, %a: tensor<1xi64>, %b: tensor<2xi64>) -> tensor<?xf32> {
+  // expected-error @+1 {{starts and ends must have the same length}}
+  %0 = v4f.slice %x, %a, %b : (tensor<4xf32>, tensor<1xi64>, tensor<2xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @shape_range(%x: tensor<4x2xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{requires 0 <= start <= end <= rank}}
+  %0 = v4f.shape %x {start = 0 : i64, end = 3 : i64} : (tensor<4x2xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @softmax_mode(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{mode must be softmax, log_softmax or hardmax}}
+  %0 = v4f.softmax %x {axis = 1 : i64, mode = "sparsemax"} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -102,3 +102,22 @@ func.func @generic_elementwise(%a: tensor<2x3xui8>, %b: tensor<3xui8>, %c: tenso
   }
   return %0, %1 : tensor<2x3xui8>, tensor<2x3xi1>
 }
+
+// CHECK-LABEL: func @shape_values
+func.func @shape_values(%x: tensor<?x4xf32>, %s: tensor<2xi64>, %a: tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x4xf32>, tensor<2xi64>, tensor<?x?xf32>, tensor<?xi64>) {
+  // CHECK: v4f.reshape %{{.*}} shape(%{{.*}}) {dim_sources = array<i64: -1, -1>}
+  %0 = v4f.reshape %x shape(%s) {dim_sources = array<i64: -1, -1>} : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  // CHECK: v4f.expand
+  %1 = v4f.expand %x, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  // CHECK: v4f.unsqueeze
+  %2 = v4f.unsqueeze %x, %a : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  // CHECK: v4f.slice %{{.*}}, %{{.*}}, %{{.*}} axes(%{{.*}})
+  %3 = v4f.slice %x, %a, %a axes(%a) : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+  // CHECK: v4f.shape %{{.*}} {end = 2 : i64, start = 0 : i64}
+  %4 = v4f.shape %x {start = 0 : i64, end = 2 : i64} : (tensor<?x4xf32>) -> tensor<2xi64>
+  // CHECK: v4f.reduce %{{.*}} axes(%{{.*}}) {axes = array<i64>, keepdims = true, kind = "l2"}
+  %5 = v4f.reduce %x axes(%a) {kind = "l2", axes = array<i64>, keepdims = true} : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  // CHECK: v4f.arg_reduce
+  %6 = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = true} : (tensor<?x4xf32>) -> tensor<?xi64>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x4xf32>, tensor<2xi64>, tensor<?x?xf32>, tensor<?xi64>
+}

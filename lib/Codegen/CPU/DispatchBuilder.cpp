@@ -245,6 +245,10 @@ struct PlanBuilder {
           ++out;
         }
         r = in(0)[src];
+      } else if (auto ar = dyn_cast<ArgReduceOp>(op)) {
+        int64_t src = d;
+        if (!ar.getKeepdims() && d >= ar.getAxis()) src = d + 1;
+        r = in(0)[src];
       } else if (auto tr = dyn_cast<TransposeOp>(op)) {
         r = in(0)[tr.getPerm()[d]];
       } else if (auto cat = dyn_cast<ConcatOp>(op)) {
@@ -283,7 +287,9 @@ struct PlanBuilder {
     for (Value v : op->getOperands()) operands.push_back(info(v));
     bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
-    auto dims = valueDependent ? valueDependentDims(ctx, op, operands) : resultDims(op);
+    auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
+                : valueDependent ? valueDependentDims(ctx, op, operands)
+                                 : resultDims(op);
     if (failed(dims)) return failure();
     TensorInfo result;
     result.dims = *dims;
@@ -308,6 +314,8 @@ struct PlanBuilder {
     if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
     if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
     if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);
+    if (isa<ReduceOp>(op)) return emitReduce(ctx, op, operands, result);
+    if (isa<ArgReduceOp>(op)) return emitArgReduce(ctx, op, operands, result);
     if (isa<LayerNormOp>(op)) return emitLayerNorm(ctx, op, operands, result);
     if (isa<TransposeOp>(op)) return emitTranspose(ctx, op, operands, result);
     if (isa<ConcatOp>(op)) return emitConcat(ctx, op, operands, result);

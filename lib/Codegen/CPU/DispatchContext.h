@@ -67,6 +67,12 @@ mlir::LogicalResult emitPool(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitReduceMean(DispatchContext &ctx, mlir::Operation *op,
                                    llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitReduce(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::FailureOr<std::vector<Reg>> reduceResultDims(DispatchContext &ctx, mlir::Operation *op,
+                                                   llvm::ArrayRef<TensorInfo> operands);
+mlir::LogicalResult emitArgReduce(DispatchContext &ctx, mlir::Operation *op,
+                                  llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitSoftmax(DispatchContext &ctx, mlir::Operation *op,
                                 llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitLayerNorm(DispatchContext &ctx, mlir::Operation *op,

@@ -172,24 +172,257 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   auto kb = ctx.newKernel(name);
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
   Value L = kb->dim(len), I = kb->dim(inner);
+  StringRef mode = cast<SoftmaxOp>(op).getMode();
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
     auto at = [&](Value j) { return kb->add(base, kb->mul(j, I)); };
+    if (mode == "hardmax") {
+      // 1 at the first maximum, 0 elsewhere.
+      auto best = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY), kb->c(0)},
+                              [&](Value j, ValueRange a) -> SmallVector<Value> {
+        Value x = kb->load(kb->f32(), kb->binding(1), at(j));
+        Value better = kb->b.create<arith::CmpFOp>(kb->loc, arith::CmpFPredicate::OGT, x, a[0]);
+        return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
+      });
+      kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
+        Value hit = kb->cmp(arith::CmpIPredicate::eq, j, best[1]);
+        kb->store(kb->b.create<arith::SelectOp>(kb->loc, hit, kb->cf(1.f), kb->cf(0.f)), kb->binding(0), at(j));
+      });
+      return;
+    }
     auto mx = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY)},
                           [&](Value j, ValueRange a) -> SmallVector<Value> {
       return {kb->b.create<arith::MaximumFOp>(kb->loc, a[0], kb->load(kb->f32(), kb->binding(1), at(j)))};
     });
+    bool logMode = mode == "log_softmax";
     auto sum = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
                            [&](Value j, ValueRange a) -> SmallVector<Value> {
       Value e = kb->b.create<math::ExpOp>(kb->loc, subf(*kb, kb->load(kb->f32(), kb->binding(1), at(j)), mx[0]));
-      kb->store(e, kb->binding(0), at(j));
+      if (!logMode) kb->store(e, kb->binding(0), at(j));
       return {addf(*kb, a[0], e)};
     });
+    if (logMode) {
+      Value shift = addf(*kb, mx[0], kb->b.create<math::LogOp>(kb->loc, sum[0]));
+      kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
+        kb->store(subf(*kb, kb->load(kb->f32(), kb->binding(1), at(j)), shift), kb->binding(0), at(j));
+      });
+      return;
+    }
     Value inv = divf(*kb, kb->cf(1.f), sum[0]);
     kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
       kb->store(mulf(*kb, kb->load(kb->f32(), kb->binding(0), at(j)), inv), kb->binding(0), at(j));
     });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Generic reductions (v4f.reduce) and arg reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Per-dim "reduced" flags (0/1 registers) of a v4f.reduce.
+FailureOr<std::vector<Reg>> reducedFlags(DispatchContext &ctx, ReduceOp op, ArrayRef<TensorInfo> operands) {
+  auto &sp = ctx.shapes;
+  size_t rank = operands[0].dims.size();
+  std::vector<Reg> flags(rank, sp.constant(0));
+  if (!op.getAxesTensor()) {
+    for (int64_t a : op.getAxes()) flags[a] = sp.constant(1);
+    return flags;
+  }
+  if (!operands[1].values)
+    return op.emitOpError("its axes are computed at run time in a way the CPU backend cannot follow yet");
+  Reg zero = sp.constant(0), rankReg = sp.constant(rank);
+  for (Reg a : *operands[1].values) {
+    Reg n = sp.select(sp.lt(a, zero), sp.add(a, rankReg), a);
+    for (size_t d = 0; d < rank; ++d) flags[d] = sp.max(flags[d], sp.eq(n, sp.constant(d)));
+  }
+  return flags;
+}
+
+bool isFloatType(Type t) { return llvm::isa<FloatType>(t); }
+
+Value reduceInit(KernelBuilder &kb, StringRef kind, Type elem) {
+  OpBuilder &b = kb.b;
+  Type t = bodyScalarType(elem);
+  bool f = isFloatType(t), u = elem.isUnsignedInteger();
+  unsigned w = t.getIntOrFloatBitWidth();
+  if (kind == "prod") return f ? (Value)b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, 1.0))
+                               : (Value)b.create<arith::ConstantOp>(kb.loc, b.getIntegerAttr(t, 1));
+  if (kind == "max" || kind == "min") {
+    bool mx = kind == "max";
+    if (f) return b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, mx ? -INFINITY : INFINITY));
+    APInt v = u ? (mx ? APInt::getMinValue(w) : APInt::getMaxValue(w))
+                : (mx ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w));
+    return b.create<arith::ConstantOp>(kb.loc, b.getIntegerAttr(t, v));
+  }
+  if (kind == "log_sum_exp" || kind == "log_sum" || kind == "l2" || kind == "l1" || kind == "sum_square" ||
+      kind == "sum" || kind == "mean")
+    return f ? (Value)b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, 0.0))
+             : (Value)b.create<arith::ConstantOp>(kb.loc, b.getIntegerAttr(t, 0));
+  return {};
+}
+
+Value reduceStep(KernelBuilder &kb, StringRef kind, Type elem, Value acc, Value x) {
+  OpBuilder &b = kb.b;
+  Location l = kb.loc;
+  bool f = isFloatType(bodyScalarType(elem)), u = elem.isUnsignedInteger();
+  if (kind == "l1") x = f ? (Value)b.create<math::AbsFOp>(l, x) : (u ? x : (Value)b.create<math::AbsIOp>(l, x));
+  if (kind == "l2" || kind == "sum_square") x = f ? (Value)b.create<arith::MulFOp>(l, x, x) : (Value)b.create<arith::MulIOp>(l, x, x);
+  if (kind == "log_sum_exp") x = b.create<math::ExpOp>(l, x);
+  if (kind == "max") return f ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
+                              : u ? (Value)b.create<arith::MaxUIOp>(l, acc, x) : (Value)b.create<arith::MaxSIOp>(l, acc, x);
+  if (kind == "min") return f ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
+                              : u ? (Value)b.create<arith::MinUIOp>(l, acc, x) : (Value)b.create<arith::MinSIOp>(l, acc, x);
+  if (kind == "prod") return f ? (Value)b.create<arith::MulFOp>(l, acc, x) : (Value)b.create<arith::MulIOp>(l, acc, x);
+  return f ? (Value)b.create<arith::AddFOp>(l, acc, x) : (Value)b.create<arith::AddIOp>(l, acc, x);
+}
+
+Value reduceFinish(KernelBuilder &kb, StringRef kind, Type elem, Value acc, Value count) {
+  OpBuilder &b = kb.b;
+  Location l = kb.loc;
+  Type t = bodyScalarType(elem);
+  bool f = isFloatType(t);
+  if (kind == "mean") {
+    if (f) return b.create<arith::DivFOp>(l, acc, b.create<arith::SIToFPOp>(l, t, count));
+    Value n = b.create<arith::TruncIOp>(l, t, kb.max(count, kb.c(1)));
+    if (t.getIntOrFloatBitWidth() == 64) n = kb.max(count, kb.c(1));
+    return elem.isUnsignedInteger() ? (Value)b.create<arith::DivUIOp>(l, acc, n) : (Value)b.create<arith::DivSIOp>(l, acc, n);
+  }
+  if (kind == "l2") return b.create<math::SqrtOp>(l, acc);
+  if (kind == "log_sum" || kind == "log_sum_exp") return b.create<math::LogOp>(l, acc);
+  return acc;
+}
+
+} // namespace
+
+FailureOr<std::vector<Reg>> reduceResultDims(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands) {
+  auto r = cast<ReduceOp>(op);
+  auto flags = reducedFlags(ctx, r, operands);
+  if (failed(flags)) return failure();
+  auto &sp = ctx.shapes;
+  const auto &D = operands[0].dims;
+  Reg zero = sp.constant(0), one = sp.constant(1);
+  std::vector<Reg> dims;
+  if (r.getKeepdims()) {
+    for (size_t d = 0; d < D.size(); ++d) dims.push_back(sp.select((*flags)[d], one, D[d]));
+    return dims;
+  }
+  size_t outRank = llvm::cast<RankedTensorType>(r.getType()).getRank();
+  // Output dim j is the j-th kept input dim.
+  std::vector<Reg> pos(D.size());
+  Reg before = zero;
+  for (size_t d = 0; d < D.size(); ++d) {
+    pos[d] = before;
+    before = sp.add(before, sp.eq((*flags)[d], zero));
+  }
+  for (size_t j = 0; j < outRank; ++j) {
+    Reg v = zero;
+    for (size_t d = 0; d < D.size(); ++d) {
+      Reg hit = sp.mul(sp.eq((*flags)[d], zero), sp.eq(pos[d], sp.constant(j)));
+      v = sp.select(hit, D[d], v);
+    }
+    dims.push_back(v);
+  }
+  return dims;
+}
+
+LogicalResult emitReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                         const TensorInfo &result) {
+  auto r = cast<ReduceOp>(op);
+  auto flags = reducedFlags(ctx, r, operands);
+  if (failed(flags)) return failure();
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0];
+  size_t rank = X.dims.size();
+  Reg one = sp.constant(1);
+  std::vector<Reg> kept(rank), red(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    kept[d] = sp.select((*flags)[d], one, X.dims[d]);
+    red[d] = sp.select((*flags)[d], X.dims[d], one);
+  }
+  Reg outCount = sp.product(kept, 0, rank), redCount = sp.product(red, 0, rank);
+  auto [groups, rowsPerGroup] = ctx.splitRows(outCount, redCount);
+  std::string name = label(op);
+  StringRef kind = r.getKind();
+  Type elem = X.elementType;
+  Type scalar = bodyScalarType(elem);
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(outCount), kb->dim(rowsPerGroup));
+  std::vector<Value> strides(rank), keptV(rank), redV(rank);
+  Value running = kb->c(1);
+  for (size_t d = rank; d-- > 0;) {
+    strides[d] = running;
+    running = kb->mul(running, kb->dim(X.dims[d]));
+    keptV[d] = kb->dim(kept[d]);
+    redV[d] = kb->dim(red[d]);
+  }
+  Value R = kb->dim(redCount);
+  kb->forLoop(begin, end, kb->c(1), [&](Value o) {
+    Value base = kb->c(0), rest = o;
+    for (size_t d = rank; d-- > 0;) {
+      base = kb->add(base, kb->mul(kb->rem(rest, keptV[d]), strides[d]));
+      rest = kb->div(rest, keptV[d]);
+    }
+    auto acc = kb->forLoop(kb->c(0), R, kb->c(1), ValueRange{reduceInit(*kb, kind, elem)},
+                           [&](Value q, ValueRange a) -> SmallVector<Value> {
+      Value off = base, rest2 = q;
+      for (size_t d = rank; d-- > 0;) {
+        off = kb->add(off, kb->mul(kb->rem(rest2, redV[d]), strides[d]));
+        rest2 = kb->div(rest2, redV[d]);
+      }
+      return {reduceStep(*kb, kind, elem, a[0], kb->load(scalar, kb->binding(1), off))};
+    });
+    kb->store(reduceFinish(*kb, kind, elem, acc[0], R), kb->binding(0), o);
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
+LogicalResult emitArgReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                            const TensorInfo &result) {
+  auto r = cast<ArgReduceOp>(op);
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0];
+  int64_t axis = r.getAxis();
+  Reg outer = sp.product(X.dims, 0, axis), len = X.dims[axis];
+  Reg inner = sp.product(X.dims, axis + 1, X.dims.size());
+  Reg rows = sp.mul(outer, inner);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
+  std::string name = label(op);
+  Type elem = X.elementType, scalar = bodyScalarType(elem);
+  bool f = isFloatType(scalar), u = elem.isUnsignedInteger(), isMax = r.getKind() == "max";
+  bool last = r.getSelectLastIndex();
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value L = kb->dim(len), I = kb->dim(inner);
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value o = kb->div(row, I), i = kb->rem(row, I);
+    Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
+    Value first = kb->load(scalar, kb->binding(1), base);
+    auto best = kb->forLoop(kb->c(1), L, kb->c(1), ValueRange{first, kb->c(0)},
+                            [&](Value j, ValueRange a) -> SmallVector<Value> {
+      Value x = kb->load(scalar, kb->binding(1), kb->add(base, kb->mul(j, I)));
+      Value better;
+      if (f) {
+        auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                          : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+        better = kb->b.create<arith::CmpFOp>(kb->loc, pred, x, a[0]);
+      } else {
+        auto pred = isMax ? (last ? (u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
+                                  : (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt))
+                          : (last ? (u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+                                  : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt));
+        better = kb->b.create<arith::CmpIOp>(kb->loc, pred, x, a[0]);
+      }
+      return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
+    });
+    kb->store(best[1], kb->binding(0), row);
   });
   kb->finish();
   ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);

@@ -84,6 +84,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters();
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers the shape/indexing importers (ShapeOps.cpp).
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
+void addReductionImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Reshape whose shape input is known only at run time.
 mlir::LogicalResult importRuntimeReshape(NodeContext &c);
 /// Non-float32 forms of ops that import to named float ops.

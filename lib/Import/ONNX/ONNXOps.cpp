@@ -417,11 +417,14 @@ LogicalResult importConcat(NodeContext &c) {
 
 LogicalResult importSoftmax(NodeContext &c) {
   if (failed(requireF32(c, 0))) return failure();
+  StringAttr mode = c.b.getStringAttr(c.node.op_type() == "LogSoftmax" ? "log_softmax"
+                                      : c.node.op_type() == "Hardmax"  ? "hardmax"
+                                                                        : "softmax");
   auto in = c.inputType(0);
   auto axis = normalizeAxis(c.attrs.getInt("axis", c.opset < 13 ? 1 : -1), in.getRank());
   if (!axis) return c.fail("axis out of range");
   if (c.opset >= 13 || *axis == in.getRank() - 1) {
-    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), c.b.getI64IntegerAttr(*axis)));
+    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), c.b.getI64IntegerAttr(*axis), mode));
     return success();
   }
   // Before opset 13 the input is coerced to 2-D around `axis`.
@@ -430,39 +433,9 @@ LogicalResult importSoftmax(NodeContext &c) {
   if (dynamicDims > 1) return c.fail("opset<13 Softmax on more than one dynamic dim is not supported");
   auto flat = flatten2D(c, c.input(0), *axis);
   if (failed(flat)) return failure();
-  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, c.b.getI64IntegerAttr(1));
+  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, c.b.getI64IntegerAttr(1), mode);
   SmallVector<int64_t> sources(in.getRank(), -1);
   c.setOutput(0, makeReshape(c, s, in.getShape(), sources));
-  return success();
-}
-
-LogicalResult importReduceMean(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
-  int64_t rank = c.inputType(0).getRank();
-  std::vector<int64_t> axes;
-  if (c.opset < 18) {
-    axes = c.attrs.getInts("axes");
-  } else if (c.hasInput(1)) {
-    auto v = c.constantInts(1);
-    if (!v) return c.fail("the axes input must be a constant");
-    axes = *v;
-  }
-  if (axes.empty()) {
-    if (c.opset >= 18 && c.attrs.getInt("noop_with_empty_axes", 0)) {
-      c.setOutput(0, c.input(0));
-      return success();
-    }
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-  }
-  SmallVector<int64_t> normalized;
-  for (int64_t a : axes) {
-    auto n = normalizeAxis(a, rank);
-    if (!n) return c.fail("axis " + std::to_string(a) + " out of range");
-    if (!llvm::is_contained(normalized, *n)) normalized.push_back(*n);
-  }
-  llvm::sort(normalized);
-  c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(normalized),
-                                          c.b.getBoolAttr(c.attrs.getInt("keepdims", 1) != 0)));
   return success();
 }
 
@@ -583,14 +556,16 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Transpose", {1, kMaxOpset, noCheck, importTranspose}},
       {"Concat", {4, kMaxOpset, noCheck, importConcat}},
       {"Softmax", {1, kMaxOpset, noCheck, importSoftmax}},
-      {"ReduceMean", {1, kMaxOpset, noCheck, importReduceMean}},
+      {"LogSoftmax", {1, kMaxOpset, noCheck, importSoftmax}},
+      {"Hardmax", {1, kMaxOpset, noCheck, importSoftmax}},
       {"Gather", {1, kMaxOpset, noCheck, importGather}},
       {"LayerNormalization", {17, kMaxOpset, noCheck, importLayerNorm}},
       {"Identity", {1, kMaxOpset, noCheck, importIdentity}},
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
-  static const bool extended = (addElementwiseImporters(table), addShapeImporters(table), true);
+  static const bool extended =
+      (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table), true);
   (void)extended;
   return table;
 }

@@ -282,6 +282,8 @@ LogicalResult ReduceMeanOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
+  if (getMode() != "softmax" && getMode() != "log_softmax" && getMode() != "hardmax")
+    return emitOpError("mode must be softmax, log_softmax or hardmax");
   int64_t rank = getInput().getType().getRank();
   if (getAxis() < 0 || getAxis() >= rank)
     return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
@@ -348,6 +350,37 @@ static LogicalResult verifyIndexVector(Operation *op, Value v, StringRef name, i
   if (t.getRank() != 1 || t.isDynamicDim(0))
     return op->emitOpError(name) << " must be a 1-D tensor of static length";
   *length = t.getDimSize(0);
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  static const char *kinds[] = {"sum", "mean", "max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square"};
+  if (!llvm::is_contained(kinds, getKind())) return emitOpError("unknown reduction kind '") << getKind() << "'";
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  if (getType().getElementType() != in.getElementType()) return emitOpError("element type must not change");
+  if (getAxesTensor()) {
+    int64_t n;
+    if (failed(verifyIndexVector(*this, getAxesTensor(), "axes_tensor", &n))) return failure();
+    int64_t want = getKeepdims() ? in.getRank() : in.getRank() - n;
+    if (getType().getRank() != want) return emitOpError("result rank must be ") << want;
+    return success();
+  }
+  int64_t prev = -1;
+  for (int64_t a : getAxes()) {
+    if (a < 0 || a >= in.getRank()) return emitOpError("axis ") << a << " out of range";
+    if (a <= prev) return emitOpError("axes must be sorted and unique");
+    prev = a;
+  }
+  int64_t want = getKeepdims() ? in.getRank() : in.getRank() - (int64_t)getAxes().size();
+  if (getType().getRank() != want) return emitOpError("result rank must be ") << want;
+  return success();
+}
+
+LogicalResult ArgReduceOp::verify() {
+  if (getKind() != "max" && getKind() != "min") return emitOpError("kind must be max or min");
+  int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
+  if (getAxis() < 0 || getAxis() >= rank) return emitOpError("axis out of range");
+  if (getType().getRank() != (getKeepdims() ? rank : rank - 1)) return emitOpError("wrong result rank");
   return success();
 }
 

@@ -200,16 +200,59 @@ def V4F_ReduceMeanOp : V4F_Op<"reduce_mean", [Pure,
   let hasVerifier = 1;
 }
 
-def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, SameOperandsAndResultType]> {
-  let summary = "softmax along one axis";
+def V4F_ReduceOp : V4F_Op<"reduce", [Pure]> {
+  let summary = "reduction over axes given as an attribute or as a run-time tensor";
   let description = [{
-    `exp(x - max) / sum(exp(x - max))` along `axis` (non-negative).
+    `kind` is one of `sum`, `mean`, `max`, `min`, `prod`, `l1`, `l2`,
+    `log_sum`, `log_sum_exp`, `sum_square` (ONNX ReduceX semantics). The
+    reduced axes are `axes` (attribute, non-negative, sorted) or, when the
+    `axes_tensor` operand is present, its values at run time (negative values
+    count from the end). With `keepdims` reduced dims stay as size 1.
+    An empty reduction yields the identity of the combiner (0 for sums, 1 for
+    products, -inf / +inf for max / min, -inf for log_sum_exp).
+
+    ```mlir
+    %y = v4f.reduce %x {kind = "max", axes = array<i64: 1>, keepdims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$axes_tensor,
+                   StrAttr:$kind, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input (`axes` `(` $axes_tensor^ `)`)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_ArgReduceOp : V4F_Op<"arg_reduce", [Pure]> {
+  let summary = "index of the max or min along one axis (ONNX ArgMax / ArgMin)";
+  let description = [{
+    `kind` is `max` or `min`; ties go to the first index unless
+    `select_last_index`. The result is i64 with the axis kept as 1 when
+    `keepdims`, removed otherwise.
+
+    ```mlir
+    %i = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, StrAttr:$kind, I64Attr:$axis, BoolAttr:$keepdims,
+                   BoolAttr:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax, log-softmax or hardmax along one axis";
+  let description = [{
+    `mode = "softmax"` (default): `exp(x - max) / sum(exp(x - max))` along
+    `axis` (non-negative); `"log_softmax"`: `x - max - log(sum(exp(x - max)))`;
+    `"hardmax"`: 1 at the first maximum, 0 elsewhere.
 
     ```mlir
     %y = v4f.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
     ```
   }];
-  let arguments = (ins V4F_FloatTensor:$input, I64Attr:$axis);
+  let arguments = (ins V4F_FloatTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<StrAttr, "\"softmax\"">:$mode);
   let results = (outs V4F_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -1,0 +1,119 @@
+//===- ReductionOps.cpp - ONNX ReduceX, ArgMax and ArgMin -----------------===//
+//
+// ReduceMean over constant adjacent axes of float32 keeps the dedicated
+// v4f.reduce_mean (fast contiguous kernel); every other reduction becomes
+// v4f.reduce with constant axes, or with an axes tensor read at run time.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr int64_t kMaxOpset = 28;
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
+
+OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
+  return {1, kMaxOpset, noCheck, [kind, axesInputSince](NodeContext &c) -> LogicalResult {
+            auto in = c.inputType(0);
+            Type et = in.getElementType();
+            bool isFloat = llvm::isa<FloatType>(et);
+            if (!isFloat && (kind == "l2" || kind == "log_sum" || kind == "log_sum_exp"))
+              return c.fail("this reduction needs a float input");
+            if (et.isInteger(1)) return c.fail("bool input is not supported");
+            int64_t rank = in.getRank();
+            bool keepdims = c.attrs.getInt("keepdims", 1) != 0;
+            bool noop = c.attrs.getInt("noop_with_empty_axes", 0) != 0;
+            std::optional<std::vector<int64_t>> axes;
+            if (c.opset < axesInputSince) axes = c.attrs.getInts("axes");
+            else if (!c.hasInput(1)) axes = std::vector<int64_t>{};
+            else axes = c.constantInts(1);
+            if (!axes) {
+              auto at = c.inputType(1);
+              if (at.getRank() != 1 || at.isDynamicDim(0)) return c.fail("axes must be a 1-D tensor of static length");
+              int64_t n = at.getDimSize(0);
+              if (n == 0) axes = std::vector<int64_t>{};
+              else {
+                SmallVector<int64_t> shape(keepdims ? rank : rank - n, kDyn);
+                auto type = RankedTensorType::get(shape, et);
+                c.setOutput(0, c.b.create<ReduceOp>(c.loc, type, c.input(0), c.input(1), c.b.getStringAttr(kind),
+                                                    c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(keepdims)));
+                return success();
+              }
+            }
+            if (axes->empty()) {
+              if (noop) {
+                c.setOutput(0, c.input(0));
+                return success();
+              }
+              for (int64_t i = 0; i < rank; ++i) axes->push_back(i);
+            }
+            SmallVector<int64_t> normalized;
+            for (int64_t a : *axes) {
+              if (a < -rank || a >= rank) return c.fail("axis " + std::to_string(a) + " out of range");
+              int64_t n = a < 0 ? a + rank : a;
+              if (!llvm::is_contained(normalized, n)) normalized.push_back(n);
+            }
+            llvm::sort(normalized);
+            SmallVector<int64_t> shape;
+            for (int64_t i = 0; i < rank; ++i) {
+              if (!llvm::is_contained(normalized, i)) shape.push_back(in.getDimSize(i));
+              else if (keepdims) shape.push_back(1);
+            }
+            auto type = RankedTensorType::get(shape, et);
+            bool adjacent = true;
+            for (size_t i = 1; i < normalized.size(); ++i) adjacent &= normalized[i] == normalized[i - 1] + 1;
+            if (kind == "mean" && et.isF32() && adjacent) {
+              c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(normalized),
+                                                      c.b.getBoolAttr(keepdims)));
+              return success();
+            }
+            c.setOutput(0, c.b.create<ReduceOp>(c.loc, type, c.input(0), Value(), c.b.getStringAttr(kind),
+                                                c.b.getDenseI64ArrayAttr(normalized), c.b.getBoolAttr(keepdims)));
+            return success();
+          }};
+}
+
+OpImporter argReduction(const std::string &kind) {
+  return {1, kMaxOpset, noCheck, [kind](NodeContext &c) -> LogicalResult {
+            auto in = c.inputType(0);
+            if (in.getElementType().isInteger(1)) return c.fail("bool input is not supported");
+            int64_t rank = in.getRank(), axis = c.attrs.getInt("axis", 0);
+            if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+            if (axis < 0) axis += rank;
+            bool keepdims = c.attrs.getInt("keepdims", 1) != 0;
+            SmallVector<int64_t> shape;
+            for (int64_t i = 0; i < rank; ++i) {
+              if (i != axis) shape.push_back(in.getDimSize(i));
+              else if (keepdims) shape.push_back(1);
+            }
+            auto type = RankedTensorType::get(shape, c.b.getI64Type());
+            c.setOutput(0, c.b.create<ArgReduceOp>(c.loc, type, c.input(0), c.b.getStringAttr(kind),
+                                                   c.b.getI64IntegerAttr(axis), c.b.getBoolAttr(keepdims),
+                                                   c.b.getBoolAttr(c.attrs.getInt("select_last_index", 0) != 0)));
+            return success();
+          }};
+}
+
+} // namespace
+
+void addReductionImporters(std::unordered_map<std::string, OpImporter> &t) {
+  t["ReduceSum"] = reduction("sum", 13);
+  t["ReduceMean"] = reduction("mean", 18);
+  t["ReduceMax"] = reduction("max", 18);
+  t["ReduceMin"] = reduction("min", 18);
+  t["ReduceProd"] = reduction("prod", 18);
+  t["ReduceL1"] = reduction("l1", 18);
+  t["ReduceL2"] = reduction("l2", 18);
+  t["ReduceLogSum"] = reduction("log_sum", 18);
+  t["ReduceLogSumExp"] = reduction("log_sum_exp", 18);
+  t["ReduceSumSquare"] = reduction("sum_square", 18);
+  t["ArgMax"] = argReduction("max");
+  t["ArgMin"] = argReduction("min");
+}
+
+} // namespace v4f
