@@ -531,9 +531,14 @@ class Result:
     max_rss: int  # bytes
 
 
+# Set by --sanitized: ASan reserves terabytes of virtual shadow memory, so an
+# address-space limit can't be used; the peak-RSS bound still applies.
+ADDRESS_SPACE_LIMIT = True
+
+
 def run(cmd: List[str], cwd: Path, huge: bool) -> Result:
     def limit():
-        if huge:
+        if huge and ADDRESS_SPACE_LIMIT:
             resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT_BYTES, MEM_LIMIT_BYTES))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -626,7 +631,11 @@ def main() -> int:
     ap.add_argument("--only", action="append", default=[], help="run cases whose name contains this")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="the binaries are built with ASan: no RLIMIT_AS (the RSS bound stays)")
     args = ap.parse_args()
+    global ADDRESS_SPACE_LIMIT
+    ADDRESS_SPACE_LIMIT = not args.sanitized
 
     if args.list:
         for c in CASES:

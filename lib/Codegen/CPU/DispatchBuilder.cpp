@@ -145,7 +145,7 @@ struct PlanBuilder {
       // MLIR packs i1 as bits; ONNX bool is one byte per element.
       size_t i = 0;
       for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
-    } else {
+    } else if (bytes) {
       ArrayRef<char> raw = attr.getRawData();
       if (attr.isSplat())
         for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);

@@ -320,7 +320,8 @@ LogicalResult importReshape(NodeContext &c) {
       shape.push_back(in.getDimSize(i));
       sources.push_back(i);
       if (in.isDynamicDim(i)) knownDynamic = true;
-      else knownProduct *= in.getDimSize(i);
+      else if (__builtin_mul_overflow(knownProduct, in.getDimSize(i), &knownProduct))
+        return c.fail("the shape's element count overflows int64");
     } else if (s == -1) {
       if (inferAt >= 0) return c.fail("shape has more than one -1");
       inferAt = i;
@@ -331,7 +332,8 @@ LogicalResult importReshape(NodeContext &c) {
     } else {
       shape.push_back(s);
       sources.push_back(-1);
-      knownProduct *= s;
+      if (__builtin_mul_overflow(knownProduct, s, &knownProduct))
+        return c.fail("the shape's element count overflows int64");
     }
   }
   if (inferAt >= 0) {
