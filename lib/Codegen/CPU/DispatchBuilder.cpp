@@ -194,8 +194,10 @@ struct PlanBuilder {
         }
         r = *acc;
       } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
-                     LayerNormOp, BatchNormOp>(op)) {
+                     LayerNormOp, BatchNormOp, TriluOp>(op)) {
         r = in(0)[d];
+      } else if (isa<GatherElementsOp>(op)) {
+        r = in(1)[d];
       } else if (auto conv = dyn_cast<ConvOp>(op)) {
         if (d == 0) r = in(0)[0];
         else {
@@ -282,10 +284,44 @@ struct PlanBuilder {
     return dims;
   }
 
+  /// Split: one strided copy per part, each starting where the last ended.
+  LogicalResult emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) {
+    const TensorInfo &X = operands[0];
+    int64_t axis = op.getAxis();
+    std::vector<Reg> sizes;
+    if (op.getSplit()) {
+      if (!operands[1].values)
+        return op.emitOpError("its split sizes are computed at run time in a way the CPU backend cannot follow yet");
+      sizes = *operands[1].values;
+    } else {
+      for (int64_t s : op.getSizes()) sizes.push_back(sp().constant(s));
+    }
+    std::vector<Reg> strides(X.dims.size());
+    Reg natural = sp().constant(1);
+    for (size_t d = X.dims.size(); d-- > 0;) {
+      strides[d] = natural;
+      natural = sp().mul(natural, X.dims[d]);
+    }
+    Reg offset = sp().constant(0);
+    for (auto [k, r] : llvm::enumerate(op.getParts())) {
+      TensorInfo part;
+      part.dims = X.dims;
+      part.dims[axis] = sizes[k];
+      part.elementType = X.elementType;
+      part.buffer = ctx.newTransient(bytesOf(part));
+      infos[r] = part;
+      emitStridedCopy(ctx, "split part " + std::to_string(k), X, part, strides, sp().mul(offset, strides[axis]),
+                      /*broadcastSource=*/false);
+      offset = sp().add(offset, sizes[k]);
+    }
+    return success();
+  }
+
   LogicalResult emitOp(Operation *op) {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
-    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp>(op) ||
+    if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
+    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
                 : valueDependent ? valueDependentDims(ctx, op, operands)
@@ -306,6 +342,9 @@ struct PlanBuilder {
     if (isa<ShapeOp>(op)) return emitShapeOf(ctx, op, operands, result);
     if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
     if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
+    if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);
+    if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
+    if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
     if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
             ElementwiseOp>(op))
       return emitElementwise(ctx, op, operands, result);

@@ -452,7 +452,7 @@ LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
                            [&](Value j, ValueRange a) -> SmallVector<Value> {
       return {addf(*kb, a[0], kb->load(kb->f32(), kb->binding(1), kb->add(base, j)))};
     });
-    Value mean = mulf(*kb, sum[0], invL);
+    Value mean = ln.getRms() ? kb->cf(0.f) : mulf(*kb, sum[0], invL);
     auto sq = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
                           [&](Value j, ValueRange a) -> SmallVector<Value> {
       Value dlt = subf(*kb, kb->load(kb->f32(), kb->binding(1), kb->add(base, j)), mean);

@@ -270,7 +270,113 @@ FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, Operation *
     if (failed(p)) return failure();
     return p->count;
   }
+  if (isa<RangeOp>(op)) {
+    auto start = valuesOf(op, operands[0], "start"), limit = valuesOf(op, operands[1], "limit"),
+         delta = valuesOf(op, operands[2], "delta");
+    if (failed(start) || failed(limit) || failed(delta)) return failure();
+    return std::vector<Reg>{sp.max(sp.ceilDiv(sp.sub((*limit)[0], (*start)[0]), (*delta)[0]), zero)};
+  }
   return op->emitOpError("has no value-dependent shape rule");
+}
+
+LogicalResult emitRange(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                        const TensorInfo &result) {
+  auto &sp = ctx.shapes;
+  auto start = valuesOf(op, operands[0], "start"), delta = valuesOf(op, operands[2], "delta");
+  if (failed(start) || failed(delta)) return failure();
+  Reg n = result.dims[0];
+  auto [groups, perGroup] = ctx.splitRows(n, sp.constant(1));
+  auto kb = ctx.newKernel(label(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(n), kb->dim(perGroup));
+  Value s0 = kb->dim((*start)[0]), d = kb->dim((*delta)[0]);
+  Type t = result.elementType;
+  kb->forLoop(begin, end, kb->c(1), [&](Value i) {
+    Value v = kb->add(s0, kb->mul(i, d));
+    if (!t.isInteger(64)) v = kb->b.create<arith::TruncIOp>(kb->loc, t, v);
+    kb->store(v, kb->binding(0), i);
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer}, groups, label(op));
+  return success();
+}
+
+LogicalResult emitGatherElements(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                 const TensorInfo &result) {
+  auto ge = cast<GatherElementsOp>(op);
+  const TensorInfo &D = operands[0], &I = operands[1];
+  size_t rank = D.dims.size();
+  int64_t axis = ge.getAxis();
+  Reg count = ctx.numel(I);
+  auto [groups, perGroup] = ctx.splitRows(count, ctx.shapes.constant(1));
+  auto kb = ctx.newKernel(label(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(count), kb->dim(perGroup));
+  std::vector<Value> dstr(rank), idims(rank);
+  Value running = kb->c(1);
+  for (size_t d = rank; d-- > 0;) {
+    dstr[d] = running;
+    running = kb->mul(running, kb->dim(D.dims[d]));
+    idims[d] = kb->dim(I.dims[d]);
+  }
+  Value extent = kb->dim(D.dims[axis]);
+  Type idType = I.elementType, scalar = bodyScalarType(D.elementType);
+  Value falseV = kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 1);
+  auto bad = kb->forLoop(begin, end, kb->c(1), ValueRange{falseV}, [&](Value e, ValueRange acc) -> SmallVector<Value> {
+    Value id = kb->load(idType, kb->binding(2), e);
+    if (!idType.isInteger(64)) id = kb->b.create<arith::ExtSIOp>(kb->loc, kb->b.getI64Type(), id);
+    id = kb->select(kb->cmp(arith::CmpIPredicate::slt, id, kb->c(0)), kb->add(id, extent), id);
+    Value oob = kb->b.create<arith::OrIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::slt, id, kb->c(0)),
+                                           kb->cmp(arith::CmpIPredicate::sge, id, extent));
+    id = kb->select(oob, kb->c(0), id);
+    Value off = kb->c(0), rest = e;
+    for (size_t d = rank; d-- > 0;) {
+      Value idx = kb->rem(rest, idims[d]);
+      rest = kb->div(rest, idims[d]);
+      off = kb->add(off, kb->mul((int64_t)d == axis ? id : idx, dstr[d]));
+    }
+    kb->store(kb->load(scalar, kb->binding(1), off), kb->binding(0), e);
+    return {kb->b.create<arith::OrIOp>(kb->loc, acc[0], oob)};
+  });
+  kb->finish(kb->b.create<arith::SelectOp>(kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
+                                           kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32)));
+  ctx.addDispatch(*kb, {result.buffer, D.buffer, I.buffer}, groups, label(op));
+  return success();
+}
+
+LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                        const TensorInfo &result) {
+  auto &sp = ctx.shapes;
+  auto tr = cast<TriluOp>(op);
+  const TensorInfo &X = operands[0];
+  Reg kReg = sp.constant(0);
+  if (tr.getK()) {
+    auto k = valuesOf(op, operands[1], "k");
+    if (failed(k)) return failure();
+    kReg = (*k)[0];
+  }
+  size_t rank = X.dims.size();
+  Reg rows = sp.product(X.dims, 0, rank - 1), cols = X.dims[rank - 1], M = X.dims[rank - 2];
+  auto [groups, perGroup] = ctx.splitRows(rows, cols);
+  auto kb = ctx.newKernel(label(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
+  Value C = kb->dim(cols), m = kb->dim(M), k = kb->dim(kReg);
+  Type scalar = bodyScalarType(X.elementType);
+  Value zero = llvm::isa<FloatType>(scalar)
+                   ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
+                   : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
+  bool upper = tr.getUpper();
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value i = kb->rem(row, m);
+    kb->forLoop(kb->c(0), C, kb->c(1), [&](Value j) {
+      Value at = kb->add(kb->mul(row, C), j);
+      Value diff = kb->sub(j, i);
+      Value keep = upper ? kb->cmp(arith::CmpIPredicate::sge, diff, k) : kb->cmp(arith::CmpIPredicate::sle, diff, k);
+      Value v = kb->load(scalar, kb->binding(1), at);
+      kb->store(kb->b.create<arith::SelectOp>(kb->loc, keep, v, zero), kb->binding(0), at);
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, label(op));
+  return success();
 }
 
 LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,

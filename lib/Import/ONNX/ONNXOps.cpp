@@ -469,9 +469,11 @@ LogicalResult importLayerNorm(NodeContext &c) {
         failed(broadcastShapes(trailing, t.getShape(), b)) || ArrayRef<int64_t>(b) != trailing)
       return c.fail("Scale/B must broadcast to the normalized dims");
   }
-  c.setOutput(0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), bias,
+  bool rms = c.node.op_type() == "RMSNormalization";
+  c.setOutput(0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), rms ? Value() : bias,
                                          c.b.getI64IntegerAttr(*axis),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
+                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f)),
+                                         c.b.getBoolAttr(rms)));
   return success();
 }
 
@@ -562,6 +564,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Hardmax", {1, kMaxOpset, noCheck, importSoftmax}},
       {"Gather", {1, kMaxOpset, noCheck, importGather}},
       {"LayerNormalization", {17, kMaxOpset, noCheck, importLayerNorm}},
+      {"RMSNormalization", {23, kMaxOpset, noCheck, importLayerNorm}},
       {"Identity", {1, kMaxOpset, noCheck, importIdentity}},
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},

@@ -10,6 +10,8 @@
 #include "NodeContext.h"
 #include "TensorImport.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -266,6 +268,112 @@ LogicalResult importConstantOfShape(NodeContext &c) {
   return success();
 }
 
+LogicalResult importSplit(NodeContext &c) {
+  auto in = c.inputType(0);
+  int64_t rank = in.getRank(), axis = c.attrs.getInt("axis", 0);
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  size_t parts = c.node.output_size();
+  std::optional<std::vector<int64_t>> sizes;
+  bool runtime = false;
+  if (c.opset < 13 && c.attrs.has("split")) sizes = c.attrs.getInts("split");
+  else if (c.opset >= 13 && c.hasInput(1)) {
+    sizes = c.constantInts(1);
+    runtime = !sizes;
+  }
+  int64_t dim = in.getDimSize(axis);
+  if (!sizes && !runtime) {
+    if (dim == kDyn) return c.fail("splitting a dynamic dim into equal parts is not supported yet");
+    int64_t n = c.attrs.getInt("num_outputs", parts);
+    if (n <= 0 || (size_t)n != parts) return c.fail("num_outputs must match the number of outputs");
+    int64_t chunk = (dim + n - 1) / n;
+    sizes.emplace();
+    for (int64_t k = 0, left = dim; k < n; ++k, left -= chunk) sizes->push_back(std::max<int64_t>(std::min(chunk, left), 0));
+  }
+  SmallVector<Type> types;
+  for (size_t k = 0; k < parts; ++k) {
+    SmallVector<int64_t> shape(in.getShape());
+    shape[axis] = sizes ? (*sizes)[k] : kDyn;
+    types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  }
+  if (sizes) {
+    if (sizes->size() != parts) return c.fail("split has " + std::to_string(sizes->size()) + " sizes for " +
+                                              std::to_string(parts) + " outputs");
+    int64_t total = 0;
+    for (int64_t v : *sizes) {
+      if (v < 0) return c.fail("split sizes must be non-negative");
+      total += v;
+    }
+    if (dim != kDyn && total != dim) return c.fail("split sizes do not add up to the axis length");
+  }
+  auto op = c.b.create<SplitOp>(c.loc, types, c.input(0), runtime ? c.input(1) : Value(), c.b.getI64IntegerAttr(axis),
+                                c.b.getDenseI64ArrayAttr(sizes ? ArrayRef<int64_t>(*sizes) : ArrayRef<int64_t>()));
+  for (size_t k = 0; k < parts; ++k)
+    if (c.outputUsed(k)) c.setOutput(k, op.getResult(k));
+  return success();
+}
+
+LogicalResult importRange(NodeContext &c) {
+  Type et = c.inputType(0).getElementType();
+  for (int i = 0; i < 3; ++i)
+    if (c.inputType(i).getRank() != 0 || c.inputType(i).getElementType() != et)
+      return c.fail("start, limit and delta must be scalars of one type");
+  auto s = c.constantInput(0), l = c.constantInput(1), d = c.constantInput(2);
+  if (s && l && d) {
+    auto value = [&](DenseElementsAttr a) -> double {
+      if (llvm::isa<FloatType>(et)) return (*a.getValues<APFloat>().begin()).convertToDouble();
+      return (double)(*a.getValues<APInt>().begin()).getSExtValue();
+    };
+    double start = value(*s), limit = value(*l), delta = value(*d);
+    if (delta == 0) return c.fail("delta must not be 0");
+    int64_t n = std::max<int64_t>((int64_t)std::ceil((limit - start) / delta), 0);
+    if (n > kMaxFoldElements * 16) return c.fail("the range is too long");
+    auto type = RankedTensorType::get({n}, et);
+    if (llvm::isa<FloatType>(et)) {
+      SmallVector<APFloat> v;
+      for (int64_t i = 0; i < n; ++i) {
+        APFloat x(start + i * delta);
+        bool lost;
+        x.convert(llvm::cast<FloatType>(et).getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+        v.push_back(x);
+      }
+      c.setConstantOutput(0, DenseElementsAttr::get(type, v));
+    } else {
+      SmallVector<APInt> v;
+      int64_t is = (int64_t)start, id = (int64_t)delta;
+      for (int64_t i = 0; i < n; ++i) v.push_back(APInt(et.getIntOrFloatBitWidth(), is + i * id, true));
+      c.setConstantOutput(0, DenseElementsAttr::get(type, v));
+    }
+    return success();
+  }
+  if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32))
+    return c.fail("a Range of this type needs constant inputs (run-time inputs are supported for int32/int64)");
+  c.setOutput(0, c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, et), c.input(0), c.input(1), c.input(2)));
+  return success();
+}
+
+LogicalResult importGatherElements(NodeContext &c) {
+  auto d = c.inputType(0), i = c.inputType(1);
+  if (!isIndexTensor(i)) return c.fail("indices must be int32 or int64");
+  if (d.getRank() != i.getRank()) return c.fail("data and indices must have the same rank");
+  int64_t rank = d.getRank(), axis = c.attrs.getInt("axis", 0);
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  auto type = RankedTensorType::get(i.getShape(), d.getElementType());
+  c.setOutput(0, c.b.create<GatherElementsOp>(c.loc, type, c.input(0), c.input(1), c.b.getI64IntegerAttr(axis)));
+  return success();
+}
+
+LogicalResult importTrilu(NodeContext &c) {
+  auto in = c.inputType(0);
+  if (in.getRank() < 2) return c.fail("input must have rank >= 2");
+  Value k = c.hasInput(1) ? c.input(1) : Value();
+  if (k && (!isIndexTensor(c.inputType(1)) || c.inputType(1).getNumElements() != 1))
+    return c.fail("k must be an int64 scalar");
+  c.setOutput(0, c.b.create<TriluOp>(c.loc, in, c.input(0), k, c.b.getBoolAttr(c.attrs.getInt("upper", 1) != 0)));
+  return success();
+}
+
 } // namespace
 
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -276,6 +384,10 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
   t["Slice"] = {10, kMaxOpset, noCheck, importSlice};
   t["ConstantOfShape"] = {9, kMaxOpset, noCheck, importConstantOfShape};
+  t["Split"] = {2, kMaxOpset, noCheck, importSplit};
+  t["Range"] = {11, kMaxOpset, noCheck, importRange};
+  t["GatherElements"] = {11, kMaxOpset, noCheck, importGatherElements};
+  t["Trilu"] = {14, kMaxOpset, noCheck, importTrilu};
 }
 
 } // namespace v4f

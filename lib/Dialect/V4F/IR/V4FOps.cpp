@@ -384,6 +384,33 @@ LogicalResult ArgReduceOp::verify() {
   return success();
 }
 
+LogicalResult SplitOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank()) return emitOpError("axis out of range");
+  if (getParts().empty()) return emitOpError("needs at least one result");
+  if (!getSplit() && getSizes().size() != getParts().size())
+    return emitOpError("sizes must have one entry per result");
+  if (getSplit()) {
+    int64_t n;
+    if (failed(verifyIndexVector(*this, getSplit(), "split", &n))) return failure();
+    if (n != (int64_t)getParts().size()) return emitOpError("split must have one value per result");
+  }
+  for (Value r : getParts())
+    if (llvm::cast<RankedTensorType>(r.getType()).getRank() != in.getRank())
+      return emitOpError("results must have the input's rank");
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  auto d = llvm::cast<RankedTensorType>(getData().getType());
+  auto i = llvm::cast<RankedTensorType>(getIndices().getType());
+  if (d.getRank() != i.getRank()) return emitOpError("data and indices must have the same rank");
+  if (getAxis() < 0 || getAxis() >= d.getRank()) return emitOpError("axis out of range");
+  if (getType().getShape() != i.getShape()) return emitOpError("result must have the shape of indices");
+  return success();
+}
+
 LogicalResult ShapeOp::verify() {
   int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
   if (getStart() < 0 || getStart() > getEnd() || getEnd() > rank)

@@ -263,6 +263,8 @@ def V4F_LayerNormOp : V4F_Op<"layer_norm", [Pure]> {
   let description = [{
     Normalizes over dims `[axis, rank)` to zero mean and unit variance, then
     applies `scale` and optional `bias` (shaped like those trailing dims).
+    With `rms` (ONNX RMSNormalization) the mean is not subtracted:
+    `x / sqrt(mean(x^2) + epsilon) * scale`.
 
     ```mlir
     %y = v4f.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32}
@@ -270,7 +272,8 @@ def V4F_LayerNormOp : V4F_Op<"layer_norm", [Pure]> {
     ```
   }];
   let arguments = (ins V4F_FloatTensor:$input, V4F_FloatTensor:$scale,
-                   Optional<V4F_FloatTensor>:$bias, I64Attr:$axis, F32Attr:$epsilon);
+                   Optional<V4F_FloatTensor>:$bias, I64Attr:$axis, F32Attr:$epsilon,
+                   DefaultValuedAttr<BoolAttr, "false">:$rms);
   let results = (outs V4F_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -392,6 +395,72 @@ def V4F_TransposeOp : V4F_Op<"transpose", [Pure,
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def V4F_SplitOp : V4F_Op<"split", [Pure]> {
+  let summary = "split a tensor along an axis into parts of given sizes";
+  let description = [{
+    Result `k` holds the `sizes[k]` (or, with the `split` operand, its k-th
+    value at run time) consecutive slices along `axis`, starting where the
+    previous part ended.
+
+    ```mlir
+    %a, %b = v4f.split %x {axis = 0 : i64, sizes = array<i64: 2, 4>} : (tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>)
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$split, I64Attr:$axis,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<V4F_AnyTensor>:$parts);
+  let assemblyFormat = "$input (`split` `(` $split^ `)`)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_GatherElementsOp : V4F_Op<"gather_elements", [Pure]> {
+  let summary = "ONNX GatherElements: index one axis elementwise";
+  let description = [{
+    `result[i...] = data[i... with i[axis] replaced by indices[i...]]`; the
+    result has the shape of `indices`. Negative indices count from the end;
+    out-of-range indices fail the run.
+
+    ```mlir
+    %y = v4f.gather_elements %d, %i {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_TriluOp : V4F_Op<"trilu", [Pure]> {
+  let summary = "keep the upper or lower triangle of the last two dims (ONNX Trilu)";
+  let description = [{
+    Elements with `col - row >= k` (upper) or `col - row <= k` (lower) are
+    kept, others become 0. `k` is an optional scalar known at run time.
+
+    ```mlir
+    %y = v4f.trilu %x {upper = true} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$k, BoolAttr:$upper);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input (`k` `(` $k^ `)`)? attr-dict `:` functional-type(operands, results)";
+}
+
+def V4F_RangeOp : V4F_Op<"range", [Pure]> {
+  let summary = "integer sequence start, start + delta, ... below limit (ONNX Range)";
+  let description = [{
+    `start`, `limit` and `delta` are integer scalars whose values may be known
+    only at run time; the length is `max(ceil((limit - start) / delta), 0)`.
+    (Float ranges are folded to constants at import when their inputs are.)
+
+    ```mlir
+    %r = v4f.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins V4F_IndexTensor:$start, V4F_IndexTensor:$limit, V4F_IndexTensor:$delta);
+  let results = (outs RankedTensorOf<[I32, I64]>:$result);
+  let assemblyFormat = "$start `,` $limit `,` $delta attr-dict `:` functional-type(operands, results)";
 }
 
 def V4F_ConcatOp : V4F_Op<"concat", [Pure,
