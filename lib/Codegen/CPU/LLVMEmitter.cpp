@@ -149,6 +149,8 @@ LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, bool printIRAfterAll) 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(std::make_unique<ApproximateMathPass>());
+  // math.ipowi (integer Pow) becomes a loop in a helper function.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());

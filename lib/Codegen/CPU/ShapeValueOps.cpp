@@ -50,6 +50,8 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
       else if (isa<arith::SubIOp>(inner)) r = sp.sub(get(0), get(1));
       else if (isa<arith::MulIOp>(inner)) r = sp.mul(get(0), get(1));
       else if (isa<arith::MaxSIOp>(inner)) r = sp.max(get(0), get(1));
+      // Shapes are non-negative, where truncating and floor division agree.
+      else if (isa<arith::DivSIOp>(inner)) r = sp.floorDiv(get(0), get(1));
       else if (isa<arith::MinSIOp>(inner)) r = sp.min(get(0), get(1));
       else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner)) r = get(0);
       else if (isa<arith::SelectOp>(inner)) r = sp.select(get(0), get(1), get(2));
@@ -270,6 +272,11 @@ FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, Operation *
     if (failed(p)) return failure();
     return p->count;
   }
+  if (isa<FillOp>(op)) {
+    auto target = valuesOf(op, operands[0], "shape");
+    if (failed(target)) return failure();
+    return *target;
+  }
   if (isa<RangeOp>(op)) {
     auto start = valuesOf(op, operands[0], "start"), limit = valuesOf(op, operands[1], "limit"),
          delta = valuesOf(op, operands[2], "delta");
@@ -376,6 +383,24 @@ LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   });
   kb->finish();
   ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, label(op));
+  return success();
+}
+
+LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                       const TensorInfo &result) {
+  auto fill = cast<FillOp>(op);
+  Reg n = ctx.numel(result);
+  auto [groups, perGroup] = ctx.splitRows(n, ctx.shapes.constant(1));
+  auto kb = ctx.newKernel(label(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(n), kb->dim(perGroup));
+  TypedAttr value = fill.getValue();
+  Type scalar = bodyScalarType(value.getType());
+  if (auto i = llvm::dyn_cast<IntegerAttr>(value)) value = kb->b.getIntegerAttr(scalar, i.getValue());
+  Value v = kb->b.create<arith::ConstantOp>(kb->loc, value);
+  kb->forLoop(begin, end, kb->c(1), [&](Value i) { kb->store(v, kb->binding(0), i); });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer}, groups, label(op));
+  (void)operands;
   return success();
 }
 

@@ -418,9 +418,18 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Mod"] = {10, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
                 Type ty = elementOf(c.input(0));
                 bool fmod = c.attrs.getInt("fmod", 0) != 0;
-                if (isFloat(ty) && !fmod) return c.fail("fmod must be 1 for float inputs");
                 return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                  if (isFloat(ty)) return b.create<RemFOp>(l, a[0], a[1]);
+                  if (isFloat(ty)) {
+                    Value r = b.create<RemFOp>(l, a[0], a[1]);
+                    if (fmod) return r;
+                    // Python-style for fmod=0: the result takes the divisor's sign.
+                    Value zero = fconst(b, l, ty, 0);
+                    Value rNeg = b.create<CmpFOp>(l, CmpFPredicate::OLT, r, zero);
+                    Value dNeg = b.create<CmpFOp>(l, CmpFPredicate::OLT, a[1], zero);
+                    Value rNonZero = b.create<CmpFOp>(l, CmpFPredicate::ONE, r, zero);
+                    Value fix = b.create<AndIOp>(l, rNonZero, b.create<XOrIOp>(l, rNeg, dNeg));
+                    return b.create<SelectOp>(l, fix, b.create<AddFOp>(l, r, a[1]), r);
+                  }
                   Type it = a[0].getType();
                   Value zero = iconst(b, l, it, 0), one = iconst(b, l, it, 1);
                   Value isZero = b.create<CmpIOp>(l, CmpIPredicate::eq, a[1], zero);

@@ -245,7 +245,21 @@ LogicalResult importSlice(NodeContext &c) {
 
 LogicalResult importConstantOfShape(NodeContext &c) {
   auto shape = c.constantInts(0);
-  if (!shape) return c.fail("ConstantOfShape with a shape computed at run time is not supported yet");
+  if (!shape) {
+    auto st = c.inputType(0);
+    if (!isIndexTensor(st) || st.getRank() != 1 || st.isDynamicDim(0))
+      return c.fail("the shape input must be a 1-D int64 tensor of static length");
+    TypedAttr value = c.b.getF32FloatAttr(0);
+    if (const auto *a = c.attrs.get("value")) {
+      std::string err;
+      auto t = importTensor(c.g.ctx, a->t(), c.g.modelDir, err);
+      if (!t || t.getNumElements() != 1) return c.fail(err.empty() ? "value must hold one element" : err);
+      value = llvm::cast<TypedAttr>(*t.getValues<Attribute>().begin());
+    }
+    SmallVector<int64_t> dims(st.getDimSize(0), kDyn);
+    c.setOutput(0, c.b.create<FillOp>(c.loc, RankedTensorType::get(dims, value.getType()), c.input(0), value));
+    return success();
+  }
   int64_t count = 1;
   for (int64_t d : *shape) {
     if (d < 0) return c.fail("negative dim in the shape");

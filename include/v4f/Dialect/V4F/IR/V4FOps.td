@@ -6,6 +6,7 @@ include "v4f/Dialect/V4F/IR/V4FDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 def V4F_FloatTensor : RankedTensorOf<[F32]>;
 def V4F_IndexTensor : RankedTensorOf<[I32, I64]>;
@@ -445,6 +446,18 @@ def V4F_TriluOp : V4F_Op<"trilu", [Pure]> {
   let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$k, BoolAttr:$upper);
   let results = (outs V4F_AnyTensor:$result);
   let assemblyFormat = "$input (`k` `(` $k^ `)`)? attr-dict `:` functional-type(operands, results)";
+}
+
+def V4F_FillOp : V4F_Op<"fill", [Pure]> {
+  let summary = "a tensor of a run-time shape filled with one value (ONNX ConstantOfShape)";
+  let description = [{
+    ```mlir
+    %y = v4f.fill %s {value = 1.0 : f32} : (tensor<2xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins V4F_IndexTensor:$shape, TypedAttrInterface:$value);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$shape attr-dict `:` functional-type(operands, results)";
 }
 
 def V4F_RangeOp : V4F_Op<"range", [Pure]> {
