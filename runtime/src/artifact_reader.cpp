@@ -361,7 +361,9 @@ v4f_status_t verifyCpuFeatures(const fb::Manifest* mf, uint64_t disabled) {
 // alignment only; vectors of 8-byte elements must also be 8-aligned.
 template <typename V>
 bool aligned8(const V* vec) {
-  return !vec || reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
+  // An empty vector has no element to misread (FlatBuffers only aligns the
+  // length prefix of empty vectors to 4), e.g. the dims of a scalar.
+  return !vec || vec->size() == 0 || reinterpret_cast<uintptr_t>(vec->Data()) % 8 == 0;
 }
 
 bool eightByteVectorsAligned(const fb::Manifest* mf) {

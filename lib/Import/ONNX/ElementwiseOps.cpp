@@ -19,7 +19,6 @@ namespace {
 
 constexpr int64_t kMaxOpset = 28;
 
-using BodyFn = std::function<Value(OpBuilder &, Location, ArrayRef<Value>)>;
 
 bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
 bool isUnsigned(Type t) { return t.isUnsignedInteger(); }
@@ -30,28 +29,6 @@ Value fconst(OpBuilder &b, Location loc, Type t, double v) {
 }
 Value iconst(OpBuilder &b, Location loc, Type t, int64_t v) {
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, v));
-}
-
-/// Builds v4f.elementwise over `inputs` producing `resultElement`.
-FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type resultElement,
-                                  const BodyFn &body) {
-  SmallVector<int64_t> shape;
-  for (Value v : inputs) {
-    SmallVector<int64_t> next;
-    if (failed(broadcastShapes(shape, llvm::cast<RankedTensorType>(v.getType()).getShape(), next)))
-      return c.fail("input shapes are not broadcast-compatible");
-    shape = next;
-  }
-  auto type = RankedTensorType::get(shape, resultElement);
-  auto op = c.b.create<ElementwiseOp>(c.loc, type, ValueRange(inputs));
-  Block &block = op.getBody().front();
-  OpBuilder::InsertionGuard guard(c.b);
-  c.b.setInsertionPointToStart(&block);
-  SmallVector<Value> args(block.getArguments().begin(), block.getArguments().end());
-  Value r = body(c.b, c.loc, args);
-  if (!r) return c.fail("unsupported element type combination");
-  c.b.create<YieldOp>(c.loc, r);
-  return op.getResult();
 }
 
 std::vector<Value> allInputs(NodeContext &c) {
@@ -239,6 +216,28 @@ Type onnxTypeToMLIR(NodeContext &c, int64_t onnxType) {
 }
 
 } // namespace
+
+/// Builds v4f.elementwise over `inputs` producing `resultElement`.
+FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type resultElement,
+                                  const ElementwiseBodyFn &body) {
+  SmallVector<int64_t> shape;
+  for (Value v : inputs) {
+    SmallVector<int64_t> next;
+    if (failed(broadcastShapes(shape, llvm::cast<RankedTensorType>(v.getType()).getShape(), next)))
+      return c.fail("input shapes are not broadcast-compatible");
+    shape = next;
+  }
+  auto type = RankedTensorType::get(shape, resultElement);
+  auto op = c.b.create<ElementwiseOp>(c.loc, type, ValueRange(inputs));
+  Block &block = op.getBody().front();
+  OpBuilder::InsertionGuard guard(c.b);
+  c.b.setInsertionPointToStart(&block);
+  SmallVector<Value> args(block.getArguments().begin(), block.getArguments().end());
+  Value r = body(c.b, c.loc, args);
+  if (!r) return c.fail("unsupported element type combination");
+  c.b.create<YieldOp>(c.loc, r);
+  return op.getResult();
+}
 
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
   using namespace arith;

@@ -80,10 +80,19 @@ struct OpImporter {
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
 
+using ElementwiseBodyFn =
+    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
+/// Builds a v4f.elementwise over `inputs` (broadcast) whose body `body`
+/// computes the result element of type `resultElement`.
+mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mlir::Value> inputs,
+                                              mlir::Type resultElement, const ElementwiseBodyFn &body);
+
 /// Registers the v4f.elementwise-based importers (ElementwiseOps.cpp).
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers the shape/indexing importers (ShapeOps.cpp).
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (LossOps.cpp).
+void addLossImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
 void addReductionImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Reshape whose shape input is known only at run time.

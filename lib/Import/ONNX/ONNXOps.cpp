@@ -570,7 +570,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
   static const bool extended =
-      (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table), true);
+      (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
+       addLossImporters(table), true);
   (void)extended;
   return table;
 }
