@@ -632,10 +632,12 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temp folder")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--sanitized", action="store_true",
-                    help="the binaries are built with ASan: no RLIMIT_AS (the RSS bound stays)")
+                    help="the binaries are built with ASan: no RLIMIT_AS (the RSS bound stays), 6x timeout")
     args = ap.parse_args()
-    global ADDRESS_SPACE_LIMIT
+    global ADDRESS_SPACE_LIMIT, TIMEOUT_S
     ADDRESS_SPACE_LIMIT = not args.sanitized
+    if args.sanitized:
+        TIMEOUT_S *= 6  # ASan/UBSan binaries run several times slower
 
     if args.list:
         for c in CASES:
