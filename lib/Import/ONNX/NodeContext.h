@@ -87,6 +87,10 @@ using ElementwiseBodyFn =
 mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
 
+/// When `v` is a v4f.elementwise over constants only, evaluates it (erasing
+/// the op) and returns the constant result.
+std::optional<mlir::DenseElementsAttr> foldElementwise(mlir::Value v);
+
 /// Registers the v4f.elementwise-based importers (ElementwiseOps.cpp).
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers the shape/indexing importers (ShapeOps.cpp).

@@ -413,6 +413,30 @@ LogicalResult importConcat(NodeContext &c) {
           !first.isDynamicDim(i))
         return c.fail("inputs differ in dim " + std::to_string(i) + ", which is not the axis");
   }
+  // Constant inputs (shape arithmetic) concatenate at import.
+  SmallVector<DenseElementsAttr> constants;
+  for (size_t i = 0; i < c.numInputs(); ++i)
+    if (c.hasInput(i))
+      if (auto cst = c.constantInput(i)) constants.push_back(*cst);
+  if (constants.size() == inputs.size() && llvm::all_of(constants, [](DenseElementsAttr a) {
+        return a.getType().hasStaticShape() && a.getNumElements() <= 4096;
+      })) {
+    auto first = constants[0].getType();
+    SmallVector<int64_t> shape(first.getShape());
+    shape[*axis] = 0;
+    for (auto a : constants) shape[*axis] += a.getType().getDimSize(*axis);
+    int64_t outer = 1;
+    for (int64_t i = 0; i < *axis; ++i) outer *= shape[i];
+    SmallVector<Attribute> out;
+    for (int64_t o = 0; o < outer; ++o)
+      for (auto a : constants) {
+        auto vals = a.getValues<Attribute>();
+        int64_t chunk = a.getNumElements() / std::max<int64_t>(outer, 1);
+        for (int64_t k = 0; k < chunk; ++k) out.push_back(vals[o * chunk + k]);
+      }
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get(shape, first.getElementType()), out));
+    return success();
+  }
   c.setOutput(0, c.b.create<ConcatOp>(c.loc, inputs, c.b.getI64IntegerAttr(*axis)));
   return success();
 }
@@ -447,6 +471,29 @@ LogicalResult importGather(NodeContext &c) {
     return c.fail("indices must be int32 or int64");
   auto axis = normalizeAxis(c.attrs.getInt("axis", 0), c.inputType(0).getRank());
   if (!axis) return c.fail("axis out of range");
+  // Constant data and indices (shape lookups) gather at import.
+  auto data = c.constantInput(0), idConst = c.constantInput(1);
+  if (data && idConst && data->getType().hasStaticShape() && data->getNumElements() <= 4096 &&
+      idConst->getNumElements() <= 4096) {
+    auto dt = data->getType();
+    int64_t outer = 1, inner = 1, extent = dt.getDimSize(*axis);
+    for (int64_t i = 0; i < *axis; ++i) outer *= dt.getDimSize(i);
+    for (int64_t i = *axis + 1; i < dt.getRank(); ++i) inner *= dt.getDimSize(i);
+    auto vals = data->getValues<Attribute>();
+    SmallVector<Attribute> out;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const APInt &idv : idConst->getValues<APInt>()) {
+        int64_t id = idv.getSExtValue();
+        if (id < 0) id += extent;
+        if (id < 0 || id >= extent) return c.fail("index " + std::to_string(idv.getSExtValue()) + " is out of range");
+        for (int64_t k = 0; k < inner; ++k) out.push_back(vals[(o * extent + id) * inner + k]);
+      }
+    SmallVector<int64_t> shape(dt.getShape().take_front(*axis));
+    llvm::append_range(shape, idConst->getType().getShape());
+    llvm::append_range(shape, dt.getShape().drop_front(*axis + 1));
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get(shape, dt.getElementType()), out));
+    return success();
+  }
   c.setOutput(0, c.b.create<GatherOp>(c.loc, c.input(0), c.input(1), c.b.getI64IntegerAttr(*axis)));
   return success();
 }

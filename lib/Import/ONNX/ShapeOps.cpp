@@ -238,6 +238,20 @@ LogicalResult importSlice(NodeContext &c) {
     shape.assign(rank, kDyn);
   }
   auto type = RankedTensorType::get(shape, in.getElementType());
+  // A constant 1-D input sliced with constant parameters folds at import.
+  if (auto cst = c.constantInput(0); cst && rank == 1 && starts && ends && axesKnown && stepsKnown &&
+                                     type.hasStaticShape() && cst->getNumElements() <= 4096) {
+    int64_t first = 0, count = in.getDimSize(0), step = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      step = (*steps)[i];
+      clampSlice(in.getDimSize(0), (*starts)[i], (*ends)[i], step, first, count);
+    }
+    auto vals = cst->getValues<Attribute>();
+    SmallVector<Attribute> out;
+    for (int64_t k = 0; k < count; ++k) out.push_back(vals[first + k * step]);
+    c.setConstantOutput(0, DenseElementsAttr::get(type, out));
+    return success();
+  }
   Value axesV = c.hasInput(3) ? c.input(3) : Value(), stepsV = c.hasInput(4) ? c.input(4) : Value();
   c.setOutput(0, c.b.create<SliceOp>(c.loc, type, c.input(0), c.input(1), c.input(2), axesV, stepsV));
   return success();
