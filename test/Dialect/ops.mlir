@@ -121,3 +121,20 @@ func.func @shape_values(%x: tensor<?x4xf32>, %s: tensor<2xi64>, %a: tensor<1xi64
   %6 = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = true} : (tensor<?x4xf32>) -> tensor<?xi64>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x4xf32>, tensor<2xi64>, tensor<?x?xf32>, tensor<?xi64>
 }
+
+// CHECK-LABEL: func @more_ops
+func.func @more_ops(%x: tensor<6x4xf32>, %s: tensor<2xi64>, %p: tensor<4xi64>, %i: tensor<6x2xi64>, %n: tensor<i64>) -> (tensor<2x4xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<6x2xf32>, tensor<6x4xf32>, tensor<?xi64>) {
+  // CHECK: v4f.split %{{.*}} {axis = 0 : i64, sizes = array<i64: 2, 4>}
+  %a, %b = v4f.split %x {axis = 0 : i64, sizes = array<i64: 2, 4>} : (tensor<6x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+  // CHECK: v4f.fill %{{.*}} {value = 1.000000e+00 : f32}
+  %f = v4f.fill %s {value = 1.0 : f32} : (tensor<2xi64>) -> tensor<?x?xf32>
+  // CHECK: v4f.pad %{{.*}}, %{{.*}} {mode = "reflect"}
+  %q = v4f.pad %x, %p {mode = "reflect"} : (tensor<6x4xf32>, tensor<4xi64>) -> tensor<?x?xf32>
+  // CHECK: v4f.gather_elements
+  %g = v4f.gather_elements %x, %i {axis = 1 : i64} : (tensor<6x4xf32>, tensor<6x2xi64>) -> tensor<6x2xf32>
+  // CHECK: v4f.trilu %{{.*}} k(%{{.*}}) {upper = false}
+  %t = v4f.trilu %x k(%n) {upper = false} : (tensor<6x4xf32>, tensor<i64>) -> tensor<6x4xf32>
+  // CHECK: v4f.range
+  %r = v4f.range %n, %n, %n : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return %a, %b, %f, %q, %g, %t, %r : tensor<2x4xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<6x2xf32>, tensor<6x4xf32>, tensor<?xi64>
+}

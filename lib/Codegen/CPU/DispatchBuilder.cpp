@@ -321,7 +321,7 @@ struct PlanBuilder {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
     if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
-    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp>(op) ||
+    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
                 : valueDependent ? valueDependentDims(ctx, op, operands)
@@ -344,6 +344,7 @@ struct PlanBuilder {
     if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
     if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);
     if (isa<FillOp>(op)) return emitFill(ctx, op, operands, result);
+    if (isa<PadOp>(op)) return emitPad(ctx, op, operands, result);
     if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
     if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
     if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,

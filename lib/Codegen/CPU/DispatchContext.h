@@ -105,6 +105,8 @@ mlir::LogicalResult emitTrilu(DispatchContext &ctx, mlir::Operation *op,
                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitFill(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitPad(DispatchContext &ctx, mlir::Operation *op,
+                            llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitSlice(DispatchContext &ctx, mlir::Operation *op,
                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// Strided copy: out[idx] = in[base + sum idx_d * strides_d] over `dims`,

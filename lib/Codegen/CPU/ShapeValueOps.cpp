@@ -91,6 +91,35 @@ Reg pick(ShapeProgramBuilder &sp, const std::vector<Reg> &dims, Reg index) {
   return r;
 }
 
+/// Per-dim (begin, end) pads of a v4f.pad as registers.
+FailureOr<std::pair<std::vector<Reg>, std::vector<Reg>>> padAmounts(DispatchContext &ctx, PadOp op,
+                                                                  ArrayRef<TensorInfo> operands) {
+  auto &sp = ctx.shapes;
+  size_t rank = operands[0].dims.size();
+  auto pads = valuesOf(op, operands[1], "pads");
+  if (failed(pads)) return failure();
+  std::vector<Reg> axes;
+  if (op.getAxes()) {
+    auto v = valuesOf(op, operands[op.getConstantValue() ? 3 : 2], "axes");
+    if (failed(v)) return failure();
+    axes = *v;
+  } else {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(sp.constant(d));
+  }
+  size_t n = axes.size();
+  std::vector<Reg> begin(rank, sp.constant(0)), end(rank, sp.constant(0));
+  Reg zero = sp.constant(0), rankReg = sp.constant(rank);
+  for (size_t i = 0; i < n; ++i) {
+    Reg a = sp.select(sp.lt(axes[i], zero), sp.add(axes[i], rankReg), axes[i]);
+    for (size_t d = 0; d < rank; ++d) {
+      Reg hit = sp.eq(a, sp.constant(d));
+      begin[d] = sp.select(hit, (*pads)[i], begin[d]);
+      end[d] = sp.select(hit, (*pads)[n + i], end[d]);
+    }
+  }
+  return std::make_pair(begin, end);
+}
+
 struct SliceParams {
   std::vector<Reg> start, step, count; // per input dim
 };
@@ -272,6 +301,14 @@ FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, Operation *
     if (failed(p)) return failure();
     return p->count;
   }
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    auto amounts = padAmounts(ctx, pad, operands);
+    if (failed(amounts)) return failure();
+    std::vector<Reg> dims;
+    for (size_t d = 0; d < X.dims.size(); ++d)
+      dims.push_back(sp.add(sp.add(X.dims[d], amounts->first[d]), amounts->second[d]));
+    return dims;
+  }
   if (isa<FillOp>(op)) {
     auto target = valuesOf(op, operands[0], "shape");
     if (failed(target)) return failure();
@@ -401,6 +438,73 @@ LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   kb->finish();
   ctx.addDispatch(*kb, {result.buffer}, groups, label(op));
   (void)operands;
+  return success();
+}
+
+LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                      const TensorInfo &result) {
+  auto pad = cast<PadOp>(op);
+  auto amounts = padAmounts(ctx, pad, operands);
+  if (failed(amounts)) return failure();
+  const TensorInfo &X = operands[0];
+  size_t rank = X.dims.size();
+  Reg count = ctx.numel(result);
+  auto [groups, perGroup] = ctx.splitRows(count, ctx.shapes.constant(1));
+  auto kb = ctx.newKernel(label(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(count), kb->dim(perGroup));
+  std::vector<Value> inDims(rank), outDims(rank), strides(rank), padBegin(rank);
+  Value running = kb->c(1);
+  for (size_t d = rank; d-- > 0;) {
+    inDims[d] = kb->dim(X.dims[d]);
+    outDims[d] = kb->dim(result.dims[d]);
+    padBegin[d] = kb->dim(amounts->first[d]);
+    strides[d] = running;
+    running = kb->mul(running, inDims[d]);
+  }
+  Type scalar = bodyScalarType(X.elementType);
+  StringRef mode = pad.getMode();
+  Value fill;
+  if (pad.getConstantValue()) fill = kb->load(scalar, kb->binding(2), kb->c(0));
+  else fill = llvm::isa<FloatType>(scalar)
+                  ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
+                  : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
+  kb->forLoop(begin, end, kb->c(1), [&](Value o) {
+    Value rest = o, off = kb->c(0);
+    Value inside = kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 1);
+    for (size_t d = rank; d-- > 0;) {
+      Value idx = kb->rem(rest, outDims[d]);
+      rest = kb->div(rest, outDims[d]);
+      Value i = kb->sub(idx, padBegin[d]);
+      Value D = inDims[d];
+      Value lo = kb->cmp(arith::CmpIPredicate::slt, i, kb->c(0));
+      Value hi = kb->cmp(arith::CmpIPredicate::sge, i, D);
+      Value src;
+      if (mode == "edge") {
+        src = kb->min(kb->max(i, kb->c(0)), kb->sub(D, kb->c(1)));
+      } else if (mode == "wrap") {
+        Value safeD = kb->max(D, kb->c(1));
+        src = kb->rem(kb->add(kb->rem(i, safeD), safeD), safeD);
+      } else if (mode == "reflect") {
+        // Mirror without repeating the edge, folded until inside.
+        Value period = kb->max(kb->mul(kb->sub(D, kb->c(1)), kb->c(2)), kb->c(1));
+        Value m = kb->rem(kb->add(kb->rem(i, period), period), period);
+        src = kb->select(kb->cmp(arith::CmpIPredicate::sge, m, D), kb->sub(period, m), m);
+      } else {
+        inside = kb->b.create<arith::AndIOp>(kb->loc, inside,
+                                             kb->b.create<arith::XOrIOp>(kb->loc, kb->b.create<arith::OrIOp>(kb->loc, lo, hi),
+                                                                         kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 1)));
+        src = kb->min(kb->max(i, kb->c(0)), kb->max(kb->sub(D, kb->c(1)), kb->c(0)));
+      }
+      off = kb->add(off, kb->mul(src, strides[d]));
+    }
+    Value v = kb->load(scalar, kb->binding(1), kb->select(inside, off, kb->c(0)));
+    if (mode == "constant") v = kb->b.create<arith::SelectOp>(kb->loc, inside, v, fill);
+    kb->store(v, kb->binding(0), o);
+  });
+  kb->finish();
+  std::vector<uint32_t> bindings = {result.buffer, X.buffer};
+  if (pad.getConstantValue()) bindings.push_back(operands[2].buffer);
+  ctx.addDispatch(*kb, bindings, groups, label(op));
   return success();
 }
 

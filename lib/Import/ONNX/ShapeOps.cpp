@@ -402,6 +402,26 @@ LogicalResult importTrilu(NodeContext &c) {
   return success();
 }
 
+LogicalResult importPad(NodeContext &c) {
+  auto in = c.inputType(0);
+  std::string mode = c.attrs.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return c.fail("mode '" + mode + "' is not supported");
+  if (c.opset < 11) return c.fail("Pad before opset 11 (pads attribute) is not supported");
+  auto pt = c.inputType(1);
+  if (!isIndexTensor(pt) || pt.getRank() != 1 || pt.isDynamicDim(0)) return c.fail("pads must be a 1-D int64 tensor");
+  Value value = c.hasInput(2) ? c.input(2) : Value();
+  if (value && c.inputType(2).getElementType() != in.getElementType())
+    return c.fail("constant_value must have the input's element type");
+  Value axes = c.hasInput(3) ? c.input(3) : Value();
+  int64_t n = axes ? c.inputType(3).getDimSize(0) : in.getRank();
+  if (pt.getDimSize(0) != 2 * n) return c.fail("pads must have 2 entries per padded axis");
+  SmallVector<int64_t> shape(in.getRank(), kDyn);
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  c.setOutput(0, c.b.create<PadOp>(c.loc, type, c.input(0), c.input(1), value, axes, c.b.getStringAttr(mode)));
+  return success();
+}
+
 } // namespace
 
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -416,6 +436,7 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Range"] = {11, kMaxOpset, noCheck, importRange};
   t["GatherElements"] = {11, kMaxOpset, noCheck, importGatherElements};
   t["Trilu"] = {14, kMaxOpset, noCheck, importTrilu};
+  t["Pad"] = {11, kMaxOpset, noCheck, importPad};
 }
 
 } // namespace v4f

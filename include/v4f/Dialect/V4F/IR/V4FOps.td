@@ -460,6 +460,28 @@ def V4F_FillOp : V4F_Op<"fill", [Pure]> {
   let assemblyFormat = "$shape attr-dict `:` functional-type(operands, results)";
 }
 
+def V4F_PadOp : V4F_Op<"pad", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX Pad: constant, reflect, edge or wrap padding";
+  let description = [{
+    `pads` holds the begin pads of every padded dim, then their end pads, for the
+    dims listed in `axes` (all dims when absent); negative pads crop. The
+    values may be known only at run time. `constant_value` (a scalar of the
+    input's type) fills in `constant` mode; 0 when absent.
+
+    ```mlir
+    %y = v4f.pad %x, %pads {mode = "reflect"} : (tensor<3x4xf32>, tensor<4xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$pads,
+                   Optional<V4F_AnyTensor>:$constant_value, Optional<V4F_IndexTensor>:$axes,
+                   StrAttr:$mode);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $pads (`value` `(` $constant_value^ `)`)? (`axes` `(` $axes^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def V4F_RangeOp : V4F_Op<"range", [Pure]> {
   let summary = "integer sequence start, start + delta, ... below limit (ONNX Range)";
   let description = [{
