@@ -78,6 +78,20 @@ mlir::LogicalResult emitSoftmax(DispatchContext &ctx, mlir::Operation *op,
 mlir::LogicalResult emitLayerNorm(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 
+/// Name of a dispatch in errors and profiles: the op and its ONNX node.
+inline std::string dispatchName(mlir::Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  mlir::Location loc = op->getLoc();
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location l : fused.getLocations())
+      if (llvm::isa<mlir::NameLoc>(l)) {
+        loc = l;
+        break;
+      }
+  if (auto named = llvm::dyn_cast<mlir::NameLoc>(loc)) name += " '" + named.getName().str() + "'";
+  return name;
+}
+
 /// Bytes per element in a buffer (i1 / ONNX bool takes one byte).
 inline int64_t elementBytes(mlir::Type t) {
   unsigned bits = t.getIntOrFloatBitWidth();

@@ -129,17 +129,6 @@ Value binaryBody(KernelBuilder &kb, Operation *op, Value x, Value y) {
   return {};
 }
 
-std::string opLabel(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
-  else if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
-    for (Location l : fused.getLocations())
-      if (auto n = dyn_cast<NameLoc>(l)) {
-        name += " '" + n.getName().str() + "'";
-        break;
-      }
-  return name;
-}
 
 } // namespace
 
@@ -179,7 +168,7 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
     std::vector<Reg> outDims = result.dims;
     MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
     Block &body = generic.getBody().front();
-    emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, inputs,
+    emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
                    [&](KernelBuilder &kb, ArrayRef<Value> v) {
                      IRMapping mapping;
                      for (auto [arg, val] : llvm::zip(body.getArguments(), v)) mapping.map(arg, val);
@@ -191,7 +180,7 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
   std::vector<Reg> outDims = result.dims;
   MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
   bool unary = operands.size() == 1;
-  emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, inputs,
+  emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
                  [&](KernelBuilder &kb, ArrayRef<Value> v) {
                    return unary ? unaryBody(kb, op, v[0]) : binaryBody(kb, op, v[0], v[1]);
                  });
@@ -209,7 +198,7 @@ LogicalResult emitTranspose(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
                   return s;
                 }, {}};
   MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
-  emitStridedMap(ctx, opLabel(op), result.dims, result.elementType, out, {in},
+  emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, {in},
                  [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
   return success();
 }
@@ -259,7 +248,7 @@ LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
                    [base](KernelBuilder &kb) { return kb.dim(base); }};
     MapOperand in{operands[i].buffer,
                   [inRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(inRow), kb.c(1)}; }, {}};
-    emitStridedMap(ctx, opLabel(op), {outer, inRow}, result.elementType, out, {in},
+    emitStridedMap(ctx, dispatchName(op), {outer, inRow}, result.elementType, out, {in},
                    [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
     offset = sp.add(offset, operands[i].dims[axis]);
   }
@@ -279,7 +268,7 @@ LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   Reg rows = sp.mul(outer, count);
   auto [groups, rowsPerGroup] = ctx.splitRows(rows, inner);
   Type idType = ids.elementType;
-  auto kb = ctx.newKernel(opLabel(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
   Value n = kb->dim(count), extent = kb->dim(axisDim), in = kb->dim(inner);
   auto i1 = kb->b.getI1Type();
@@ -306,7 +295,7 @@ LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
       kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
       kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32));
   kb->finish(status);
-  ctx.addDispatch(*kb, {result.buffer, data.buffer, ids.buffer}, groups, opLabel(op));
+  ctx.addDispatch(*kb, {result.buffer, data.buffer, ids.buffer}, groups, dispatchName(op));
   return success();
 }
 

@@ -131,11 +131,6 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   ctx.addDispatch(*kb, bindings, groups, s.name);
 }
 
-std::string label(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
-  return name;
-}
 
 } // namespace
 
@@ -146,7 +141,7 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   const TensorInfo &A = operands[0], &B = operands[1];
   size_t rank = result.dims.size(), batchRank = rank - 2;
   GemmSpec s;
-  s.name = label(op);
+  s.name = dispatchName(op);
   s.M = result.dims[rank - 2];
   s.N = result.dims[rank - 1];
   s.K = A.dims[A.dims.size() - 1];
@@ -205,7 +200,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   bool pointwise = KH == 1 && KW == 1 && strides[0] == 1 && strides[1] == 1 &&
                    llvm::all_of(pads, [](int64_t p) { return p == 0; });
   GemmSpec s;
-  s.name = label(op);
+  s.name = dispatchName(op);
   s.batches = sp.mul(Nb, sp.constant(G));
   s.M = sp.constant(OCg);
   s.N = P;

@@ -13,11 +13,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-std::string label(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
-  return name;
-}
 
 Value addf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::AddFOp>(kb.loc, a, b); }
 Value subf(KernelBuilder &kb, Value a, Value b) { return kb.b.create<arith::SubFOp>(kb.loc, a, b); }
@@ -47,7 +42,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   Reg planes = sp.mul(X.dims[0], X.dims[1]);
   Reg outPlane = sp.mul(result.dims[2], result.dims[3]);
   auto [groups, rowsPerGroup] = ctx.splitRows(planes, sp.mul(outPlane, sp.constant(k[0] * k[1])), 16384);
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   auto kb = ctx.newKernel(name);
   auto [begin, end] = kb->workgroupRange(kb->dim(planes), kb->dim(rowsPerGroup));
   Value H = kb->dim(X.dims[2]), W = kb->dim(X.dims[3]);
@@ -133,7 +128,7 @@ LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
                              const TensorInfo &result) {
   auto axes = cast<ReduceMeanOp>(op).getAxes();
   const TensorInfo &X = operands[0];
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   if (axes.empty()) {
     emitCopy(ctx, X, result, name);
     return success();
@@ -168,7 +163,7 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   Reg inner = sp.product(X.dims, axis + 1, X.dims.size());
   Reg rows = sp.mul(outer, inner);
   auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   auto kb = ctx.newKernel(name);
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
   Value L = kb->dim(len), I = kb->dim(inner);
@@ -347,7 +342,7 @@ LogicalResult emitReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   }
   Reg outCount = sp.product(kept, 0, rank), redCount = sp.product(red, 0, rank);
   auto [groups, rowsPerGroup] = ctx.splitRows(outCount, redCount);
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   StringRef kind = r.getKind();
   Type elem = X.elementType;
   Type scalar = bodyScalarType(elem);
@@ -394,7 +389,7 @@ LogicalResult emitArgReduce(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   Reg inner = sp.product(X.dims, axis + 1, X.dims.size());
   Reg rows = sp.mul(outer, inner);
   auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   Type elem = X.elementType, scalar = bodyScalarType(elem);
   bool f = isFloatType(scalar), u = elem.isUnsignedInteger(), isMax = r.getKind() == "max";
   bool last = r.getSelectLastIndex();
@@ -440,7 +435,7 @@ LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   int64_t scaleCount = ln.getScale().getType().getNumElements();
   int64_t biasCount = ln.getBias() ? llvm::cast<RankedTensorType>(ln.getBias().getType()).getNumElements() : 0;
   auto [groups, rowsPerGroup] = ctx.splitRows(rows, len);
-  std::string name = label(op);
+  std::string name = dispatchName(op);
   auto kb = ctx.newKernel(name);
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
   Value L = kb->dim(len);

@@ -22,11 +22,6 @@ namespace {
 
 constexpr size_t kMaxTrackedValues = 64;
 
-std::string label(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc())) name += " '" + loc.getName().str() + "'";
-  return name;
-}
 
 /// Evaluates a v4f.elementwise body over registers, element by element.
 std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, ElementwiseOp op,
@@ -330,7 +325,7 @@ LogicalResult emitRange(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   if (failed(start) || failed(delta)) return failure();
   Reg n = result.dims[0];
   auto [groups, perGroup] = ctx.splitRows(n, sp.constant(1));
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(n), kb->dim(perGroup));
   Value s0 = kb->dim((*start)[0]), d = kb->dim((*delta)[0]);
   Type t = result.elementType;
@@ -340,7 +335,7 @@ LogicalResult emitRange(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
     kb->store(v, kb->binding(0), i);
   });
   kb->finish();
-  ctx.addDispatch(*kb, {result.buffer}, groups, label(op));
+  ctx.addDispatch(*kb, {result.buffer}, groups, dispatchName(op));
   return success();
 }
 
@@ -352,7 +347,7 @@ LogicalResult emitGatherElements(DispatchContext &ctx, Operation *op, ArrayRef<T
   int64_t axis = ge.getAxis();
   Reg count = ctx.numel(I);
   auto [groups, perGroup] = ctx.splitRows(count, ctx.shapes.constant(1));
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(count), kb->dim(perGroup));
   std::vector<Value> dstr(rank), idims(rank);
   Value running = kb->c(1);
@@ -382,7 +377,7 @@ LogicalResult emitGatherElements(DispatchContext &ctx, Operation *op, ArrayRef<T
   });
   kb->finish(kb->b.create<arith::SelectOp>(kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
                                            kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32)));
-  ctx.addDispatch(*kb, {result.buffer, D.buffer, I.buffer}, groups, label(op));
+  ctx.addDispatch(*kb, {result.buffer, D.buffer, I.buffer}, groups, dispatchName(op));
   return success();
 }
 
@@ -400,7 +395,7 @@ LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   size_t rank = X.dims.size();
   Reg rows = sp.product(X.dims, 0, rank - 1), cols = X.dims[rank - 1], M = X.dims[rank - 2];
   auto [groups, perGroup] = ctx.splitRows(rows, cols);
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
   Value C = kb->dim(cols), m = kb->dim(M), k = kb->dim(kReg);
   Type scalar = bodyScalarType(X.elementType);
@@ -419,7 +414,7 @@ LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
     });
   });
   kb->finish();
-  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, label(op));
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, dispatchName(op));
   return success();
 }
 
@@ -428,7 +423,7 @@ LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   auto fill = cast<FillOp>(op);
   Reg n = ctx.numel(result);
   auto [groups, perGroup] = ctx.splitRows(n, ctx.shapes.constant(1));
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(n), kb->dim(perGroup));
   TypedAttr value = fill.getValue();
   Type scalar = bodyScalarType(value.getType());
@@ -436,7 +431,7 @@ LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   Value v = kb->b.create<arith::ConstantOp>(kb->loc, value);
   kb->forLoop(begin, end, kb->c(1), [&](Value i) { kb->store(v, kb->binding(0), i); });
   kb->finish();
-  ctx.addDispatch(*kb, {result.buffer}, groups, label(op));
+  ctx.addDispatch(*kb, {result.buffer}, groups, dispatchName(op));
   (void)operands;
   return success();
 }
@@ -450,7 +445,7 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   size_t rank = X.dims.size();
   Reg count = ctx.numel(result);
   auto [groups, perGroup] = ctx.splitRows(count, ctx.shapes.constant(1));
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(count), kb->dim(perGroup));
   std::vector<Value> inDims(rank), outDims(rank), strides(rank), padBegin(rank);
   Value running = kb->c(1);
@@ -504,24 +499,24 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   kb->finish();
   std::vector<uint32_t> bindings = {result.buffer, X.buffer};
   if (pad.getConstantValue()) bindings.push_back(operands[2].buffer);
-  ctx.addDispatch(*kb, bindings, groups, label(op));
+  ctx.addDispatch(*kb, bindings, groups, dispatchName(op));
   return success();
 }
 
 LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
-  auto kb = ctx.newKernel(label(op));
+  auto kb = ctx.newKernel(dispatchName(op));
   for (size_t k = 0; k < result.values->size(); ++k)
     kb->store(kb->dim((*result.values)[k]), kb->binding(0), kb->c(k));
   kb->finish();
-  ctx.addDispatch(*kb, {result.buffer}, ctx.shapes.constant(1), label(op));
+  ctx.addDispatch(*kb, {result.buffer}, ctx.shapes.constant(1), dispatchName(op));
   (void)operands;
   return success();
 }
 
 LogicalResult emitExpand(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
-  emitStridedCopy(ctx, label(op), operands[0], result, {}, ctx.shapes.constant(0), /*broadcastSource=*/true);
+  emitStridedCopy(ctx, dispatchName(op), operands[0], result, {}, ctx.shapes.constant(0), /*broadcastSource=*/true);
   return success();
 }
 
@@ -539,7 +534,7 @@ LogicalResult emitSlice(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
     base = sp.add(base, sp.mul(p->start[d], natural));
     natural = sp.mul(natural, X.dims[d]);
   }
-  emitStridedCopy(ctx, label(op), X, result, strides, base, /*broadcastSource=*/false);
+  emitStridedCopy(ctx, dispatchName(op), X, result, strides, base, /*broadcastSource=*/false);
   return success();
 }
 
