@@ -223,8 +223,10 @@ int main(int argc, char **argv) {
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
 
   std::string checkPath;
+  bool listOps = false;
   auto *check = app.add_subcommand("check", "Report operator coverage of an ONNX model without compiling");
-  check->add_option("model", checkPath, "ONNX model file")->required()->check(CLI::ExistingFile);
+  check->add_option("model", checkPath, "ONNX model file")->check(CLI::ExistingFile);
+  check->add_flag("--supported-ops", listOps, "List every supported ONNX operator with its opset range");
 
   std::string inspectPath;
   bool showPlan = false;
@@ -240,7 +242,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (compile->parsed()) return runCompile(copts);
-  if (check->parsed()) return runCheck(checkPath);
+  if (check->parsed()) {
+    if (listOps) {
+      std::printf("| operator | opsets |\n|---|---|\n");
+      for (const auto &op : v4f::supportedONNXOps())
+        std::printf("| %s | %lld-%lld |\n", op.opType, (long long)op.minOpset, (long long)op.maxOpset);
+      return 0;
+    }
+    if (checkPath.empty()) return fail("check needs a model file (or --supported-ops)");
+    return runCheck(checkPath);
+  }
   if (inspect->parsed()) {
     std::string error;
     if (!v4f::inspectArtifact(inspectPath, showPlan, error)) return fail(error);
