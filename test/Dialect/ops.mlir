@@ -138,3 +138,10 @@ func.func @more_ops(%x: tensor<6x4xf32>, %s: tensor<2xi64>, %p: tensor<4xi64>, %
   %r = v4f.range %n, %n, %n : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   return %a, %b, %f, %q, %g, %t, %r : tensor<2x4xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<6x2xf32>, tensor<6x4xf32>, tensor<?xi64>
 }
+
+// CHECK-LABEL: func @cumsum
+func.func @cumsum(%x: tensor<2x3xf32>, %a: tensor<i64>) -> tensor<2x3xf32> {
+  // CHECK: v4f.cumsum %{{.*}}, %{{.*}} {exclusive = true, reverse = false}
+  %0 = v4f.cumsum %x, %a {exclusive = true, reverse = false} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

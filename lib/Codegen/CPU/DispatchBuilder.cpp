@@ -194,7 +194,7 @@ struct PlanBuilder {
         }
         r = *acc;
       } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
-                     LayerNormOp, BatchNormOp, TriluOp>(op)) {
+                     LayerNormOp, BatchNormOp, TriluOp, CumSumOp>(op)) {
         r = in(0)[d];
       } else if (isa<GatherElementsOp>(op)) {
         r = in(1)[d];
@@ -345,6 +345,7 @@ struct PlanBuilder {
     if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);
     if (isa<FillOp>(op)) return emitFill(ctx, op, operands, result);
     if (isa<PadOp>(op)) return emitPad(ctx, op, operands, result);
+    if (isa<CumSumOp>(op)) return emitCumSum(ctx, op, operands, result);
     if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
     if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
     if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,

@@ -121,6 +121,8 @@ mlir::LogicalResult emitFill(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitPad(DispatchContext &ctx, mlir::Operation *op,
                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitCumSum(DispatchContext &ctx, mlir::Operation *op,
+                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitSlice(DispatchContext &ctx, mlir::Operation *op,
                               llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// Strided copy: out[idx] = in[base + sum idx_d * strides_d] over `dims`,

@@ -503,6 +503,49 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   return success();
 }
 
+LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                         const TensorInfo &result) {
+  auto &sp = ctx.shapes;
+  auto cs = cast<CumSumOp>(op);
+  auto axisV = valuesOf(op, operands[1], "axis");
+  if (failed(axisV)) return failure();
+  const TensorInfo &X = operands[0];
+  size_t rank = X.dims.size();
+  Reg zero = sp.constant(0), one = sp.constant(1);
+  Reg axis = sp.select(sp.lt((*axisV)[0], zero), sp.add((*axisV)[0], sp.constant(rank)), (*axisV)[0]);
+  Reg outer = one, inner = one;
+  for (size_t d = 0; d < rank; ++d) {
+    outer = sp.mul(outer, sp.select(sp.lt(sp.constant(d), axis), X.dims[d], one));
+    inner = sp.mul(inner, sp.select(sp.lt(axis, sp.constant(d)), X.dims[d], one));
+  }
+  Reg len = pick(sp, X.dims, axis);
+  Reg lines = sp.mul(outer, inner);
+  auto [groups, perGroup] = ctx.splitRows(lines, len);
+  auto kb = ctx.newKernel(dispatchName(op));
+  auto [begin, end] = kb->workgroupRange(kb->dim(lines), kb->dim(perGroup));
+  Value L = kb->dim(len), I = kb->dim(inner);
+  Type scalar = bodyScalarType(X.elementType);
+  bool f = llvm::isa<FloatType>(scalar);
+  Value zeroV = f ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
+                  : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
+  bool exclusive = cs.getExclusive(), reverse = cs.getReverse();
+  kb->forLoop(begin, end, kb->c(1), [&](Value line) {
+    Value base = kb->add(kb->mul(kb->div(line, I), kb->mul(L, I)), kb->rem(line, I));
+    kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{zeroV}, [&](Value j, ValueRange acc) -> SmallVector<Value> {
+      Value k = reverse ? kb->sub(kb->sub(L, kb->c(1)), j) : j;
+      Value at = kb->add(base, kb->mul(k, I));
+      Value x = kb->load(scalar, kb->binding(1), at);
+      Value next = f ? (Value)kb->b.create<arith::AddFOp>(kb->loc, acc[0], x)
+                     : (Value)kb->b.create<arith::AddIOp>(kb->loc, acc[0], x);
+      kb->store(exclusive ? acc[0] : next, kb->binding(0), at);
+      return {next};
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, dispatchName(op));
+  return success();
+}
+
 LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
   auto kb = ctx.newKernel(dispatchName(op));

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "TensorImport.h"
 
 #include <cfloat>
@@ -498,9 +500,59 @@ LogicalResult importGather(NodeContext &c) {
   return success();
 }
 
+/// LayerNormalization whose Mean / InvStdDev outputs are used: decomposed
+/// into reductions and elementwise ops so the statistics are values too.
+LogicalResult importLayerNormWithStatistics(NodeContext &c, int64_t axis) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  SmallVector<int64_t> axes, reducedShape;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (i >= axis) axes.push_back(i);
+    reducedShape.push_back(i >= axis ? 1 : in.getDimSize(i));
+  }
+  auto reducedType = RankedTensorType::get(reducedShape, f);
+  auto mean = [&](Value v) -> Value {
+    return c.b.create<ReduceOp>(c.loc, reducedType, v, Value(), c.b.getStringAttr("mean"),
+                                c.b.getDenseI64ArrayAttr(axes), c.b.getBoolAttr(true));
+  };
+  float eps = c.attrs.getFloat("epsilon", 1e-5f);
+  Value mu = mean(c.input(0));
+  auto dev = buildElementwise(c, {c.input(0), mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::SubFOp>(l, a[0], a[1]);
+  });
+  if (failed(dev)) return failure();
+  auto sq = buildElementwise(c, {*dev}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  if (failed(sq)) return failure();
+  Value var = mean(*sq);
+  auto inv = buildElementwise(c, {var}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value e = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, eps));
+    Value one = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, 1.0));
+    return b.create<arith::DivFOp>(l, one, b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[0], e)));
+  });
+  if (failed(inv)) return failure();
+  SmallVector<Value> ins = {*dev, *inv, c.input(1)};
+  if (c.hasInput(2)) ins.push_back(c.input(2));
+  auto y = buildElementwise(c, ins, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value r = b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+    return a.size() > 3 ? (Value)b.create<arith::AddFOp>(l, r, a[3]) : r;
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  if (c.outputUsed(1)) c.setOutput(1, mu);
+  if (c.outputUsed(2)) c.setOutput(2, *inv);
+  return success();
+}
+
 LogicalResult importLayerNorm(NodeContext &c) {
   if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
-  if (c.outputUsed(1) || c.outputUsed(2)) return c.fail("the Mean and InvStdDev outputs are not supported");
+  if (c.outputUsed(1) || c.outputUsed(2)) {
+    if (c.node.op_type() != "LayerNormalization") return c.fail("only the Y output is supported");
+    auto axis = normalizeAxis(c.attrs.getInt("axis", -1), c.inputType(0).getRank());
+    if (!axis) return c.fail("axis out of range");
+    return importLayerNormWithStatistics(c, *axis);
+  }
   auto in = c.inputType(0);
   auto axis = normalizeAxis(c.attrs.getInt("axis", -1), in.getRank());
   if (!axis) return c.fail("axis out of range");

@@ -422,6 +422,16 @@ LogicalResult importPad(NodeContext &c) {
   return success();
 }
 
+LogicalResult importCumSum(NodeContext &c) {
+  auto in = c.inputType(0), at = c.inputType(1);
+  if (in.getElementType().isInteger(1)) return c.fail("bool input is not supported");
+  if (!isIndexTensor(at) || at.getNumElements() != 1) return c.fail("axis must be an integer scalar");
+  c.setOutput(0, c.b.create<CumSumOp>(c.loc, in, c.input(0), c.input(1),
+                                      c.b.getBoolAttr(c.attrs.getInt("exclusive", 0) != 0),
+                                      c.b.getBoolAttr(c.attrs.getInt("reverse", 0) != 0)));
+  return success();
+}
+
 } // namespace
 
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -437,6 +447,7 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["GatherElements"] = {11, kMaxOpset, noCheck, importGatherElements};
   t["Trilu"] = {14, kMaxOpset, noCheck, importTrilu};
   t["Pad"] = {11, kMaxOpset, noCheck, importPad};
+  t["CumSum"] = {11, kMaxOpset, noCheck, importCumSum};
 }
 
 } // namespace v4f

@@ -482,6 +482,21 @@ def V4F_PadOp : V4F_Op<"pad", [Pure, AttrSizedOperandSegments]> {
   }];
 }
 
+def V4F_CumSumOp : V4F_Op<"cumsum", [Pure]> {
+  let summary = "cumulative sum along an axis given as a scalar tensor (ONNX CumSum)";
+  let description = [{
+    `exclusive` leaves out the current element; `reverse` sums from the end.
+    The axis may be known only at run time.
+
+    ```mlir
+    %y = v4f.cumsum %x, %axis {exclusive = false, reverse = false} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$axis, BoolAttr:$exclusive, BoolAttr:$reverse);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input `,` $axis attr-dict `:` functional-type(operands, results)";
+}
+
 def V4F_RangeOp : V4F_Op<"range", [Pure]> {
   let summary = "integer sequence start, start + delta, ... below limit (ONNX Range)";
   let description = [{
