@@ -97,6 +97,8 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table)
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (LossOps.cpp).
 void addLossImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers ops imported as compositions (DecomposedOps.cpp).
+void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
 void addReductionImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Reshape whose shape input is known only at run time.
