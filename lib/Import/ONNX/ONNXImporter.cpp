@@ -329,7 +329,6 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const auto &out : graph.output()) {
-    NodeContext c(graph.node_size() ? graph.node(0) : onnx::NodeProto(), report.opset, g, func.getLoc());
     Value v;
     if (auto it = g.values.find(out.name()); it != g.values.end()) v = it->second;
     else {
