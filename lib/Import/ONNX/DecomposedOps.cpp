@@ -12,6 +12,29 @@
 using namespace mlir;
 
 namespace v4f {
+
+FailureOr<MomentValues> meanAndVariance(NodeContext &c, ArrayRef<int64_t> axes) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  SmallVector<int64_t> reduced(in.getShape());
+  for (int64_t a : axes) reduced[a] = 1;
+  auto rtype = RankedTensorType::get(reduced, f);
+  auto mean = [&](Value v) -> Value {
+    return c.b.create<ReduceOp>(c.loc, rtype, v, Value(), c.b.getStringAttr("mean"), c.b.getDenseI64ArrayAttr(axes),
+                                c.b.getBoolAttr(true));
+  };
+  Value mu = mean(c.input(0));
+  auto dev = buildElementwise(c, {c.input(0), mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::SubFOp>(l, a[0], a[1]);
+  });
+  if (failed(dev)) return failure();
+  auto sq = buildElementwise(c, {*dev}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  if (failed(sq)) return failure();
+  return MomentValues{mu, *dev, mean(*sq)};
+}
+
 namespace {
 
 constexpr int64_t kMaxOpset = 28;
@@ -75,25 +98,11 @@ LogicalResult normalizeOver(NodeContext &c, ArrayRef<int64_t> axes, float eps, V
   auto in = c.inputType(0);
   Type f = in.getElementType();
   if (!llvm::isa<FloatType>(f)) return c.fail("input must be a float type");
-  SmallVector<int64_t> reduced(in.getShape());
-  for (int64_t a : axes) reduced[a] = 1;
-  auto rtype = RankedTensorType::get(reduced, f);
-  auto mean = [&](Value v) -> Value {
-    return c.b.create<ReduceOp>(c.loc, rtype, v, Value(), c.b.getStringAttr("mean"), c.b.getDenseI64ArrayAttr(axes),
-                                c.b.getBoolAttr(true));
-  };
-  Value mu = mean(c.input(0));
-  auto dev = buildElementwise(c, {c.input(0), mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::SubFOp>(l, a[0], a[1]);
-  });
-  if (failed(dev)) return failure();
-  auto sq = buildElementwise(c, {*dev}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::MulFOp>(l, a[0], a[0]);
-  });
-  if (failed(sq)) return failure();
-  Value var = mean(*sq);
+  auto stats = meanAndVariance(c, axes);
+  if (failed(stats)) return failure();
+  Value dev = stats->deviation, var = stats->variance;
   // Per-channel parameters broadcast as [C, 1, ..., 1].
-  SmallVector<Value> ins = {*dev, var};
+  SmallVector<Value> ins = {dev, var};
   SmallVector<int64_t> chan(in.getRank() - 1, 1);
   if (scale) {
     chan[0] = llvm::cast<RankedTensorType>(scale.getType()).getDimSize(0);

@@ -97,6 +97,13 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table)
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (LossOps.cpp).
 void addLossImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Mean, deviation (x - mean) and variance of input 0 over `axes` (kept as
+/// size 1), built from v4f.reduce and v4f.elementwise (DecomposedOps.cpp).
+struct MomentValues {
+  mlir::Value mean, deviation, variance;
+};
+mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, llvm::ArrayRef<int64_t> axes);
+
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).

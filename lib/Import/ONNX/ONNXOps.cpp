@@ -505,34 +505,19 @@ LogicalResult importGather(NodeContext &c) {
 LogicalResult importLayerNormWithStatistics(NodeContext &c, int64_t axis) {
   auto in = c.inputType(0);
   Type f = in.getElementType();
-  SmallVector<int64_t> axes, reducedShape;
-  for (int64_t i = 0; i < in.getRank(); ++i) {
-    if (i >= axis) axes.push_back(i);
-    reducedShape.push_back(i >= axis ? 1 : in.getDimSize(i));
-  }
-  auto reducedType = RankedTensorType::get(reducedShape, f);
-  auto mean = [&](Value v) -> Value {
-    return c.b.create<ReduceOp>(c.loc, reducedType, v, Value(), c.b.getStringAttr("mean"),
-                                c.b.getDenseI64ArrayAttr(axes), c.b.getBoolAttr(true));
-  };
+  SmallVector<int64_t> axes;
+  for (int64_t i = axis; i < in.getRank(); ++i) axes.push_back(i);
   float eps = c.attrs.getFloat("epsilon", 1e-5f);
-  Value mu = mean(c.input(0));
-  auto dev = buildElementwise(c, {c.input(0), mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::SubFOp>(l, a[0], a[1]);
-  });
-  if (failed(dev)) return failure();
-  auto sq = buildElementwise(c, {*dev}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::MulFOp>(l, a[0], a[0]);
-  });
-  if (failed(sq)) return failure();
-  Value var = mean(*sq);
+  auto stats = meanAndVariance(c, axes);
+  if (failed(stats)) return failure();
+  Value mu = stats->mean, var = stats->variance;
   auto inv = buildElementwise(c, {var}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     Value e = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, eps));
     Value one = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, 1.0));
     return b.create<arith::DivFOp>(l, one, b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[0], e)));
   });
   if (failed(inv)) return failure();
-  SmallVector<Value> ins = {*dev, *inv, c.input(1)};
+  SmallVector<Value> ins = {stats->deviation, *inv, c.input(1)};
   if (c.hasInput(2)) ins.push_back(c.input(2));
   auto y = buildElementwise(c, ins, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     Value r = b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
