@@ -94,7 +94,10 @@ V4F_API size_t v4f_dtype_size(int32_t dtype) {
   switch (dtype) {
     case V4F_DTYPE_FLOAT32: case V4F_DTYPE_INT32: case V4F_DTYPE_UINT32: return 4;
     case V4F_DTYPE_UINT8: case V4F_DTYPE_INT8: case V4F_DTYPE_BOOL: return 1;
-    case V4F_DTYPE_UINT16: case V4F_DTYPE_INT16: case V4F_DTYPE_FLOAT16: return 2;
+    case V4F_DTYPE_FLOAT8E4M3FN: case V4F_DTYPE_FLOAT8E4M3FNUZ: case V4F_DTYPE_FLOAT8E5M2:
+    case V4F_DTYPE_FLOAT8E5M2FNUZ: case V4F_DTYPE_UINT4: case V4F_DTYPE_INT4:
+    case V4F_DTYPE_UINT2: case V4F_DTYPE_INT2: return 1;
+    case V4F_DTYPE_UINT16: case V4F_DTYPE_INT16: case V4F_DTYPE_FLOAT16: case V4F_DTYPE_BFLOAT16: return 2;
     case V4F_DTYPE_INT64: case V4F_DTYPE_FLOAT64: case V4F_DTYPE_UINT64: return 8;
     default: return 0;
   }
@@ -114,6 +117,15 @@ V4F_API const char* v4f_dtype_name(int32_t dtype) {
     case V4F_DTYPE_FLOAT64: return "float64";
     case V4F_DTYPE_UINT32: return "uint32";
     case V4F_DTYPE_UINT64: return "uint64";
+    case V4F_DTYPE_BFLOAT16: return "bfloat16";
+    case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+    case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
+    case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case V4F_DTYPE_UINT4: return "uint4";
+    case V4F_DTYPE_INT4: return "int4";
+    case V4F_DTYPE_UINT2: return "uint2";
+    case V4F_DTYPE_INT2: return "int2";
     default: return "unknown";
   }
 }

@@ -309,7 +309,37 @@ def value_type_name(t: onnx.TypeProto) -> str:
     return t.WhichOneof("value")  # sequence_type / map_type / optional_type / ...
 
 
+# Storage-only ONNX types (ml_dtypes arrays in numpy) travel through .npy as
+# the storage integers v4f-run uses: bfloat16 -> uint16 bits, float8 -> uint8
+# bits, [u]int4/[u]int2 -> one (u)int8 per element.
+def to_npy_storage(arr: np.ndarray) -> np.ndarray:
+    import ml_dtypes
+    d = arr.dtype
+    if d in (ml_dtypes.int4, ml_dtypes.int2):
+        return arr.astype(np.int8)
+    if d in (ml_dtypes.uint4, ml_dtypes.uint2):
+        return arr.astype(np.uint8)
+    if d == ml_dtypes.bfloat16:
+        return arr.view(np.uint16)
+    if d.name.startswith("float8"):
+        return arr.view(np.uint8)
+    return arr
+
+
+def from_npy_storage(got: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """Reinterprets v4f-run's storage integers as `like`'s ml_dtypes type."""
+    import ml_dtypes
+    d = like.dtype
+    if d in (ml_dtypes.int4, ml_dtypes.int2, ml_dtypes.uint4, ml_dtypes.uint2):
+        return got.astype(d) if got.dtype.kind in "iu" and got.itemsize == 1 else got
+    if (d == ml_dtypes.bfloat16 and got.dtype == np.uint16) or \
+            (d.name.startswith("float8") and got.dtype == np.uint8):
+        return got.view(d)
+    return got
+
+
 def compare(name: str, got: np.ndarray, exp: np.ndarray) -> Optional[str]:
+    got = from_npy_storage(got, exp)
     if got.dtype != exp.dtype:
         return f"dtype mismatch on '{name}': got {got.dtype}, expected {exp.dtype}"
     if got.shape != exp.shape:
@@ -419,7 +449,7 @@ def _run_test(res: Result, tdir: Path, work: Path, v4fc: str, v4frun: str,
             if not gi.type.HasField("tensor_type"):
                 raise TestFailure("fail", "unsupported-dtype",
                                   f"input '{gi.name}' is a {value_type_name(gi.type)}")
-            arr = numpy_helper.to_array(onnx.load_tensor(str(f)))
+            arr = to_npy_storage(numpy_helper.to_array(onnx.load_tensor(str(f))))
             npy = work / f"in_{ds.name}_{sanitize(gi.name)}.npy"
             np.save(npy, arr, allow_pickle=(arr.dtype == object))
             cmd += ["--input", f"{gi.name}={npy}"]

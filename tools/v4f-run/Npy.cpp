@@ -73,7 +73,18 @@ bool dictValue(const std::string &header, const std::string &key, std::string &v
 
 } // namespace
 
+int32_t npyStorageDtype(int32_t dtype) {
+  switch (dtype) {
+  case V4F_DTYPE_BFLOAT16: return V4F_DTYPE_UINT16;
+  case V4F_DTYPE_FLOAT8E4M3FN: case V4F_DTYPE_FLOAT8E4M3FNUZ: case V4F_DTYPE_FLOAT8E5M2:
+  case V4F_DTYPE_FLOAT8E5M2FNUZ: case V4F_DTYPE_UINT4: case V4F_DTYPE_UINT2: return V4F_DTYPE_UINT8;
+  case V4F_DTYPE_INT4: case V4F_DTYPE_INT2: return V4F_DTYPE_INT8;
+  default: return dtype;
+  }
+}
+
 std::string npyDescr(int32_t dtype) {
+  dtype = npyStorageDtype(dtype);
   for (const DescrMap &d : kDescrs)
     if (d.dtype == dtype)
       return (itemSize(dtype) == 1 ? "|" : "<") + std::string(d.code);

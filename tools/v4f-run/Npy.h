@@ -26,6 +26,9 @@ bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int 
               const void *data, size_t bytes, std::string &error);
 /// NumPy descr ("<f4") for a V4F dtype, or "" when there is none.
 std::string npyDescr(int32_t dtype);
+/// The .npy dtype that carries `dtype`: storage-only types (bfloat16, float8,
+/// [u]int4, [u]int2) travel as their storage integers (uint16 / uint8 / int8).
+int32_t npyStorageDtype(int32_t dtype);
 
 } // namespace v4frun
 

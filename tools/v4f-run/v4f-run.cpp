@@ -294,9 +294,12 @@ int main(int argc, char **argv) {
       std::string error;
       if (!v4frun::readNpy(file->second, array, error))
         fail(error);
-      if (array.dtype != info.dtype)
+      if (array.dtype != v4frun::npyStorageDtype(info.dtype))
         fail(file->second + ": dtype " + v4f_dtype_name(array.dtype) + " does not match input '" +
-             info.name + "' (" + v4f_dtype_name(info.dtype) + ")");
+             info.name + "' (" + v4f_dtype_name(info.dtype) +
+             (v4frun::npyStorageDtype(info.dtype) != info.dtype
+                  ? std::string(", given as ") + v4f_dtype_name(v4frun::npyStorageDtype(info.dtype))
+                  : std::string()) + ")");
       if (int(array.shape.size()) != info.rank)
         fail(file->second + ": shape " + shapeString(array.shape.data(), int(array.shape.size())) +
              " does not match input '" + info.name + "' " +

@@ -26,6 +26,19 @@ static const char *dtypeName(int dtype) {
   case V4F_DTYPE_BOOL: return "bool";
   case V4F_DTYPE_FLOAT16: return "float16";
   case V4F_DTYPE_FLOAT64: return "float64";
+  case V4F_DTYPE_UINT16: return "uint16";
+  case V4F_DTYPE_INT16: return "int16";
+  case V4F_DTYPE_UINT32: return "uint32";
+  case V4F_DTYPE_UINT64: return "uint64";
+  case V4F_DTYPE_BFLOAT16: return "bfloat16";
+  case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+  case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+  case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
+  case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+  case V4F_DTYPE_UINT4: return "uint4";
+  case V4F_DTYPE_INT4: return "int4";
+  case V4F_DTYPE_UINT2: return "uint2";
+  case V4F_DTYPE_INT2: return "int2";
   default: return "unknown";
   }
 }

@@ -103,9 +103,16 @@ int32_t dtypeCode(Type t) {
   if (t.isF32()) return 1;
   if (t.isF16()) return 10;
   if (t.isF64()) return 11;
+  if (t.isBF16()) return 16;
+  if (llvm::isa<Float8E4M3FNType>(t)) return 17;
+  if (llvm::isa<Float8E4M3FNUZType>(t)) return 18;
+  if (llvm::isa<Float8E5M2Type>(t)) return 19;
+  if (llvm::isa<Float8E5M2FNUZType>(t)) return 20;
   if (auto i = llvm::dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
+    case 2: return u ? 25 : 26;
+    case 4: return u ? 21 : 22;
     case 1: return 9;
     case 8: return u ? 2 : 3;
     case 16: return u ? 4 : 5;
@@ -145,6 +152,11 @@ struct PlanBuilder {
       // MLIR packs i1 as bits; ONNX bool is one byte per element.
       size_t i = 0;
       for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
+    } else if (type.getElementType().getIntOrFloatBitWidth() < 8) {
+      // [u]int4 / [u]int2: one byte per element holding the extended value.
+      bool u = type.getElementType().isUnsignedInteger();
+      size_t i = 0;
+      for (const APInt &v : attr.getValues<APInt>()) dst[i++] = uint8_t(u ? v.getZExtValue() : v.getSExtValue());
     } else if (bytes) {
       ArrayRef<char> raw = attr.getRawData();
       if (attr.isSplat())

@@ -1,5 +1,6 @@
 //===- KernelBuilder.cpp - emits one dispatch kernel function -------------===//
 #include "KernelBuilder.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -85,6 +86,7 @@ Value KernelBuilder::cf(float v, Type type) {
 
 Value KernelBuilder::load(Type type, Value base, Value index) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  if (!llvm::isa<VectorType>(type)) type = bodyScalarType(type); // storage-only types load as integers
   Type elem = type;
   if (auto vt = llvm::dyn_cast<VectorType>(type)) elem = vt.getElementType();
   Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});

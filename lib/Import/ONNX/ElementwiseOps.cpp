@@ -21,6 +21,10 @@ std::optional<DenseElementsAttr> foldElementwise(Value v) {
   if (!op) return std::nullopt;
   auto type = llvm::cast<RankedTensorType>(op.getType());
   if (!type.hasStaticShape() || type.getNumElements() > 4096) return std::nullopt;
+  // Storage-only element types are integers inside the body; not folded.
+  if (isStorageOnlyType(type.getElementType())) return std::nullopt;
+  for (Value in : op.getInputs())
+    if (isStorageOnlyType(llvm::cast<ShapedType>(in.getType()).getElementType())) return std::nullopt;
   SmallVector<DenseElementsAttr> inputs;
   for (Value in : op.getInputs()) {
     auto cst = in.getDefiningOp<arith::ConstantOp>();
@@ -257,35 +261,6 @@ OpImporter bitwise(Bits kind, bool boolOnly, int64_t minOpset) {
               return {};
             }));
           }};
-}
-
-/// arith cast from scalar type `from` (tensor element type, may be unsigned)
-/// to `to` (tensor element type), ONNX Cast semantics.
-Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to) {
-  Type toBody = bodyScalarType(to);
-  if (from == to) return x;
-  bool fromF = isFloat(from), toF = isFloat(to);
-  if (to.isInteger(1)) {
-    if (fromF) return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNE, x, fconst(b, l, from, 0));
-    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, x, iconst(b, l, x.getType(), 0));
-  }
-  if (fromF && toF) {
-    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-    if (fw < tw) return b.create<arith::ExtFOp>(l, toBody, x);
-    return b.create<arith::TruncFOp>(l, toBody, x);
-  }
-  if (fromF) {
-    return isUnsigned(to) ? (Value)b.create<arith::FPToUIOp>(l, toBody, x)
-                          : (Value)b.create<arith::FPToSIOp>(l, toBody, x);
-  }
-  bool fromU = isUnsigned(from) || from.isInteger(1);
-  if (toF) {
-    return fromU ? (Value)b.create<arith::UIToFPOp>(l, toBody, x) : (Value)b.create<arith::SIToFPOp>(l, toBody, x);
-  }
-  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-  if (fw == tw) return x;
-  if (fw > tw) return b.create<arith::TruncIOp>(l, toBody, x);
-  return fromU ? (Value)b.create<arith::ExtUIOp>(l, toBody, x) : (Value)b.create<arith::ExtSIOp>(l, toBody, x);
 }
 
 Type onnxTypeToMLIR(NodeContext &c, int64_t onnxType) {
@@ -579,15 +554,19 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
                [](NodeContext &c) {
                  Type from = elementOf(c.input(0));
                  Type to = onnxTypeToMLIR(c, c.attrs.getInt("to", 0));
-                 if (!to) return c.fail("cast to an unsupported element type");
+                 if (!to) return c.fail("cast to an unsupported element type (" + onnxTypeName(int32_t(c.attrs.getInt("to", 0))) + ")");
+                 bool saturate = c.attrs.getInt("saturate", 1) != 0;
+                 if (c.attrs.has("round_mode") && c.attrs.getString("round_mode", "up") != "up")
+                   return c.fail("round_mode '" + c.attrs.getString("round_mode", "") + "' is not supported");
                  return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                   return castScalar(b, l, a[0], from, to);
+                   return castScalar(b, l, a[0], from, to, saturate);
                  }));
                }};
   t["CastLike"] = {15, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
                      Type from = elementOf(c.input(0)), to = elementOf(c.input(1));
+                     bool saturate = c.attrs.getInt("saturate", 1) != 0;
                      return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                       return castScalar(b, l, a[0], from, to);
+                       return castScalar(b, l, a[0], from, to, saturate);
                      }));
                    }};
 }

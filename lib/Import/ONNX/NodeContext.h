@@ -87,6 +87,12 @@ using ElementwiseBodyFn =
 mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
 
+/// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
+/// element types; storage-only ones are their storage integers in bodies).
+/// `saturate` is Cast's attribute for float8 targets (ScalarCast.cpp).
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Type from, mlir::Type to,
+                       bool saturate = true);
+
 /// When `v` is a v4f.elementwise over constants only, evaluates it (erasing
 /// the op) and returns the constant result.
 std::optional<mlir::DenseElementsAttr> foldElementwise(mlir::Value v);

@@ -13,12 +13,42 @@
 #include "google/protobuf/io/coded_stream.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_set>
 
 using namespace mlir;
 
 namespace v4f {
+
+namespace {
+/// Storage-only element types (bfloat16, float8, [u]int4, [u]int2) are
+/// accepted by conversions and pure data movement only; anything else would
+/// compute on their storage integers.
+std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
+  static const std::set<std::string> accepting = {
+      "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
+      "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
+      "Expand", "Shape", "Size", "Tile", "DepthToSpace", "SpaceToDepth"};
+  if (accepting.count(node.op_type())) return "";
+  for (const std::string &name : node.input()) {
+    if (name.empty()) continue;
+    Type t;
+    if (auto it = g.values.find(name); it != g.values.end()) t = it->second.getType();
+    else if (auto ct = g.constants.find(name); ct != g.constants.end()) t = ct->second.getType();
+    auto shaped = llvm::dyn_cast_if_present<ShapedType>(t);
+    if (shaped && isStorageOnlyType(shaped.getElementType())) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << shaped.getElementType();
+      return "input '" + name + "' has element type " + os.str() + ", which only conversions (Cast, " +
+             "QuantizeLinear, ...) and data movement support";
+    }
+  }
+  return "";
+}
+} // namespace
+
 
 //===----------------------------------------------------------------------===//
 // NodeAttrs / NodeContext
@@ -319,7 +349,9 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
     Location loc = NameLoc::get(StringAttr::get(&ctx, label),
                                 FileLineColLoc::get(&ctx, path, n + 1, 0));
     NodeContext c(node, report.opset, g, loc);
-    if (failed(importers.at(node.op_type()).import(c))) {
+    std::string storageError = storageTypeError(node, g);
+    if (!storageError.empty() || failed(importers.at(node.op_type()).import(c))) {
+      if (!storageError.empty()) c.error = storageError;
       error = path + ": node '" + label + "' (" + node.op_type() + ", opset " +
               std::to_string(report.opset) + "): " + c.error;
       return nullptr;

@@ -38,6 +38,9 @@ std::string onnxTypeName(int32_t t) {
   case 21: return "uint4";
   case 22: return "int4";
   case 23: return "float4e2m1";
+  case 24: return "float8e8m0";
+  case 25: return "uint2";
+  case 26: return "int2";
   default: return "dtype#" + std::to_string(t);
   }
 }
@@ -58,6 +61,15 @@ Type importElementType(MLIRContext &ctx, int32_t t) {
   case onnx::TensorProto::UINT16: return uint(16);
   case onnx::TensorProto::UINT32: return uint(32);
   case onnx::TensorProto::UINT64: return uint(64);
+  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(&ctx);
+  case 17: return Float8E4M3FNType::get(&ctx);
+  case 18: return Float8E4M3FNUZType::get(&ctx);
+  case 19: return Float8E5M2Type::get(&ctx);
+  case 20: return Float8E5M2FNUZType::get(&ctx);
+  case 21: return uint(4);
+  case 22: return sint(4);
+  case 25: return uint(2);
+  case 26: return sint(2);
   default: return {};
   }
 }
@@ -190,8 +202,20 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
     shape.push_back(d);
   }
   unsigned width = std::max(1u, elementType.getIntOrFloatBitWidth() / 8);
-  uint64_t bytes = count * width;
+  // 4- and 2-bit integers are packed, the first element in the low bits.
+  unsigned subBits = elementType.isInteger(1) ? 0 : (elementType.getIntOrFloatBitWidth() < 8 ? elementType.getIntOrFloatBitWidth() : 0);
+  uint64_t bytes = subBits ? (count * subBits + 7) / 8 : count * width;
   auto type = RankedTensorType::get(shape, elementType);
+  auto unpack = [&](auto byteAt) {
+    std::vector<APInt> values;
+    values.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t bit = i * subBits;
+      uint8_t byte = uint8_t(byteAt(bit / 8));
+      values.emplace_back(subBits, (byte >> (bit % 8)) & ((1u << subBits) - 1));
+    }
+    return DenseElementsAttr::get(type, values);
+  };
   std::string buffer;
   const std::string *raw = nullptr;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -209,6 +233,7 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
               " bytes but its dims need " + std::to_string(bytes);
       return {};
     }
+    if (subBits) return unpack([&](uint64_t i) { return (*raw)[i]; });
     if (elementType.isInteger(1)) {
       SmallVector<bool> values(count);
       for (uint64_t i = 0; i < count; ++i) values[i] = (*raw)[i] != 0;
@@ -228,10 +253,10 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
     std::vector<APInt> values;
     unsigned bits = elementType.getIntOrFloatBitWidth();
     for (auto v : field) values.emplace_back(64, uint64_t(int64_t(v))), values.back() = values.back().trunc(bits);
-    if (elementType.isF16()) {
-      std::vector<APFloat> halves;
-      for (auto &v : values) halves.emplace_back(APFloat::IEEEhalf(), v);
-      return DenseElementsAttr::get(type, halves);
+    if (auto ft = llvm::dyn_cast<FloatType>(elementType)) {
+      std::vector<APFloat> floats;
+      for (auto &v : values) floats.emplace_back(ft.getFloatSemantics(), v);
+      return DenseElementsAttr::get(type, floats);
     }
     return DenseElementsAttr::get(type, values);
   };
@@ -257,7 +282,14 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
   case onnx::TensorProto::UINT16:
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case 17: case 18: case 19: case 20:
     return fromInts(tensor.int32_data());
+  case 21: case 22: case 25: case 26: {
+    // int32_data holds the packed bytes, one per entry.
+    if ((uint64_t)tensor.int32_data_size() != bytes) return mismatch(tensor.int32_data_size() * (8 / subBits));
+    return unpack([&](uint64_t i) { return tensor.int32_data(int(i)); });
+  }
   case onnx::TensorProto::UINT32:
   case onnx::TensorProto::UINT64:
     return fromInts(tensor.uint64_data());

@@ -66,6 +66,18 @@ _Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
 #define V4F_DTYPE_FLOAT64 11
 #define V4F_DTYPE_UINT32 12
 #define V4F_DTYPE_UINT64 13
+/* Storage-only types: they cross the API one element per byte (bfloat16: two
+ * bytes), the 4- and 2-bit integers unpacked and sign- (INT4/INT2) or
+ * zero-extended (UINT4/UINT2) into their byte, float8 as its bit pattern. */
+#define V4F_DTYPE_BFLOAT16 16
+#define V4F_DTYPE_FLOAT8E4M3FN 17
+#define V4F_DTYPE_FLOAT8E4M3FNUZ 18
+#define V4F_DTYPE_FLOAT8E5M2 19
+#define V4F_DTYPE_FLOAT8E5M2FNUZ 20
+#define V4F_DTYPE_UINT4 21
+#define V4F_DTYPE_INT4 22
+#define V4F_DTYPE_UINT2 25
+#define V4F_DTYPE_INT2 26
 
 /* CPU features an artifact may require, by the names the manifest uses.
  * The runtime detects each with CPUID and refuses an artifact that needs one

@@ -533,7 +533,15 @@ LogicalResult GatherOp::verify() { return success(); }
 // Generic elementwise
 //===----------------------------------------------------------------------===//
 
+bool v4f::isStorageOnlyType(Type t) {
+  if (llvm::isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType>(t))
+    return true;
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) return i.getWidth() > 1 && i.getWidth() < 8;
+  return false;
+}
+
 Type v4f::bodyScalarType(Type t) {
+  if (isStorageOnlyType(t)) return IntegerType::get(t.getContext(), t.isBF16() ? 16 : 8);
   if (auto i = llvm::dyn_cast<IntegerType>(t); i && !i.isSignless())
     return IntegerType::get(t.getContext(), i.getWidth());
   return t;

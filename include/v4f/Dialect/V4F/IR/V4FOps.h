@@ -24,6 +24,11 @@ mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a,
 /// The scalar type an element of type `t` has inside a v4f.elementwise body:
 /// unsigned integers become signless of the same width.
 mlir::Type bodyScalarType(mlir::Type t);
+/// Storage-only element types: bfloat16, the float8 formats and the 2/4-bit
+/// integers. Kernels see them as their storage integers (bf16 -> i16, float8
+/// -> i8, [u]int4/[u]int2 -> i8 holding the sign- or zero-extended value);
+/// only conversions (Cast, QuantizeLinear, ...) and data movement act on them.
+bool isStorageOnlyType(mlir::Type t);
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);

@@ -11,9 +11,12 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 def V4F_FloatTensor : RankedTensorOf<[F32]>;
 def V4F_IndexTensor : RankedTensorOf<[I32, I64]>;
 // Every element type a tensor may have: ONNX bool is i1 (one byte in memory),
-// signed integers are signless, unsigned integers are ui*.
+// signed integers are signless, unsigned integers are ui*. The storage-only
+// types (bf16, the float8 formats, i4/ui4/i2/ui2) are moved and converted
+// but not computed on (see isStorageOnlyType).
 def V4F_AnyTensor : RankedTensorOf<[F16, F32, F64, I1, I8, I16, I32, I64,
-                                    UI8, UI16, UI32, UI64]>;
+                                    UI8, UI16, UI32, UI64, BF16, F8E4M3FN, F8E4M3FNUZ,
+                                    F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>;
 
 // Fused epilogue activation, shared by conv and matmul.
 defvar V4F_ActivationArgs = (ins
