@@ -76,6 +76,7 @@ std::string checkAttention(const NodeAttrs &a, int64_t) {
 
 LogicalResult importAttention(NodeContext &c) {
   // --- Types and shapes ----------------------------------------------------
+  if (!c.hasInput(0) || !c.hasInput(1) || !c.hasInput(2)) return c.fail("Q, K and V are required");
   Type io = c.inputType(0).getElementType();
   for (int i = 0; i < 3; ++i) {
     Type t = c.inputType(i).getElementType();
@@ -93,8 +94,6 @@ LogicalResult importAttention(NodeContext &c) {
   if (hasPast && !(c.hasInput(4) && c.hasInput(5))) return c.fail("past_key and past_value must be given together");
   bool hasNonpad = c.hasInput(6);
   if (hasNonpad && hasPast) return c.fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
-  if ((c.outputUsed(1) || c.outputUsed(2)) && !hasPast)
-    return c.fail("present_key/present_value outputs need past_key/past_value inputs");
 
   Value q = c.input(0), k = c.input(1), v = c.input(2);
   auto qt = c.inputType(0), kt = c.inputType(1), vt = c.inputType(2);
@@ -127,6 +126,8 @@ LogicalResult importAttention(NodeContext &c) {
     if (kt.getDimSize(3) != D) return c.fail("Q and K head sizes differ");
     if (vt.getDimSize(1) != Hkv || vt.getDimSize(2) != L) return c.fail("K and V differ in heads or sequence length");
   }
+  if (B == 0 || Hq == 0 || Hkv == 0 || S == 0 || L == 0 || D == 0 || Dv == 0)
+    return c.fail("zero-sized Q/K/V dims are not supported");
   if (Hq % Hkv) return c.fail("q_num_heads (" + std::to_string(Hq) + ") must be a multiple of kv_num_heads (" +
                               std::to_string(Hkv) + ")");
   int64_t reps = Hq / Hkv;
@@ -146,10 +147,11 @@ LogicalResult importAttention(NodeContext &c) {
       return c.fail("past_value must be (batch, kv_num_heads, past_seq, v_head_size)");
     k = c.b.create<ConcatOp>(c.loc, ValueRange{c.input(4), k}, c.b.getI64IntegerAttr(2));
     v = c.b.create<ConcatOp>(c.loc, ValueRange{c.input(5), v}, c.b.getI64IntegerAttr(2));
-    if (c.outputUsed(1)) c.setOutput(1, k);
-    if (c.outputUsed(2)) c.setOutput(2, v);
     L += P;
   }
+  // Without a cache the present outputs are K and V in (batch, heads, seq, size) form.
+  if (c.outputUsed(1)) c.setOutput(1, k);
+  if (c.outputUsed(2)) c.setOutput(2, v);
 
   Type f32 = c.b.getF32Type();
   auto qf = convertFloat(c, q, f32);
@@ -306,12 +308,14 @@ LogicalResult importAttention(NodeContext &c) {
     // A row whose bias is -inf everywhere attends nothing: its probabilities
     // are 0 (the softmax of such a row would be NaN).
     auto bt = typeOf(bias);
-    bool mayBeEmpty = true;
+    // A causal mask alone (offset >= 0) always allows key 0.
+    bool mayBeEmpty = mask || nonpad || window;
     if (auto cst = bias.getDefiningOp<arith::ConstantOp>()) {
       auto attr = llvm::cast<DenseElementsAttr>(cst.getValue());
       int64_t cols = bt.getDimSize(bt.getRank() - 1), n = 0;
       mayBeEmpty = false;
       bool rowEmpty = true;
+      assert(cols > 0 && "L > 0 was checked");
       for (const APFloat &x : attr.getValues<APFloat>()) {
         rowEmpty &= x.isInfinity() && x.isNegative();
         if (++n % cols == 0) {
