@@ -110,6 +110,8 @@ struct MomentValues {
 };
 mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, llvm::ArrayRef<int64_t> axes);
 
+/// Registers Attention, imported as a composition (AttentionOps.cpp).
+void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
