@@ -526,8 +526,9 @@ LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   Value L = kb->dim(len), I = kb->dim(inner);
   Type scalar = bodyScalarType(X.elementType);
   bool f = llvm::isa<FloatType>(scalar);
-  Value zeroV = f ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
-                  : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
+  bool product = cs.getProduct();
+  Value zeroV = f ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, product ? 1.0 : 0.0))
+                  : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, product ? 1 : 0));
   bool exclusive = cs.getExclusive(), reverse = cs.getReverse();
   kb->forLoop(begin, end, kb->c(1), [&](Value line) {
     Value base = kb->add(kb->mul(kb->div(line, I), kb->mul(L, I)), kb->rem(line, I));
@@ -535,8 +536,10 @@ LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
       Value k = reverse ? kb->sub(kb->sub(L, kb->c(1)), j) : j;
       Value at = kb->add(base, kb->mul(k, I));
       Value x = kb->load(scalar, kb->binding(1), at);
-      Value next = f ? (Value)kb->b.create<arith::AddFOp>(kb->loc, acc[0], x)
-                     : (Value)kb->b.create<arith::AddIOp>(kb->loc, acc[0], x);
+      Value next = product ? (f ? (Value)kb->b.create<arith::MulFOp>(kb->loc, acc[0], x)
+                                : (Value)kb->b.create<arith::MulIOp>(kb->loc, acc[0], x))
+                           : (f ? (Value)kb->b.create<arith::AddFOp>(kb->loc, acc[0], x)
+                                : (Value)kb->b.create<arith::AddIOp>(kb->loc, acc[0], x));
       kb->store(exclusive ? acc[0] : next, kb->binding(0), at);
       return {next};
     });

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
+#include "TensorImport.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -14,7 +15,11 @@ using namespace mlir;
 namespace v4f {
 
 FailureOr<MomentValues> meanAndVariance(NodeContext &c, ArrayRef<int64_t> axes) {
-  auto in = c.inputType(0);
+  return meanAndVariance(c, c.input(0), axes);
+}
+
+FailureOr<MomentValues> meanAndVariance(NodeContext &c, Value x, ArrayRef<int64_t> axes) {
+  auto in = llvm::cast<RankedTensorType>(x.getType());
   Type f = in.getElementType();
   SmallVector<int64_t> reduced(in.getShape());
   for (int64_t a : axes) reduced[a] = 1;
@@ -23,8 +28,8 @@ FailureOr<MomentValues> meanAndVariance(NodeContext &c, ArrayRef<int64_t> axes) 
     return c.b.create<ReduceOp>(c.loc, rtype, v, Value(), c.b.getStringAttr("mean"), c.b.getDenseI64ArrayAttr(axes),
                                 c.b.getBoolAttr(true));
   };
-  Value mu = mean(c.input(0));
-  auto dev = buildElementwise(c, {c.input(0), mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+  Value mu = mean(x);
+  auto dev = buildElementwise(c, {x, mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     return b.create<arith::SubFOp>(l, a[0], a[1]);
   });
   if (failed(dev)) return failure();
@@ -140,6 +145,138 @@ LogicalResult importMVN(NodeContext &c) {
   return normalizeOver(c, axes, 1e-9f, Value(), Value());
 }
 
+LogicalResult importEyeLike(NodeContext &c) {
+  auto in = c.inputType(0);
+  if (in.getRank() != 2 || !in.hasStaticShape()) return c.fail("input must be a static 2-D tensor");
+  Type et = in.getElementType();
+  if (c.attrs.has("dtype")) {
+    et = importElementType(c.g.ctx, int32_t(c.attrs.getInt("dtype", 1)));
+    if (!et || isStorageOnlyType(et)) return c.fail("unsupported dtype");
+  }
+  int64_t rows = in.getDimSize(0), cols = in.getDimSize(1), k = c.attrs.getInt("k", 0);
+  auto type = RankedTensorType::get({rows, cols}, et);
+  std::vector<Attribute> values;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      bool one = j - i == k;
+      if (llvm::isa<FloatType>(et)) values.push_back(FloatAttr::get(et, one ? 1.0 : 0.0));
+      else values.push_back(IntegerAttr::get(et, one ? 1 : 0));
+    }
+  c.setConstantOutput(0, DenseElementsAttr::get(type, values));
+  return success();
+}
+
+LogicalResult importLpNormalization(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  if (!llvm::isa<FloatType>(f)) return c.fail("input must be a float type");
+  int64_t rank = in.getRank(), axis = c.attrs.getInt("axis", -1), p = c.attrs.getInt("p", 2);
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  if (p != 1 && p != 2) return c.fail("p must be 1 or 2");
+  SmallVector<int64_t> shape(in.getShape());
+  shape[axis] = 1;
+  Value norm = c.b.create<ReduceOp>(c.loc, RankedTensorType::get(shape, f), c.input(0), Value(),
+                                    c.b.getStringAttr(p == 1 ? "l1" : "l2"), c.b.getDenseI64ArrayAttr({axis}),
+                                    c.b.getBoolAttr(true));
+  auto y = buildElementwise(c, {c.input(0), norm}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::DivFOp>(l, a[0], a[1]);
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
+/// GroupNormalization: statistics over each group of C / num_groups channels
+/// (and all spatial positions), then a per-channel (opset 21) or per-group
+/// (opset 18) scale and bias.
+LogicalResult importGroupNorm(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  if (!f.isF32()) return c.fail("input must be float32");
+  int64_t rank = in.getRank(), groups = c.attrs.getInt("num_groups", 0);
+  if (rank < 3) return c.fail("input must have rank >= 3");
+  for (int64_t i = 1; i < rank; ++i)
+    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
+  int64_t C = in.getDimSize(1), spatial = 1;
+  for (int64_t i = 2; i < rank; ++i) spatial *= in.getDimSize(i);
+  if (groups <= 0 || C % groups) return c.fail("num_groups must divide the channel count");
+  Value grouped = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), groups, C / groups * spatial}, f),
+                                        c.input(0), Value(), c.b.getDenseI64ArrayAttr({0, -1, -1}), c.b.getBoolAttr(false));
+  auto stats = meanAndVariance(c, grouped, {2});
+  if (failed(stats)) return failure();
+  float eps = c.attrs.getFloat("epsilon", 1e-5f);
+  int64_t paramSize = c.inputType(1).getNumElements();
+  bool perGroup = paramSize == groups && (c.opset < 21 || groups == C);
+  if (!perGroup && paramSize != C) return c.fail("scale and bias must have C (or num_groups) elements");
+  SmallVector<Value> ins = {stats->deviation, stats->variance};
+  if (perGroup) {
+    ins.push_back(reshapeTo(c, c.input(1), {groups, 1}));
+    ins.push_back(reshapeTo(c, c.input(2), {groups, 1}));
+  }
+  auto norm = buildElementwise(c, ins, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
+    Value r = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
+    if (a.size() > 2) r = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, r, a[2]), a[3]);
+    return r;
+  });
+  if (failed(norm)) return failure();
+  SmallVector<int64_t> sources;
+  for (int64_t i = 0; i < rank; ++i) sources.push_back(i == 0 ? 0 : -1);
+  Value y = c.b.create<ReshapeOp>(c.loc, in, *norm, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
+  if (!perGroup) {
+    SmallVector<int64_t> chan(rank - 1, 1);
+    chan[0] = C;
+    auto out = buildElementwise(c, {y, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)}, f,
+                                [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                                  return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+                                });
+    if (failed(out)) return failure();
+    y = *out;
+  }
+  c.setOutput(0, y);
+  return success();
+}
+
+/// LRN: x / (bias + alpha / size * sum of x^2 over a window of channels)^beta;
+/// the channel-window sum is an average pool (counting padding) over
+/// [N, 1, C, rest] times the window size.
+LogicalResult importLRN(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  if (!f.isF32()) return c.fail("input must be float32");
+  int64_t rank = in.getRank(), size = c.attrs.getInt("size", 0);
+  if (rank < 3) return c.fail("input must have rank >= 3");
+  if (size <= 0) return c.fail("size must be positive");
+  for (int64_t i = 1; i < rank; ++i)
+    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
+  int64_t C = in.getDimSize(1), rest = 1;
+  for (int64_t i = 2; i < rank; ++i) rest *= in.getDimSize(i);
+  float alpha = c.attrs.getFloat("alpha", 1e-4f), beta = c.attrs.getFloat("beta", 0.75f), bias = c.attrs.getFloat("bias", 1.0f);
+  auto sq = buildElementwise(c, {c.input(0)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  if (failed(sq)) return failure();
+  Value s4 = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), 1, C, rest}, f), *sq, Value(),
+                                   c.b.getDenseI64ArrayAttr({0, -1, -1, -1}), c.b.getBoolAttr(false));
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Value avg = c.b.create<AvgPoolOp>(c.loc, s4, c.b.getDenseI64ArrayAttr({size, 1}), c.b.getDenseI64ArrayAttr({1, 1}),
+                                    c.b.getDenseI64ArrayAttr({1, 1}), c.b.getDenseI64ArrayAttr({before, 0, after, 0}),
+                                    c.b.getBoolAttr(false), c.b.getBoolAttr(true));
+  SmallVector<int64_t> sources;
+  for (int64_t i = 0; i < rank; ++i) sources.push_back(i == 0 ? 0 : -1);
+  Value sum = c.b.create<ReshapeOp>(c.loc, in, avg, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
+  auto y = buildElementwise(c, {c.input(0), sum}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    // avg * size = window sum, so alpha / size * sum = alpha * avg.
+    Value d = b.create<arith::AddFOp>(l, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(bias)),
+                                      b.create<arith::MulFOp>(l, a[1], b.create<arith::ConstantOp>(l, b.getF32FloatAttr(alpha))));
+    return b.create<arith::DivFOp>(l, a[0], b.create<math::PowFOp>(l, d, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(beta))));
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
 } // namespace
 
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -148,6 +285,10 @@ void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["GlobalMaxPool"] = {1, kMaxOpset, noCheck, importGlobalMaxPool};
   t["InstanceNormalization"] = {6, kMaxOpset, noCheck, importInstanceNorm};
   t["MeanVarianceNormalization"] = {9, kMaxOpset, noCheck, importMVN};
+  t["EyeLike"] = {9, kMaxOpset, noCheck, importEyeLike};
+  t["LpNormalization"] = {1, kMaxOpset, noCheck, importLpNormalization};
+  t["GroupNormalization"] = {18, kMaxOpset, noCheck, importGroupNorm};
+  t["LRN"] = {1, kMaxOpset, noCheck, importLRN};
 }
 
 } // namespace v4f

@@ -393,6 +393,23 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
     Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));
     return b.create<SelectOp>(l, gt, x, fconst(b, l, ty, 0));
   });
+  t["Swish"] = floatUnary(24, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    // x * sigmoid(alpha * x)
+    Type ty = x.getType();
+    Value one = fconst(b, l, ty, 1);
+    Value ax = b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));
+    Value sig = b.create<DivFOp>(l, one, b.create<AddFOp>(l, one, b.create<math::ExpOp>(l, b.create<NegFOp>(l, ax))));
+    return b.create<MulFOp>(l, x, sig);
+  });
+  t["Shrink"] = floatUnary(9, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+    Type ty = x.getType();
+    float lambd = c.attrs.getFloat("lambd", 0.5f), bias = c.attrs.getFloat("bias", 0.0f);
+    Value lo = b.create<CmpFOp>(l, CmpFPredicate::OLT, x, fconst(b, l, ty, -lambd));
+    Value hi = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, lambd));
+    Value zero = fconst(b, l, ty, 0);
+    Value r = b.create<SelectOp>(l, hi, b.create<SubFOp>(l, x, fconst(b, l, ty, bias)), zero);
+    return b.create<SelectOp>(l, lo, b.create<AddFOp>(l, x, fconst(b, l, ty, bias)), r);
+  });
   t["Gelu"] = floatUnary(20, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
     Type ty = x.getType();
     Value half = fconst(b, l, ty, 0.5), one = fconst(b, l, ty, 1);
@@ -562,6 +579,28 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
                    return castScalar(b, l, a[0], from, to, saturate);
                  }));
                }};
+  t["BitCast"] = {26, kMaxOpset, [](const NodeAttrs &a, int64_t) {
+                    return a.has("to") ? std::string() : std::string("missing the 'to' attribute");
+                  },
+                  [](NodeContext &c) {
+                    Type from = elementOf(c.input(0));
+                    Type to = onnxTypeToMLIR(c, c.attrs.getInt("to", 0));
+                    if (!to) return c.fail("bit cast to an unsupported element type");
+                    auto bits = [](Type t) { return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth(); };
+                    if (bits(from) != bits(to) || bits(from) % 8)
+                      return c.fail("input and output element types must have the same byte size");
+                    return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                      Type toBody = bodyScalarType(to);
+                      Value x = a[0];
+                      if (x.getType().isInteger(1)) x = b.create<ExtUIOp>(l, b.getI8Type(), x);
+                      if (toBody.isInteger(1)) {
+                        // Any non-zero byte reads as true.
+                        Value v = x.getType() == b.getI8Type() ? x : (Value)b.create<BitcastOp>(l, b.getI8Type(), x);
+                        return b.create<CmpIOp>(l, CmpIPredicate::ne, v, iconst(b, l, b.getI8Type(), 0));
+                      }
+                      return x.getType() == toBody ? x : (Value)b.create<BitcastOp>(l, toBody, x);
+                    }));
+                  }};
   t["CastLike"] = {15, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
                      Type from = elementOf(c.input(0)), to = elementOf(c.input(1));
                      bool saturate = c.attrs.getInt("saturate", 1) != 0;

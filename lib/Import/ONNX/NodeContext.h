@@ -109,6 +109,7 @@ struct MomentValues {
   mlir::Value mean, deviation, variance;
 };
 mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, llvm::ArrayRef<int64_t> axes);
+mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, mlir::Value x, llvm::ArrayRef<int64_t> axes);
 
 /// Registers Attention, imported as a composition (AttentionOps.cpp).
 void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);

@@ -96,8 +96,8 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   std::string autoPad = a.getString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
     return "auto_pad '" + autoPad + "' is not a valid value";
-  if (a.has("kernel_shape") && a.getInts("kernel_shape").size() != 2)
-    return "only 2-D windows are supported (kernel_shape has " +
+  if (a.has("kernel_shape") && a.getInts("kernel_shape").size() != 2 && a.getInts("kernel_shape").size() != 1)
+    return "only 1-D and 2-D windows are supported (kernel_shape has " +
            std::to_string(a.getInts("kernel_shape").size()) + " dims)";
   for (const char *name : {"strides", "dilations", "kernel_shape"})
     for (int64_t v : a.getInts(name))
@@ -299,8 +299,34 @@ LogicalResult importBatchNorm(NodeContext &c) {
   if (c.attrs.getInt("training_mode", 0) != 0) return c.fail("training_mode=1 is not supported");
   for (size_t i = 1; i < (size_t)c.node.output_size(); ++i)
     if (c.outputUsed(i)) return c.fail("only the Y output is supported (inference)");
-  for (int i = 1; i <= 4; ++i)
-    if (!c.constantInput(i)) return c.fail("scale, B, mean and var must be constant initializers");
+  bool constantParams = true;
+  for (int i = 1; i <= 4; ++i) constantParams &= c.constantInput(i).has_value();
+  if (!constantParams) {
+    // Parameters known only at run time: (x - mean) / sqrt(var + eps) * scale + B,
+    // each [C] broadcast as [C, 1, ..., 1].
+    auto in = c.inputType(0);
+    if (in.getRank() < 2) return c.fail("input must have rank >= 2");
+    SmallVector<Value> ins = {c.input(0)};
+    for (int i = 1; i <= 4; ++i) {
+      auto t = c.inputType(i);
+      if (t.getRank() != 1 || !t.getElementType().isF32()) return c.fail("scale, B, mean and var must be float32 [C]");
+      SmallVector<int64_t> chan(in.getRank() - 1, 1);
+      chan[0] = t.getDimSize(0);
+      SmallVector<int64_t> sources(chan.size(), -1);
+      if (chan[0] == kDyn) sources[0] = 0;
+      ins.push_back(makeReshape(c, c.input(i), chan, sources));
+    }
+    float eps = c.attrs.getFloat("epsilon", 1e-5f);
+    auto y = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
+      Value inv = b.create<math::RsqrtOp>(l, b.create<arith::AddFOp>(l, a[4], e));
+      Value n = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[3]), inv);
+      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[1]), a[2]);
+    });
+    if (failed(y)) return failure();
+    c.setOutput(0, *y);
+    return success();
+  }
   c.setOutput(0, c.b.create<BatchNormOp>(c.loc, c.inputType(0), c.input(0), c.input(1), c.input(2),
                                          c.input(3), c.input(4),
                                          c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
@@ -562,11 +588,18 @@ LogicalResult importLayerNorm(NodeContext &c) {
 }
 
 LogicalResult importIdentity(NodeContext &c) {
-  if (c.outputUsed(1)) return c.fail("the mask output of Dropout is not supported");
   if (c.node.op_type() == "Dropout" && c.hasInput(2)) {
     auto mode = c.constantInput(2);
     if (!mode || mode->getNumElements() != 1 || *mode->getValues<bool>().begin())
       return c.fail("training_mode must be a constant false (inference only)");
+  }
+  if (c.outputUsed(1)) {
+    // Inference Dropout keeps every element: the mask is all true.
+    auto mask = buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value>) -> Value {
+      return b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+    });
+    if (failed(mask)) return failure();
+    c.setOutput(1, *mask);
   }
   if (auto cst = c.constantInput(0)) c.setConstantOutput(0, *cst);
   else c.setOutput(0, c.input(0));
@@ -612,6 +645,106 @@ std::string checkConstant(const NodeAttrs &a, int64_t) {
   return "";
 }
 
+/// Imports a 1-D Conv / pooling node through its 2-D form: the inputs in
+/// `lift` get a unit dim at index 2, the window attributes a leading 1 (pads
+/// a 0 on each side), and the output drops the unit dim again.
+LogicalResult importLifted1D(NodeContext &c, LogicalResult (*import2D)(NodeContext &), ArrayRef<size_t> lift) {
+  onnx::NodeProto n = c.node;
+  auto unitAt2 = [&](Value v, ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> s = {shape[0], shape[1], 1, shape[2]}, src = {0, 1, -1, 2};
+    return makeReshape(c, v, s, src);
+  };
+  for (size_t i : lift) {
+    if (!c.hasInput(i)) continue;
+    auto t = c.inputType(i);
+    if (t.getRank() != 3) return c.fail("input " + std::to_string(i) + " of a 1-D window must have rank 3");
+    std::string name = c.node.input(i) + "#v4f-2d";
+    c.g.values[name] = unitAt2(c.input(i), t.getShape());
+    n.set_input(int(i), name);
+  }
+  for (auto &a : *n.mutable_attribute()) {
+    if (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations") {
+      if (a.ints_size() != 1) return c.fail(a.name() + " must have 1 entry for a 1-D window");
+      int64_t v = a.ints(0);
+      a.clear_ints();
+      a.add_ints(1);
+      a.add_ints(v);
+    } else if (a.name() == "pads") {
+      if (a.ints_size() != 2) return c.fail("pads must have 2 entries for a 1-D window");
+      int64_t b = a.ints(0), e = a.ints(1);
+      a.clear_ints();
+      for (int64_t v : {int64_t(0), b, int64_t(0), e}) a.add_ints(v);
+    }
+  }
+  std::string out = c.node.output(0) + "#v4f-2d";
+  n.set_output(0, out);
+  NodeContext c2(n, c.opset, c.g, c.loc);
+  if (failed(import2D(c2))) return c.fail(c2.error);
+  Value y = c.g.values.at(out);
+  auto yt = llvm::cast<RankedTensorType>(y.getType());
+  SmallVector<int64_t> shape = {yt.getDimSize(0), yt.getDimSize(1), yt.getDimSize(3)}, src = {0, 1, 3};
+  c.setOutput(0, makeReshape(c, y, shape, src));
+  return success();
+}
+
+LogicalResult importConvAnyRank(NodeContext &c) {
+  if (c.inputType(0).getRank() == 3) return importLifted1D(c, importConv, {0, 1});
+  return importConv(c);
+}
+
+template <typename PoolOp>
+LogicalResult importPoolAnyRank(NodeContext &c) {
+  if (c.inputType(0).getRank() == 3) return importLifted1D(c, importPool<PoolOp>, {0});
+  return importPool<PoolOp>(c);
+}
+
+/// LpPool: (sum over the window of |x|^p)^(1/p), the sum taken as an
+/// average pool that counts the padding (zeros) times the window size.
+LogicalResult importLpPool2D(NodeContext &c) {
+  if (failed(requireF32(c, 0))) return failure();
+  float p = float(c.attrs.getInt("p", 2));
+  if (p <= 0) return c.fail("p must be positive");
+  auto f = c.b.getF32Type();
+  auto powered = buildElementwise(c, {c.input(0)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value ax = b.create<math::AbsFOp>(l, a[0]);
+    if (p == 1) return ax;
+    if (p == 2) return b.create<arith::MulFOp>(l, a[0], a[0]);
+    return b.create<math::PowFOp>(l, ax, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(p)));
+  });
+  if (failed(powered)) return failure();
+  onnx::NodeProto n = c.node;
+  n.set_op_type("AveragePool");
+  std::string in = c.node.input(0) + "#v4f-lp", out = c.node.output(0) + "#v4f-lp";
+  c.g.values[in] = *powered;
+  n.set_input(0, in);
+  n.set_output(0, out);
+  int64_t window = 1;
+  for (int64_t k : c.attrs.getInts("kernel_shape")) window *= k;
+  auto *attrs = n.mutable_attribute();
+  for (int i = attrs->size() - 1; i >= 0; --i)
+    if (attrs->Get(i).name() == "p" || attrs->Get(i).name() == "count_include_pad") attrs->DeleteSubrange(i, 1);
+  auto *cip = n.add_attribute();
+  cip->set_name("count_include_pad");
+  cip->set_type(onnx::AttributeProto::INT);
+  cip->set_i(1);
+  NodeContext c2(n, c.opset, c.g, c.loc);
+  if (failed(importPool<AvgPoolOp>(c2))) return c.fail(c2.error);
+  auto y = buildElementwise(c, {c.g.values.at(out)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value sum = b.create<arith::MulFOp>(l, a[0], b.create<arith::ConstantOp>(l, b.getF32FloatAttr(float(window))));
+    if (p == 1) return sum;
+    if (p == 2) return b.create<math::SqrtOp>(l, sum);
+    return b.create<math::PowFOp>(l, sum, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f / p)));
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
+LogicalResult importLpPool(NodeContext &c) {
+  if (c.inputType(0).getRank() == 3) return importLifted1D(c, importLpPool2D, {0});
+  return importLpPool2D(c);
+}
+
 std::string checkBatchNorm(const NodeAttrs &a, int64_t) {
   return a.getInt("training_mode", 0) ? "training_mode=1 is not supported" : "";
 }
@@ -620,9 +753,10 @@ std::string checkBatchNorm(const NodeAttrs &a, int64_t) {
 
 const std::unordered_map<std::string, OpImporter> &opImporters() {
   static std::unordered_map<std::string, OpImporter> table = {
-      {"Conv", {1, kMaxOpset, checkWindowAttrs, importConv}},
-      {"MaxPool", {1, kMaxOpset, checkWindowAttrs, importPool<MaxPoolOp>}},
-      {"AveragePool", {1, kMaxOpset, checkWindowAttrs, importPool<AvgPoolOp>}},
+      {"Conv", {1, kMaxOpset, checkWindowAttrs, importConvAnyRank}},
+      {"LpPool", {2, kMaxOpset, checkWindowAttrs, importLpPool}},
+      {"MaxPool", {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<MaxPoolOp>}},
+      {"AveragePool", {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<AvgPoolOp>}},
       {"GlobalAveragePool", {1, kMaxOpset, noCheck, importGlobalAveragePool}},
       {"Gemm", {1, kMaxOpset, noCheck, importGemm}},
       {"MatMul", {1, kMaxOpset, noCheck, importMatMul}},

@@ -24,7 +24,30 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
             bool isFloat = llvm::isa<FloatType>(et);
             if (!isFloat && (kind == "l2" || kind == "log_sum" || kind == "log_sum_exp"))
               return c.fail("this reduction needs a float input");
-            if (et.isInteger(1)) return c.fail("bool input is not supported");
+            Value x = c.input(0);
+            bool boolInput = et.isInteger(1);
+            if (boolInput) {
+              // max / min of bools are any / all: reduce them as uint8 0/1.
+              if (kind != "max" && kind != "min") return c.fail("bool input is supported by ReduceMax/ReduceMin only");
+              et = IntegerType::get(&c.g.ctx, 8, IntegerType::Unsigned);
+              auto wide = buildElementwise(c, {x}, et, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                return b.create<arith::ExtUIOp>(l, b.getI8Type(), a[0]);
+              });
+              if (failed(wide)) return failure();
+              x = *wide;
+            }
+            auto setResult = [&](Value r) -> LogicalResult {
+              if (boolInput) {
+                auto narrow = buildElementwise(c, {r}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[0],
+                                                 b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0)));
+                });
+                if (failed(narrow)) return failure();
+                r = *narrow;
+              }
+              c.setOutput(0, r);
+              return success();
+            };
             int64_t rank = in.getRank();
             bool keepdims = c.attrs.getInt("keepdims", 1) != 0;
             bool noop = c.attrs.getInt("noop_with_empty_axes", 0) != 0;
@@ -40,15 +63,13 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
               else {
                 SmallVector<int64_t> shape(keepdims ? rank : rank - n, kDyn);
                 auto type = RankedTensorType::get(shape, et);
-                c.setOutput(0, c.b.create<ReduceOp>(c.loc, type, c.input(0), c.input(1), c.b.getStringAttr(kind),
+                return setResult(c.b.create<ReduceOp>(c.loc, type, x, c.input(1), c.b.getStringAttr(kind),
                                                     c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(keepdims)));
-                return success();
               }
             }
             if (axes->empty()) {
               if (noop) {
-                c.setOutput(0, c.input(0));
-                return success();
+                return setResult(x);
               }
               for (int64_t i = 0; i < rank; ++i) axes->push_back(i);
             }
@@ -68,13 +89,11 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
             bool adjacent = true;
             for (size_t i = 1; i < normalized.size(); ++i) adjacent &= normalized[i] == normalized[i - 1] + 1;
             if (kind == "mean" && et.isF32() && adjacent) {
-              c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(normalized),
+              return setResult(c.b.create<ReduceMeanOp>(c.loc, x, c.b.getDenseI64ArrayAttr(normalized),
                                                       c.b.getBoolAttr(keepdims)));
-              return success();
             }
-            c.setOutput(0, c.b.create<ReduceOp>(c.loc, type, c.input(0), Value(), c.b.getStringAttr(kind),
+            return setResult(c.b.create<ReduceOp>(c.loc, type, x, Value(), c.b.getStringAttr(kind),
                                                 c.b.getDenseI64ArrayAttr(normalized), c.b.getBoolAttr(keepdims)));
-            return success();
           }};
 }
 

@@ -428,16 +428,67 @@ LogicalResult importCumSum(NodeContext &c) {
   if (!isIndexTensor(at) || at.getNumElements() != 1) return c.fail("axis must be an integer scalar");
   c.setOutput(0, c.b.create<CumSumOp>(c.loc, in, c.input(0), c.input(1),
                                       c.b.getBoolAttr(c.attrs.getInt("exclusive", 0) != 0),
-                                      c.b.getBoolAttr(c.attrs.getInt("reverse", 0) != 0)));
+                                      c.b.getBoolAttr(c.attrs.getInt("reverse", 0) != 0),
+                                      c.b.getBoolAttr(c.node.op_type() == "CumProd")));
   return success();
 }
 
 } // namespace
 
+/// Tile: x [d0, ..., dn-1] is viewed as [1, d0, 1, d1, ...], expanded to
+/// [r0, d0, r1, d1, ...] and reshaped to [r0*d0, r1*d1, ...]. The repeats may
+/// be known only at run time (the plan follows their values).
+LogicalResult importTile(NodeContext &c) {
+  auto in = c.inputType(0), rt = c.inputType(1);
+  if (!rt.getElementType().isInteger(64) || rt.getRank() != 1) return c.fail("repeats must be a 1-D int64 tensor");
+  int64_t n = in.getRank();
+  if (rt.isDynamicDim(0) || rt.getDimSize(0) != n) return c.fail("repeats must have one entry per input dim");
+  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  if (n == 0) {
+    c.setOutput(0, c.input(0));
+    return success();
+  }
+  auto i64 = c.b.getI64Type();
+  auto constI64 = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> v) -> Value {
+    auto type = RankedTensorType::get(shape, i64);
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(type, v));
+  };
+  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> src(shape.size(), -1);
+    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(shape, t.getElementType()), v, Value(),
+                                 c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
+  };
+  SmallVector<int64_t> dims(in.getShape()), unit;
+  for (int64_t d : dims) unit.append({1, d});
+  // [r0, d0, r1, d1, ...] = gather([r..., d...], [0, n, 1, n + 1, ...]).
+  Value cat = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2 * n}, i64),
+                                   ValueRange{c.input(1), constI64({n}, dims)}, c.b.getI64IntegerAttr(0));
+  SmallVector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i) order.append({i, n + i});
+  Value expandShape = c.b.create<GatherOp>(c.loc, cat, constI64({2 * n}, order), c.b.getI64IntegerAttr(0));
+  SmallVector<int64_t> expandedType;
+  auto reps = c.constantInts(1);
+  for (int64_t i = 0; i < n; ++i) expandedType.append({reps ? (*reps)[i] : kDyn, dims[i]});
+  Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(expandedType, in.getElementType()),
+                                        reshape(c.input(0), unit), expandShape);
+  auto outShape = buildElementwise(c, {c.input(1), constI64({n}, dims)}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulIOp>(l, a[0], a[1]);
+  });
+  if (failed(outShape)) return failure();
+  SmallVector<int64_t> resultShape(n, kDyn), src(n, -1);
+  if (reps)
+    for (int64_t i = 0; i < n; ++i) resultShape[i] = (*reps)[i] * dims[i];
+  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), expanded,
+                                       *outShape, c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false)));
+  return success();
+}
+
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Shape"] = {1, kMaxOpset, noCheck, importShape};
   t["Size"] = {1, kMaxOpset, noCheck, importSize};
   t["Expand"] = {8, kMaxOpset, noCheck, importExpand};
+  t["Tile"] = {6, kMaxOpset, noCheck, importTile};
   t["Unsqueeze"] = {1, kMaxOpset, noCheck, importUnsqueeze};
   t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
   t["Slice"] = {10, kMaxOpset, noCheck, importSlice};
@@ -448,6 +499,7 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Trilu"] = {14, kMaxOpset, noCheck, importTrilu};
   t["Pad"] = {11, kMaxOpset, noCheck, importPad};
   t["CumSum"] = {11, kMaxOpset, noCheck, importCumSum};
+  t["CumProd"] = {26, kMaxOpset, noCheck, importCumSum};
 }
 
 } // namespace v4f

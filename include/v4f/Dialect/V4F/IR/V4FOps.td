@@ -486,16 +486,18 @@ def V4F_PadOp : V4F_Op<"pad", [Pure, AttrSizedOperandSegments]> {
 }
 
 def V4F_CumSumOp : V4F_Op<"cumsum", [Pure]> {
-  let summary = "cumulative sum along an axis given as a scalar tensor (ONNX CumSum)";
+  let summary = "cumulative sum or product along an axis given as a scalar tensor (ONNX CumSum/CumProd)";
   let description = [{
-    `exclusive` leaves out the current element; `reverse` sums from the end.
+    `exclusive` leaves out the current element; `reverse` sums from the end;
+    `product` multiplies instead (ONNX CumProd).
     The axis may be known only at run time.
 
     ```mlir
     %y = v4f.cumsum %x, %axis {exclusive = false, reverse = false} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$axis, BoolAttr:$exclusive, BoolAttr:$reverse);
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$axis, BoolAttr:$exclusive, BoolAttr:$reverse,
+                       DefaultValuedAttr<BoolAttr, "false">:$product);
   let results = (outs V4F_AnyTensor:$result);
   let assemblyFormat = "$input `,` $axis attr-dict `:` functional-type(operands, results)";
 }
