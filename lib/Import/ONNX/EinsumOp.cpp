@@ -11,11 +11,14 @@
 //   operands fold left to right, two at a time, as one batched matmul:
 //     [batch, left-only, contracted] x [batch, contracted, right-only],
 //     reshaped to [batch.., M, K] x [batch.., K, N] (size-1 batch dims
-//     broadcast) and back to [batch.., left-only.., right-only..];
+//     broadcast) and back to [batch.., left-only.., right-only..] (float64:
+//     a broadcast multiply [.., M, K, 1] * [.., 1, K, N] summed over K);
 //   finally a transpose to the output's label order.
 //
-// Everything is computed in float32 (the v4f matmul is float32-only): other
-// float types are converted on entry and the result converted back.
+// float32 contractions are matmuls; float64 ones (the v4f matmul is
+// float32-only) multiply with broadcasting and sum over the contracted dim.
+// Other float types are computed in float32: converted on entry and the
+// result converted back.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -196,8 +199,26 @@ public:
     int64_t M, K, K2, N;
     Value lhs = arrange(a, left, contracted, batchA, M, K);
     Value rhs = arrange(b, contracted, right, batchB, K2, N);
-    Value prod = c.b.create<MatMulOp>(c.loc, lhs, rhs, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
-                                      c.b.getF32FloatAttr(0));
+    Value prod;
+    if (typeOf(lhs).getElementType().isF32()) {
+      prod = c.b.create<MatMulOp>(c.loc, lhs, rhs, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                                  c.b.getF32FloatAttr(0));
+    } else {
+      // float64 (no matmul): [.., M, K, 1] * [.., 1, K, N], summed over K.
+      SmallVector<int64_t> l4(typeOf(lhs).getShape()), r4(typeOf(rhs).getShape());
+      l4.push_back(1);
+      r4.insert(r4.end() - 2, 1);
+      auto mul = buildElementwise(c, {reshapeTo(c, lhs, l4), reshapeTo(c, rhs, r4)}, typeOf(lhs).getElementType(),
+                                  [](OpBuilder &b, Location l, ArrayRef<Value> x) -> Value {
+                                    return b.create<arith::MulFOp>(l, x[0], x[1]);
+                                  });
+      if (failed(mul)) return failure();
+      Operand full{*mul, {}};
+      int64_t rank = typeOf(*mul).getRank();
+      for (int64_t i = 0; i < rank; ++i) full.labels.push_back(i == rank - 2 ? -1 : (int)i);
+      sumOut(full, [](int l) { return l != -1; });
+      prod = full.v;
+    }
     SmallVector<int64_t> shape;
     for (size_t i = 0; i < batch.size(); ++i) shape.push_back(std::max(batchA[i], batchB[i]));
     for (int l : left) shape.push_back(a.size(pos(a, l)));
@@ -235,7 +256,7 @@ LogicalResult importEinsum(NodeContext &c) {
     auto t = c.inputType(k);
     if (k == 0) io = t.getElementType();
     if (t.getElementType() != io) return c.fail("Einsum inputs must share one element type");
-    if (!llvm::isa<FloatType>(io)) return c.fail("only float Einsum is supported (v4f's matmul is float32-only)");
+    if (!llvm::isa<FloatType>(io)) return c.fail("only float Einsum is supported (integer inputs are not)");
     if (!t.hasStaticShape()) return c.fail("Einsum inputs must have static shapes");
     auto labels = parseTerm(c, terms[k]);
     if (failed(labels)) return failure();
@@ -286,10 +307,12 @@ LogicalResult importEinsum(NodeContext &c) {
   if (ops.empty()) return c.fail("Einsum needs at least one input");
 
   // --- Lowering ---------------------------------------------------------------
-  Type f32 = c.b.getF32Type();
+  // float64 stays float64 (contractions become multiply + sum); other float
+  // types are computed in float32 with matmuls.
+  Type compute = io.isF64() ? io : c.b.getF32Type();
   EinsumBuilder eb(c);
   for (Operand &o : ops) {
-    auto v = convertTo(c, o.v, f32);
+    auto v = convertTo(c, o.v, compute);
     if (failed(v)) return failure();
     o.v = *v;
     if (failed(eb.diagonalize(o))) return failure();

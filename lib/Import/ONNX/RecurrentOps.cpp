@@ -238,7 +238,9 @@ LogicalResult importRecurrent(NodeContext &c) {
 
   // --- Types and shapes ----------------------------------------------------
   Type io = c.inputType(0).getElementType();
-  if (!llvm::isa<FloatType>(io)) return c.fail("X must be a float tensor");
+  if (!llvm::isa<FloatType>(io) || io.isF64())
+    return c.fail("X must be float32, float16 or bfloat16 (v4f computes " + op +
+                  " in float32, which would lose float64 precision)");
   for (size_t i : {(size_t)1, (size_t)2, kB, kH0, kC0, kP}) {
     if (!c.hasInput(i) || (kind != Kind::LSTM && i >= kC0)) continue;
     if (c.inputType(i).getElementType() != io)
