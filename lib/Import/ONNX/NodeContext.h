@@ -113,6 +113,10 @@ mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, mlir::Value x, llv
 
 /// Registers Attention, imported as a composition (AttentionOps.cpp).
 void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers RNN, GRU and LSTM, unrolled over the static sequence (RecurrentOps.cpp).
+void addRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers Einsum, lowered to transpose/reshape/matmul/reduce (EinsumOp.cpp).
+void addEinsumImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
