@@ -212,6 +212,18 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                           "an int32/int64 tensor", i, ins->a());
       continue;
     }
+    if (ins->op() == fb::ShapeOp::InputScaledDim) {
+      if (ins->a() >= nin)
+        return makeStatus(kBad, "shape program instruction %u reads input %u, but there are %u inputs",
+                          i, ins->a(), nin);
+      if (mf->inputs()->Get(ins->a())->dtype() != V4F_DTYPE_FLOAT32)
+        return makeStatus(kBad, "shape program instruction %u reads scale factors from input %u, which is "
+                          "not a float32 tensor", i, ins->a());
+      if (ins->imm() < 0 || ins->imm() >= int64_t(i))
+        return makeStatus(kBad, "shape program instruction %u scales register %lld, which is not "
+                          "defined before it", i, static_cast<long long>(ins->imm()));
+      continue;
+    }
     if (ins->a() >= i || ins->b() >= i)
       return makeStatus(kBad,
                         "shape program instruction %u reads register %u, which is not defined "

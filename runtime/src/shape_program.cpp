@@ -75,6 +75,33 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         }
         break;
       }
+      case fb::ShapeOp::InputScaledDim: {
+        uint32_t c = static_cast<uint32_t>(ins->imm());
+        if (!inputs || (known && !known[c])) {
+          isKnown = false;
+          break;
+        }
+        const v4f_tensor_t& t = inputs[a];
+        uint64_t count = 1;
+        for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
+        if (b >= count || (uint64_t(b) + 1) * 4 > t.byte_size)
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "input %u has %llu elements, but the model's shapes need element %u of it",
+                            a, static_cast<unsigned long long>(count), b);
+        if (!t.data)
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "the values of input %u determine output shapes: pass its data", a);
+        float v;
+        __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 4, 4);
+        double scaled = static_cast<double>(v) * static_cast<double>(regs[c]);
+        // NaN fails both comparisons; sizes stay below 2^40.
+        if (!(scaled >= 0.0 && scaled < 1099511627776.0))
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "element %u of input %u (%g) scales dim %lld to an invalid size", b, a,
+                            static_cast<double>(v), static_cast<long long>(regs[c]));
+        r = static_cast<int64_t>(__builtin_floor(scaled));
+        break;
+      }
       case fb::ShapeOp::Select: {
         uint32_t c = static_cast<uint32_t>(ins->imm());
         if (known && !(known[a] && known[b] && known[c])) {

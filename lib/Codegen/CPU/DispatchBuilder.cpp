@@ -351,7 +351,7 @@ struct PlanBuilder {
     }
     result.buffer = ctx.newTransient(bytesOf(result));
     infos[op->getResult(0)] = result;
-    if (isa<ShapeOp>(op)) return emitShapeOf(ctx, op, operands, result);
+    if (isa<ShapeOp, ScaledSizesOp>(op)) return emitShapeOf(ctx, op, operands, result);
     if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
     if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
     if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);

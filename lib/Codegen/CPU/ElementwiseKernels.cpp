@@ -286,7 +286,7 @@ LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
     Value src = kb->mul(kb->add(kb->mul(o, extent), safe), in);
     Value dst = kb->mul(row, in);
     kb->forLoop(kb->c(0), in, kb->c(1), [&](Value j) {
-      kb->store(kb->load(kb->f32(), kb->binding(1), kb->add(src, j)), kb->binding(0), kb->add(dst, j));
+      kb->store(kb->load(data.elementType, kb->binding(1), kb->add(src, j)), kb->binding(0), kb->add(dst, j));
     });
     return {kb->b.create<arith::OrIOp>(kb->loc, acc[0], outOfRange)};
   });

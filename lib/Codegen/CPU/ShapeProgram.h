@@ -35,6 +35,10 @@ public:
   Reg inputValue(uint32_t input, uint32_t index) {
     return memo({ShapeOpKind::InputValue, input, index, 0});
   }
+  /// floor(element `index` of float32 input `input` * r[dim]), read at run time.
+  Reg inputScaledDim(uint32_t input, uint32_t index, Reg dim) {
+    return memo({ShapeOpKind::InputScaledDim, input, index, int64_t(dim)});
+  }
   Reg lt(Reg a, Reg b) { return binary(ShapeOpKind::Lt, a, b); }
   Reg eq(Reg a, Reg b) { return binary(ShapeOpKind::Eq, a, b); }
   /// cond != 0 ? a : b
@@ -75,6 +79,10 @@ public:
       const ShapeInstruction &i = instrs[r];
       if (i.op == ShapeOpKind::Const || i.op == ShapeOpKind::InputDim || i.op == ShapeOpKind::InputValue)
         continue;
+      if (i.op == ShapeOpKind::InputScaledDim) {
+        work.push_back(Reg(i.imm));
+        continue;
+      }
       work.push_back(i.a);
       work.push_back(i.b);
       if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
@@ -84,7 +92,9 @@ public:
     for (Reg r = 0; r < instrs.size(); ++r) {
       if (!used[r]) continue;
       ShapeInstruction i = instrs[r];
-      if (i.op != ShapeOpKind::Const && i.op != ShapeOpKind::InputDim && i.op != ShapeOpKind::InputValue) {
+      if (i.op == ShapeOpKind::InputScaledDim) {
+        i.imm = remap[Reg(i.imm)];
+      } else if (i.op != ShapeOpKind::Const && i.op != ShapeOpKind::InputDim && i.op != ShapeOpKind::InputValue) {
         i.a = remap[i.a];
         i.b = remap[i.b];
         if (i.op == ShapeOpKind::Select) i.imm = remap[Reg(i.imm)];

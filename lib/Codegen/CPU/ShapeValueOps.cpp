@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -189,6 +191,27 @@ std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, Operation 
   if (auto shape = dyn_cast<ShapeOp>(op)) {
     const auto &dims = operands[0].dims;
     return std::vector<Reg>(dims.begin() + shape.getStart(), dims.begin() + shape.getEnd());
+  }
+  if (auto scaled = dyn_cast<ScaledSizesOp>(op)) {
+    // floor(dim * scale): scales from a graph input are read at run time,
+    // constant ones fold when the dim is static.
+    std::vector<Reg> out;
+    auto axes = scaled.getAxes();
+    if (auto arg = llvm::dyn_cast<BlockArgument>(scaled.getScales())) {
+      for (size_t i = 0; i < axes.size(); ++i)
+        out.push_back(sp.inputScaledDim(arg.getArgNumber(), i, operands[0].dims[axes[i]]));
+      return out;
+    }
+    auto cst = scaled.getScales().getDefiningOp<arith::ConstantOp>();
+    auto attr = cst ? llvm::dyn_cast<DenseElementsAttr>(cst.getValue()) : DenseElementsAttr();
+    if (!attr) return std::nullopt;
+    auto scales = llvm::to_vector(attr.getValues<float>());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto dim = sp.constValue(operands[0].dims[axes[i]]);
+      if (!dim) return std::nullopt;
+      out.push_back(sp.constant(int64_t(std::floor(double(scales[i]) * double(*dim)))));
+    }
+    return out;
   }
   auto count = staticCount();
   if (!count) return std::nullopt;
@@ -551,6 +574,8 @@ LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
 
 LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
+  if (!result.values)
+    return op->emitOpError("its scales must be a graph input or a constant (with static dims)");
   auto kb = ctx.newKernel(dispatchName(op));
   for (size_t k = 0; k < result.values->size(); ++k)
     kb->store(kb->dim((*result.values)[k]), kb->binding(0), kb->c(k));

@@ -119,6 +119,8 @@ void addRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
 void addEinsumImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers Resize (ResizeOp.cpp).
+void addResizeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
 void addReductionImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Reshape whose shape input is known only at run time.

@@ -789,7 +789,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
   };
   static const bool extended =
       (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
-       addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table),
+       addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
        addRecurrentImporters(table), addEinsumImporters(table), true);
   (void)extended;
   return table;

@@ -314,6 +314,22 @@ def V4F_ReshapeOp : V4F_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
+def V4F_ScaledSizesOp : V4F_Op<"scaled_sizes", [Pure]> {
+  let summary = "floor(dim * scale) of chosen dims, with scales known at run time";
+  let description = [{
+    `result[i] = floor(dim(input, axes[i]) * scales[i])` as a 1-D i64 tensor
+    (Resize output sizes from its `scales` input). The plan follows the values
+    (shape registers): scales must be a graph input or a constant.
+
+    ```mlir
+    %s = v4f.scaled_sizes %x, %scales {axes = array<i64: 2, 3>} : (tensor<1x1x4x4xf32>, tensor<2xf32>) -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, 1DTensorOf<[F32]>:$scales, DenseI64ArrayAttr:$axes);
+  let results = (outs 1DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input `,` $scales attr-dict `:` functional-type(operands, results)";
+}
+
 def V4F_ShapeOp : V4F_Op<"shape", [Pure]> {
   let summary = "the dims [start, end) of a tensor as a 1-D i64 tensor";
   let description = [{
