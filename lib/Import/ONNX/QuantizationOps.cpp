@@ -1,8 +1,9 @@
 //===- QuantizationOps.cpp - ONNX quantization operators as compositions --===//
 //
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear import as
-// v4f.elementwise ops (plus v4f.reduce for the dynamic range and v4f.gather
-// to expand blocked scales / zero points along the block axis):
+// v4f.elementwise ops (plus v4f.reduce for the dynamic range, and a
+// broadcast/reshape/split that repeats blocked scales / zero points along the
+// block axis):
 //
 //   QuantizeLinear    y = saturate(roundeven(x / scale) + zero_point)   integer targets
 //                     y = cast<float8>(x / scale, saturate)             float8 targets
@@ -126,12 +127,31 @@ FailureOr<Value> quantParam(NodeContext &c, size_t i, RankedTensorType x, int64_
                     " blocks along axis " + std::to_string(axis) + ", expected ceil(" + std::to_string(D) + " / " +
                     std::to_string(blockSize) + ") = " + std::to_string(blocks));
     if (blocks == D) return v;
-    // Element k along the axis uses block k / block_size.
-    SmallVector<int64_t> ids;
-    for (int64_t k = 0; k < D; ++k) ids.push_back(k / blockSize);
-    Value idx = c.b.create<arith::ConstantOp>(
-        c.loc, DenseElementsAttr::get(RankedTensorType::get({D}, c.b.getI64Type()), ArrayRef<int64_t>(ids)));
-    return c.b.create<GatherOp>(c.loc, v, idx, c.b.getI64IntegerAttr(axis)).getResult();
+    // Repeat each block's value block_size times along the axis: view it as
+    // [..., blocks, 1, ...], broadcast against [1, ..., block_size, ..., 1]
+    // in an identity v4f.elementwise, merge the two dims and drop the excess
+    // of a partial last block. (Not v4f.gather: its CPU kernel copies float32
+    // elements only, and zero points are 8/16-bit.)
+    SmallVector<int64_t> split(t.getShape()), sources(rank + 1, -1), ones(rank + 1, 1);
+    split.insert(split.begin() + axis + 1, 1);
+    ones[axis + 1] = blockSize;
+    auto onesType = RankedTensorType::get(ones, c.b.getI1Type());
+    Value shaper = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(onesType, false));
+    auto rep = buildElementwise(c, {reshapeTo(c, v, split, sources), shaper}, t.getElementType(),
+                                [](OpBuilder &, Location, ArrayRef<Value> a) { return a[0]; });
+    if (failed(rep)) return failure();
+    SmallVector<int64_t> merged(t.getShape()), msrc(rank, -1);
+    merged[axis] = blocks * blockSize;
+    Value full = reshapeTo(c, *rep, merged, msrc);
+    if (blocks * blockSize == D) return full;
+    SmallVector<int64_t> head(merged), tail(merged);
+    head[axis] = D;
+    tail[axis] = blocks * blockSize - D;
+    auto parts = c.b.create<SplitOp>(c.loc, TypeRange{RankedTensorType::get(head, t.getElementType()),
+                                                      RankedTensorType::get(tail, t.getElementType())},
+                                     full, Value(), c.b.getI64IntegerAttr(axis),
+                                     c.b.getDenseI64ArrayAttr({D, blocks * blockSize - D}));
+    return parts.getResult(0);
   }
   if (t.getRank() != 1)
     return c.fail(what + " must be a scalar or a 1-D tensor (per-axis quantization) unless block_size is set");
