@@ -24,8 +24,8 @@
 // result is converted to int32 exactly, and the chunks are summed in int32.
 // So the int32 results are exact for every input. A dynamic K (matmul) has no
 // static bound and runs as one float32 matmul: exact only while the sums stay
-// below 2^24; a grouped conv whose per-group chunk would need splitting is
-// rejected. The requantization of QLinearMatMul / QLinearConv
+// below 2^24. Convolutions split the input channels of each group. The
+// requantization of QLinearMatMul / QLinearConv
 // (acc * (a_scale * b_scale / y_scale) + y_zero_point) is computed in float64
 // like the ONNX reference (numpy promotes int32 * float32 to float64).
 //
@@ -574,14 +574,25 @@ FailureOr<Value> exactConv(NodeContext &c, Value x, Value w, Value bias, int64_t
     if (failed(r)) return failure();
     parts.push_back(*r);
   } else {
-    if (group != 1)
-      return c.fail("a grouped integer convolution with " + std::to_string(cpg) +
-                    " input channels per group could exceed float32's exact integer range (2^24); at most " +
-                    std::to_string(len) + " are supported");
+    // Split every group's input channels into chunks of `len`: x viewed as
+    // [N, group, C/group, H, W] and split along the per-group channel dim,
+    // w split along its input-channel dim; each chunk is a grouped conv.
     if (xt.isDynamicDim(1)) return c.fail("the input channel dim must be static");
-    auto xs = splitInto(c, x, 1, cpg, len), ws = splitInto(c, w, 1, cpg, len);
+    if (group <= 0 || xt.getDimSize(1) != cpg * group)
+      return c.fail("input has " + std::to_string(xt.getDimSize(1)) + " channels but weight*group expects " +
+                    std::to_string(cpg * group));
+    Value xg = x;
+    if (group > 1)
+      xg = reshapeTo(c, x, {xt.getDimSize(0), group, cpg, xt.getDimSize(2), xt.getDimSize(3)}, {0, -1, -1, 2, 3});
+    auto xs = splitInto(c, xg, group > 1 ? 2 : 1, cpg, len), ws = splitInto(c, w, 1, cpg, len);
     for (size_t k = 0; k < xs.size(); ++k) {
-      auto r = buildConv2D(c, xs[k], ws[k], Value());
+      Value xk = xs[k];
+      if (group > 1) {
+        auto kt = typeOf(xk);
+        xk = reshapeTo(c, xk, {kt.getDimSize(0), group * kt.getDimSize(2), kt.getDimSize(3), kt.getDimSize(4)},
+                       {0, -1, 3, 4});
+      }
+      auto r = buildConv2D(c, xk, ws[k], Value());
       if (failed(r)) return failure();
       parts.push_back(*r);
     }
