@@ -123,6 +123,16 @@ void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 void addResizeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).
 void addReductionImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers the quantization operators (QuantizationOps.cpp).
+void addQuantizationImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Conv/pool attribute check (auto_pad, 2-D windows, positive strides) (ONNXOps.cpp).
+std::string checkWindowAttrs(const NodeAttrs &a, int64_t opset);
+/// A float32 2-D v4f.conv of `x` and `weight` (+ optional float32 `bias`)
+/// from the node's Conv attributes (kernel_shape, strides, dilations, pads,
+/// auto_pad, group), with Conv's shape checks (ONNXOps.cpp).
+mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
+/// numpy-style matmul of two float32 values (rank-1 operands handled) (ONNXOps.cpp).
+mlir::LogicalResult importMatMulValues(NodeContext &c, mlir::Value a, mlir::Value b, mlir::Value &out);
 /// Reshape whose shape input is known only at run time.
 mlir::LogicalResult importRuntimeReshape(NodeContext &c);
 /// Non-float32 forms of ops that import to named float ops.

@@ -92,6 +92,8 @@ FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in,
   return pads;
 }
 
+} // namespace
+
 std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   std::string autoPad = a.getString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
@@ -105,9 +107,8 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   return "";
 }
 
-LogicalResult importConv(NodeContext &c) {
-  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
-  auto in = c.inputType(0), w = c.inputType(1);
+FailureOr<Value> buildConv2D(NodeContext &c, Value x, Value weight, Value bias) {
+  auto in = llvm::cast<RankedTensorType>(x.getType()), w = llvm::cast<RankedTensorType>(weight.getType());
   if (in.getRank() != 4 || w.getRank() != 4)
     return c.fail("only 2-D convolution (rank-4 input and weight) is supported");
   if (!w.hasStaticShape()) return c.fail("the weight must have a static shape");
@@ -125,10 +126,8 @@ LogicalResult importConv(NodeContext &c) {
   if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * group)
     return c.fail("input has " + std::to_string(in.getDimSize(1)) + " channels but weight*group expects " +
                   std::to_string(w.getDimSize(1) * group));
-  Value bias;
-  if (c.hasInput(2)) {
-    bias = c.input(2);
-    auto bt = c.inputType(2);
+  if (bias) {
+    auto bt = llvm::cast<RankedTensorType>(bias.getType());
     if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0)) return c.fail("bias must have shape [M]");
   }
   for (int i = 0; i < 2; ++i) {
@@ -136,11 +135,50 @@ LogicalResult importConv(NodeContext &c) {
                                    (*pads)[i], (*pads)[2 + i], false);
     if (out == 0) return c.fail("kernel, strides and pads give an empty output");
   }
-  auto op = c.b.create<ConvOp>(c.loc, c.input(0), c.input(1), bias, Value(),
+  auto op = c.b.create<ConvOp>(c.loc, x, weight, bias, Value(),
                                c.b.getDenseI64ArrayAttr(strides), c.b.getDenseI64ArrayAttr(dilations),
                                c.b.getDenseI64ArrayAttr(*pads), c.b.getI64IntegerAttr(group),
                                c.b.getStringAttr("none"), c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
-  c.setOutput(0, op);
+  return op.getResult();
+}
+
+LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
+  auto ta = llvm::cast<RankedTensorType>(a.getType()), tb = llvm::cast<RankedTensorType>(b.getType());
+  bool squeezeA = ta.getRank() == 1, squeezeB = tb.getRank() == 1;
+  if (squeezeA) a = makeReshape(c, a, {1, ta.getDimSize(0)}, {-1, 0});
+  if (squeezeB) b = makeReshape(c, b, {tb.getDimSize(0), 1}, {0, -1});
+  ta = llvm::cast<RankedTensorType>(a.getType());
+  tb = llvm::cast<RankedTensorType>(b.getType());
+  int64_t ka = ta.getDimSize(ta.getRank() - 1), kb = tb.getDimSize(tb.getRank() - 2);
+  if (ka != kDyn && kb != kDyn && ka != kb)
+    return c.fail("contraction dims differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
+  SmallVector<int64_t> batch;
+  if (failed(broadcastShapes(ta.getShape().drop_back(2), tb.getShape().drop_back(2), batch)))
+    return c.fail("batch dims are not broadcast-compatible");
+  Value r = c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"),
+                                 c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+  if (squeezeA || squeezeB) {
+    auto rt = llvm::cast<RankedTensorType>(r.getType());
+    SmallVector<int64_t> shape, sources;
+    for (int64_t i = 0; i < rt.getRank(); ++i) {
+      if ((squeezeA && i == rt.getRank() - 2) || (squeezeB && i == rt.getRank() - 1)) continue;
+      shape.push_back(rt.getDimSize(i));
+      sources.push_back(i);
+    }
+    r = makeReshape(c, r, shape, sources);
+  }
+  out = r;
+  return success();
+}
+
+namespace {
+
+LogicalResult importConv(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  if (c.hasInput(2) && failed(requireF32(c, 2))) return failure();
+  auto r = buildConv2D(c, c.input(0), c.input(1), c.hasInput(2) ? c.input(2) : Value());
+  if (failed(r)) return failure();
+  c.setOutput(0, *r);
   return success();
 }
 
@@ -229,35 +267,6 @@ LogicalResult importClip(NodeContext &c) {
   }
   if (lo > hi) return c.fail("Clip min exceeds max");
   c.setOutput(0, c.b.create<ClipOp>(c.loc, c.input(0), c.b.getF32FloatAttr(lo), c.b.getF32FloatAttr(hi)));
-  return success();
-}
-
-LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
-  auto ta = llvm::cast<RankedTensorType>(a.getType()), tb = llvm::cast<RankedTensorType>(b.getType());
-  bool squeezeA = ta.getRank() == 1, squeezeB = tb.getRank() == 1;
-  if (squeezeA) a = makeReshape(c, a, {1, ta.getDimSize(0)}, {-1, 0});
-  if (squeezeB) b = makeReshape(c, b, {tb.getDimSize(0), 1}, {0, -1});
-  ta = llvm::cast<RankedTensorType>(a.getType());
-  tb = llvm::cast<RankedTensorType>(b.getType());
-  int64_t ka = ta.getDimSize(ta.getRank() - 1), kb = tb.getDimSize(tb.getRank() - 2);
-  if (ka != kDyn && kb != kDyn && ka != kb)
-    return c.fail("contraction dims differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
-  SmallVector<int64_t> batch;
-  if (failed(broadcastShapes(ta.getShape().drop_back(2), tb.getShape().drop_back(2), batch)))
-    return c.fail("batch dims are not broadcast-compatible");
-  Value r = c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"),
-                                 c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
-  if (squeezeA || squeezeB) {
-    auto rt = llvm::cast<RankedTensorType>(r.getType());
-    SmallVector<int64_t> shape, sources;
-    for (int64_t i = 0; i < rt.getRank(); ++i) {
-      if ((squeezeA && i == rt.getRank() - 2) || (squeezeB && i == rt.getRank() - 1)) continue;
-      shape.push_back(rt.getDimSize(i));
-      sources.push_back(i);
-    }
-    r = makeReshape(c, r, shape, sources);
-  }
-  out = r;
   return success();
 }
 
@@ -790,7 +799,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
   static const bool extended =
       (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
        addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
-       addRecurrentImporters(table), addEinsumImporters(table), true);
+       addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table), true);
   (void)extended;
   return table;
 }
