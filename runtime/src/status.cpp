@@ -96,7 +96,7 @@ V4F_API size_t v4f_dtype_size(int32_t dtype) {
     case V4F_DTYPE_UINT8: case V4F_DTYPE_INT8: case V4F_DTYPE_BOOL: return 1;
     case V4F_DTYPE_FLOAT8E4M3FN: case V4F_DTYPE_FLOAT8E4M3FNUZ: case V4F_DTYPE_FLOAT8E5M2:
     case V4F_DTYPE_FLOAT8E5M2FNUZ: case V4F_DTYPE_UINT4: case V4F_DTYPE_INT4:
-    case V4F_DTYPE_UINT2: case V4F_DTYPE_INT2: return 1;
+    case V4F_DTYPE_UINT2: case V4F_DTYPE_INT2: case V4F_DTYPE_FLOAT4E2M1: case V4F_DTYPE_FLOAT8E8M0: return 1;
     case V4F_DTYPE_UINT16: case V4F_DTYPE_INT16: case V4F_DTYPE_FLOAT16: case V4F_DTYPE_BFLOAT16: return 2;
     case V4F_DTYPE_INT64: case V4F_DTYPE_FLOAT64: case V4F_DTYPE_UINT64: return 8;
     default: return 0;
@@ -124,6 +124,8 @@ V4F_API const char* v4f_dtype_name(int32_t dtype) {
     case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
     case V4F_DTYPE_UINT4: return "uint4";
     case V4F_DTYPE_INT4: return "int4";
+    case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
+    case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
     case V4F_DTYPE_UINT2: return "uint2";
     case V4F_DTYPE_INT2: return "int2";
     default: return "unknown";

@@ -321,7 +321,7 @@ def to_npy_storage(arr: np.ndarray) -> np.ndarray:
         return arr.astype(np.uint8)
     if d == ml_dtypes.bfloat16:
         return arr.view(np.uint16)
-    if d.name.startswith("float8"):
+    if d.name.startswith("float8") or d.name.startswith("float4"):
         return arr.view(np.uint8)
     return arr
 
@@ -333,7 +333,7 @@ def from_npy_storage(got: np.ndarray, like: np.ndarray) -> np.ndarray:
     if d in (ml_dtypes.int4, ml_dtypes.int2, ml_dtypes.uint4, ml_dtypes.uint2):
         return got.astype(d) if got.dtype.kind in "iu" and got.itemsize == 1 else got
     if (d == ml_dtypes.bfloat16 and got.dtype == np.uint16) or \
-            (d.name.startswith("float8") and got.dtype == np.uint8):
+            ((d.name.startswith("float8") or d.name.startswith("float4")) and got.dtype == np.uint8):
         return got.view(d)
     return got
 

@@ -37,6 +37,8 @@ static const char *dtypeName(int dtype) {
   case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
   case V4F_DTYPE_UINT4: return "uint4";
   case V4F_DTYPE_INT4: return "int4";
+  case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
+  case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
   case V4F_DTYPE_UINT2: return "uint2";
   case V4F_DTYPE_INT2: return "int2";
   default: return "unknown";

@@ -108,6 +108,8 @@ int32_t dtypeCode(Type t) {
   if (llvm::isa<Float8E4M3FNUZType>(t)) return 18;
   if (llvm::isa<Float8E5M2Type>(t)) return 19;
   if (llvm::isa<Float8E5M2FNUZType>(t)) return 20;
+  if (llvm::isa<Float4E2M1Type>(t)) return 23;
+  if (llvm::isa<Float8E8M0Type>(t)) return 24;
   if (auto i = llvm::dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {

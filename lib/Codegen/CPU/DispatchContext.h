@@ -3,6 +3,7 @@
 #define V4F_LIB_CODEGEN_CPU_DISPATCHCONTEXT_H
 
 #include "KernelBuilder.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 #include "mlir/IR/Operation.h"
 
@@ -94,6 +95,7 @@ inline std::string dispatchName(mlir::Operation *op) {
 
 /// Bytes per element in a buffer (i1 / ONNX bool takes one byte).
 inline int64_t elementBytes(mlir::Type t) {
+  if (isStorageOnlyType(t)) t = bodyScalarType(t);
   unsigned bits = t.getIntOrFloatBitWidth();
   return bits < 8 ? 1 : bits / 8;
 }

@@ -197,6 +197,7 @@ std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, Operation 
     // constant ones fold when the dim is static.
     std::vector<Reg> out;
     auto axes = scaled.getAxes();
+    if ((size_t)scaled.getScales().getType().getNumElements() != axes.size()) return std::nullopt;
     if (auto arg = llvm::dyn_cast<BlockArgument>(scaled.getScales())) {
       for (size_t i = 0; i < axes.size(); ++i)
         out.push_back(sp.inputScaledDim(arg.getArgNumber(), i, operands[0].dims[axes[i]]));

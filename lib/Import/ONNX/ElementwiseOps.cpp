@@ -573,10 +573,11 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
                  Type to = onnxTypeToMLIR(c, c.attrs.getInt("to", 0));
                  if (!to) return c.fail("cast to an unsupported element type (" + onnxTypeName(int32_t(c.attrs.getInt("to", 0))) + ")");
                  bool saturate = c.attrs.getInt("saturate", 1) != 0;
-                 if (c.attrs.has("round_mode") && c.attrs.getString("round_mode", "up") != "up")
-                   return c.fail("round_mode '" + c.attrs.getString("round_mode", "") + "' is not supported");
+                 std::string roundMode = c.attrs.getString("round_mode", "up");
+                 if (roundMode != "up" && roundMode != "down" && roundMode != "nearest")
+                   return c.fail("round_mode '" + roundMode + "' is not valid");
                  return finish(c, buildElementwise(c, {c.input(0)}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                   return castScalar(b, l, a[0], from, to, saturate);
+                   return castScalar(b, l, a[0], from, to, saturate, roundMode);
                  }));
                }};
   t["BitCast"] = {26, kMaxOpset, [](const NodeAttrs &a, int64_t) {
@@ -586,6 +587,7 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
                     Type from = elementOf(c.input(0));
                     Type to = onnxTypeToMLIR(c, c.attrs.getInt("to", 0));
                     if (!to) return c.fail("bit cast to an unsupported element type");
+                    if (!from.isIntOrFloat() || !to.isIntOrFloat()) return c.fail("bit cast of this element type is not supported");
                     auto bits = [](Type t) { return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth(); };
                     if (bits(from) != bits(to) || bits(from) % 8)
                       return c.fail("input and output element types must have the same byte size");

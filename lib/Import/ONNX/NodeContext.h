@@ -89,9 +89,10 @@ mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mli
 
 /// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
 /// element types; storage-only ones are their storage integers in bodies).
-/// `saturate` is Cast's attribute for float8 targets (ScalarCast.cpp).
+/// `saturate` is Cast's attribute for float8 targets, `roundMode` its
+/// round_mode for float8e8m0 targets (ScalarCast.cpp).
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Type from, mlir::Type to,
-                       bool saturate = true);
+                       bool saturate = true, const std::string &roundMode = "up");
 
 /// When `v` is a v4f.elementwise over constants only, evaluates it (erasing
 /// the op) and returns the constant result.

@@ -23,12 +23,18 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
+/// A small sign/exponent/mantissa float format (float8 variants, float4).
 struct Float8Format {
   unsigned exponentBits, mantissaBits;
   int bias;
-  enum Kind { IEEE, FN, FNUZ } kind; // E5M2 has Inf; FN: only S.1111.111 is NaN; FNUZ: 0x80 is NaN
+  // E5M2 has Inf; FN: only S.1111.111 is NaN; FNUZ: 0x80 is NaN; Finite
+  // (float4 E2M1): no Inf/NaN, overflow saturates, NaN becomes -0 (as
+  // ml_dtypes, ONNX's reference, converts it).
+  enum Kind { IEEE, FN, FNUZ, Finite } kind;
   double maxFinite;
   int64_t maxCode; // magnitude bits of the largest finite value
+  unsigned totalBits() const { return 1 + exponentBits + mantissaBits; }
+  int64_t signBit() const { return int64_t(1) << (totalBits() - 1); }
 };
 
 std::optional<Float8Format> float8Format(Type t) {
@@ -36,6 +42,7 @@ std::optional<Float8Format> float8Format(Type t) {
   if (llvm::isa<Float8E4M3FNUZType>(t)) return Float8Format{4, 3, 8, Float8Format::FNUZ, 240.0, 0x7F};
   if (llvm::isa<Float8E5M2Type>(t)) return Float8Format{5, 2, 15, Float8Format::IEEE, 57344.0, 0x7B};
   if (llvm::isa<Float8E5M2FNUZType>(t)) return Float8Format{5, 2, 16, Float8Format::FNUZ, 57344.0, 0x7F};
+  if (llvm::isa<Float4E2M1Type>(t)) return Float8Format{2, 1, 1, Float8Format::Finite, 6.0, 0x7};
   return std::nullopt;
 }
 
@@ -61,12 +68,12 @@ struct S {
 
 Value decodeFloat8(OpBuilder &b, Location l, Value bits8, const Float8Format &f) {
   S s{b, l};
-  Value u = b.create<arith::ExtUIOp>(l, s.i32(), bits8);
-  Value sign = s.band(u, 0x80);
+  Value u = s.band(b.create<arith::ExtUIOp>(l, s.i32(), bits8), (int64_t(1) << f.totalBits()) - 1);
+  Value sign = s.band(u, f.signBit());
   Value e = s.band(s.shr(u, f.mantissaBits), (1 << f.exponentBits) - 1);
   Value m = s.band(u, (1 << f.mantissaBits) - 1);
   // Normal: rebias the exponent and widen the mantissa into float32 bits.
-  Value normal = s.toF32(s.bor(s.bor(s.shl(sign, 24), s.shl(s.add(e, 127 - f.bias), 23)),
+  Value normal = s.toF32(s.bor(s.bor(s.shl(sign, 32 - f.totalBits()), s.shl(s.add(e, 127 - f.bias), 23)),
                                s.shl(m, 23 - f.mantissaBits)));
   // Subnormal: m * 2^(1 - bias - mantissaBits).
   Value sub = b.create<arith::MulFOp>(l, b.create<arith::UIToFPOp>(l, s.f32(), m),
@@ -82,6 +89,7 @@ Value decodeFloat8(OpBuilder &b, Location l, Value bits8, const Float8Format &f)
   }
   case Float8Format::FN: return s.sel(s.eq(s.band(u, 0x7F), 0x7F), nan, v);
   case Float8Format::FNUZ: return s.sel(s.eq(u, 0x80), nan, v);
+  case Float8Format::Finite: return v;
   }
   return v;
 }
@@ -89,7 +97,7 @@ Value decodeFloat8(OpBuilder &b, Location l, Value bits8, const Float8Format &f)
 Value encodeFloat8(OpBuilder &b, Location l, Value x, const Float8Format &f, bool saturate) {
   S s{b, l};
   Value bits = s.toI32(x);
-  Value sign = s.band(s.shr(bits, 24), 0x80);
+  Value sign = s.band(s.shr(bits, 32 - f.totalBits()), f.signBit());
   Value isNan = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
   Value a = b.create<math::AbsFOp>(l, x);
   // Round |x| to the spacing of its target binade (subnormals share the
@@ -107,10 +115,11 @@ Value encodeFloat8(OpBuilder &b, Location l, Value x, const Float8Format &f, boo
   Value normCode = s.bor(s.shl(s.add(s.band(s.shr(rb, 23), 0xFF), f.bias - 127), f.mantissaBits),
                          s.band(s.shr(rb, 23 - f.mantissaBits), (1 << f.mantissaBits) - 1));
   Value mag = s.sel(isSub, subCode, normCode);
-  int64_t overflowCode = saturate ? f.maxCode : (f.kind == Float8Format::IEEE ? 0x7C : 0x7F);
+  int64_t overflowCode = (saturate || f.kind == Float8Format::Finite) ? f.maxCode
+                         : (f.kind == Float8Format::IEEE ? 0x7C : 0x7F);
   mag = s.sel(overflow, s.ci(overflowCode), mag);
   Value code = s.bor(mag, sign);
-  Value nanCode = s.bor(s.ci(0x7F), sign);
+  Value nanCode = f.kind == Float8Format::Finite ? s.ci(f.signBit()) : s.bor(s.ci(0x7F), sign);
   if (f.kind == Float8Format::FNUZ) {
     code = s.sel(s.eq(mag, 0), s.ci(0), code); // no negative zero
     if (!saturate) code = s.sel(overflow, s.ci(0x80), code);
@@ -118,6 +127,39 @@ Value encodeFloat8(OpBuilder &b, Location l, Value x, const Float8Format &f, boo
   }
   code = s.sel(isNan, nanCode, code);
   return b.create<arith::TruncIOp>(l, b.getI8Type(), code);
+}
+
+/// FLOAT8E8M0: the float32 exponent field alone; 0xFF is NaN, 0 is 2^-127.
+Value decodeE8M0(OpBuilder &b, Location l, Value bits8) {
+  S s{b, l};
+  Value e = b.create<arith::ExtUIOp>(l, s.i32(), bits8);
+  Value v = s.sel(s.eq(e, 0), s.ci(0x00400000), s.shl(e, 23));
+  return s.sel(s.eq(e, 0xFF), s.cf(std::nan("")), s.toF32(v));
+}
+
+/// Rounds |x| to a power of two by its exponent field (ONNX round_mode up,
+/// down or nearest); NaN and Inf become 0xFF, as does overflow unless
+/// saturating.
+Value encodeE8M0(OpBuilder &b, Location l, Value x, bool saturate, const std::string &roundMode) {
+  S s{b, l};
+  Value bits = s.toI32(x);
+  Value e = s.band(s.shr(bits, 23), 0xFF);
+  Value mantissa = s.band(bits, 0x7FFFFF);
+  Value roundUp;
+  if (roundMode == "nearest") {
+    Value g = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, s.band(bits, 0x400000), s.ci(0));
+    Value r = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, s.band(bits, 0x200000), s.ci(0));
+    Value st = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, s.band(bits, 0x1FFFFF), s.ci(0));
+    Value lsb = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, e, s.ci(0));
+    roundUp = b.create<arith::AndIOp>(l, g, b.create<arith::OrIOp>(l, r, b.create<arith::OrIOp>(l, st, lsb)));
+  } else if (roundMode == "up") {
+    roundUp = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, mantissa, s.ci(0));
+  } else {
+    roundUp = b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
+  }
+  if (saturate) roundUp = b.create<arith::AndIOp>(l, roundUp, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, e, s.ci(0xFE)));
+  Value code = b.create<arith::AddIOp>(l, e, b.create<arith::ExtUIOp>(l, s.i32(), roundUp));
+  return b.create<arith::TruncIOp>(l, b.getI8Type(), s.sel(s.eq(e, 0xFF), s.ci(0xFF), code));
 }
 
 Value decodeBFloat16(OpBuilder &b, Location l, Value bits16) {
@@ -171,9 +213,13 @@ Value castNative(OpBuilder &b, Location l, Value x, Type from, Type to) {
 
 } // namespace
 
-Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to, bool saturate) {
+Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to, bool saturate,
+                 const std::string &roundMode) {
   if (from == to) return x;
   Type f32 = b.getF32Type();
+  if (llvm::isa<Float8E8M0Type>(from)) return castScalar(b, l, decodeE8M0(b, l, x), f32, to, saturate, roundMode);
+  if (llvm::isa<Float8E8M0Type>(to))
+    return encodeE8M0(b, l, castScalar(b, l, x, from, f32, saturate, roundMode), saturate, roundMode);
   // Storage-only sources become float32 or a byte-wide integer first.
   if (auto f = float8Format(from)) return castScalar(b, l, decodeFloat8(b, l, x, *f), f32, to, saturate);
   if (from.isBF16()) return castScalar(b, l, decodeBFloat16(b, l, x), f32, to, saturate);

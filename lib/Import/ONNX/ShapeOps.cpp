@@ -484,11 +484,142 @@ LogicalResult importTile(NodeContext &c) {
   return success();
 }
 
+/// CenterCropPad: per axis, crop (dim > target) or zero-pad (dim < target)
+/// around the center; the target shape may be known only at run time.
+LogicalResult importCenterCropPad(NodeContext &c) {
+  auto in = c.inputType(0), st = c.inputType(1);
+  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  if (!isIndexTensor(st) || st.getRank() != 1 || st.isDynamicDim(0)) return c.fail("shape must be a 1-D integer tensor");
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t a : c.attrs.getInts("axes")) {
+    if (a < -rank || a >= rank) return c.fail("axis out of range");
+    axes.push_back(a < 0 ? a + rank : a);
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  int64_t n = axes.size();
+  if (st.getDimSize(0) != n) return c.fail("shape must have one entry per axis");
+  auto i64 = c.b.getI64Type();
+  auto constI64 = [&](ArrayRef<int64_t> v) -> Value {
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
+  };
+  SmallVector<int64_t> dims;
+  for (int64_t a : axes) dims.push_back(in.getDimSize(a));
+  Value target = c.input(1);
+  if (!st.getElementType().isInteger(64)) {
+    auto wide = buildElementwise(c, {target}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+      return b.create<arith::ExtSIOp>(l, b.getI64Type(), v[0]);
+    });
+    if (failed(wide)) return failure();
+    target = *wide;
+  }
+  Value dimV = constI64(dims), axesV = constI64(axes);
+  enum Part { CropStart, CropEnd, PadBegin, PadEnd };
+  auto part = [&](Part which) {
+    return buildElementwise(c, {target, dimV}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+      Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+      Value two = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(2));
+      Value diff = b.create<arith::SubIOp>(l, v[1], v[0]);
+      Value crop = b.create<arith::MaxSIOp>(l, diff, zero);
+      Value pad = b.create<arith::MaxSIOp>(l, b.create<arith::SubIOp>(l, zero, diff), zero);
+      switch (which) {
+      case CropStart: return b.create<arith::DivSIOp>(l, crop, two);
+      case CropEnd: return b.create<arith::AddIOp>(l, b.create<arith::DivSIOp>(l, crop, two), b.create<arith::MinSIOp>(l, v[0], v[1]));
+      case PadBegin: return b.create<arith::DivSIOp>(l, pad, two);
+      case PadEnd: return b.create<arith::SubIOp>(l, pad, b.create<arith::DivSIOp>(l, pad, two));
+      }
+      return {};
+    });
+  };
+  auto starts = part(CropStart), ends = part(CropEnd), padBegin = part(PadBegin), padEnd = part(PadEnd);
+  if (failed(starts) || failed(ends) || failed(padBegin) || failed(padEnd)) return failure();
+  SmallVector<int64_t> shape(in.getShape());
+  for (int64_t a : axes) shape[a] = kDyn;
+  auto type = RankedTensorType::get(shape, in.getElementType());
+  Value cropped = c.b.create<SliceOp>(c.loc, type, c.input(0), *starts, *ends, axesV, Value());
+  Value pads = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2 * n}, i64), ValueRange{*padBegin, *padEnd},
+                                    c.b.getI64IntegerAttr(0));
+  c.setOutput(0, c.b.create<PadOp>(c.loc, type, cropped, pads, Value(), axesV, c.b.getStringAttr("constant")));
+  return success();
+}
+
+/// OneHot: out[..., j, ...] = (index == j ? on : off) for j in [0, depth),
+/// negative indices counting from depth; depth may be a run-time scalar.
+LogicalResult importOneHot(NodeContext &c) {
+  auto it = c.inputType(0), dt = c.inputType(1), vt = c.inputType(2);
+  if (dt.getNumElements() != 1) return c.fail("depth must have one element");
+  if (vt.getRank() != 1 || vt.getDimSize(0) != 2) return c.fail("values must have two elements [off, on]");
+  int64_t rank = it.getRank() + 1, axis = c.attrs.getInt("axis", -1);
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  auto i64 = c.b.getI64Type();
+  auto scalarI64 = [&](int64_t v) -> Value {
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), v));
+  };
+  // depth as a 0-D int64 whose value the plan follows.
+  Value depth;
+  Type det = dt.getElementType();
+  if (det.isF32()) {
+    Value one = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getF32Type()), 1.0f));
+    Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({1}, i64), one, c.input(1), c.b.getDenseI64ArrayAttr({0}));
+    depth = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, i64), sizes, Value(), c.b.getDenseI64ArrayAttr({}),
+                                  c.b.getBoolAttr(false));
+  } else if (det.isSignlessInteger(64) || det.isSignlessInteger(32)) {
+    depth = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, det), c.input(1), Value(), c.b.getDenseI64ArrayAttr({}),
+                                  c.b.getBoolAttr(false));
+    if (det.isSignlessInteger(32)) {
+      auto wide = buildElementwise(c, {depth}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+        return b.create<arith::ExtSIOp>(l, b.getI64Type(), v[0]);
+      });
+      if (failed(wide)) return failure();
+      depth = *wide;
+    }
+  } else {
+    return c.fail("depth must be float32, int32 or int64");
+  }
+  Value j = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), scalarI64(0), depth, scalarI64(1));
+  // j shaped [D, 1, ...] (rank - axis dims); indices get a unit dim at axis.
+  SmallVector<int64_t> jShape(rank - axis, 1), jSources(rank - axis, -1);
+  jShape[0] = kDyn;
+  jSources[0] = 0;
+  Value jCol = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(jShape, i64), j, Value(),
+                                     c.b.getDenseI64ArrayAttr(jSources), c.b.getBoolAttr(false));
+  SmallVector<int64_t> iShape(it.getShape()), iSources;
+  iShape.insert(iShape.begin() + axis, 1);
+  for (int64_t d = 0; d < rank; ++d) iSources.push_back(d < axis ? d : (d == axis ? -1 : d - 1));
+  Value idx = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(iShape, it.getElementType()), c.input(0), Value(),
+                                    c.b.getDenseI64ArrayAttr(iSources), c.b.getBoolAttr(false));
+  auto elementAt = [&](int64_t k) -> Value {
+    Value at = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, i64), k));
+    return c.b.create<GatherOp>(c.loc, c.input(2), at, c.b.getI64IntegerAttr(0));
+  };
+  Type itE = it.getElementType();
+  auto y = buildElementwise(c, {idx, jCol, depth, elementAt(0), elementAt(1)}, vt.getElementType(),
+                            [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+    Value i = v[0];
+    if (llvm::isa<FloatType>(itE)) i = b.create<arith::FPToSIOp>(l, b.getI64Type(), i);
+    else if (itE.getIntOrFloatBitWidth() < 64)
+      i = itE.isUnsignedInteger() ? (Value)b.create<arith::ExtUIOp>(l, b.getI64Type(), i)
+                                  : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), i);
+    Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+    Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, zero);
+    i = b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, i, v[2]), i);
+    Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, v[1]);
+    return b.create<arith::SelectOp>(l, hit, v[4], v[3]);
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Shape"] = {1, kMaxOpset, noCheck, importShape};
   t["Size"] = {1, kMaxOpset, noCheck, importSize};
   t["Expand"] = {8, kMaxOpset, noCheck, importExpand};
   t["Tile"] = {6, kMaxOpset, noCheck, importTile};
+  t["CenterCropPad"] = {18, kMaxOpset, noCheck, importCenterCropPad};
+  t["OneHot"] = {9, kMaxOpset, noCheck, importOneHot};
   t["Unsqueeze"] = {1, kMaxOpset, noCheck, importUnsqueeze};
   t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
   t["Slice"] = {10, kMaxOpset, noCheck, importSlice};

@@ -2,6 +2,7 @@
 #include "TensorImport.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 #include <climits>
 #include <cstring>
@@ -68,6 +69,8 @@ Type importElementType(MLIRContext &ctx, int32_t t) {
   case 20: return Float8E5M2FNUZType::get(&ctx);
   case 21: return uint(4);
   case 22: return sint(4);
+  case 23: return Float4E2M1Type::get(&ctx);
+  case 24: return Float8E8M0Type::get(&ctx);
   case 25: return uint(2);
   case 26: return sint(2);
   default: return {};
@@ -186,6 +189,11 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
 DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor,
                                const std::string &modelDir, std::string &error) {
   Type elementType = importElementType(ctx, tensor.data_type());
+  if (elementType && !elementType.isIntOrFloat()) {
+    error = "tensor '" + tensor.name() + "' has element type " + onnxTypeName(tensor.data_type()) +
+            ", which constants cannot have yet (graph inputs and outputs can)";
+    return {};
+  }
   if (!elementType) {
     error = "tensor '" + tensor.name() + "' has unsupported element type " + onnxTypeName(tensor.data_type());
     return {};

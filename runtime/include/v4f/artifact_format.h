@@ -76,6 +76,8 @@ _Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
 #define V4F_DTYPE_FLOAT8E5M2FNUZ 20
 #define V4F_DTYPE_UINT4 21
 #define V4F_DTYPE_INT4 22
+#define V4F_DTYPE_FLOAT4E2M1 23 /* one element per byte, in the low 4 bits */
+#define V4F_DTYPE_FLOAT8E8M0 24
 #define V4F_DTYPE_UINT2 25
 #define V4F_DTYPE_INT2 26
 

@@ -7,7 +7,16 @@ using namespace mlir;
 
 #include "v4f/Dialect/V4F/IR/V4FOpsDialect.cpp.inc"
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#define GET_TYPEDEF_CLASSES
+#include "v4f/Dialect/V4F/IR/V4FOpsTypes.cpp.inc"
+
 void v4f::V4FDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "v4f/Dialect/V4F/IR/V4FOpsTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "v4f/Dialect/V4F/IR/V4FOps.cpp.inc"

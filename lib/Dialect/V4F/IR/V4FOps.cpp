@@ -534,7 +534,8 @@ LogicalResult GatherOp::verify() { return success(); }
 //===----------------------------------------------------------------------===//
 
 bool v4f::isStorageOnlyType(Type t) {
-  if (llvm::isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType>(t))
+  if (llvm::isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
+                Float4E2M1Type, Float8E8M0Type>(t))
     return true;
   if (auto i = llvm::dyn_cast<IntegerType>(t)) return i.getWidth() > 1 && i.getWidth() < 8;
   return false;

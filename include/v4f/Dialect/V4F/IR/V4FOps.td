@@ -16,7 +16,8 @@ def V4F_IndexTensor : RankedTensorOf<[I32, I64]>;
 // but not computed on (see isStorageOnlyType).
 def V4F_AnyTensor : RankedTensorOf<[F16, F32, F64, I1, I8, I16, I32, I64,
                                     UI8, UI16, UI32, UI64, BF16, F8E4M3FN, F8E4M3FNUZ,
-                                    F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>;
+                                    F8E5M2, F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>,
+                                    V4F_Float4E2M1, V4F_Float8E8M0]>;
 
 // Fused epilogue activation, shared by conv and matmul.
 defvar V4F_ActivationArgs = (ins
@@ -318,14 +319,15 @@ def V4F_ScaledSizesOp : V4F_Op<"scaled_sizes", [Pure]> {
   let summary = "floor(dim * scale) of chosen dims, with scales known at run time";
   let description = [{
     `result[i] = floor(dim(input, axes[i]) * scales[i])` as a 1-D i64 tensor
-    (Resize output sizes from its `scales` input). The plan follows the values
-    (shape registers): scales must be a graph input or a constant.
+    (Resize output sizes from its `scales` input; OneHot's float depth). The
+    plan follows the values (shape registers): scales must be a graph input or
+    a constant, with one element per axis.
 
     ```mlir
     %s = v4f.scaled_sizes %x, %scales {axes = array<i64: 2, 3>} : (tensor<1x1x4x4xf32>, tensor<2xf32>) -> tensor<2xi64>
     ```
   }];
-  let arguments = (ins V4F_AnyTensor:$input, 1DTensorOf<[F32]>:$scales, DenseI64ArrayAttr:$axes);
+  let arguments = (ins V4F_AnyTensor:$input, RankedTensorOf<[F32]>:$scales, DenseI64ArrayAttr:$axes);
   let results = (outs 1DTensorOf<[I64]>:$result);
   let assemblyFormat = "$input `,` $scales attr-dict `:` functional-type(operands, results)";
 }
