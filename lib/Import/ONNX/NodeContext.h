@@ -113,6 +113,8 @@ mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, mlir::Value x, llv
 
 /// Registers Attention, imported as a composition (AttentionOps.cpp).
 void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers GridSample and AffineGrid, imported as compositions (GridSampleOps.cpp).
+void addGridSampleImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).

@@ -789,7 +789,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
   };
   static const bool extended =
       (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
-       addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), true);
+       addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table),
+       addGridSampleImporters(table), true);
   (void)extended;
   return table;
 }
