@@ -63,6 +63,14 @@ Value i64Constant(NodeContext &c, ArrayRef<int64_t> shape, ArrayRef<int64_t> val
   return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(type, values));
 }
 
+/// Element j of the last axis of `in`, kept as a size-1 dim (`shape`).
+Value sliceLast(NodeContext &c, Value in, int64_t j, ArrayRef<int64_t> shape) {
+  int64_t axis = typeOf(in).getRank() - 1;
+  return c.b.create<SliceOp>(c.loc, RankedTensorType::get(shape, typeOf(in).getElementType()), in,
+                             i64Constant(c, {1}, {j}), i64Constant(c, {1}, {j + 1}), i64Constant(c, {1}, {axis}),
+                             Value());
+}
+
 bool isSupportedFloat(Type t) { return t.isF16() || t.isF32() || t.isF64(); }
 
 /// Converts a body scalar between float types.
@@ -255,10 +263,12 @@ LogicalResult importGridSample(NodeContext &c) {
   Type ft = xe.isF64() || ge.isF64() ? (Type)c.b.getF64Type() : (Type)c.b.getF32Type();
 
   // Grid components, as [N, 1, 1, P]; component j belongs to spatial dim k-1-j.
+  // (v4f.slice rather than v4f.gather: its copy kernel handles every element type.)
   SmallVector<Value> comps(k);
+  SmallVector<int64_t> compShape(gt.getShape());
+  compShape.back() = 1;
   for (int64_t j = 0; j < k; ++j) {
-    Value idx = i64Constant(c, {}, {j});
-    Value g = c.b.create<GatherOp>(c.loc, c.input(1), idx, c.b.getI64IntegerAttr(k + 1));
+    Value g = sliceLast(c, c.input(1), j, compShape);
     comps[k - 1 - j] = reshapeTo(c, g, {N, 1, 1, P}, batchSources(4));
   }
 
@@ -433,7 +443,7 @@ LogicalResult importAffineGrid(NodeContext &c) {
   compShape.back() = k + 1;
   for (int64_t j = 0; j <= k; ++j) compIds.push_back(j);
   ins.push_back(i64Constant(c, compShape, compIds));
-  // Per spatial dim d: positions [1, .., S_d, .., 1, 1] (i64) and S_d as a scalar.
+  // Per spatial dim d: positions [1, .., S_d, .., 1, 1] (i64) and S_d.
   SmallVector<int64_t> dimStatic;
   for (int64_t d = 0; d < k; ++d) {
     int64_t known = sizes ? (*sizes)[2 + d] : kDyn;
@@ -446,7 +456,9 @@ LogicalResult importAffineGrid(NodeContext &c) {
     posShape[1 + d] = known;
     sources[1 + d] = 0;
     ins.push_back(reshapeTo(c, range, posShape, sources));
-    ins.push_back(sd);
+    // The size as data for the body: a v4f.slice copy ([1], broadcasting), as
+    // the v4f.gather kernel reads 4-byte elements only.
+    ins.push_back(sliceLast(c, c.input(1), 2 + d, {1}));
   }
   auto prod = buildElementwise(c, ins, ft, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     // Base coordinates in float64 (as the reference's np.arange), then ft.
