@@ -5,7 +5,7 @@
 // spatial order (x = W first). Every output position reads T = taps^k input
 // positions (nearest 1, linear 2, cubic 4 taps per dim):
 //
-//   g_d        = v4f.gather of grid component k-1-d, viewed as [N, 1, 1, P]
+//   g_d        = v4f.slice of grid component k-1-d, viewed as [N, 1, 1, P]
 //                (P = prod O)
 //   index      = v4f.elementwise(g_*, tap offsets [1, 1, T, 1]) -> i64
 //                [N, 1, T, P]: the flattened source position of each tap,
@@ -30,6 +30,8 @@
 // With a run-time size (or float16/float64 theta), the base coordinates come
 // from v4f.range and the product is one broadcasting v4f.elementwise
 // theta[n, i, j] * base[..., j] followed by a sum over j (v4f.reduce).
+// float64 is computed in float64 throughout (the ONNX reference rounds its
+// GridSample coordinates and its AffineGrid output to float32).
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -141,7 +143,7 @@ struct SampleBody {
   Value div(Value x, Value y) { return b.create<arith::DivFOp>(l, x, y); }
   Value floor(Value x) { return b.create<math::FloorOp>(l, x); }
 
-  double lo(int64_t size) const { return align ? 0.0 : -0.5; }
+  double lo(int64_t) const { return align ? 0.0 : -0.5; }
   double hi(int64_t size) const { return align ? (double)size - 1.0 : (double)size - 0.5; }
 
   /// Reflects x into [lo, hi] by the nearer border until it is inside
@@ -334,9 +336,9 @@ LogicalResult importGridSample(NodeContext &c) {
   Value xf = reshapeTo(c, c.input(0), {N, C, L}, batchSources(3));
   Value values = c.b.create<GatherElementsOp>(c.loc, RankedTensorType::get({N, C, T * P}, xe), xf, idx,
                                               c.b.getI64IntegerAttr(2));
-  values = reshapeTo(c, values, {N, C, T, P}, batchSources(4));
   Value y = values;
   if (weight) {
+    values = reshapeTo(c, values, {N, C, T, P}, batchSources(4));
     auto prod = buildElementwise(c, {values, weight}, ft, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
       return b.create<arith::MulFOp>(l, convertScalar(b, l, a[0], ft), a[1]);
     });
