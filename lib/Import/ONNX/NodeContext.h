@@ -118,6 +118,8 @@ void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);
 void addRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers Einsum, lowered to transpose/reshape/matmul/reduce (EinsumOp.cpp).
 void addEinsumImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers GridSample and AffineGrid, imported as compositions (GridSampleOps.cpp).
+void addGridSampleImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers Resize (ResizeOp.cpp).
