@@ -212,6 +212,21 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                           "an int32/int64 tensor", i, ins->a());
       continue;
     }
+    if (ins->op() == fb::ShapeOp::DataValue) {
+      if (ins->a() >= nbuf || mf->buffers()->Get(ins->a())->kind() != fb::BufferKind::Transient)
+        return makeStatus(kBad, "shape program instruction %u reads data of buffer %u, which is not a "
+                          "transient buffer", i, ins->a());
+      // The buffer must have a constant size that holds element b.
+      uint32_t sizeReg = mf->buffers()->Get(ins->a())->size_reg();
+      const fb::ShapeInstr* size = sizeReg < nregs ? mf->shape_program()->Get(sizeReg) : nullptr;
+      if (!size || size->op() != fb::ShapeOp::Const || size->imm() < (int64_t(ins->b()) + 1) * 8)
+        return makeStatus(kBad, "shape program instruction %u reads element %u of buffer %u, which "
+                          "does not have a constant size that holds it", i, ins->b(), ins->a());
+      if (ins->imm() < 0 || ins->imm() >= int64_t(i))
+        return makeStatus(kBad, "shape program instruction %u bounds by register %lld, which is not "
+                          "defined before it", i, static_cast<long long>(ins->imm()));
+      continue;
+    }
     if (ins->op() == fb::ShapeOp::InputScaledDim) {
       if (ins->a() >= nin)
         return makeStatus(kBad, "shape program instruction %u reads input %u, but there are %u inputs",

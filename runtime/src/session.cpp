@@ -23,6 +23,10 @@ struct v4f_session_s {
   Array<uint32_t> planScratch;
   Array<uint64_t> transientOffset;  // per manifest buffer (transients only)
   Array<int64_t> plannedDims;       // inputs x V4F_MAX_RANK
+  Array<uint64_t> capacity;         // per manifest buffer: bytes available this run
+  Array<int64_t> dataCache;         // per register: DataValue read this run
+  Array<bool> dataCached;
+  bool hasDataValues = false;       // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
   void* arena = nullptr;
@@ -233,8 +237,14 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       default: break;
     }
     s->bufferPtrs[b] = p;
+    uint64_t cap = UINT64_MAX;
+    if (buf->kind() == fb::BufferKind::Output) cap = outputs[buf->index()].byte_size;
+    else if (buf->kind() == fb::BufferKind::Transient) cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
+    s->capacity[b] = cap;
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  if (s->hasDataValues)
+    for (size_t r = 0; r < s->dataCached.size(); ++r) s->dataCached[r] = false;
   v4f::rt::DispatchJob job;
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
@@ -259,6 +269,28 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
                         v4f::rt::str(dis->name()), mf->kernels()->Get(dis->kernel())->c_str(), rc,
                         rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)" : "",
                         static_cast<long long>(job.failedWorkgroup.load()));
+    if (s->hasDataValues) {
+      // Sizes that depend on data become known as their producers run; the
+      // buffers were planned for the bounds, so they must still fit.
+      v4f::rt::DataValues dv{s->bufferPtrs.data(), d + 1, s->dataCache.data(), s->dataCached.data()};
+      if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
+      for (uint32_t b = 0; b < nbuf; ++b) {
+        int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
+        if (size < 0 || static_cast<uint64_t>(size) > s->capacity[b])
+          return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                            "after dispatch %u '%s', buffer %u needs %lld bytes but %llu were planned "
+                            "from the bounds of data-dependent sizes", d, v4f::rt::str(dis->name()), b,
+                            static_cast<long long>(size), static_cast<unsigned long long>(s->capacity[b]));
+      }
+    }
+  }
+  if (s->hasDataValues) {
+    // Outputs report the dims the data gave.
+    for (size_t i = 0; i < m->outputs.size(); ++i) {
+      const fb::TensorSig* sig = mf->outputs()->Get(static_cast<uint32_t>(i));
+      for (int32_t d = 0; d < m->outputs[i].rank; ++d)
+        outputs[i].dims[d] = reg(s, sig->dim_regs()->Get(static_cast<uint32_t>(d)));
+    }
   }
   return nullptr;
 }
@@ -276,6 +308,9 @@ void destroySession(v4f_session_s* s) {
   s->planScratch.reset();
   s->transientOffset.reset();
   s->plannedDims.reset();
+  s->capacity.reset();
+  s->dataCache.reset();
+  s->dataCached.reset();
   a.destroy(s);
 }
 
@@ -330,11 +365,17 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
             s->transients.allocate(s->allocator, ntrans) &&
             s->planScratch.allocate(s->allocator, size_t(3) * ntrans) &&
             s->transientOffset.allocate(s->allocator, nbuf) &&
-            s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK);
+            s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK) &&
+            s->capacity.allocate(s->allocator, nbuf ? nbuf : 1) &&
+            s->dataCache.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
+            s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1);
   if (!ok) {
     destroySession(s);
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the session");
   }
+  if (mf->shape_program())
+    for (uint32_t i = 0; i < mf->shape_program()->size(); ++i)
+      if (mf->shape_program()->Get(i)->op() == fb::ShapeOp::DataValue) s->hasDataValues = true;
   if (v4f_status_t st = s->pool.start(s->allocator, threads)) {
     destroySession(s);
     return st;

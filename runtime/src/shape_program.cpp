@@ -28,7 +28,7 @@ const char* opName(fb::ShapeOp op) {
 }  // namespace
 
 v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* inputs,
-                              int64_t* regs, bool* known) {
+                              int64_t* regs, bool* known, const DataValues* data) {
   const auto* program = manifest->shape_program();
   if (!program) return nullptr;
   for (uint32_t i = 0; i < program->size(); ++i) {
@@ -72,6 +72,29 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           int32_t v;
           __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 4, 4);
           r = v;
+        }
+        break;
+      }
+      case fb::ShapeOp::DataValue: {
+        uint32_t c = static_cast<uint32_t>(ins->imm());
+        if (known && !known[c]) {
+          isKnown = false;
+          break;
+        }
+        r = regs[c];
+        const fb::Buffer* buf = manifest->buffers()->Get(a);
+        if (data && data->cached[i]) {
+          r = data->cache[i];
+        } else if (data && data->dispatchesRun > buf->first_use() && data->bufferPtrs[a]) {
+          int64_t v;
+          __builtin_memcpy(&v, static_cast<const char*>(data->bufferPtrs[a]) + size_t(b) * 8, 8);
+          if (v < 0 || v > r)
+            return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                              "shape program instruction %u: a data-dependent size is %lld, outside "
+                              "its bound [0, %lld]", i, static_cast<long long>(v), static_cast<long long>(r));
+          r = v;
+          data->cache[i] = v;
+          data->cached[i] = true;
         }
         break;
       }

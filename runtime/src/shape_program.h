@@ -13,9 +13,20 @@ namespace rt {
 // evaluated partially: `known[i]` tells whether register i depends only on
 // constants. The program must already be verified (operands in range).
 // Errors: overflow, division by zero.
+// `data` (optional) gives the run's buffer pointers and how many dispatches
+// have run, for DataValue registers; without it they take their bound.
+// A value is read right after its producer ran and kept in `cache` (per
+// register; `cached` says which are filled), so the buffer may be reused.
+struct DataValues {
+  void* const* bufferPtrs;
+  uint32_t dispatchesRun;
+  int64_t* cache;
+  bool* cached;
+};
 V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
                                            const v4f_tensor_t* inputs,
-                                           int64_t* regs, bool* known);
+                                           int64_t* regs, bool* known,
+                                           const DataValues* data = nullptr);
 
 }  // namespace rt
 }  // namespace v4f

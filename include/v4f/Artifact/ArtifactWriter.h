@@ -18,7 +18,7 @@ namespace v4f {
 enum class ShapeOpKind : uint8_t {
   Const = 0, InputDim = 1, Add = 2, Sub = 3, Mul = 4,
   FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
-  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13
+  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14
 };
 
 struct ShapeInstruction {

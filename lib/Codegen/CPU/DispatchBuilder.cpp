@@ -331,10 +331,66 @@ struct PlanBuilder {
     return success();
   }
 
+  /// NonZero: one dispatch counts the non-zero elements into an 8-byte
+  /// buffer, whose value (a DataValue register, bounded by the element count)
+  /// sizes the result; a second writes the coordinates.
+  LogicalResult emitNonZero(NonZeroOp op, ArrayRef<TensorInfo> operands) {
+    const TensorInfo &X = operands[0];
+    Reg n = ctx.numel(X);
+    size_t rank = X.dims.size();
+    Type scalar = bodyScalarType(X.elementType);
+    auto nonZero = [&](KernelBuilder &kb, Value i) -> Value {
+      Value x = kb.load(X.elementType, kb.binding(1), i);
+      if (llvm::isa<FloatType>(scalar))
+        return kb.b.create<arith::CmpFOp>(kb.loc, arith::CmpFPredicate::UNE, x,
+                                          kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getFloatAttr(scalar, 0.0)));
+      return kb.b.create<arith::CmpIOp>(kb.loc, arith::CmpIPredicate::ne, x,
+                                        kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getIntegerAttr(scalar, 0)));
+    };
+    uint32_t countBuf = ctx.newTransient(sp().constant(8));
+    {
+      auto kb = ctx.newKernel("nonzero count");
+      auto total = kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)},
+                               [&](Value i, ValueRange acc) -> SmallVector<Value> {
+        return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
+      });
+      kb->store(total[0], kb->binding(0), kb->c(0));
+      kb->finish();
+      ctx.addDispatch(*kb, {countBuf, X.buffer}, sp().constant(1), dispatchName(op) + " count");
+    }
+    Reg count = sp().dataValue(countBuf, 0, n);
+    TensorInfo result;
+    result.dims = {sp().constant(std::max<int64_t>(rank, 1)), count};
+    result.elementType = llvm::cast<RankedTensorType>(op.getType()).getElementType();
+    result.buffer = ctx.newTransient(bytesOf(result));
+    infos[op.getResult()] = result;
+    auto kb = ctx.newKernel("nonzero coordinates");
+    Value C = kb->dim(count);
+    std::vector<Value> dims;
+    for (Reg d : X.dims) dims.push_back(kb->dim(d));
+    kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange acc) -> SmallVector<Value> {
+      Value hit = nonZero(*kb, i);
+      kb->ifThen(hit, [&]() {
+        // Unravel i into coordinates, last dim fastest.
+        Value rest = i;
+        for (size_t d = rank; d-- > 0;) {
+          kb->store(kb->rem(rest, dims[d]), kb->binding(0), kb->add(kb->mul(kb->c(d), C), acc[0]));
+          rest = kb->div(rest, dims[d]);
+        }
+        if (rank == 0) kb->store(kb->c(0), kb->binding(0), acc[0]);
+      });
+      return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), hit))};
+    });
+    kb->finish();
+    ctx.addDispatch(*kb, {result.buffer, X.buffer}, sp().constant(1), dispatchName(op));
+    return success();
+  }
+
   LogicalResult emitOp(Operation *op) {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
     if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
+    if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
     bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)

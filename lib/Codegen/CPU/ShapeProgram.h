@@ -39,6 +39,11 @@ public:
   Reg inputScaledDim(uint32_t input, uint32_t index, Reg dim) {
     return memo({ShapeOpKind::InputScaledDim, input, index, int64_t(dim)});
   }
+  /// The int64 element `index` of plan buffer `buffer`, written by the
+  /// dispatch that first uses the buffer; `bound` (its upper bound) before.
+  Reg dataValue(uint32_t buffer, uint32_t index, Reg bound) {
+    return append({ShapeOpKind::DataValue, buffer, index, int64_t(bound)});
+  }
   Reg lt(Reg a, Reg b) { return binary(ShapeOpKind::Lt, a, b); }
   Reg eq(Reg a, Reg b) { return binary(ShapeOpKind::Eq, a, b); }
   /// cond != 0 ? a : b
@@ -79,7 +84,7 @@ public:
       const ShapeInstruction &i = instrs[r];
       if (i.op == ShapeOpKind::Const || i.op == ShapeOpKind::InputDim || i.op == ShapeOpKind::InputValue)
         continue;
-      if (i.op == ShapeOpKind::InputScaledDim) {
+      if (i.op == ShapeOpKind::InputScaledDim || i.op == ShapeOpKind::DataValue) {
         work.push_back(Reg(i.imm));
         continue;
       }
@@ -92,7 +97,7 @@ public:
     for (Reg r = 0; r < instrs.size(); ++r) {
       if (!used[r]) continue;
       ShapeInstruction i = instrs[r];
-      if (i.op == ShapeOpKind::InputScaledDim) {
+      if (i.op == ShapeOpKind::InputScaledDim || i.op == ShapeOpKind::DataValue) {
         i.imm = remap[Reg(i.imm)];
       } else if (i.op != ShapeOpKind::Const && i.op != ShapeOpKind::InputDim && i.op != ShapeOpKind::InputValue) {
         i.a = remap[i.a];

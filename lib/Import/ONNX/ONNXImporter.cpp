@@ -29,7 +29,7 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
   static const std::set<std::string> accepting = {
       "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
       "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
-      "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "DepthToSpace", "SpaceToDepth",
+      "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "DepthToSpace", "SpaceToDepth",
       // Computed in float32 after a conversion.
       "Einsum", "RNN", "GRU", "LSTM"};
   if (accepting.count(node.op_type())) return "";

@@ -613,6 +613,83 @@ LogicalResult importOneHot(NodeContext &c) {
   return success();
 }
 
+/// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+/// batch b are reversed: a GatherElements whose indices are
+/// (t < len[b] ? len[b] - 1 - t : t), built elementwise and expanded.
+LogicalResult importReverseSequence(NodeContext &c) {
+  auto in = c.inputType(0), lt = c.inputType(1);
+  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  int64_t rank = in.getRank();
+  if (rank < 2) return c.fail("input must have rank >= 2");
+  int64_t batchAxis = c.attrs.getInt("batch_axis", 1), timeAxis = c.attrs.getInt("time_axis", 0);
+  if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) || batchAxis == timeAxis)
+    return c.fail("batch_axis and time_axis must be 0 and 1 in some order");
+  if (!isIndexTensor(lt) || lt.getRank() != 1 || lt.getDimSize(0) != in.getDimSize(batchAxis))
+    return c.fail("sequence_lens must be a 1-D integer tensor with one entry per batch");
+  auto i64 = c.b.getI64Type();
+  int64_t T = in.getDimSize(timeAxis), B = in.getDimSize(batchAxis);
+  SmallVector<int64_t> tShape(rank, 1), bShape(rank, 1);
+  tShape[timeAxis] = T;
+  bShape[batchAxis] = B;
+  SmallVector<int64_t> times;
+  for (int64_t t = 0; t < T; ++t) times.push_back(t);
+  Value tV = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get(tShape, i64), ArrayRef<int64_t>(times)));
+  SmallVector<int64_t> src(rank, -1);
+  Value lens = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(bShape, lt.getElementType()), c.input(1), Value(),
+                                     c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
+  Type le = lt.getElementType();
+  auto idx = buildElementwise(c, {tV, lens}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value len = le.isInteger(64) ? a[1] : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), a[1]);
+    Value one = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1));
+    Value rev = b.create<arith::SubIOp>(l, b.create<arith::SubIOp>(l, len, one), a[0]);
+    Value inside = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0], len);
+    return b.create<arith::SelectOp>(l, inside, rev, a[0]);
+  });
+  if (failed(idx)) return failure();
+  SmallVector<int64_t> full(in.getShape());
+  Value shapeV = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({rank}, i64), ArrayRef<int64_t>(full)));
+  Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(full, i64), *idx, shapeV);
+  c.setOutput(0, c.b.create<GatherElementsOp>(c.loc, in, c.input(0), expanded, c.b.getI64IntegerAttr(timeAxis)));
+  return success();
+}
+
+/// NonZero: v4f.nonzero, whose column count is known only after it runs.
+LogicalResult importNonZero(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type et = in.getElementType();
+  if (!et.isIntOrFloat() || isStorageOnlyType(et)) return c.fail("input element type is not supported");
+  int64_t rows = std::max<int64_t>(in.getRank(), 1);
+  c.setOutput(0, c.b.create<NonZeroOp>(c.loc, RankedTensorType::get({rows, kDyn}, c.b.getI64Type()), c.input(0)));
+  return success();
+}
+
+/// Compress: the positions where the 1-D condition is true (v4f.nonzero),
+/// then a gather along axis (of the flattened input without an axis).
+LogicalResult importCompress(NodeContext &c) {
+  auto in = c.inputType(0), ct = c.inputType(1);
+  if (ct.getRank() != 1) return c.fail("condition must be 1-D");
+  auto i64 = c.b.getI64Type();
+  Value where = c.b.create<NonZeroOp>(c.loc, RankedTensorType::get({1, kDyn}, i64), c.input(1));
+  Value positions = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({kDyn}, i64), where, Value(),
+                                          c.b.getDenseI64ArrayAttr({1}), c.b.getBoolAttr(false));
+  Value x = c.input(0);
+  int64_t axis = 0;
+  if (c.attrs.has("axis")) {
+    int64_t rank = in.getRank();
+    axis = c.attrs.getInt("axis", 0);
+    if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+    if (axis < 0) axis += rank;
+    if (!in.isDynamicDim(axis) && !ct.isDynamicDim(0) && ct.getDimSize(0) > in.getDimSize(axis))
+      return c.fail("condition is longer than the input along axis");
+  } else {
+    if (!in.hasStaticShape()) return c.fail("without an axis the input must have a static shape");
+    x = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getNumElements()}, in.getElementType()), x, Value(),
+                              c.b.getDenseI64ArrayAttr({-1}), c.b.getBoolAttr(false));
+  }
+  c.setOutput(0, c.b.create<GatherOp>(c.loc, x, positions, c.b.getI64IntegerAttr(axis)));
+  return success();
+}
+
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Shape"] = {1, kMaxOpset, noCheck, importShape};
   t["Size"] = {1, kMaxOpset, noCheck, importSize};
@@ -620,6 +697,9 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Tile"] = {6, kMaxOpset, noCheck, importTile};
   t["CenterCropPad"] = {18, kMaxOpset, noCheck, importCenterCropPad};
   t["OneHot"] = {9, kMaxOpset, noCheck, importOneHot};
+  t["ReverseSequence"] = {10, kMaxOpset, noCheck, importReverseSequence};
+  t["NonZero"] = {9, kMaxOpset, noCheck, importNonZero};
+  t["Compress"] = {9, kMaxOpset, noCheck, importCompress};
   t["Unsqueeze"] = {1, kMaxOpset, noCheck, importUnsqueeze};
   t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
   t["Slice"] = {10, kMaxOpset, noCheck, importSlice};

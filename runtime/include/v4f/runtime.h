@@ -172,14 +172,19 @@ typedef struct v4f_tensor_t {
 
 /* Runs the model. Inputs and outputs are matched by position with the model
  * signature; input dtypes/ranks/static dims must match it, a symbolic dim
- * name must have one value across all inputs. */
+ * name must have one value across all inputs.
+ * Outputs whose dims depend on input *values* (NonZero, Compress): the
+ * byte_size needed (see v4f_session_resolve_output_shapes) is for the
+ * dims' upper bounds; after the run, outputs[i].dims hold the actual dims
+ * and only that many elements are written. */
 V4F_API v4f_status_t v4f_session_run(v4f_session_t* session,
                                      const v4f_tensor_t* inputs, size_t input_count,
                                      v4f_tensor_t* outputs, size_t output_count);
 
 /* Computes the output dtypes/ranks/dims (and byte_size = the bytes needed)
  * for inputs of the given shapes, without running. Input `data` and
- * `byte_size` are ignored. Also plans the arena for these shapes. */
+ * `byte_size` are ignored. Also plans the arena for these shapes. Dims that
+ * depend on input values are reported as their upper bounds. */
 V4F_API v4f_status_t v4f_session_resolve_output_shapes(
     v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
     v4f_tensor_t* outputs, size_t output_count);

@@ -529,6 +529,16 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 
 LogicalResult GatherOp::verify() { return success(); }
 
+LogicalResult NonZeroOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  auto out = llvm::cast<RankedTensorType>(getType());
+  if (out.getDimSize(0) != std::max<int64_t>(in.getRank(), 1))
+    return emitOpError("result must have one row per input dim");
+  if (!in.getElementType().isIntOrFloat() || isStorageOnlyType(in.getElementType()))
+    return emitOpError("input element type must be a computable integer or float type");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Generic elementwise
 //===----------------------------------------------------------------------===//

@@ -332,6 +332,23 @@ def V4F_ScaledSizesOp : V4F_Op<"scaled_sizes", [Pure]> {
   let assemblyFormat = "$input `,` $scales attr-dict `:` functional-type(operands, results)";
 }
 
+def V4F_NonZeroOp : V4F_Op<"nonzero", [Pure]> {
+  let summary = "coordinates of the non-zero elements, [rank, count] (ONNX NonZero)";
+  let description = [{
+    Row-major order of the elements. The count depends on the data: the plan
+    sizes the result for its bound (every element non-zero) and later
+    dispatches see the actual count (shape-program DataValue).
+
+    ```mlir
+    %i = v4f.nonzero %x : (tensor<2x3xf32>) -> tensor<2x?xi64>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input);
+  let results = (outs 2DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def V4F_ShapeOp : V4F_Op<"shape", [Pure]> {
   let summary = "the dims [start, end) of a tensor as a 1-D i64 tensor";
   let description = [{
