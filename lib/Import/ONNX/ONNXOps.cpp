@@ -799,7 +799,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
   static const bool extended =
       (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
        addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
-       addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table), true);
+       addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table),
+       addIndexingImporters(table), true);
   (void)extended;
   return table;
 }
