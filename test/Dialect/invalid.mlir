@@ -205,3 +205,75 @@ func.func @softmax_mode(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = v4f.softmax %x {axis = 1 : i64, mode = "sparsemax"} : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @scatter_elements_bad_reduction(%d: tensor<4x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{reduction must be none, add, mul, max or min}}
+  %0 = v4f.scatter_elements %d, %i, %u {axis = 0 : i64, reduction = "sub"} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @scatter_elements_updates_shape(%d: tensor<4x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{updates must have the shape of indices}}
+  %0 = v4f.scatter_elements %d, %i, %u {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x3xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @scatter_elements_indices_too_wide(%d: tensor<4x4xf32>, %i: tensor<2x5xi64>, %u: tensor<2x5xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{indices dim 1 exceeds the data dim}}
+  %0 = v4f.scatter_elements %d, %i, %u {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x5xi64>, tensor<2x5xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @scatter_nd_updates_shape(%d: tensor<4x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{updates must have shape indices.shape[:-1] + data.shape[q:]}}
+  %0 = v4f.scatter_nd %d, %i, %u : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @scatter_nd_tuple_too_long(%d: tensor<4x4xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{the index tuple length must be in [1, rank(data)]}}
+  %0 = v4f.scatter_nd %d, %i, %u : (tensor<4x4xf32>, tensor<2x3xi64>, tensor<2xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch_dims(%d: tensor<2x4xf32>, %i: tensor<3x1xi64>) -> tensor<3xf32> {
+  // expected-error @+1 {{batch dims of data and indices must agree}}
+  %0 = v4f.gather_nd %d, %i {batch_dims = 1 : i64} : (tensor<2x4xf32>, tensor<3x1xi64>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_nd_result_shape(%d: tensor<4x4xf32>, %i: tensor<2x1xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{result must have shape indices.shape[:-1] + data.shape[batch_dims + q:]}}
+  %0 = v4f.gather_nd %d, %i : (tensor<4x4xf32>, tensor<2x1xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @top_k_too_many(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{k exceeds the axis length}}
+  %v, %i = v4f.top_k %x, %k {axis = 1 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>)
+  return %v : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @top_k_k_shape(%x: tensor<3x4xf32>, %k: tensor<2xi64>) -> tensor<3x?xf32> {
+  // expected-error @+1 {{k must hold one element}}
+  %v, %i = v4f.top_k %x, %k {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return %v : tensor<3x?xf32>
+}

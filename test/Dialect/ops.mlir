@@ -145,3 +145,16 @@ func.func @cumsum(%x: tensor<2x3xf32>, %a: tensor<i64>) -> tensor<2x3xf32> {
   %0 = v4f.cumsum %x, %a {exclusive = true, reverse = false} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @scatter_gather_nd_top_k
+func.func @scatter_gather_nd_top_k(%d: tensor<4x4xf32>, %ie: tensor<2x4xi64>, %ue: tensor<2x4xf32>, %in: tensor<2x1xi64>, %k: tensor<1xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x?xf32>, tensor<4x?xi64>) {
+  // CHECK: v4f.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64, reduction = "add"}
+  %0 = v4f.scatter_elements %d, %ie, %ue {axis = 0 : i64, reduction = "add"} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  // CHECK: v4f.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} {reduction = "max"}
+  %1 = v4f.scatter_nd %d, %in, %ue {reduction = "max"} : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  // CHECK: v4f.gather_nd %{{.*}}, %{{.*}} :
+  %2 = v4f.gather_nd %d, %in {batch_dims = 0 : i64} : (tensor<4x4xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  // CHECK: v4f.top_k %{{.*}}, %{{.*}} {axis = 1 : i64, largest = false}
+  %v, %i = v4f.top_k %d, %k {axis = 1 : i64, largest = false} : (tensor<4x4xf32>, tensor<1xi64>) -> (tensor<4x?xf32>, tensor<4x?xi64>)
+  return %0, %1, %2, %v, %i : tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x?xf32>, tensor<4x?xi64>
+}

@@ -208,8 +208,13 @@ struct PlanBuilder {
         }
         r = *acc;
       } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
-                     LayerNormOp, BatchNormOp, TriluOp, CumSumOp>(op)) {
+                     LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(op)) {
         r = in(0)[d];
+      } else if (auto gn = dyn_cast<GatherNDOp>(op)) {
+        // indices.shape[:-1] + data.shape[batch_dims + q:]
+        int64_t lead = (int64_t)in(1).size() - 1;
+        int64_t q = gn.getIndices().getType().getShape().back();
+        r = d < lead ? in(1)[d] : in(0)[gn.getBatchDims() + q + (d - lead)];
       } else if (isa<GatherElementsOp>(op)) {
         r = in(1)[d];
       } else if (auto conv = dyn_cast<ConvOp>(op)) {
@@ -384,6 +389,27 @@ struct PlanBuilder {
     kb->finish();
     ctx.addDispatch(*kb, {result.buffer, X.buffer}, sp().constant(1), dispatchName(op));
     return success();
+  /// TopK: both results have the input's dims with the axis dim = k's value.
+  LogicalResult emitTopKOp(TopKOp op, ArrayRef<TensorInfo> operands) {
+    const TensorInfo &X = operands[0];
+    int64_t axis = op.getAxis();
+    Reg k;
+    if (!op.getValues().getType().isDynamicDim(axis)) k = sp().constant(op.getValues().getType().getDimSize(axis));
+    else if (operands[1].values) k = (*operands[1].values)[0];
+    else return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
+    TensorInfo results[2];
+    for (int i = 0; i < 2; ++i) {
+      results[i].dims = X.dims;
+      results[i].dims[axis] = k;
+      for (size_t d = 0; d < X.dims.size(); ++d) {
+        auto type = llvm::cast<RankedTensorType>(op->getResult(i).getType());
+        if (!type.isDynamicDim(d)) results[i].dims[d] = sp().constant(type.getDimSize(d));
+      }
+      results[i].elementType = llvm::cast<RankedTensorType>(op->getResult(i).getType()).getElementType();
+      results[i].buffer = ctx.newTransient(bytesOf(results[i]));
+      infos[op->getResult(i)] = results[i];
+    }
+    return emitTopK(ctx, op, operands, k, results[0], results[1]);
   }
 
   LogicalResult emitOp(Operation *op) {
@@ -391,6 +417,7 @@ struct PlanBuilder {
     for (Value v : op->getOperands()) operands.push_back(info(v));
     if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
     if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
+    if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
     bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
@@ -417,6 +444,9 @@ struct PlanBuilder {
     if (isa<PadOp>(op)) return emitPad(ctx, op, operands, result);
     if (isa<CumSumOp>(op)) return emitCumSum(ctx, op, operands, result);
     if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
+    if (isa<ScatterElementsOp>(op)) return emitScatterElements(ctx, op, operands, result);
+    if (isa<ScatterNDOp>(op)) return emitScatterND(ctx, op, operands, result);
+    if (isa<GatherNDOp>(op)) return emitGatherND(ctx, op, operands, result);
     if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
     if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
             ElementwiseOp>(op))

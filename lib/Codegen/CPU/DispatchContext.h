@@ -79,6 +79,17 @@ mlir::LogicalResult emitSoftmax(DispatchContext &ctx, mlir::Operation *op,
 mlir::LogicalResult emitLayerNorm(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 
+// Scatter, GatherND and TopK (IndexingKernels.cpp).
+mlir::LogicalResult emitScatterElements(DispatchContext &ctx, mlir::Operation *op,
+                                        llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitScatterND(DispatchContext &ctx, mlir::Operation *op,
+                                  llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitGatherND(DispatchContext &ctx, mlir::Operation *op,
+                                 llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// TopK writing `values` and `indices`, with `k` the register of k's value.
+mlir::LogicalResult emitTopK(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                             Reg k, const TensorInfo &values, const TensorInfo &indices);
+
 /// Name of a dispatch in errors and profiles: the op and its ONNX node.
 inline std::string dispatchName(mlir::Operation *op) {
   std::string name = op->getName().stripDialect().str();

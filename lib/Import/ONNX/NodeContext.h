@@ -122,6 +122,8 @@ void addEinsumImporters(std::unordered_map<std::string, OpImporter> &table);
 void addGridSampleImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ops imported as compositions (DecomposedOps.cpp).
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers ScatterElements, Scatter, ScatterND, GatherND and TopK (IndexingOps.cpp).
+void addIndexingImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers Resize (ResizeOp.cpp).
 void addResizeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ReduceX / ArgMax / ArgMin (ReductionOps.cpp).

@@ -27,6 +27,7 @@ namespace {
 /// compute on their storage integers.
 std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
   static const std::set<std::string> accepting = {
+      "Scatter", "ScatterElements", "ScatterND", "GatherND", // reductions check their types
       "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
       "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
       "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "DepthToSpace", "SpaceToDepth",

@@ -411,6 +411,99 @@ LogicalResult GatherElementsOp::verify() {
   return success();
 }
 
+/// Static dims must agree where both are known.
+static bool dimsCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  if (a.size() != b.size()) return false;
+  for (auto [x, y] : llvm::zip(a, b))
+    if (x != kDyn && y != kDyn && x != y) return false;
+  return true;
+}
+
+static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+    return op->emitOpError("reduction must be none, add, mul, max or min");
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  auto d = llvm::cast<RankedTensorType>(getData().getType());
+  auto i = llvm::cast<RankedTensorType>(getIndices().getType());
+  auto u = llvm::cast<RankedTensorType>(getUpdates().getType());
+  if (failed(verifyReduction(*this, getReduction()))) return failure();
+  if (d.getRank() != i.getRank()) return emitOpError("data and indices must have the same rank");
+  if (!dimsCompatible(i.getShape(), u.getShape())) return emitOpError("updates must have the shape of indices");
+  if (u.getElementType() != d.getElementType()) return emitOpError("updates must have the element type of data");
+  if (getAxis() < 0 || getAxis() >= d.getRank()) return emitOpError("axis out of range");
+  for (int64_t k = 0; k < d.getRank(); ++k)
+    if (k != getAxis() && !d.isDynamicDim(k) && !i.isDynamicDim(k) && i.getDimSize(k) > d.getDimSize(k))
+      return emitOpError("indices dim ") << k << " exceeds the data dim";
+  if (!dimsCompatible(getType().getShape(), d.getShape()) || getType().getElementType() != d.getElementType())
+    return emitOpError("result must have the type of data");
+  return success();
+}
+
+LogicalResult ScatterNDOp::verify() {
+  auto d = llvm::cast<RankedTensorType>(getData().getType());
+  auto i = llvm::cast<RankedTensorType>(getIndices().getType());
+  auto u = llvm::cast<RankedTensorType>(getUpdates().getType());
+  if (failed(verifyReduction(*this, getReduction()))) return failure();
+  if (i.getRank() < 1 || i.isDynamicDim(i.getRank() - 1))
+    return emitOpError("indices must have rank >= 1 and a static last dim");
+  int64_t q = i.getDimSize(i.getRank() - 1);
+  if (q < 1 || q > d.getRank()) return emitOpError("the index tuple length must be in [1, rank(data)]");
+  SmallVector<int64_t> want(i.getShape().drop_back());
+  llvm::append_range(want, d.getShape().drop_front(q));
+  if (!dimsCompatible(u.getShape(), want))
+    return emitOpError("updates must have shape indices.shape[:-1] + data.shape[q:]");
+  if (u.getElementType() != d.getElementType()) return emitOpError("updates must have the element type of data");
+  if (!dimsCompatible(getType().getShape(), d.getShape()) || getType().getElementType() != d.getElementType())
+    return emitOpError("result must have the type of data");
+  return success();
+}
+
+LogicalResult GatherNDOp::verify() {
+  auto d = llvm::cast<RankedTensorType>(getData().getType());
+  auto i = llvm::cast<RankedTensorType>(getIndices().getType());
+  int64_t b = getBatchDims();
+  if (i.getRank() < 1 || i.isDynamicDim(i.getRank() - 1))
+    return emitOpError("indices must have rank >= 1 and a static last dim");
+  if (b < 0 || b >= std::min(d.getRank(), i.getRank())) return emitOpError("batch_dims must be below both ranks");
+  int64_t q = i.getDimSize(i.getRank() - 1);
+  if (q < 1 || q > d.getRank() - b) return emitOpError("the index tuple length must be in [1, rank(data) - batch_dims]");
+  if (!dimsCompatible(d.getShape().take_front(b), i.getShape().take_front(b)))
+    return emitOpError("batch dims of data and indices must agree");
+  SmallVector<int64_t> want(i.getShape().drop_back());
+  llvm::append_range(want, d.getShape().drop_front(b + q));
+  if (!dimsCompatible(getType().getShape(), want) || getType().getElementType() != d.getElementType())
+    return emitOpError("result must have shape indices.shape[:-1] + data.shape[batch_dims + q:]");
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  auto k = llvm::cast<RankedTensorType>(getK().getType());
+  if (!k.hasStaticShape() || k.getNumElements() != 1) return emitOpError("k must hold one element");
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank()) return emitOpError("axis out of range");
+  for (Value r : {getValues(), getIndices()}) {
+    auto t = llvm::cast<RankedTensorType>(r.getType());
+    if (t.getRank() != in.getRank()) return emitOpError("results must have the input's rank");
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      if (d == axis) {
+        if (!t.isDynamicDim(d) && !in.isDynamicDim(d) && t.getDimSize(d) > in.getDimSize(d))
+          return emitOpError("k exceeds the axis length");
+      } else if (t.getDimSize(d) != kDyn && in.getDimSize(d) != kDyn && t.getDimSize(d) != in.getDimSize(d)) {
+        return emitOpError("results must have the input's dims outside the axis");
+      }
+    }
+  }
+  if (getValues().getType().getElementType() != in.getElementType())
+    return emitOpError("values must have the input's element type");
+  if (getValues().getType().getShape() != getIndices().getType().getShape())
+    return emitOpError("values and indices must have the same shape");
+  return success();
+}
+
 LogicalResult ShapeOp::verify() {
   int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
   if (getStart() < 0 || getStart() > getEnd() || getEnd() > rank)

@@ -471,6 +471,89 @@ def V4F_GatherElementsOp : V4F_Op<"gather_elements", [Pure]> {
   let hasVerifier = 1;
 }
 
+def V4F_ScatterElementsOp : V4F_Op<"scatter_elements", [Pure]> {
+  let summary = "ONNX ScatterElements: write or combine updates into a copy of data along one axis";
+  let description = [{
+    The result is a copy of `data`; then, for every element of `indices`
+    (row-major order), the element of `updates` at the same position is
+    written into the result at that position with its `axis` coordinate
+    replaced by the index. `reduction` is `none` (later writes win), `add`,
+    `mul`, `max` or `min` (combined with the value already there). Negative
+    indices count from the end; out-of-range indices fail the run.
+
+    ```mlir
+    %y = v4f.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, V4F_AnyTensor:$updates, I64Attr:$axis,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_ScatterNDOp : V4F_Op<"scatter_nd", [Pure]> {
+  let summary = "ONNX ScatterND: write or combine slices of updates into a copy of data";
+  let description = [{
+    `indices` has shape `[..., q]` with a static `q <= rank(data)`; every
+    index tuple (row-major order) addresses a slice `data[i0, ..., iq-1]` of
+    shape `data.shape[q:]`, which receives the matching slice of `updates`
+    (shape `indices.shape[:-1] + data.shape[q:]`). `reduction` is `none`
+    (later writes win), `add`, `mul`, `max` or `min`. Negative indices count
+    from the end; out-of-range indices fail the run.
+
+    ```mlir
+    %y = v4f.scatter_nd %d, %i, %u {reduction = "none"} : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, V4F_AnyTensor:$updates,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_GatherNDOp : V4F_Op<"gather_nd", [Pure]> {
+  let summary = "ONNX GatherND: gather slices of data addressed by index tuples";
+  let description = [{
+    `indices` has shape `[b..., n..., q]` where the first `batch_dims` dims
+    equal those of `data` and `q` (static) is at most `rank(data) -
+    batch_dims`. Each tuple addresses the slice `data[b..., i0, ..., iq-1]`;
+    the result has shape `indices.shape[:-1] + data.shape[batch_dims + q:]`.
+    Negative indices count from the end; out-of-range indices (and batch
+    dims that disagree at run time) fail the run.
+
+    ```mlir
+    %y = v4f.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<2x2x2xf32>, tensor<2x1x2xi64>) -> tensor<2x1x2xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_TopKOp : V4F_Op<"top_k", [Pure]> {
+  let summary = "ONNX TopK: the k largest (or smallest) elements along an axis, and their indices";
+  let description = [{
+    `k` is a one-element integer tensor whose value may be known only at run
+    time (the result dim along `axis`, non-negative, then follows it); a
+    value above the axis length fails the run. The results are always sorted
+    (best first); among equal values the lower index comes first. NaN counts
+    as larger than every number.
+
+    ```mlir
+    %v, %i = v4f.top_k %x, %k {axis = 1 : i64, largest = true} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$k, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs V4F_AnyTensor:$values, RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input `,` $k attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def V4F_TriluOp : V4F_Op<"trilu", [Pure]> {
   let summary = "keep the upper or lower triangle of the last two dims (ONNX Trilu)";
   let description = [{

@@ -1,0 +1,163 @@
+//===- IndexingOps.cpp - ONNX scatter, GatherND and TopK ------------------===//
+//
+// ScatterElements (and the deprecated Scatter), ScatterND, GatherND and TopK
+// import one-to-one as v4f ops. TopK's k is always an operand: the opset-1
+// attribute becomes a constant, a run-time k is followed by the plan.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+constexpr int64_t kMaxOpset = 28;
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+bool isIndexType(RankedTensorType t) {
+  return t.getElementType().isSignlessInteger(64) || t.getElementType().isSignlessInteger(32);
+}
+
+std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// `reduction`: none before opset 16, none/add/mul before 18, then max/min too.
+std::string checkReduction(const NodeAttrs &a, int64_t opset) {
+  std::string r = a.getString("reduction", "none");
+  if (r == "none") return "";
+  if (opset < 16) return "reduction is not part of this opset";
+  if (r == "add" || r == "mul") return "";
+  if ((r == "max" || r == "min") && opset >= 18) return "";
+  return "reduction '" + r + "' is not supported";
+}
+
+/// Reductions compute on the element type: not on bool or storage-only types.
+LogicalResult checkReducible(NodeContext &c, Type element, StringRef reduction) {
+  if (reduction == "none") return success();
+  if (element.isInteger(1) || isStorageOnlyType(element))
+    return c.fail("reduction '" + reduction.str() + "' on " + typeName(element) + " is not supported");
+  return success();
+}
+
+LogicalResult importScatterElements(NodeContext &c) {
+  auto d = c.inputType(0), i = c.inputType(1), u = c.inputType(2);
+  if (!isIndexType(i)) return c.fail("indices must be int32 or int64");
+  if (d.getRank() != i.getRank()) return c.fail("data and indices must have the same rank");
+  if (u.getRank() != i.getRank()) return c.fail("updates must have the shape of indices");
+  for (auto [x, y] : llvm::zip_equal(i.getShape(), u.getShape()))
+    if (x != kDyn && y != kDyn && x != y) return c.fail("updates must have the shape of indices");
+  if (u.getElementType() != d.getElementType()) return c.fail("updates must have the element type of data");
+  int64_t rank = d.getRank(), axis = c.attrs.getInt("axis", 0);
+  if (rank == 0) return c.fail("data must have rank >= 1");
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != axis && !d.isDynamicDim(k) && !i.isDynamicDim(k) && i.getDimSize(k) > d.getDimSize(k))
+      return c.fail("indices dim " + std::to_string(k) + " exceeds the data dim");
+  std::string reduction = c.attrs.getString("reduction", "none");
+  if (failed(checkReducible(c, d.getElementType(), reduction))) return failure();
+  c.setOutput(0, c.b.create<ScatterElementsOp>(c.loc, d, c.input(0), c.input(1), c.input(2),
+                                               c.b.getI64IntegerAttr(axis), c.b.getStringAttr(reduction)));
+  return success();
+}
+
+LogicalResult importScatterND(NodeContext &c) {
+  auto d = c.inputType(0), i = c.inputType(1), u = c.inputType(2);
+  if (!i.getElementType().isSignlessInteger(64)) return c.fail("indices must be int64");
+  if (i.getRank() < 1 || i.isDynamicDim(i.getRank() - 1))
+    return c.fail("indices must have rank >= 1 and a static last dim");
+  int64_t q = i.getDimSize(i.getRank() - 1);
+  if (q < 1 || q > d.getRank()) return c.fail("the index tuple length must be in [1, rank(data)]");
+  SmallVector<int64_t> want(i.getShape().drop_back());
+  llvm::append_range(want, d.getShape().drop_front(q));
+  if ((size_t)u.getRank() != want.size()) return c.fail("updates must have shape indices.shape[:-1] + data.shape[q:]");
+  for (auto [x, y] : llvm::zip_equal(u.getShape(), want))
+    if (x != kDyn && y != kDyn && x != y) return c.fail("updates must have shape indices.shape[:-1] + data.shape[q:]");
+  if (u.getElementType() != d.getElementType()) return c.fail("updates must have the element type of data");
+  std::string reduction = c.attrs.getString("reduction", "none");
+  if (failed(checkReducible(c, d.getElementType(), reduction))) return failure();
+  c.setOutput(0, c.b.create<ScatterNDOp>(c.loc, d, c.input(0), c.input(1), c.input(2), c.b.getStringAttr(reduction)));
+  return success();
+}
+
+LogicalResult importGatherND(NodeContext &c) {
+  auto d = c.inputType(0), i = c.inputType(1);
+  if (!i.getElementType().isSignlessInteger(64)) return c.fail("indices must be int64");
+  if (i.getRank() < 1 || i.isDynamicDim(i.getRank() - 1))
+    return c.fail("indices must have rank >= 1 and a static last dim");
+  int64_t b = c.attrs.getInt("batch_dims", 0);
+  if (b < 0 || b >= std::min(d.getRank(), i.getRank())) return c.fail("batch_dims must be below both ranks");
+  int64_t q = i.getDimSize(i.getRank() - 1);
+  if (q < 1 || q > d.getRank() - b) return c.fail("the index tuple length must be in [1, rank(data) - batch_dims]");
+  for (int64_t k = 0; k < b; ++k)
+    if (!d.isDynamicDim(k) && !i.isDynamicDim(k) && d.getDimSize(k) != i.getDimSize(k))
+      return c.fail("batch dims of data and indices must agree");
+  SmallVector<int64_t> shape(i.getShape().drop_back());
+  llvm::append_range(shape, d.getShape().drop_front(b + q));
+  // A batch dim known on either side is known for both.
+  for (int64_t k = 0; k < b; ++k)
+    if (shape[k] == kDyn) shape[k] = d.getDimSize(k);
+  auto type = RankedTensorType::get(shape, d.getElementType());
+  c.setOutput(0, c.b.create<GatherNDOp>(c.loc, type, c.input(0), c.input(1), c.b.getI64IntegerAttr(b)));
+  return success();
+}
+
+std::string checkTopK(const NodeAttrs &a, int64_t opset) {
+  if (opset < 10 && !a.has("k")) return "attribute k is required";
+  return "";
+}
+
+LogicalResult importTopK(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type et = in.getElementType();
+  if (et.isInteger(1) || isStorageOnlyType(et)) return c.fail("TopK of " + typeName(et) + " is not supported");
+  int64_t rank = in.getRank(), axis = c.attrs.getInt("axis", -1);
+  if (rank == 0) return c.fail("input must have rank >= 1");
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  Value k;
+  std::optional<int64_t> kValue;
+  if (c.opset < 10) {
+    kValue = c.attrs.getInt("k", 0);
+    auto type = RankedTensorType::get({1}, c.b.getI64Type());
+    k = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(type, ArrayRef<int64_t>{*kValue}));
+  } else {
+    auto kt = c.inputType(1);
+    if (!isIndexType(kt) || !kt.hasStaticShape() || kt.getNumElements() != 1)
+      return c.fail("k must be a 1-element int64 tensor");
+    if (auto v = c.constantInts(1)) kValue = (*v)[0];
+    k = c.input(1);
+  }
+  if (kValue && *kValue < 0) return c.fail("k must not be negative");
+  if (kValue && !in.isDynamicDim(axis) && *kValue > in.getDimSize(axis))
+    return c.fail("k (" + std::to_string(*kValue) + ") exceeds the axis length (" +
+                  std::to_string(in.getDimSize(axis)) + ")");
+  bool largest = c.opset < 11 || c.attrs.getInt("largest", 1) != 0;
+  SmallVector<int64_t> shape(in.getShape());
+  shape[axis] = kValue ? *kValue : kDyn;
+  auto op = c.b.create<TopKOp>(c.loc, TypeRange{RankedTensorType::get(shape, et),
+                                                RankedTensorType::get(shape, c.b.getI64Type())},
+                               c.input(0), k, c.b.getI64IntegerAttr(axis), c.b.getBoolAttr(largest));
+  if (c.outputUsed(0)) c.setOutput(0, op.getValues());
+  if (c.outputUsed(1)) c.setOutput(1, op.getIndices());
+  return success();
+}
+
+std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
+
+} // namespace
+
+void addIndexingImporters(std::unordered_map<std::string, OpImporter> &t) {
+  t["Scatter"] = {9, 10, noCheck, importScatterElements};
+  t["ScatterElements"] = {11, kMaxOpset, checkReduction, importScatterElements};
+  t["ScatterND"] = {11, kMaxOpset, checkReduction, importScatterND};
+  t["GatherND"] = {11, kMaxOpset, noCheck, importGatherND};
+  t["TopK"] = {1, kMaxOpset, checkTopK, importTopK};
+}
+
+} // namespace v4f
