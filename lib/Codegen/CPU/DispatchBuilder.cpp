@@ -389,6 +389,8 @@ struct PlanBuilder {
     kb->finish();
     ctx.addDispatch(*kb, {result.buffer, X.buffer}, sp().constant(1), dispatchName(op));
     return success();
+  }
+
   /// TopK: both results have the input's dims with the axis dim = k's value.
   LogicalResult emitTopKOp(TopKOp op, ArrayRef<TensorInfo> operands) {
     const TensorInfo &X = operands[0];
