@@ -67,4 +67,59 @@ TEST(ShapeProgram, SelectConditionMustBeDefinedEarlier) {
   expectLoadError(file, "selects on register");
 }
 
+TEST(ShapeProgram, InputScaledDimMustReadAFloat32Input) {
+  ExecutablePlan p = planWithExtraInput(V4F_DTYPE_INT64, {}, {});
+  ShapeInstruction read;
+  read.op = ShapeOpKind::InputScaledDim;
+  read.a = 2;  // `extra` is int64
+  read.b = 0;
+  read.imm = 1;
+  p.shapeProgram.push_back(read);
+  auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
+  expectLoadError(file, "not a float32 tensor");
+}
+
+TEST(ShapeProgram, InputScaledDimScalesAnEarlierRegister) {
+  ExecutablePlan p = planWithExtraInput(V4F_DTYPE_FLOAT32, {}, {});
+  ShapeInstruction read;
+  read.op = ShapeOpKind::InputScaledDim;
+  read.a = 2;
+  read.b = 0;
+  read.imm = static_cast<int64_t>(p.shapeProgram.size());  // itself
+  p.shapeProgram.push_back(read);
+  auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
+  expectLoadError(file, "scales register");
+}
+
+TEST(ShapeProgram, DataValueMustReadATransientBuffer) {
+  ExecutablePlan p = addScalePlan();
+  ShapeInstruction read;
+  read.op = ShapeOpKind::DataValue;
+  read.a = 0;  // an input buffer
+  read.b = 0;
+  read.imm = 1;
+  p.shapeProgram.push_back(read);
+  auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
+  expectLoadError(file, "is not a transient buffer");
+}
+
+TEST(ShapeProgram, DataValueBufferMustHoldTheElement) {
+  ExecutablePlan p = addScalePlan();
+  ShapeInstruction read;
+  read.op = ShapeOpKind::DataValue;
+  read.a = 2;  // the transient buffer, sized n*4 bytes (not a constant)
+  read.b = 0;
+  read.imm = 1;
+  p.shapeProgram.push_back(read);
+  auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
+  expectLoadError(file, "does not have a constant size");
+  // A constant 8-byte buffer holds element 0 but not element 1.
+  p.buffers[2].sizeReg = 6;  // constant 8
+  p.shapeProgram.back().b = 1;
+  expectLoadError(buildArtifact(p, testKernelLibrary(), addScaleConstants()), "does not have a constant size");
+  p.shapeProgram.back().b = 0;
+  p.shapeProgram.back().imm = static_cast<int64_t>(p.shapeProgram.size());  // itself
+  expectLoadError(buildArtifact(p, testKernelLibrary(), addScaleConstants()), "bounds by register");
+}
+
 }  // namespace

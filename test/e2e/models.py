@@ -368,6 +368,45 @@ OPSET_VARIANTS: Dict[str, Callable[[], Case]] = {
 }
 
 
+# ----- shapes that depend on input values ------------------------------------
+
+
+def make_data_dependent() -> Case:
+    """NonZero and Compress (sizes known only after their counting dispatch),
+    with ops downstream of the data-dependent dim; one set selects nothing."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("NonZero", ["pos"], ["where"]),
+        helper.make_node("Compress", ["x", "keep"], ["rows"], axis=0),
+        helper.make_node("Relu", ["rows"], ["rows_relu"]),
+        helper.make_node("ReduceSum", ["rows_relu", "axes"], ["row_sums"], keepdims=0),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    graph = helper.make_graph(nodes, "data_dependent",
+                              [_vi("x", F32, [4, 6]), _vi("keep", TensorProto.BOOL, [4])],
+                              [_vi("where", I64, [2, "nnz"]), _vi("row_sums", F32, ["kept"])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rng = np.random.default_rng(106)
+    return Case(m, [{"x": _randn(rng, [4, 6]), "keep": np.array([True, False, True, True])},
+                    {"x": -np.abs(_randn(rng, [4, 6])) - 0.1, "keep": np.array([False] * 4)}],
+                note="counts differ per input set; the second selects nothing")
+
+
+def make_resize_runtime_scales() -> Case:
+    """Resize whose scales are a graph input: one artifact, two output shapes."""
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode="linear")
+    graph = helper.make_graph([node], "resize_runtime_scales",
+                              [_vi("X", F32, [1, 2, 4, 4]), _vi("scales", F32, [4])],
+                              [_vi("Y", F32, [1, 2, "H", "W"])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    rng = np.random.default_rng(107)
+    x = _randn(rng, [1, 2, 4, 4])
+    return Case(m, [{"X": x, "scales": np.array([1, 1, 2, 2], np.float32)},
+                    {"X": x, "scales": np.array([1, 1, 0.5, 1.5], np.float32)}],
+                note="upsample and mixed down/upsample from the same artifact")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -375,6 +414,8 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "transformer": make_transformer,
         "resnet50": make_resnet50,
         "symbolic_batch": make_symbolic_batch,
+        "data_dependent": make_data_dependent,
+        "resize_runtime_scales": make_resize_runtime_scales,
     }
     for k, fn in OPSET_VARIANTS.items():
         gens[f"opset_variants/{k}"] = fn
