@@ -404,6 +404,42 @@ case("tiny_file_claims_2pow40_typed",
      lambda c: c.write(add_model(_typed_huge())), ["'W'", "1 typed values"], huge=True)
 
 
+# 2b. Packed and storage-only element types.
+def _cast_add_model(init: TensorProto, n: int = 4) -> onnx.ModelProto:
+    """y = x + Cast(W, float): W of a packed / storage-only type."""
+    return make_model([helper.make_node("Cast", [init.name], ["wf"], to=TensorProto.FLOAT, name="cast0"),
+                       helper.make_node("Add", ["x", "wf"], ["y"], name="add0")],
+                      [f32("x", [n])], [f32("y", [n])], [init])
+
+
+def _int4_typed(count: int) -> TensorProto:
+    t = TensorProto()
+    t.name = "W"
+    t.data_type = TensorProto.INT4
+    t.dims.extend([5])
+    t.int32_data.extend([0x21] * count)
+    return t
+
+
+case("int4_raw_data_unpacked_length",  # 5 int4 values pack into 3 bytes, not 5
+     lambda c: c.write(_cast_add_model(raw_tensor("W", [5], bytes(5), data_type=TensorProto.INT4), 5)),
+     ["'W'", "5 bytes", "need 3"])
+case("int4_int32_data_count_mismatch",
+     lambda c: c.write(_cast_add_model(_int4_typed(2), 5)), ["'W'", "typed values", "need 5"])
+case("float4_constant_not_supported",
+     lambda c: c.write(_cast_add_model(raw_tensor("W", [4], bytes(2), data_type=TensorProto.FLOAT4E2M1))),
+     ["'W'", "float4e2m1", "constants cannot"])
+case("bfloat16_into_arithmetic",
+     lambda c: c.write(make_model([helper.make_node("Add", ["x", "x"], ["y"], name="add_bf16")],
+                                  [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [4])])),
+     ["'add_bf16'", "bf16", "only conversions"])
+case("cast_to_unknown_dtype",
+     lambda c: c.write(make_model([helper.make_node("Cast", ["x"], ["y"], to=1000, name="cast_bad")],
+                                  [f32("x", [4])], [f32("y", [4])])),
+     ["'cast_bad'", "unsupported element type", "1000"])
+
+
 # 3. Missing or undefined type fields.
 case("input_without_type", input_without_type, ["'x'", ("no type", "not a tensor")])
 case("input_elem_type_undefined", input_elem_undefined, ["'x'", "unsupported element type"])
