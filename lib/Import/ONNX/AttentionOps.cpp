@@ -34,18 +34,6 @@ namespace {
 
 constexpr int64_t kMaxOpset = 28;
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> sources(shape.size(), -1);
-  auto type = RankedTensorType::get(shape, typeOf(in).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
-}
-
-Value transposeBy(NodeContext &c, Value in, ArrayRef<int64_t> perm) {
-  return c.b.create<TransposeOp>(c.loc, in, c.b.getDenseI64ArrayAttr(perm));
-}
-
 /// Converts a float tensor to element type `to` (extf / truncf), or returns it.
 FailureOr<Value> convertFloat(NodeContext &c, Value v, Type to) {
   Type from = typeOf(v).getElementType();

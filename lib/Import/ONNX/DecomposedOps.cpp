@@ -46,12 +46,6 @@ constexpr int64_t kMaxOpset = 28;
 
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> sources(shape.size(), -1);
-  auto type = RankedTensorType::get(shape, llvm::cast<RankedTensorType>(in.getType()).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
-}
-
 LogicalResult importDepthSpace(NodeContext &c) {
   auto in = c.inputType(0);
   if (in.getRank() != 4 || !in.hasStaticShape()) return c.fail("input must be a static 4-D tensor");

@@ -38,22 +38,6 @@ constexpr int64_t kMaxOpset = 28;
 constexpr int kEllipsisLabel = 1000;
 constexpr int kEllipsisMarker = -1;
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
-  if (typeOf(in).getShape() == shape) return in;
-  SmallVector<int64_t> sources(shape.size(), -1);
-  auto type = RankedTensorType::get(shape, typeOf(in).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
-}
-
-Value transposeBy(NodeContext &c, Value in, ArrayRef<int64_t> perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;
-  if (identity) return in;
-  return c.b.create<TransposeOp>(c.loc, in, c.b.getDenseI64ArrayAttr(perm));
-}
-
 FailureOr<Value> convertTo(NodeContext &c, Value v, Type to) {
   Type from = typeOf(v).getElementType();
   if (from == to) return v;

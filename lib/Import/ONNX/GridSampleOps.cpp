@@ -46,13 +46,6 @@ namespace {
 constexpr int64_t kMaxOpset = 28;
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
-  auto type = RankedTensorType::get(shape, typeOf(in).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
-}
-
 /// Sources for a reshape that keeps dim 0 (the batch, maybe dynamic) in place.
 SmallVector<int64_t> batchSources(size_t rank) {
   SmallVector<int64_t> s(rank, -1);

@@ -18,8 +18,6 @@ constexpr int64_t kMaxOpset = 28;
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
 Value reshapeValue(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> sources(shape.size(), -1);
   auto type = RankedTensorType::get(shape, elementOf(in));

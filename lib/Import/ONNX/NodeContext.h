@@ -87,6 +87,17 @@ using ElementwiseBodyFn =
 mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
 
+/// Small builders shared by the composite importers (ImportBuilders.cpp).
+mlir::RankedTensorType typeOf(mlir::Value v);
+/// Reshape to `shape`; `sources[i] >= 0` takes result dim i from input dim
+/// sources[i] (dynamic dims); empty sources mean a static reshape.
+mlir::Value reshapeTo(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> sources = {});
+/// Transpose by `perm` (the input itself for the identity).
+mlir::Value transposeBy(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
+/// Splits `v` along `axis` into parts of the given sizes.
+llvm::SmallVector<mlir::Value> splitBy(NodeContext &c, mlir::Value v, int64_t axis, llvm::ArrayRef<int64_t> sizes);
+
 /// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
 /// element types; storage-only ones are their storage integers in bodies).
 /// `saturate` is Cast's attribute for float8 targets, `roundMode` its

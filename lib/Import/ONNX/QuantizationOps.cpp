@@ -47,7 +47,6 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 /// float32 represents every integer of magnitude <= 2^24 exactly.
 constexpr int64_t kExactF32 = int64_t(1) << 24;
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
@@ -69,11 +68,6 @@ std::string typeName(Type t) {
   llvm::raw_string_ostream os(s);
   os << t;
   return s;
-}
-
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
-  auto type = RankedTensorType::get(shape, elementOf(in));
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
 }
 
 Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
@@ -411,16 +405,7 @@ int64_t chunkLength(int64_t maxA, int64_t maxB, int64_t perK) {
 SmallVector<Value> splitInto(NodeContext &c, Value v, int64_t axis, int64_t total, int64_t len) {
   SmallVector<int64_t> sizes;
   for (int64_t k = 0; k < total; k += len) sizes.push_back(std::min(len, total - k));
-  if (sizes.size() == 1) return {v};
-  SmallVector<Type> types;
-  auto t = typeOf(v);
-  for (int64_t s : sizes) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[axis] = s;
-    types.push_back(RankedTensorType::get(shape, t.getElementType()));
-  }
-  auto op = c.b.create<SplitOp>(c.loc, types, v, Value(), c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr(sizes));
-  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
+  return splitBy(c, v, axis, sizes);
 }
 
 /// Exact int32 matmul of two float32 tensors holding integers bounded by

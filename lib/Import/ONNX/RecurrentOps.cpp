@@ -33,35 +33,9 @@ namespace {
 
 constexpr int64_t kMaxOpset = 28;
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
-Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> sources(shape.size(), -1);
-  auto type = RankedTensorType::get(shape, typeOf(in).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
-}
-
-Value transposeBy(NodeContext &c, Value in, ArrayRef<int64_t> perm) {
-  return c.b.create<TransposeOp>(c.loc, in, c.b.getDenseI64ArrayAttr(perm));
-}
-
 Value matmul(NodeContext &c, Value a, Value b, Value bias = Value()) {
   return c.b.create<MatMulOp>(c.loc, a, b, bias, c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
                               c.b.getF32FloatAttr(0));
-}
-
-/// Splits `v` along `axis` into parts of the given sizes.
-SmallVector<Value> splitBy(NodeContext &c, Value v, int64_t axis, ArrayRef<int64_t> sizes) {
-  if (sizes.size() == 1) return {v};
-  auto t = typeOf(v);
-  SmallVector<Type> types;
-  for (int64_t s : sizes) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[axis] = s;
-    types.push_back(RankedTensorType::get(shape, t.getElementType()));
-  }
-  auto op = c.b.create<SplitOp>(c.loc, types, v, Value(), c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr(sizes));
-  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
 }
 
 /// Splits `v` along `axis` into `n` equal parts.
