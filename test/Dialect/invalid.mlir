@@ -277,3 +277,51 @@ func.func @top_k_k_shape(%x: tensor<3x4xf32>, %k: tensor<2xi64>) -> tensor<3x?xf
   %v, %i = v4f.top_k %x, %k {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
   return %v : tensor<3x?xf32>
 }
+
+// -----
+
+func.func @unique_axis_range(%x: tensor<2x3xf32>) -> tensor<?xi64> {
+  // expected-error @+1 {{axis out of range}}
+  %y, %i, %inv, %n = v4f.unique %x {axis = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x?xf32>, tensor<?xi64>, tensor<3xi64>, tensor<?xi64>)
+  return %i : tensor<?xi64>
+}
+
+// -----
+
+func.func @unique_inverse_length(%x: tensor<6xf32>) -> tensor<?xi64> {
+  // expected-error @+1 {{inverse_indices must have one element per input element (or slice)}}
+  %y, %i, %inv, %n = v4f.unique %x : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<5xi64>, tensor<?xi64>)
+  return %i : tensor<?xi64>
+}
+
+// -----
+
+func.func @unique_float8(%x: tensor<6xf8E4M3FN>) -> tensor<?xi64> {
+  // expected-error @+1 {{input element type must be a computable integer or float type (or bf16)}}
+  %y, %i, %inv, %n = v4f.unique %x : (tensor<6xf8E4M3FN>) -> (tensor<?xf8E4M3FN>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+  return %i : tensor<?xi64>
+}
+
+// -----
+
+func.func @nms_box_shape(%boxes: tensor<1x6x3xf32>, %scores: tensor<1x1x6xf32>, %max: tensor<1xi64>, %t: tensor<1xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{boxes must be [batches, boxes, 4]}}
+  %s = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x3xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<?x3xi64>
+  return %s : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_box_count(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x1x5xf32>, %max: tensor<1xi64>, %t: tensor<1xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{boxes and scores disagree on the batch or box count}}
+  %s = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x4xf32>, tensor<1x1x5xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<?x3xi64>
+  return %s : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_threshold_shape(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x1x6xf32>, %max: tensor<1xi64>, %t: tensor<2xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{max_output_boxes_per_class and the thresholds must hold one element}}
+  %s = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<2xf32>) -> tensor<?x3xi64>
+  return %s : tensor<?x3xi64>
+}

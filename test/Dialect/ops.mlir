@@ -158,3 +158,16 @@ func.func @scatter_gather_nd_top_k(%d: tensor<4x4xf32>, %ie: tensor<2x4xi64>, %u
   %v, %i = v4f.top_k %d, %k {axis = 1 : i64, largest = false} : (tensor<4x4xf32>, tensor<1xi64>) -> (tensor<4x?xf32>, tensor<4x?xi64>)
   return %0, %1, %2, %v, %i : tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x?xf32>, tensor<4x?xi64>
 }
+
+// CHECK-LABEL: func @unique_nms
+func.func @unique_nms(%x: tensor<6xf32>, %m: tensor<2x3xi32>, %boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %t: tensor<1xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<2x?xi32>, tensor<?x3xi64>, tensor<?x3xi64>) {
+  // CHECK: v4f.unique %{{.*}} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+  %y, %i, %inv, %n = v4f.unique %x {sorted = true} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+  // CHECK: v4f.unique %{{.*}} {axis = 1 : i64, sorted = false}
+  %y2, %i2, %inv2, %n2 = v4f.unique %m {axis = 1 : i64, sorted = false} : (tensor<2x3xi32>) -> (tensor<2x?xi32>, tensor<?xi64>, tensor<3xi64>, tensor<?xi64>)
+  // CHECK: v4f.non_max_suppression %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {center_point_box = true}
+  %s = v4f.non_max_suppression %boxes, %scores, %max, %t, %t {center_point_box = true} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+  // CHECK: v4f.non_max_suppression %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  %s2 = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<?x3xi64>
+  return %y, %i, %inv, %n, %y2, %s, %s2 : tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<2x?xi32>, tensor<?x3xi64>, tensor<?x3xi64>
+}

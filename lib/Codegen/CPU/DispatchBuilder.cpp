@@ -420,6 +420,14 @@ struct PlanBuilder {
     if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
     if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
     if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
+    if (isa<UniqueOp, NonMaxSuppressionOp>(op)) {
+      SmallVector<TensorInfo> results;
+      if (failed(isa<UniqueOp>(op) ? emitUnique(ctx, op, operands, results)
+                                   : emitNonMaxSuppression(ctx, op, operands, results)))
+        return failure();
+      for (auto [r, t] : llvm::zip_equal(op->getResults(), results)) infos[r] = t;
+      return success();
+    }
     bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)

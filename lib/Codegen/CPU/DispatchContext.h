@@ -90,6 +90,14 @@ mlir::LogicalResult emitGatherND(DispatchContext &ctx, mlir::Operation *op,
 mlir::LogicalResult emitTopK(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
                              Reg k, const TensorInfo &values, const TensorInfo &indices);
 
+// Ops with data-dependent result lengths (DataDependentKernels.cpp): each
+// creates its results' buffers (appended to `results`, in result order).
+mlir::LogicalResult emitUnique(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                               llvm::SmallVectorImpl<TensorInfo> &results);
+mlir::LogicalResult emitNonMaxSuppression(DispatchContext &ctx, mlir::Operation *op,
+                                          llvm::ArrayRef<TensorInfo> operands,
+                                          llvm::SmallVectorImpl<TensorInfo> &results);
+
 /// Name of a dispatch in errors and profiles: the op and its ONNX node.
 inline std::string dispatchName(mlir::Operation *op) {
   std::string name = op->getName().stripDialect().str();

@@ -148,6 +148,93 @@ LogicalResult importTopK(NodeContext &c) {
   return success();
 }
 
+/// Unique: v4f.unique, whose unique count is known only after it runs.
+LogicalResult importUnique(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type et = in.getElementType();
+  if (!et.isIntOrFloat() || (isStorageOnlyType(et) && !et.isBF16()))
+    return c.fail("Unique of " + typeName(et) + " is not supported");
+  auto i64 = c.b.getI64Type();
+  int64_t rank = in.getRank();
+  std::optional<int64_t> axis;
+  SmallVector<int64_t> yShape{kDyn};
+  int64_t slices = in.hasStaticShape() ? in.getNumElements() : kDyn;
+  if (c.attrs.has("axis")) {
+    int64_t a = c.attrs.getInt("axis", 0);
+    if (rank == 0) return c.fail("axis is given but the input is a scalar");
+    if (a < -rank || a >= rank) return c.fail("axis out of range");
+    if (a < 0) a += rank;
+    axis = a;
+    yShape.assign(in.getShape().begin(), in.getShape().end());
+    yShape[a] = kDyn;
+    slices = in.getDimSize(a);
+  }
+  int64_t sortedAttr = c.attrs.getInt("sorted", 1);
+  if (sortedAttr != 0 && sortedAttr != 1) return c.fail("sorted must be 0 or 1");
+  auto dyn1 = RankedTensorType::get({kDyn}, i64);
+  auto op = c.b.create<UniqueOp>(c.loc,
+                                 TypeRange{RankedTensorType::get(yShape, et), dyn1,
+                                           RankedTensorType::get({slices}, i64), dyn1},
+                                 c.input(0), axis ? c.b.getI64IntegerAttr(*axis) : IntegerAttr(),
+                                 c.b.getBoolAttr(sortedAttr != 0));
+  for (unsigned i = 0; i < 4; ++i)
+    if (c.outputUsed(i)) c.setOutput(i, op->getResult(i));
+  return success();
+}
+
+std::string checkNonMaxSuppression(const NodeAttrs &a, int64_t) {
+  int64_t cpb = a.getInt("center_point_box", 0);
+  if (cpb != 0 && cpb != 1) return "center_point_box must be 0 or 1";
+  return "";
+}
+
+/// NonMaxSuppression: v4f.non_max_suppression. An absent
+/// max_output_boxes_per_class is 0 (nothing selected), an absent
+/// iou_threshold 0; an absent score_threshold keeps every box a candidate.
+LogicalResult importNonMaxSuppression(NodeContext &c) {
+  auto boxes = c.inputType(0), scores = c.inputType(1);
+  if (!boxes.getElementType().isF32() || !scores.getElementType().isF32())
+    return c.fail("boxes and scores must be float32");
+  if (boxes.getRank() != 3 || (!boxes.isDynamicDim(2) && boxes.getDimSize(2) != 4))
+    return c.fail("boxes must have shape [num_batches, num_boxes, 4]");
+  if (scores.getRank() != 3) return c.fail("scores must have shape [num_batches, num_classes, num_boxes]");
+  auto differ = [](int64_t a, int64_t b) { return a != kDyn && b != kDyn && a != b; };
+  if (differ(boxes.getDimSize(0), scores.getDimSize(0)))
+    return c.fail("boxes and scores have different batch counts");
+  if (differ(boxes.getDimSize(1), scores.getDimSize(2)))
+    return c.fail("boxes and scores have different box counts");
+  auto oneElement = [&](size_t i, Type want, const char *what) -> LogicalResult {
+    auto t = c.inputType(i);
+    if (t.getElementType() != want) return c.fail(std::string(what) + " must be " + typeName(want));
+    if (!t.hasStaticShape() || t.getNumElements() != 1 || t.getRank() > 1)
+      return c.fail(std::string(what) + " must hold exactly one element");
+    return success();
+  };
+  Type i64 = c.b.getI64Type(), f32 = c.b.getF32Type();
+  Value maxOut, iou, score;
+  if (c.hasInput(2)) {
+    if (failed(oneElement(2, i64, "max_output_boxes_per_class"))) return failure();
+    maxOut = c.input(2);
+  } else {
+    maxOut = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, i64), ArrayRef<int64_t>{0}));
+  }
+  if (c.hasInput(3)) {
+    if (failed(oneElement(3, f32, "iou_threshold"))) return failure();
+    iou = c.input(3);
+  } else {
+    iou = c.constF32({1}, {0.0f});
+  }
+  if (c.hasInput(4)) {
+    if (failed(oneElement(4, f32, "score_threshold"))) return failure();
+    score = c.input(4);
+  }
+  auto type = RankedTensorType::get({kDyn, 3}, i64);
+  c.setOutput(0, c.b.create<NonMaxSuppressionOp>(c.loc, type, c.input(0), c.input(1), maxOut, iou, score,
+                                                 c.b.getBoolAttr(c.attrs.getInt("center_point_box", 0) != 0)));
+  return success();
+}
+
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 } // namespace
@@ -158,6 +245,8 @@ void addIndexingImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["ScatterND"] = {11, kMaxOpset, checkReduction, importScatterND};
   t["GatherND"] = {11, kMaxOpset, noCheck, importGatherND};
   t["TopK"] = {1, kMaxOpset, checkTopK, importTopK};
+  t["Unique"] = {11, kMaxOpset, noCheck, importUnique};
+  t["NonMaxSuppression"] = {10, kMaxOpset, checkNonMaxSuppression, importNonMaxSuppression};
 }
 
 } // namespace v4f

@@ -31,6 +31,7 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
       "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
       "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
       "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "DepthToSpace", "SpaceToDepth",
+      "Unique", // bf16 only, compared as float32
       // Computed in float32 after a conversion.
       "Einsum", "RNN", "GRU", "LSTM"};
   if (accepting.count(node.op_type())) return "";

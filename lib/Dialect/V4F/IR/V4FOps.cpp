@@ -632,6 +632,59 @@ LogicalResult NonZeroOp::verify() {
   return success();
 }
 
+LogicalResult UniqueOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  auto y = llvm::cast<RankedTensorType>(getY().getType());
+  Type et = in.getElementType();
+  if (!et.isIntOrFloat() || (isStorageOnlyType(et) && !et.isBF16()))
+    return emitOpError("input element type must be a computable integer or float type (or bf16)");
+  if (y.getElementType() != et) return emitOpError("y must have the input's element type");
+  int64_t slices;
+  if (auto axis = getAxis()) {
+    int64_t a = *axis;
+    if (a < 0 || a >= in.getRank()) return emitOpError("axis out of range");
+    if (y.getRank() != in.getRank()) return emitOpError("y must have the input's rank");
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      if (d != a && !y.isDynamicDim(d) && !in.isDynamicDim(d) && y.getDimSize(d) != in.getDimSize(d))
+        return emitOpError("y must have the input's dims outside the axis");
+    slices = in.getDimSize(a);
+  } else {
+    if (y.getRank() != 1) return emitOpError("y must be 1-D without an axis");
+    slices = in.hasStaticShape() ? in.getNumElements() : kDyn;
+  }
+  auto inv = llvm::cast<RankedTensorType>(getInverseIndices().getType());
+  if (!inv.isDynamicDim(0) && slices != kDyn && inv.getDimSize(0) != slices)
+    return emitOpError("inverse_indices must have one element per input element (or slice)");
+  int64_t n = y.getRank() == 1 ? y.getDimSize(0) : y.getDimSize(getAxis() ? *getAxis() : 0);
+  for (Value r : {getIndices(), getCounts()}) {
+    int64_t m = llvm::cast<RankedTensorType>(r.getType()).getDimSize(0);
+    if (m != kDyn && n != kDyn && m != n) return emitOpError("indices and counts must have one element per unique value");
+    if (m != kDyn && slices != kDyn && m > slices) return emitOpError("more unique values than input elements");
+  }
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  auto boxes = llvm::cast<RankedTensorType>(getBoxes().getType());
+  auto scores = llvm::cast<RankedTensorType>(getScores().getType());
+  if (boxes.getRank() != 3 || (!boxes.isDynamicDim(2) && boxes.getDimSize(2) != 4))
+    return emitOpError("boxes must be [batches, boxes, 4]");
+  if (scores.getRank() != 3) return emitOpError("scores must be [batches, classes, boxes]");
+  auto differ = [](int64_t a, int64_t b) { return a != kDyn && b != kDyn && a != b; };
+  if (differ(boxes.getDimSize(0), scores.getDimSize(0)) || differ(boxes.getDimSize(1), scores.getDimSize(2)))
+    return emitOpError("boxes and scores disagree on the batch or box count");
+  SmallVector<Value> scalars{getMaxOutputBoxesPerClass(), getIouThreshold()};
+  if (getScoreThreshold()) scalars.push_back(getScoreThreshold());
+  for (Value v : scalars) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (!t.hasStaticShape() || t.getNumElements() != 1 || t.getRank() > 1)
+      return emitOpError("max_output_boxes_per_class and the thresholds must hold one element");
+  }
+  auto out = llvm::cast<RankedTensorType>(getType());
+  if (!out.isDynamicDim(1) && out.getDimSize(1) != 3) return emitOpError("result must be [selected, 3]");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Generic elementwise
 //===----------------------------------------------------------------------===//

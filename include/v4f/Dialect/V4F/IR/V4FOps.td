@@ -349,6 +349,60 @@ def V4F_NonZeroOp : V4F_Op<"nonzero", [Pure]> {
   let hasVerifier = 1;
 }
 
+def V4F_UniqueOp : V4F_Op<"unique", [Pure]> {
+  let summary = "ONNX Unique: the distinct elements (or slices along axis), with indices and counts";
+  let description = [{
+    Without `axis` the input is flattened and `y` is 1-D; with `axis`, `y`
+    holds the distinct slices along `axis` (compared element by element,
+    lexicographically, in row-major order). `sorted` orders `y` ascending,
+    otherwise by first occurrence. `indices` is the first occurrence of each
+    distinct value, `inverse_indices` maps each input element (or slice) to
+    its position in `y`, `counts` counts the occurrences. The number of
+    distinct values depends on the data: the plan sizes `y`, `indices` and
+    `counts` for its bound (all distinct; shape-program DataValue). NaNs
+    compare equal to each other and larger than every number.
+
+    ```mlir
+    %y, %i, %inv, %n = v4f.unique %x {sorted = true} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, OptionalAttr<I64Attr>:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs V4F_AnyTensor:$y, 1DTensorOf<[I64]>:$indices, 1DTensorOf<[I64]>:$inverse_indices,
+                      1DTensorOf<[I64]>:$counts);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_NonMaxSuppressionOp : V4F_Op<"non_max_suppression", [Pure]> {
+  let summary = "ONNX NonMaxSuppression: selected [batch, class, box] triples";
+  let description = [{
+    `boxes` is [B, N, 4], `scores` [B, C, N]. Per batch and class, boxes are
+    visited by descending score (lower box index first among equal scores)
+    and kept unless their IoU with an already kept box of that class exceeds
+    `iou_threshold`, until `max_output_boxes_per_class` are kept. With a
+    `score_threshold` only boxes scoring strictly above it are candidates.
+    The thresholds are one-element tensors read at run time. Corners are
+    [y1, x1, y2, x2] (any diagonal), or [x_center, y_center, width, height]
+    with `center_point_box`. The row count depends on the data: the plan
+    sizes the result for its bound (shape-program DataValue).
+
+    ```mlir
+    %s = v4f.non_max_suppression %boxes, %scores, %max, %iou, %score : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$boxes, RankedTensorOf<[F32]>:$scores,
+                   RankedTensorOf<[I64]>:$max_output_boxes_per_class, RankedTensorOf<[F32]>:$iou_threshold,
+                   Optional<RankedTensorOf<[F32]>>:$score_threshold,
+                   DefaultValuedAttr<BoolAttr, "false">:$center_point_box);
+  let results = (outs 2DTensorOf<[I64]>:$selected_indices);
+  let assemblyFormat = [{
+    $boxes `,` $scores `,` $max_output_boxes_per_class `,` $iou_threshold (`,` $score_threshold^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def V4F_ShapeOp : V4F_Op<"shape", [Pure]> {
   let summary = "the dims [start, end) of a tensor as a 1-D i64 tensor";
   let description = [{
