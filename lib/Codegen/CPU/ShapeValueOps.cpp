@@ -281,8 +281,9 @@ FailureOr<std::vector<Reg>> valueDependentDims(DispatchContext &ctx, Operation *
       known = sp.mul(known, sp.select(inferred[i], one, v));
     }
     Reg total = ctx.numel(X);
+    // (max with 1: an allowzero target may multiply to 0 when nothing is inferred.)
     for (size_t i = 0; i < rank; ++i)
-      dims[i] = sp.select(inferred[i], sp.floorDiv(total, known), dims[i]);
+      dims[i] = sp.select(inferred[i], sp.floorDiv(total, sp.max(known, one)), dims[i]);
     return dims;
   }
   if (isa<ExpandOp>(op)) {
