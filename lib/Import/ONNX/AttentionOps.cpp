@@ -39,8 +39,7 @@ FailureOr<Value> convertFloat(NodeContext &c, Value v, Type to) {
   Type from = typeOf(v).getElementType();
   if (from == to) return v;
   return buildElementwise(c, {v}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()) return b.create<arith::ExtFOp>(l, to, a[0]);
-    return b.create<arith::TruncFOp>(l, to, a[0]);
+    return castScalar(b, l, a[0], from, to);
   });
 }
 
@@ -68,9 +67,9 @@ LogicalResult importAttention(NodeContext &c) {
   Type io = c.inputType(0).getElementType();
   for (int i = 0; i < 3; ++i) {
     Type t = c.inputType(i).getElementType();
-    if (!t.isF32() && !t.isF16())
+    if (!t.isF32() && !t.isF16() && !t.isBF16())
       return c.fail("input " + std::to_string(i) + " ('" + c.node.input(i) +
-                    "') must be float32 or float16 (v4f computes Attention with its float32-only matmul)");
+                    "') must be float32, float16 or bfloat16 (v4f computes Attention with its float32-only matmul)");
     if (!c.inputType(i).hasStaticShape()) return c.fail("Q, K and V must have static shapes");
   }
   if (c.inputType(1).getElementType() != io || c.inputType(2).getElementType() != io)
@@ -194,6 +193,11 @@ LogicalResult importAttention(NodeContext &c) {
   Type maskElt;
   if (c.hasInput(3)) {
     mask = c.input(3);
+    if (typeOf(mask).getElementType().isBF16()) { // bfloat16 is storage-only: widen it first
+      auto wide = convertFloat(c, mask, c.b.getF32Type());
+      if (failed(wide)) return failure();
+      mask = *wide;
+    }
     auto mt = typeOf(mask);
     maskElt = mt.getElementType();
     if (!maskElt.isInteger(1) && !llvm::isa<FloatType>(maskElt))
