@@ -271,9 +271,30 @@ LogicalResult importClip(NodeContext &c) {
 }
 
 LogicalResult importMatMul(NodeContext &c) {
-  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  Type ta = c.inputType(0).getElementType(), tb = c.inputType(1).getElementType();
+  // float16 / bfloat16: computed in float32 (the float32 GEMM accumulates in
+  // float32, as numpy does for float16) and rounded back once.
+  bool half = ta == tb && (ta.isF16() || ta.isBF16());
+  if (!half && (failed(requireF32(c, 0)) || failed(requireF32(c, 1)))) return failure();
+  Value a = c.input(0), b = c.input(1);
+  auto convert = [&](Value v, Type from, Type to) -> FailureOr<Value> {
+    return buildElementwise(c, {v}, to, [&](OpBuilder &bb, Location l, ArrayRef<Value> x) -> Value {
+      return castScalar(bb, l, x[0], from, to);
+    });
+  };
+  if (half) {
+    auto fa = convert(a, ta, c.b.getF32Type()), fb = convert(b, tb, c.b.getF32Type());
+    if (failed(fa) || failed(fb)) return failure();
+    a = *fa;
+    b = *fb;
+  }
   Value out;
-  if (failed(importMatMulValues(c, c.input(0), c.input(1), out))) return failure();
+  if (failed(importMatMulValues(c, a, b, out))) return failure();
+  if (half) {
+    auto back = convert(out, c.b.getF32Type(), ta);
+    if (failed(back)) return failure();
+    out = *back;
+  }
   c.setOutput(0, out);
   return success();
 }
