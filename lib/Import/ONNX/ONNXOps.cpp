@@ -13,6 +13,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -725,11 +726,43 @@ LogicalResult importConvAnyRank(NodeContext &c) {
 
 LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext &));
 
+LogicalResult importPoolByRank(NodeContext &c, LogicalResult (*import2D)(NodeContext &)) {
+  if (c.inputType(0).getRank() == 3) return importLifted1D(c, import2D, {0});
+  if (c.inputType(0).getRank() == 5) return importPool3D(c, import2D);
+  return import2D(c);
+}
+
+/// MaxPool of 8/16-bit integers or float16: through float32, which holds
+/// every such value exactly (max only selects, so the result is exact).
+LogicalResult importMaxPoolConverted(NodeContext &c) {
+  Type et = c.inputType(0).getElementType();
+  if (c.outputUsed(1)) return c.fail("the Indices output of MaxPool is not supported");
+  auto f32 = c.b.getF32Type();
+  auto wide = buildElementwise(c, {c.input(0)}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return castScalar(b, l, a[0], et, f32);
+  });
+  if (failed(wide)) return failure();
+  onnx::NodeProto n = c.node;
+  std::string in = c.node.input(0) + "#v4f-f32", out = c.node.output(0) + "#v4f-f32";
+  c.g.values[in] = *wide;
+  n.set_input(0, in);
+  n.set_output(0, out);
+  NodeContext c2(n, c.opset, c.g, c.loc);
+  if (failed(importPoolByRank(c2, importPool<MaxPoolOp>))) return c.fail(c2.error);
+  auto y = buildElementwise(c, {c.g.values.at(out)}, et, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return castScalar(b, l, a[0], f32, et);
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
 template <typename PoolOp>
 LogicalResult importPoolAnyRank(NodeContext &c) {
-  if (c.inputType(0).getRank() == 3) return importLifted1D(c, importPool<PoolOp>, {0});
-  if (c.inputType(0).getRank() == 5) return importPool3D(c, importPool<PoolOp>);
-  return importPool<PoolOp>(c);
+  Type et = c.inputType(0).getElementType();
+  if (std::is_same<PoolOp, MaxPoolOp>::value && (et.isF16() || ((et.isInteger(8) || et.isInteger(16)))))
+    return importMaxPoolConverted(c);
+  return importPoolByRank(c, importPool<PoolOp>);
 }
 
 /// LpPool: (sum over the window of |x|^p)^(1/p), the sum taken as an
