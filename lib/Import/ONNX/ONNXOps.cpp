@@ -325,9 +325,59 @@ LogicalResult importGemm(NodeContext &c) {
   return success();
 }
 
+/// BatchNormalization with training_mode=1: normalizes with the batch's own
+/// mean and (population) variance over every axis but 1, and outputs the
+/// running statistics blended with `momentum`.
+LogicalResult importBatchNormTraining(NodeContext &c) {
+  auto in = c.inputType(0);
+  int64_t rank = in.getRank();
+  if (rank < 2 || in.isDynamicDim(1)) return c.fail("input must have rank >= 2 and a static channel dim");
+  int64_t C = in.getDimSize(1);
+  for (int i = 1; i <= 4; ++i) {
+    auto t = c.inputType(i);
+    if (t.getRank() != 1 || t.getDimSize(0) != C || !t.getElementType().isF32())
+      return c.fail("scale, B, mean and var must be float32 [C]");
+  }
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != 1) axes.push_back(i);
+  auto stats = meanAndVariance(c, axes);
+  if (failed(stats)) return failure();
+  SmallVector<int64_t> chan(rank - 1, 1);
+  chan[0] = C;
+  float eps = c.attrs.getFloat("epsilon", 1e-5f), momentum = c.attrs.getFloat("momentum", 0.9f);
+  auto f32 = c.b.getF32Type();
+  auto y = buildElementwise(c, {stats->deviation, stats->variance, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)},
+                            f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
+    Value n = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
+    return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  auto blend = [&](Value running, Value batch) {
+    return buildElementwise(c, {running, reshapeTo(c, batch, {C})}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
+      Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
+      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m), b.create<arith::MulFOp>(l, a[1], m1));
+    });
+  };
+  if (c.outputUsed(1)) {
+    auto m = blend(c.input(3), stats->mean);
+    if (failed(m)) return failure();
+    c.setOutput(1, *m);
+  }
+  if (c.outputUsed(2)) {
+    auto v = blend(c.input(4), stats->variance);
+    if (failed(v)) return failure();
+    c.setOutput(2, *v);
+  }
+  return success();
+}
+
 LogicalResult importBatchNorm(NodeContext &c) {
   if (failed(requireF32(c, 0))) return failure();
-  if (c.attrs.getInt("training_mode", 0) != 0) return c.fail("training_mode=1 is not supported");
+  if (c.attrs.getInt("training_mode", 0) != 0) return importBatchNormTraining(c);
   for (size_t i = 1; i < (size_t)c.node.output_size(); ++i)
     if (c.outputUsed(i)) return c.fail("only the Y output is supported (inference)");
   bool constantParams = true;
@@ -995,9 +1045,7 @@ LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext
   return success();
 }
 
-std::string checkBatchNorm(const NodeAttrs &a, int64_t) {
-  return a.getInt("training_mode", 0) ? "training_mode=1 is not supported" : "";
-}
+std::string checkBatchNorm(const NodeAttrs &, int64_t) { return ""; }
 
 } // namespace
 
