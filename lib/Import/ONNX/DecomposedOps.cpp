@@ -271,6 +271,73 @@ LogicalResult importLRN(NodeContext &c) {
   return success();
 }
 
+
+/// RotaryEmbedding: the first rotary_embedding_dim features of each head are
+/// rotated pairwise (halves, or adjacent pairs when interleaved) by the
+/// cos/sin of the position (gathered by position_ids when given).
+LogicalResult importRotaryEmbedding(NodeContext &c) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  if (!llvm::isa<FloatType>(f) || isStorageOnlyType(f)) return c.fail("input must be float32, float16 or float64");
+  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  int64_t rank = in.getRank(), heads = c.attrs.getInt("num_heads", 0);
+  Value x = c.input(0);
+  int64_t B = in.getDimSize(0), S, H, D;
+  if (rank == 4) {
+    H = in.getDimSize(1), S = in.getDimSize(2), D = in.getDimSize(3);
+    x = transposeBy(c, x, {0, 2, 1, 3});
+  } else if (rank == 3) {
+    if (heads <= 0 || in.getDimSize(2) % heads) return c.fail("3-D input needs num_heads dividing the hidden size");
+    S = in.getDimSize(1), H = heads, D = in.getDimSize(2) / heads;
+    x = reshapeTo(c, x, {B, S, H, D});
+  } else {
+    return c.fail("input must be 3-D or 4-D");
+  }
+  int64_t R = c.attrs.getInt("rotary_embedding_dim", 0);
+  if (R == 0) R = D;
+  if (R < 2 || R > D || R % 2) return c.fail("rotary_embedding_dim must be even and at most the head size");
+  bool interleaved = c.attrs.getInt("interleaved", 0) != 0;
+  auto caches = [&](size_t i) -> FailureOr<Value> {
+    Value cache = c.input(i);
+    auto ct = c.inputType(i);
+    if (ct.getElementType() != f) return c.fail("cos_cache and sin_cache must have the input's element type");
+    if (c.hasInput(3)) {
+      if (ct.getRank() != 2) return c.fail("with position_ids the caches must be 2-D [max_position, dim/2]");
+      cache = c.b.create<GatherOp>(c.loc, cache, c.input(3), c.b.getI64IntegerAttr(0));
+    }
+    auto t = typeOf(cache);
+    if (t.getRank() != 3 || t.getDimSize(0) != B || t.getDimSize(1) != S || t.getDimSize(2) != R / 2)
+      return c.fail("the caches must give [batch, sequence, rotary_embedding_dim / 2]");
+    return interleaved ? reshapeTo(c, cache, {B, S, 1, R / 2, 1}) : reshapeTo(c, cache, {B, S, 1, R / 2});
+  };
+  auto cosV = caches(1), sinV = caches(2);
+  if (failed(cosV) || failed(sinV)) return failure();
+  auto parts = splitBy(c, x, 3, R < D ? SmallVector<int64_t>{R, D - R} : SmallVector<int64_t>{D});
+  Value rot = parts[0];
+  SmallVector<Value> halves;
+  if (interleaved) halves = splitBy(c, reshapeTo(c, rot, {B, S, H, R / 2, 2}), 4, {1, 1});
+  else halves = splitBy(c, rot, 3, {R / 2, R / 2});
+  auto combine = [&](bool real) {
+    return buildElementwise(c, {halves[0], halves[1], *cosV, *sinV}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      if (real) return b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, a[2], a[0]), b.create<arith::MulFOp>(l, a[3], a[1]));
+      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[3], a[0]), b.create<arith::MulFOp>(l, a[2], a[1]));
+    });
+  };
+  auto re = combine(true), im = combine(false);
+  if (failed(re) || failed(im)) return failure();
+  int64_t catAxis = interleaved ? 4 : 3;
+  auto reT = typeOf(*re);
+  SmallVector<int64_t> catShape(reT.getShape());
+  catShape[catAxis] *= 2;
+  Value rotated = c.b.create<ConcatOp>(c.loc, RankedTensorType::get(catShape, f), ValueRange{*re, *im}, c.b.getI64IntegerAttr(catAxis));
+  if (interleaved) rotated = reshapeTo(c, rotated, {B, S, H, R});
+  Value y = rotated;
+  if (R < D)
+    y = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({B, S, H, D}, f), ValueRange{rotated, parts[1]}, c.b.getI64IntegerAttr(3));
+  c.setOutput(0, rank == 4 ? transposeBy(c, y, {0, 2, 1, 3}) : reshapeTo(c, y, in.getShape()));
+  return success();
+}
+
 } // namespace
 
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -283,6 +350,7 @@ void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["LpNormalization"] = {1, kMaxOpset, noCheck, importLpNormalization};
   t["GroupNormalization"] = {18, kMaxOpset, noCheck, importGroupNorm};
   t["LRN"] = {1, kMaxOpset, noCheck, importLRN};
+  t["RotaryEmbedding"] = {23, kMaxOpset, noCheck, importRotaryEmbedding};
 }
 
 } // namespace v4f
