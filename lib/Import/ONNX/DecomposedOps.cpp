@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -338,6 +340,55 @@ LogicalResult importRotaryEmbedding(NodeContext &c) {
   return success();
 }
 
+
+/// Hann / Hamming / Blackman windows of a run-time length: the formula over
+/// range(0, size), computed in float64 and cast to output_datatype.
+LogicalResult importWindow(NodeContext &c) {
+  auto st = c.inputType(0);
+  Type it = st.getElementType();
+  if (st.getNumElements() != 1 || !(it.isSignlessInteger(32) || it.isSignlessInteger(64)))
+    return c.fail("size must be an int32 or int64 scalar");
+  Type out = importElementType(c.g.ctx, int32_t(c.attrs.getInt("output_datatype", 1)));
+  if (!out || !out.isIntOrFloat() || isStorageOnlyType(out)) return c.fail("unsupported output_datatype");
+  bool periodic = c.attrs.getInt("periodic", 1) != 0;
+  auto scalarOf = [&](Value v) -> Value {
+    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, it), v, Value(), c.b.getDenseI64ArrayAttr({}),
+                                 c.b.getBoolAttr(false));
+  };
+  auto constScalar = [&](int64_t v) -> Value {
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, it), APInt(it.getIntOrFloatBitWidth(), v)));
+  };
+  Value size = scalarOf(c.input(0));
+  Value n = c.b.create<RangeOp>(c.loc, RankedTensorType::get({ShapedType::kDynamic}, it), constScalar(0), size, constScalar(1));
+  std::string op = c.node.op_type();
+  auto y = buildElementwise(c, {n, size}, out, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    auto f64 = b.getF64Type();
+    auto cst = [&](double v) -> Value { return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v)); };
+    Value i = b.create<arith::SIToFPOp>(l, f64, a[0]);
+    Value N = b.create<arith::SIToFPOp>(l, f64, a[1]);
+    if (!periodic) N = b.create<arith::SubFOp>(l, N, cst(1));
+    auto angle = [&](double k) { // k * pi * i / N
+      return b.create<arith::DivFOp>(l, b.create<arith::MulFOp>(l, i, cst(k * M_PI)), N);
+    };
+    Value r;
+    if (op == "HannWindow") {
+      Value sn = b.create<math::SinOp>(l, angle(1));
+      r = b.create<arith::MulFOp>(l, sn, sn);
+    } else if (op == "HammingWindow") {
+      double alpha = 25.0 / 46.0;
+      r = b.create<arith::SubFOp>(l, cst(alpha), b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(1 - alpha)));
+    } else {
+      r = b.create<arith::AddFOp>(l, cst(0.42), b.create<arith::AddFOp>(l,
+              b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(-0.5)),
+              b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(4)), cst(0.08))));
+    }
+    return castScalar(b, l, r, f64, out);
+  });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
 } // namespace
 
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -351,6 +402,9 @@ void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["GroupNormalization"] = {18, kMaxOpset, noCheck, importGroupNorm};
   t["LRN"] = {1, kMaxOpset, noCheck, importLRN};
   t["RotaryEmbedding"] = {23, kMaxOpset, noCheck, importRotaryEmbedding};
+  t["HannWindow"] = {17, kMaxOpset, noCheck, importWindow};
+  t["HammingWindow"] = {17, kMaxOpset, noCheck, importWindow};
+  t["BlackmanWindow"] = {17, kMaxOpset, noCheck, importWindow};
 }
 
 } // namespace v4f

@@ -30,7 +30,8 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
       "Scatter", "ScatterElements", "ScatterND", "GatherND", // reductions check their types
       "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
       "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
-      "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "Attention", "MatMul", "DepthToSpace", "SpaceToDepth",
+      "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "Attention", "MatMul", "Softmax", "LogSoftmax", "Hardmax", "Gemm",
+      "LayerNormalization", "RMSNormalization", "Conv", "DepthToSpace", "SpaceToDepth",
       "Unique", // bf16 only, compared as float32
       // Computed in float32 after a conversion.
       "Einsum", "RNN", "GRU", "LSTM"};

@@ -1045,19 +1045,64 @@ LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext
   return success();
 }
 
+/// Imports a float32-only op whose inputs are float16/bfloat16 by converting
+/// those inputs to float32, importing the node, and rounding its data output
+/// back to the inputs' type (numpy computes these in float32 too, up to the final
+/// rounding).
+template <LogicalResult (*Import)(NodeContext &)>
+LogicalResult importThroughFloat32(NodeContext &c) {
+  Type half;
+  for (size_t i = 0; i < c.numInputs(); ++i)
+    if (c.hasInput(i)) {
+      Type t = c.inputType(i).getElementType();
+      if (t.isF16() || t.isBF16()) half = t;
+    }
+  if (!half) return Import(c);
+  auto f32 = c.b.getF32Type();
+  onnx::NodeProto n = c.node;
+  for (size_t i = 0; i < c.numInputs(); ++i) {
+    if (!c.hasInput(i) || c.inputType(i).getElementType() != half) continue;
+    auto wide = buildElementwise(c, {c.input(i)}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      return castScalar(b, l, a[0], half, f32);
+    });
+    if (failed(wide)) return failure();
+    std::string name = c.node.input(i) + "#v4f-f32";
+    c.g.values[name] = *wide;
+    n.set_input(int(i), name);
+  }
+  for (int i = 0; i < n.output_size(); ++i)
+    if (!n.output(i).empty()) n.set_output(i, c.node.output(i) + "#v4f-f32");
+  NodeContext c2(n, c.opset, c.g, c.loc);
+  if (failed(Import(c2))) return c.fail(c2.error);
+  for (int i = 0; i < n.output_size(); ++i) {
+    if (n.output(i).empty()) continue;
+    Value v = c.g.values.at(n.output(i));
+    // Output 0 is the data; LayerNormalization's Mean/InvStdDev stay float32 (stash_type).
+    if (i == 0 && typeOf(v).getElementType().isF32()) {
+      auto narrow = buildElementwise(c, {v}, half, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        return castScalar(b, l, a[0], f32, half);
+      });
+      if (failed(narrow)) return failure();
+      v = *narrow;
+    }
+    c.setOutput(size_t(i), v);
+  }
+  return success();
+}
+
 std::string checkBatchNorm(const NodeAttrs &, int64_t) { return ""; }
 
 } // namespace
 
 const std::unordered_map<std::string, OpImporter> &opImporters() {
   static std::unordered_map<std::string, OpImporter> table = {
-      {"Conv", {1, kMaxOpset, checkWindowAttrs, importConvAnyRank}},
+      {"Conv", {1, kMaxOpset, checkWindowAttrs, importThroughFloat32<importConvAnyRank>}},
       {"LpPool", {2, kMaxOpset, checkWindowAttrs, importLpPool}},
       {"ConvTranspose", {1, kMaxOpset, checkWindowAttrs, importConvTranspose}},
       {"MaxPool", {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<MaxPoolOp>}},
       {"AveragePool", {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<AvgPoolOp>}},
       {"GlobalAveragePool", {1, kMaxOpset, noCheck, importGlobalAveragePool}},
-      {"Gemm", {1, kMaxOpset, noCheck, importGemm}},
+      {"Gemm", {1, kMaxOpset, noCheck, importThroughFloat32<importGemm>}},
       {"MatMul", {1, kMaxOpset, noCheck, importMatMul}},
       {"Add", {7, kMaxOpset, noCheck, importBinary<AddOp>}},
       {"Sub", {7, kMaxOpset, noCheck, importBinary<SubOp>}},
@@ -1076,12 +1121,12 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Flatten", {1, kMaxOpset, noCheck, importFlatten}},
       {"Transpose", {1, kMaxOpset, noCheck, importTranspose}},
       {"Concat", {4, kMaxOpset, noCheck, importConcat}},
-      {"Softmax", {1, kMaxOpset, noCheck, importSoftmax}},
-      {"LogSoftmax", {1, kMaxOpset, noCheck, importSoftmax}},
-      {"Hardmax", {1, kMaxOpset, noCheck, importSoftmax}},
+      {"Softmax", {1, kMaxOpset, noCheck, importThroughFloat32<importSoftmax>}},
+      {"LogSoftmax", {1, kMaxOpset, noCheck, importThroughFloat32<importSoftmax>}},
+      {"Hardmax", {1, kMaxOpset, noCheck, importThroughFloat32<importSoftmax>}},
       {"Gather", {1, kMaxOpset, noCheck, importGather}},
-      {"LayerNormalization", {17, kMaxOpset, noCheck, importLayerNorm}},
-      {"RMSNormalization", {23, kMaxOpset, noCheck, importLayerNorm}},
+      {"LayerNormalization", {17, kMaxOpset, noCheck, importThroughFloat32<importLayerNorm>}},
+      {"RMSNormalization", {23, kMaxOpset, noCheck, importThroughFloat32<importLayerNorm>}},
       {"Identity", {1, kMaxOpset, noCheck, importIdentity}},
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
