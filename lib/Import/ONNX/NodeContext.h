@@ -80,6 +80,14 @@ struct OpImporter {
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
 
+/// Imports one node through the importer table (storage-type guard
+/// included); on failure `error` says why. The caller checked that every
+/// input name is bound in g.values or g.constants.
+mlir::LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, mlir::Location loc,
+                               std::string &error);
+/// Registers If, Loop and Scan, whose subgraphs are inlined (ControlFlowOps.cpp).
+void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table);
+
 using ElementwiseBodyFn =
     std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
 /// Builds a v4f.elementwise over `inputs` (broadcast) whose body `body`
