@@ -55,7 +55,7 @@ std::optional<Bound> lookup(GraphState &g, const std::string &name) {
   return std::nullopt;
 }
 
-void bind(GraphState &g, const std::string &name, const Bound &b) {
+void bindName(GraphState &g, const std::string &name, const Bound &b) {
   g.values.erase(name);
   g.constants.erase(name);
   if (b.v) g.values[name] = b.v;
@@ -125,7 +125,7 @@ FailureOr<SmallVector<Bound>> importSubgraph(NodeContext &c, const onnx::GraphPr
     if (!attr) return c.fail(where + ": initializer " + err);
     g.constants[init.name()] = attr;
   }
-  for (size_t i = 0; i < inputs.size(); ++i) bind(g, body.input(int(i)).name(), inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) bindName(g, body.input(int(i)).name(), inputs[i]);
 
   for (int n = 0; n < body.node_size(); ++n) {
     const auto &node = body.node(n);
@@ -158,7 +158,7 @@ FailureOr<Bound> runNode(NodeContext &c, const std::string &op, ArrayRef<Bound> 
   std::vector<std::string> names;
   for (size_t i = 0; i < ins.size(); ++i) {
     names.push_back(prefix + std::to_string(i));
-    bind(c.g, names.back(), ins[i]);
+    bindName(c.g, names.back(), ins[i]);
     n.add_input(names.back());
   }
   std::string out = prefix + "out";
@@ -281,7 +281,7 @@ LogicalResult importIf(NodeContext &c) {
     auto outs = importSubgraph(c, *k ? thenG : elseG, {}, *k ? "then_branch" : "else_branch");
     if (failed(outs)) return failure();
     for (size_t i = 0; i < outs->size(); ++i)
-      if (c.outputUsed(i)) bind(c.g, c.node.output(int(i)), (*outs)[i]);
+      if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), (*outs)[i]);
     return success();
   }
 
@@ -311,7 +311,7 @@ LogicalResult importIf(NodeContext &c) {
                     "branches, got " + os.str());
     }
     if (a.cst && a.cst == b.cst) {
-      bind(c.g, c.node.output(int(i)), a);
+      bindName(c.g, c.node.output(int(i)), a);
       continue;
     }
     auto sel = buildElementwise(c, {condV, materialize(c, a), materialize(c, b)}, at.getElementType(),
@@ -383,12 +383,12 @@ LogicalResult importLoop(NodeContext &c) {
     for (int64_t k = 0; k < nScan; ++k) scans[k].push_back((*outs)[1 + nCarried + k]);
   }
   for (int64_t i = 0; i < nCarried; ++i)
-    if (c.outputUsed(i)) bind(c.g, c.node.output(int(i)), carried[i]);
+    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), carried[i]);
   for (int64_t k = 0; k < nScan; ++k) {
     if (!c.outputUsed(nCarried + k)) continue;
     auto s = stack(c, scans[k], 0, false, "scan output " + std::to_string(k));
     if (failed(s)) return failure();
-    bind(c.g, c.node.output(int(nCarried + k)), *s);
+    bindName(c.g, c.node.output(int(nCarried + k)), *s);
   }
   return success();
 }
@@ -457,12 +457,12 @@ LogicalResult importScan(NodeContext &c) {
     for (int64_t j = 0; j < k; ++j) scans[j].push_back((*outs)[nState + j]);
   }
   for (int64_t i = 0; i < nState; ++i)
-    if (c.outputUsed(i)) bind(c.g, c.node.output(int(i)), states[i]);
+    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), states[i]);
   for (int64_t j = 0; j < k; ++j) {
     if (!c.outputUsed(nState + j)) continue;
     auto s = stack(c, scans[j], outAxes[j], outDirs[j] != 0, "scan output " + std::to_string(j));
     if (failed(s)) return failure();
-    bind(c.g, c.node.output(int(nState + j)), *s);
+    bindName(c.g, c.node.output(int(nState + j)), *s);
   }
   return success();
 }
