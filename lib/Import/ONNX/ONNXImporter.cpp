@@ -33,7 +33,9 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
       "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "Attention", "MatMul", "DepthToSpace", "SpaceToDepth",
       "Unique", // bf16 only, compared as float32
       // Computed in float32 after a conversion.
-      "Einsum", "RNN", "GRU", "LSTM"};
+      "Einsum", "RNN", "GRU", "LSTM",
+      // Their subgraphs' nodes are guarded one by one.
+      "If", "Loop", "Scan"};
   if (accepting.count(node.op_type())) return "";
   for (const std::string &name : node.input()) {
     if (name.empty()) continue;
