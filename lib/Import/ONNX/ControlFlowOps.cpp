@@ -13,7 +13,8 @@
 //  - Loop is unrolled: its trip count M must be known at import, and the
 //    condition (initial and the one the body computes) must fold to a
 //    constant. Scan outputs are stacked along a new axis 0.
-//  - Scan (opset 9+) is unrolled over the static length of its scan inputs.
+//  - Scan is unrolled over the static length of its scan inputs (Scan-8:
+//    per batch entry, with sequence_lens constant and full).
 //
 // Each iteration (and each branch) is imported in a fresh binding scope: the
 // names a subgraph defines shadow outer names while it is imported and are
@@ -394,12 +395,127 @@ LogicalResult importLoop(NodeContext &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// Scan (opset 9+)
+// Scan
 //===----------------------------------------------------------------------===//
+
+/// The unrolled scan loop: `length` iterations of `body` over the states and
+/// the slices of `xs` along `axes` (last slice first where `dirs` is set).
+/// Returns the final states followed by one list of pieces per scan output.
+FailureOr<std::pair<SmallVector<Bound>, std::vector<SmallVector<Bound>>>>
+unrollScan(NodeContext &c, const onnx::GraphProto &body, SmallVector<Bound> states, ArrayRef<Bound> xs,
+           ArrayRef<int64_t> axes, ArrayRef<int64_t> dirs, int64_t length, int64_t k, const std::string &where) {
+  std::vector<SmallVector<Bound>> scans(k);
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<Bound> ins(states.begin(), states.end());
+    for (size_t j = 0; j < xs.size(); ++j) {
+      int64_t idx = dirs[j] ? length - 1 - t : t;
+      auto slice = runNode(c, "Gather", {xs[j], scalarI64(c, idx)},
+                           [&](onnx::NodeProto &n) { addIntAttr(n, "axis", axes[j]); });
+      if (failed(slice)) return failure();
+      ins.push_back(*slice);
+    }
+    auto outs = importSubgraph(c, body, ins, where + "iteration " + std::to_string(t));
+    if (failed(outs)) return failure();
+    for (size_t i = 0; i < states.size(); ++i) states[i] = (*outs)[i];
+    for (int64_t j = 0; j < k; ++j) scans[j].push_back((*outs)[states.size() + j]);
+  }
+  return std::make_pair(states, scans);
+}
+
+/// The common static length of the scan inputs along `axes` (normalized in place).
+FailureOr<int64_t> scanLength(NodeContext &c, ArrayRef<Bound> xs, std::vector<int64_t> &axes) {
+  int64_t length = -1;
+  for (size_t j = 0; j < xs.size(); ++j) {
+    auto t = llvm::dyn_cast<RankedTensorType>(xs[j].type());
+    if (!t) return c.fail("scan input " + std::to_string(j) + " must be a ranked tensor");
+    int64_t r = t.getRank(), axis = axes[j];
+    if (axis < -r || axis >= r) return c.fail("the scan axis of scan input " + std::to_string(j) + " is out of range");
+    if (axis < 0) axis += r;
+    axes[j] = axis;
+    int64_t len = t.getDimSize(axis);
+    if (ShapedType::isDynamic(len))
+      return c.fail("scan input " + std::to_string(j) + " has a dynamic sequence length; Scan is unrolled at import "
+                    "and needs a static one");
+    if (length >= 0 && len != length) return c.fail("the scan inputs have different sequence lengths");
+    length = len;
+  }
+  if (length > kMaxIterations)
+    return c.fail("sequence length " + std::to_string(length) + " exceeds the unrolling limit of " +
+                  std::to_string(kMaxIterations));
+  return length;
+}
+
+/// Scan-8: an optional sequence_lens input, then states and scan inputs that
+/// all carry a leading batch axis (the sequence axis is 1). Each batch entry
+/// is unrolled on its own and the results are stacked along axis 0.
+LogicalResult importScan8(NodeContext &c, const onnx::GraphProto &body, int64_t m) {
+  int64_t nState = int64_t(c.numInputs()) - 1 - m;
+  if (m <= 0 || nState < 0) return c.fail("num_scan_inputs must be in [1, number of inputs - 1]");
+  int64_t k = body.output_size() - nState;
+  if (body.input_size() != nState + m || k < 0)
+    return c.fail("the body must have " + std::to_string(nState + m) + " inputs and at least " +
+                  std::to_string(nState) + " outputs");
+  auto dirs = c.attrs.getInts("directions", std::vector<int64_t>(m, 0));
+  if (int64_t(dirs.size()) != m) return c.fail("directions needs num_scan_inputs entries");
+  SmallVector<Bound> states, xs;
+  for (int64_t i = 0; i < nState + m; ++i) {
+    if (!c.hasInput(1 + i)) return c.fail("input " + std::to_string(1 + i) + " is empty");
+    auto v = lookup(c.g, c.node.input(int(1 + i)));
+    if (!v) return c.fail("input " + std::to_string(1 + i) + " is not defined");
+    auto t = llvm::dyn_cast<RankedTensorType>(v->type());
+    if (!t || t.getRank() < (i < nState ? 1 : 2) || t.isDynamicDim(0))
+      return c.fail("input " + std::to_string(1 + i) + " needs a static batch axis" +
+                    (i < nState ? "" : " and a sequence axis"));
+    (i < nState ? states : xs).push_back(*v);
+  }
+  std::vector<int64_t> seqAxes(m, 1);
+  auto length = scanLength(c, xs, seqAxes);
+  if (failed(length)) return failure();
+  int64_t batch = llvm::cast<RankedTensorType>((m ? xs[0] : states[0]).type()).getDimSize(0);
+  for (const auto *list : {&states, &xs})
+    for (const Bound &v : *list)
+      if (llvm::cast<RankedTensorType>(v.type()).getDimSize(0) != batch)
+        return c.fail("the inputs have different batch sizes");
+  if (c.hasInput(0)) {
+    auto lens = lookup(c.g, c.node.input(0));
+    if (!lens || !lens->cst || !lens->cst.getElementType().isInteger())
+      return c.fail("sequence_lens is known only at run time; Scan is unrolled at import and needs every sequence "
+                    "at its full length");
+    for (const APInt &v : lens->cst.getValues<APInt>())
+      if (v.getSExtValue() != *length) return c.fail("sequence_lens shorter than the sequence axis is not supported");
+  }
+  std::vector<int64_t> axes(m, 0);
+  std::vector<SmallVector<Bound>> stateOuts(nState), scanOuts(k);
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Bound> bStates, bXs;
+    for (const auto &[list, out] : {std::pair{&states, &bStates}, std::pair{&xs, &bXs}})
+      for (const Bound &v : *list) {
+        auto s = runNode(c, "Gather", {v, scalarI64(c, b)}, [](onnx::NodeProto &n) { addIntAttr(n, "axis", 0); });
+        if (failed(s)) return failure();
+        out->push_back(*s);
+      }
+    auto r = unrollScan(c, body, bStates, bXs, axes, dirs, *length, k, "batch " + std::to_string(b) + ", ");
+    if (failed(r)) return failure();
+    for (int64_t i = 0; i < nState; ++i) stateOuts[i].push_back(r->first[i]);
+    for (int64_t j = 0; j < k; ++j) {
+      auto s = stack(c, r->second[j], 0, false, "scan output " + std::to_string(j));
+      if (failed(s)) return failure();
+      scanOuts[j].push_back(*s);
+    }
+  }
+  for (int64_t i = 0; i < nState + k; ++i) {
+    if (!c.outputUsed(i)) continue;
+    auto s = stack(c, i < nState ? stateOuts[i] : scanOuts[i - nState], 0, false, "output " + std::to_string(i));
+    if (failed(s)) return failure();
+    bindName(c.g, c.node.output(int(i)), *s);
+  }
+  return success();
+}
 
 LogicalResult importScan(NodeContext &c) {
   const auto &body = c.attrs.get("body")->g();
   int64_t m = c.attrs.getInt("num_scan_inputs", 0);
+  if (c.opset < 9) return importScan8(c, body, m);
   int64_t nState = int64_t(c.numInputs()) - m;
   if (m <= 0 || nState < 0) return c.fail("num_scan_inputs must be in [1, number of inputs]");
   int64_t k = body.output_size() - nState;
@@ -422,45 +538,15 @@ LogicalResult importScan(NodeContext &c) {
     if (!v) return c.fail("input " + std::to_string(i) + " is not defined");
     (i < nState ? states : xs).push_back(*v);
   }
-  int64_t length = -1;
-  for (int64_t j = 0; j < m; ++j) {
-    auto t = llvm::dyn_cast<RankedTensorType>(xs[j].type());
-    if (!t) return c.fail("scan input " + std::to_string(j) + " must be a ranked tensor");
-    int64_t r = t.getRank(), axis = inAxes[j];
-    if (axis < -r || axis >= r) return c.fail("scan_input_axes[" + std::to_string(j) + "] is out of range");
-    if (axis < 0) axis += r;
-    inAxes[j] = axis;
-    int64_t len = t.getDimSize(axis);
-    if (ShapedType::isDynamic(len))
-      return c.fail("scan input " + std::to_string(j) + " has a dynamic sequence length; Scan is unrolled at import "
-                    "and needs a static one");
-    if (length >= 0 && len != length) return c.fail("the scan inputs have different sequence lengths");
-    length = len;
-  }
-  if (length > kMaxIterations)
-    return c.fail("sequence length " + std::to_string(length) + " exceeds the unrolling limit of " +
-                  std::to_string(kMaxIterations));
-
-  std::vector<SmallVector<Bound>> scans(k);
-  for (int64_t t = 0; t < length; ++t) {
-    SmallVector<Bound> ins(states.begin(), states.end());
-    for (int64_t j = 0; j < m; ++j) {
-      int64_t idx = inDirs[j] ? length - 1 - t : t;
-      auto slice = runNode(c, "Gather", {xs[j], scalarI64(c, idx)},
-                           [&](onnx::NodeProto &n) { addIntAttr(n, "axis", inAxes[j]); });
-      if (failed(slice)) return failure();
-      ins.push_back(*slice);
-    }
-    auto outs = importSubgraph(c, body, ins, "iteration " + std::to_string(t));
-    if (failed(outs)) return failure();
-    for (int64_t i = 0; i < nState; ++i) states[i] = (*outs)[i];
-    for (int64_t j = 0; j < k; ++j) scans[j].push_back((*outs)[nState + j]);
-  }
+  auto length = scanLength(c, xs, inAxes);
+  if (failed(length)) return failure();
+  auto r = unrollScan(c, body, states, xs, inAxes, inDirs, *length, k, "");
+  if (failed(r)) return failure();
   for (int64_t i = 0; i < nState; ++i)
-    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), states[i]);
+    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), r->first[i]);
   for (int64_t j = 0; j < k; ++j) {
     if (!c.outputUsed(nState + j)) continue;
-    auto s = stack(c, scans[j], outAxes[j], outDirs[j] != 0, "scan output " + std::to_string(j));
+    auto s = stack(c, r->second[j], outAxes[j], outDirs[j] != 0, "scan output " + std::to_string(j));
     if (failed(s)) return failure();
     bindName(c.g, c.node.output(int(nState + j)), *s);
   }
@@ -475,7 +561,7 @@ void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table)
                  importIf};
   table["Loop"] = {1, kMaxOpset,
                    [](const NodeAttrs &a, int64_t opset) { return checkGraphAttrs(a, opset, {"body"}); }, importLoop};
-  table["Scan"] = {9, kMaxOpset,
+  table["Scan"] = {8, kMaxOpset,
                    [](const NodeAttrs &a, int64_t opset) -> std::string {
                      if (!a.has("num_scan_inputs")) return "attribute 'num_scan_inputs' is required";
                      return checkGraphAttrs(a, opset, {"body"});
