@@ -35,8 +35,10 @@ namespace v4f {
 namespace {
 
 constexpr int64_t kMaxOpset = 28;
-/// Unrolling bound: more iterations than this are refused.
+/// Unrolling bounds: more iterations than this are refused, and so are
+/// models whose subgraphs inline more than kMaxInlinedNodes nodes in all.
 constexpr int64_t kMaxIterations = 4096;
+constexpr int64_t kMaxInlinedNodes = int64_t(1) << 18;
 
 /// A named value: a constant (kept foldable) or an SSA value.
 struct Bound {
@@ -135,6 +137,9 @@ FailureOr<SmallVector<Bound>> importSubgraph(NodeContext &c, const onnx::GraphPr
       if (!in.empty() && !g.values.count(in) && !g.constants.count(in))
         return c.fail(where + ": node '" + label + "' (" + node.op_type() + ") reads '" + in +
                       "', which is not defined in the subgraph or an enclosing graph before it");
+    if (++g.inlinedNodes > kMaxInlinedNodes)
+      return c.fail(where + ": inlining the subgraphs would import more than " + std::to_string(kMaxInlinedNodes) +
+                    " nodes; refused");
     Location loc = NameLoc::get(StringAttr::get(&g.ctx, c.node.name() + "/" + label), c.loc);
     std::string err;
     if (failed(importNode(g, node, c.opset, loc, err)))

@@ -37,6 +37,9 @@ struct GraphState {
   std::string modelDir;
   std::unordered_map<std::string, mlir::Value> values;
   std::unordered_map<std::string, mlir::DenseElementsAttr> constants;
+  /// Nodes imported from If/Loop/Scan subgraphs so far (bounded: unrolling
+  /// must not let a small model grow without limit).
+  int64_t inlinedNodes = 0;
 };
 
 class NodeContext {

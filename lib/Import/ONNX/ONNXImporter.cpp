@@ -295,7 +295,7 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   if (modelDir.empty()) modelDir = "/";
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
-  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}};
+  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0};
 
   for (const auto &init : graph.initializer()) {
     auto attr = importTensor(ctx, init, modelDir, error);
