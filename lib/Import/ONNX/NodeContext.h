@@ -37,6 +37,9 @@ struct GraphState {
   std::string modelDir;
   std::unordered_map<std::string, mlir::Value> values;
   std::unordered_map<std::string, mlir::DenseElementsAttr> constants;
+  /// Nodes imported from If/Loop/Scan subgraphs so far (bounded: unrolling
+  /// must not let a small model grow without limit).
+  int64_t inlinedNodes = 0;
 };
 
 class NodeContext {
@@ -79,6 +82,14 @@ struct OpImporter {
 };
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
+
+/// Imports one node through the importer table (storage-type guard
+/// included); on failure `error` says why. The caller checked that every
+/// input name is bound in g.values or g.constants.
+mlir::LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, mlir::Location loc,
+                               std::string &error);
+/// Registers If, Loop and Scan, whose subgraphs are inlined (ControlFlowOps.cpp).
+void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table);
 
 using ElementwiseBodyFn =
     std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;

@@ -34,7 +34,9 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
       "LayerNormalization", "RMSNormalization", "Conv", "DepthToSpace", "SpaceToDepth",
       "Unique", // bf16 only, compared as float32
       // Computed in float32 after a conversion.
-      "Einsum", "RNN", "GRU", "LSTM"};
+      "Einsum", "RNN", "GRU", "LSTM",
+      // Their subgraphs' nodes are guarded one by one.
+      "If", "Loop", "Scan"};
   if (accepting.count(node.op_type())) return "";
   for (const std::string &name : node.input()) {
     if (name.empty()) continue;
@@ -54,6 +56,26 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
 }
 } // namespace
 
+LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, Location loc,
+                         std::string &error) {
+  const auto &importers = opImporters();
+  auto it = importers.find(node.op_type());
+  if (it == importers.end() || (!node.domain().empty() && node.domain() != "ai.onnx")) {
+    error = "operator is not supported";
+    return failure();
+  }
+  NodeContext c(node, opset, g, loc);
+  std::string storageError = storageTypeError(node, g);
+  if (!storageError.empty()) {
+    error = storageError;
+    return failure();
+  }
+  if (failed(it->second.import(c))) {
+    error = c.error.empty() ? "import failed" : c.error;
+    return failure();
+  }
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // NodeAttrs / NodeContext
@@ -274,7 +296,7 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   if (modelDir.empty()) modelDir = "/";
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
-  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}};
+  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0};
 
   for (const auto &init : graph.initializer()) {
     auto attr = importTensor(ctx, init, modelDir, error);
@@ -347,18 +369,15 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   }
   g.builder.setInsertionPointToEnd(entry);
 
-  const auto &importers = opImporters();
   for (int n = 0; n < graph.node_size(); ++n) {
     const auto &node = graph.node(n);
     std::string label = nodeLabel(node, n);
     Location loc = NameLoc::get(StringAttr::get(&ctx, label),
                                 FileLineColLoc::get(&ctx, path, n + 1, 0));
-    NodeContext c(node, report.opset, g, loc);
-    std::string storageError = storageTypeError(node, g);
-    if (!storageError.empty() || failed(importers.at(node.op_type()).import(c))) {
-      if (!storageError.empty()) c.error = storageError;
+    std::string nodeError;
+    if (failed(importNode(g, node, report.opset, loc, nodeError))) {
       error = path + ": node '" + label + "' (" + node.op_type() + ", opset " +
-              std::to_string(report.opset) + "): " + c.error;
+              std::to_string(report.opset) + "): " + nodeError;
       return nullptr;
     }
   }

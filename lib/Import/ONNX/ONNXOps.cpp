@@ -1135,7 +1135,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
        addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
        addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table),
-       addGridSampleImporters(table), addIndexingImporters(table), true);
+       addGridSampleImporters(table), addIndexingImporters(table), addControlFlowImporters(table), true);
   (void)extended;
   return table;
 }
