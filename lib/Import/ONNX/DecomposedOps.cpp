@@ -389,6 +389,131 @@ LogicalResult importWindow(NodeContext &c) {
   return success();
 }
 
+
+/// DFT along a constant axis as real matmuls with constant cos/sin matrices:
+/// forward, inverse, one-sided (rfft) and one-sided inverse (irfft), with
+/// dft_length padding or truncating the signal.
+LogicalResult importDFT(NodeContext &c) {
+  auto in = c.inputType(0);
+  if (!in.getElementType().isF32()) return c.fail("input must be float32");
+  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  int64_t rank = in.getRank(), comps = in.getDimSize(rank - 1);
+  if (rank < 2 || (comps != 1 && comps != 2)) return c.fail("the last dim must be 1 (real) or 2 (complex)");
+  int64_t axis;
+  if (c.opset >= 20) {
+    axis = -2;
+    if (c.hasInput(2)) {
+      auto a = c.constantInts(2);
+      if (!a || a->size() != 1) return c.fail("axis must be a constant (a run-time axis is not supported)");
+      axis = (*a)[0];
+    }
+  } else {
+    axis = c.attrs.getInt("axis", 1);
+  }
+  if (axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (axis < 0) axis += rank;
+  if (axis == rank - 1) return c.fail("axis cannot be the complex dim");
+  bool inverse = c.attrs.getInt("inverse", 0) != 0, onesided = c.attrs.getInt("onesided", 0) != 0;
+  if (onesided && !inverse && comps != 1) return c.fail("a one-sided forward DFT needs a real input");
+  int64_t N = in.getDimSize(axis), L;
+  if (c.hasInput(1)) {
+    auto l = c.constantInts(1);
+    if (!l || l->size() != 1 || (*l)[0] <= 0) return c.fail("dft_length must be a positive constant");
+    L = (*l)[0];
+  } else {
+    L = inverse && onesided ? 2 * (N - 1) : N;
+  }
+  if (L <= 0) return c.fail("the DFT length must be positive");
+  // Frequencies in (K) and samples out; for irfft the input holds K bins.
+  int64_t K = onesided && !inverse ? L / 2 + 1 : L;      // forward outputs
+  int64_t inLen = inverse && onesided ? L / 2 + 1 : L;   // bins read (irfft)
+  int64_t outLen = inverse ? L : K;
+  auto f32 = c.b.getF32Type();
+  SmallVector<int64_t> perm, others;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != axis) perm.push_back(d), others.push_back(in.getDimSize(d));
+  perm.push_back(axis);
+  int64_t M = 1;
+  for (int64_t o : others) M *= o;
+  auto parts = splitBy(c, c.input(0), rank - 1, comps == 2 ? SmallVector<int64_t>{1, 1} : SmallVector<int64_t>{1});
+  SmallVector<int64_t> dataShape(in.getShape().drop_back());
+  auto toRows = [&](Value v) -> Value { // [..., N, ...] -> [M, inLen] (truncated or zero-padded)
+    v = reshapeTo(c, transposeBy(c, reshapeTo(c, v, dataShape), perm), {M, N});
+    int64_t want = inverse && onesided ? inLen : L;
+    if (want < N) {
+      auto i64 = c.b.getI64Type();
+      auto cst = [&](ArrayRef<int64_t> x) -> Value {
+        return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(x.size())}, i64), x));
+      };
+      v = c.b.create<SliceOp>(c.loc, RankedTensorType::get({M, want}, f32), v, cst({0}), cst({want}), cst({1}), Value());
+    } else if (want > N) {
+      auto i64 = c.b.getI64Type();
+      Value pads = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({4}, i64), ArrayRef<int64_t>{0, 0, 0, want - N}));
+      v = c.b.create<PadOp>(c.loc, RankedTensorType::get({M, want}, f32), v, pads, Value(), Value(), c.b.getStringAttr("constant"));
+    }
+    return v;
+  };
+  Value xr = toRows(parts[0]), xi = comps == 2 ? toRows(parts[1]) : Value();
+  int64_t rows = inverse && onesided ? inLen : L;
+  // cos / sin matrices [rows, outLen]; theta = 2 pi n k / L.
+  std::vector<float> cosM(rows * outLen), sinM(rows * outLen);
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 0; k < outLen; ++k) {
+      double theta = 2.0 * M_PI * double((n * k) % L) / double(L);
+      double w = 1.0;
+      if (inverse) {
+        w = 1.0 / double(L);
+        if (onesided && n != 0 && !(L % 2 == 0 && n == L / 2)) w *= 2.0; // n indexes bins here
+      }
+      cosM[n * outLen + k] = float(w * std::cos(theta));
+      sinM[n * outLen + k] = float(w * std::sin(theta));
+    }
+  auto matType = RankedTensorType::get({rows, outLen}, f32);
+  Value C = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(matType, ArrayRef<float>(cosM)));
+  Value S = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(matType, ArrayRef<float>(sinM)));
+  auto mm = [&](Value a, Value b) -> Value {
+    return c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+  };
+  auto combine = [&](Value a, Value b, bool add) -> Value {
+    if (add) return c.b.create<AddOp>(c.loc, a, b);
+    return c.b.create<SubOp>(c.loc, a, b);
+  };
+  // forward: re = xr C + xi S, im = xi C - xr S; inverse: re = xr C - xi S, im = xr S + xi C.
+  Value re, im;
+  if (!inverse) {
+    re = mm(xr, C);
+    if (xi) re = combine(re, mm(xi, S), true);
+    Value xrS = mm(xr, S);
+    im = xi ? combine(mm(xi, C), xrS, false)
+            : (Value)c.b.create<SubOp>(c.loc, c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(typeOf(xrS), 0.0f)), xrS);
+  } else {
+    re = mm(xr, C);
+    if (xi) re = combine(re, mm(xi, S), false);
+    im = mm(xr, S);
+    if (xi) im = combine(im, mm(xi, C), true);
+  }
+  SmallVector<int64_t> outShape(others), inversePerm(perm.size());
+  outShape.push_back(outLen);
+  for (size_t i = 0; i < perm.size(); ++i) inversePerm[perm[i]] = i;
+  auto back = [&](Value v) -> Value {
+    Value t = transposeBy(c, reshapeTo(c, v, outShape), inversePerm);
+    SmallVector<int64_t> s(typeOf(t).getShape());
+    s.push_back(1);
+    return reshapeTo(c, t, s);
+  };
+  Value rOut = back(re);
+  if (inverse && onesided) {
+    c.setOutput(0, rOut);
+    return success();
+  }
+  Value iOut = back(im);
+  SmallVector<int64_t> finalShape(typeOf(rOut).getShape());
+  finalShape.back() = 2;
+  c.setOutput(0, c.b.create<ConcatOp>(c.loc, RankedTensorType::get(finalShape, f32), ValueRange{rOut, iOut},
+                                      c.b.getI64IntegerAttr(rank - 1)));
+  return success();
+}
+
 } // namespace
 
 void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -403,6 +528,7 @@ void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["LRN"] = {1, kMaxOpset, noCheck, importLRN};
   t["RotaryEmbedding"] = {23, kMaxOpset, noCheck, importRotaryEmbedding};
   t["HannWindow"] = {17, kMaxOpset, noCheck, importWindow};
+  t["DFT"] = {17, kMaxOpset, noCheck, importDFT};
   t["HammingWindow"] = {17, kMaxOpset, noCheck, importWindow};
   t["BlackmanWindow"] = {17, kMaxOpset, noCheck, importWindow};
 }
