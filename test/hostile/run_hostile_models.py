@@ -285,12 +285,11 @@ def unsupported_ops(c: Ctx) -> Path:
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="ok_relu"),
         helper.make_node("Foo", ["r"], ["f"], name="n_foo"),
-        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="n_nms"),
-        helper.make_node("Unique", ["r"], ["u"], name="n_unique"),
+        helper.make_node("Det", ["boxes"], ["sel"], name="n_det"),
+        helper.make_node("MaxUnpool", ["r", "r"], ["u"], name="n_unpool"),
     ]
-    m = make_model(nodes, [f32("x", [4]), f32("boxes", [1, 4, 4]), f32("scores", [1, 1, 4])],
-                   [f32("f", None), helper.make_tensor_value_info("sel", TensorProto.INT64, None),
-                    f32("u", None)])
+    m = make_model(nodes, [f32("x", [4]), f32("boxes", [1, 4, 4])],
+                   [f32("f", None), f32("sel", None), f32("u", None)])
     return c.write(m)
 
 
@@ -452,8 +451,9 @@ case("input_without_shape", input_without_shape, ["'x'", "no shape"])
 case("relu_chain_100k_nodes", lambda c: c.write(relu_chain(100_000)), [], may_succeed=True)
 case("nested_if_50_deep", lambda c: c.write(nested_if(50)),
      [("not supported", "nested", "too deep", "depth")], check_too=True)
-case("nested_if_10_deep", lambda c: c.write(nested_if(10)),
-     ["'if_9'", "(If, opset 17)", "not supported"], check_too=True)
+# If is inlined at import (both branches for a run-time condition): 10 levels
+# compile; what matters is no crash and no runaway growth.
+case("nested_if_10_deep", lambda c: c.write(nested_if(10)), [], may_succeed=True)
 case("graph_input_dims_overflow",
      lambda c: c.write(simple_relu([f32("x", [2**62, 4])])),
      ["'x'", ("overflow", "too large", "too many", "2^", "exceeds")], huge=True)
@@ -482,8 +482,8 @@ case("graph_output_never_produced",
                                   [f32("x", [4])], [f32("y", [4]), f32("z", [4])])),
      ["'z'", "never produced"], check_too=True)
 case("three_unsupported_ops", unsupported_ops,
-     ["3 node(s)", "'n_foo'", "(Foo, opset 17)", "'n_nms'", "(NonMaxSuppression, opset 17)",
-      "'n_unique'", "(Unique, opset 17)"], check_too=True, single_error=True)
+     ["3 node(s)", "'n_foo'", "(Foo, opset 17)", "'n_det'", "(Det, opset 17)",
+      "'n_unpool'", "(MaxUnpool, opset 17)"], check_too=True, single_error=True)
 
 # 6. Attributes out of range.
 case("conv_kernel_shape_0",
