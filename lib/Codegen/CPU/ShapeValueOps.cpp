@@ -42,7 +42,8 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
       if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
         auto attr = llvm::dyn_cast<IntegerAttr>(c.getValue());
         if (!attr) return std::nullopt;
-        r = sp.constant(attr.getValue().getSExtValue());
+        // i1 true is 1 (not -1) as a register.
+        r = sp.constant(attr.getType().isInteger(1) ? int64_t(attr.getValue().getBoolValue()) : attr.getValue().getSExtValue());
       } else if (isa<arith::AddIOp>(inner)) r = sp.add(get(0), get(1));
       else if (isa<arith::SubIOp>(inner)) r = sp.sub(get(0), get(1));
       else if (isa<arith::MulIOp>(inner)) r = sp.mul(get(0), get(1));
@@ -51,6 +52,13 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
       else if (isa<arith::DivSIOp>(inner)) r = sp.floorDiv(get(0), get(1));
       else if (isa<arith::MinSIOp>(inner)) r = sp.min(get(0), get(1));
       else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner)) r = get(0);
+      // i1 values are 0/1 registers (canonicalization turns selects of 0/1
+      // into these).
+      else if (isa<arith::ExtUIOp>(inner) && inner.getOperand(0).getType().isInteger(1)) r = get(0);
+      else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1)) r = sp.mul(get(0), get(1));
+      else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) r = sp.max(get(0), get(1));
+      else if (isa<arith::XOrIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+        r = sp.select(get(0), sp.sub(sp.constant(1), get(1)), get(1));
       else if (isa<arith::SelectOp>(inner)) r = sp.select(get(0), get(1), get(2));
       else if (auto cmp = dyn_cast<arith::CmpIOp>(inner)) {
         switch (cmp.getPredicate()) {

@@ -176,7 +176,11 @@ LogicalResult importLpNormalization(NodeContext &c) {
                                     c.b.getStringAttr(p == 1 ? "l1" : "l2"), c.b.getDenseI64ArrayAttr({axis}),
                                     c.b.getBoolAttr(true));
   auto y = buildElementwise(c, {c.input(0), norm}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::DivFOp>(l, a[0], a[1]);
+    // A zero norm leaves the zeros as they are (ONNX's reference divides by 1).
+    Value zero = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, 0.0));
+    Value one = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, 1.0));
+    Value isZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, a[1], zero);
+    return b.create<arith::DivFOp>(l, a[0], b.create<arith::SelectOp>(l, isZero, one, a[1]));
   });
   if (failed(y)) return failure();
   c.setOutput(0, *y);

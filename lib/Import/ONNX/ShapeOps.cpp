@@ -149,11 +149,64 @@ LogicalResult importUnsqueeze(NodeContext &c) {
   return reshapeTo(c, shape, sources);
 }
 
+/// Squeeze whose axes are known only at run time (static input shape, axes
+/// of static length k): the target shape is computed from the axis values
+/// by one small integer body per output dim, which the plan follows as shape
+/// registers; a runtime Reshape then applies it.
+LogicalResult importRuntimeSqueeze(NodeContext &c) {
+  auto in = c.inputType(0), at = c.inputType(1);
+  if (!in.hasStaticShape()) return c.fail("Squeeze with run-time axes needs a static input shape");
+  if (!isIndexTensor(at) || at.getRank() != 1 || at.isDynamicDim(0)) return c.fail("axes must be a 1-D integer tensor of static length");
+  int64_t rank = in.getRank(), k = at.getDimSize(0);
+  if (k > rank) return c.fail("more axes than input dims");
+  auto i64 = c.b.getI64Type();
+  SmallVector<Value> axisValues;
+  for (int64_t m = 0; m < k; ++m) {
+    Value idx = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, i64), m));
+    axisValues.push_back(c.b.create<GatherOp>(c.loc, c.input(1), idx, c.b.getI64IntegerAttr(0)));
+  }
+  Type ae = at.getElementType();
+  SmallVector<Value> outDims;
+  for (int64_t j = 0; j < rank - k; ++j) {
+    auto dim = buildElementwise(c, axisValues, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      auto cst = [&](int64_t v) -> Value { return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)); };
+      auto eq = [&](Value x, Value y) -> Value { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, x, y); };
+      SmallVector<Value> axes;
+      for (Value v : a) axes.push_back(ae.isInteger(64) ? v : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), v));
+      Value count = cst(0), out = cst(1);
+      for (int64_t i = 0; i < rank; ++i) {
+        Value kept = cst(1);
+        for (Value ax : axes) {
+          kept = b.create<arith::SelectOp>(l, eq(ax, cst(i)), cst(0), kept);
+          kept = b.create<arith::SelectOp>(l, eq(ax, cst(i - rank)), cst(0), kept);
+        }
+        Value isKept = eq(kept, cst(1));
+        out = b.create<arith::SelectOp>(l, isKept, b.create<arith::SelectOp>(l, eq(count, cst(j)), cst(in.getDimSize(i)), out), out);
+        count = b.create<arith::AddIOp>(l, count, kept);
+      }
+      return out;
+    });
+    if (failed(dim)) return failure();
+    outDims.push_back(*dim);
+  }
+  Value shape;
+  if (outDims.empty())
+    shape = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({0}, i64), ArrayRef<int64_t>{}));
+  else if (outDims.size() == 1)
+    shape = outDims[0];
+  else
+    shape = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({rank - k}, i64), ValueRange(outDims), c.b.getI64IntegerAttr(0));
+  SmallVector<int64_t> resultShape(rank - k, kDyn), sources(rank - k, -1);
+  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), c.input(0), shape,
+                                       c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false)));
+  return success();
+}
+
 LogicalResult importSqueeze(NodeContext &c) {
   auto in = c.inputType(0);
   bool runtime;
   auto axes = axesOf(c, runtime);
-  if (runtime) return c.fail("Squeeze with axes computed at run time is not supported yet");
+  if (runtime) return importRuntimeSqueeze(c);
   int64_t rank = in.getRank();
   std::vector<bool> drop(rank, false);
   if (axes->empty()) {
