@@ -5,6 +5,14 @@ using namespace mlir;
 
 namespace v4f {
 
+LogicalResult requireF32(NodeContext &c, size_t i) {
+  auto t = c.inputType(i);
+  if (!t.getElementType().isF32())
+    return c.fail("input " + std::to_string(i) + " ('" + c.node.input(i) +
+                  "') must be float32 (other element types are not supported yet)");
+  return success();
+}
+
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
 Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {

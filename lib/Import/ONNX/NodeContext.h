@@ -157,6 +157,15 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t opset);
 /// A float32 2-D v4f.conv of `x` and `weight` (+ optional float32 `bias`)
 /// from the node's Conv attributes (kernel_shape, strides, dilations, pads,
 /// auto_pad, group), with Conv's shape checks (ONNXOps.cpp).
+/// Imports a float32-only op whose inputs are float16/bfloat16 by converting
+/// those inputs to float32, importing the node, and rounding its data output
+/// back to the inputs' type (numpy computes these in float32 too, up to the
+/// final rounding) (ONNXOps.cpp).
+mlir::LogicalResult importThroughFloat32(NodeContext &c, mlir::LogicalResult (*import)(NodeContext &));
+/// Input i must be float32 (a clear error otherwise).
+mlir::LogicalResult requireF32(NodeContext &c, size_t i);
+/// Registers Conv, ConvTranspose and the pooling ops (WindowOps.cpp).
+void addWindowImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
 /// numpy-style matmul of two float32 values (rank-1 operands handled) (ONNXOps.cpp).
 mlir::LogicalResult importMatMulValues(NodeContext &c, mlir::Value a, mlir::Value b, mlir::Value &out);
