@@ -16,35 +16,6 @@
 
 namespace v4f {
 
-static const char *dtypeName(int dtype) {
-  switch (dtype) {
-  case V4F_DTYPE_FLOAT32: return "float32";
-  case V4F_DTYPE_INT64: return "int64";
-  case V4F_DTYPE_INT32: return "int32";
-  case V4F_DTYPE_UINT8: return "uint8";
-  case V4F_DTYPE_INT8: return "int8";
-  case V4F_DTYPE_BOOL: return "bool";
-  case V4F_DTYPE_FLOAT16: return "float16";
-  case V4F_DTYPE_FLOAT64: return "float64";
-  case V4F_DTYPE_UINT16: return "uint16";
-  case V4F_DTYPE_INT16: return "int16";
-  case V4F_DTYPE_UINT32: return "uint32";
-  case V4F_DTYPE_UINT64: return "uint64";
-  case V4F_DTYPE_BFLOAT16: return "bfloat16";
-  case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
-  case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
-  case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
-  case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
-  case V4F_DTYPE_UINT4: return "uint4";
-  case V4F_DTYPE_INT4: return "int4";
-  case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
-  case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
-  case V4F_DTYPE_UINT2: return "uint2";
-  case V4F_DTYPE_INT2: return "int2";
-  default: return "unknown";
-  }
-}
-
 static const char *sectionName(uint32_t kind) {
   switch (kind) {
   case V4F_SECTION_CPU_LIBRARY: return "cpu-library";
@@ -58,7 +29,7 @@ static void printSignature(const char *what, const flatbuffers::Vector<flatbuffe
   std::printf("%s:\n", what);
   if (!sigs) return;
   for (const auto *s : *sigs) {
-    std::printf("  %-24s %-8s [", s->name() ? s->name()->c_str() : "?", dtypeName(s->dtype()));
+    std::printf("  %-24s %-8s [", s->name() ? s->name()->c_str() : "?", v4f_dtype_format_name(s->dtype()));
     if (s->dims())
       for (size_t i = 0; i < s->dims()->size(); ++i) {
         if (i) std::printf(", ");

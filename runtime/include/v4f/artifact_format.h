@@ -81,6 +81,37 @@ _Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
 #define V4F_DTYPE_UINT2 25
 #define V4F_DTYPE_INT2 26
 
+/* The name of a V4F_DTYPE_* ("unknown" for others); shared by the runtime's
+ * v4f_dtype_name and the compiler's `v4fc inspect`. */
+static inline const char* v4f_dtype_format_name(int32_t dtype) {
+  switch (dtype) {
+    case V4F_DTYPE_FLOAT32: return "float32";
+    case V4F_DTYPE_UINT8: return "uint8";
+    case V4F_DTYPE_INT8: return "int8";
+    case V4F_DTYPE_UINT16: return "uint16";
+    case V4F_DTYPE_INT16: return "int16";
+    case V4F_DTYPE_INT32: return "int32";
+    case V4F_DTYPE_INT64: return "int64";
+    case V4F_DTYPE_BOOL: return "bool";
+    case V4F_DTYPE_FLOAT16: return "float16";
+    case V4F_DTYPE_FLOAT64: return "float64";
+    case V4F_DTYPE_UINT32: return "uint32";
+    case V4F_DTYPE_UINT64: return "uint64";
+    case V4F_DTYPE_BFLOAT16: return "bfloat16";
+    case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+    case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
+    case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case V4F_DTYPE_UINT4: return "uint4";
+    case V4F_DTYPE_INT4: return "int4";
+    case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
+    case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
+    case V4F_DTYPE_UINT2: return "uint2";
+    case V4F_DTYPE_INT2: return "int2";
+    default: return "unknown";
+  }
+}
+
 /* CPU features an artifact may require, by the names the manifest uses.
  * The runtime detects each with CPUID and refuses an artifact that needs one
  * this CPU lacks (or one it does not know). */
