@@ -10,6 +10,7 @@
 
 #include "TestArtifacts.h"
 #include "v4f/artifact_format.h"
+#include "v4f/kernel_abi.h"
 #include "v4f_test/artifact_manifest_objapi.h"
 
 using namespace v4f::test;
@@ -81,15 +82,22 @@ TEST(ArtifactWriter, HeaderAndSectionLayout) {
 
 TEST(ArtifactWriter, RoundTripsThePlan) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.cpuFeatures = {"avx2", "fma"};
+  plan.executables[0].features = {"avx2", "fma"};
   std::vector<uint8_t> file = buildArtifact(plan, testKernelLibrary(), addScaleConstants());
   std::unique_ptr<fbt::ManifestT> m(fbt::GetManifest(file.data() + getU64(file, 24))->UnPack());
   EXPECT_EQ(m->producer, plan.producer);
   EXPECT_EQ(m->model_name, plan.modelName);
-  EXPECT_EQ(m->target_triple, plan.targetTriple);
-  EXPECT_EQ(m->target_cpu, plan.targetCpu);
-  EXPECT_EQ(m->cpu_features, plan.cpuFeatures);
-  EXPECT_EQ(m->kernels, plan.kernels);
+  ASSERT_EQ(m->executables.size(), 1u);
+  const fbt::ExecutableT &exe = *m->executables[0];
+  EXPECT_EQ(exe.target, fbt::ExecutableTarget::Cpu);
+  EXPECT_EQ(exe.format, fbt::ExecutableFormat::ElfSharedObject);
+  EXPECT_EQ(exe.abi_version, uint32_t(V4F_KERNEL_ABI_VERSION));
+  EXPECT_EQ(exe.triple, plan.executables[0].triple);
+  EXPECT_EQ(exe.cpu, plan.executables[0].cpu);
+  EXPECT_EQ(exe.features, plan.executables[0].features);
+  EXPECT_EQ(exe.entry_points, plan.executables[0].entryPoints);
+  ASSERT_LT(exe.section, m->sections.size());
+  EXPECT_EQ(m->sections[exe.section]->kind, uint32_t(V4F_SECTION_CPU_LIBRARY));
   ASSERT_EQ(m->inputs.size(), 2u);
   EXPECT_EQ(m->inputs[0]->name, "x");
   EXPECT_EQ(m->inputs[0]->dims, plan.inputs[0].dims);
@@ -111,7 +119,9 @@ TEST(ArtifactWriter, RoundTripsThePlan) {
   EXPECT_EQ(m->dispatches[1]->name, "scale");
   EXPECT_EQ(m->dispatches[1]->bindings, plan.dispatches[1].bindings);
   EXPECT_EQ(m->dispatches[1]->push_constants, plan.dispatches[1].pushConstants);
-  EXPECT_EQ(m->dispatches[1]->workgroup_count, 7u);
+  EXPECT_EQ(m->dispatches[1]->workgroup_count, std::vector<uint32_t>{7u});
+  EXPECT_EQ(m->dispatches[1]->executable, 0u);
+  EXPECT_EQ(m->dispatches[1]->entry_point, 1u);
 }
 
 TEST(ArtifactWriter, RejectsMismatchedDimNames) {
@@ -119,7 +129,7 @@ TEST(ArtifactWriter, RejectsMismatchedDimNames) {
   plan.inputs[0].dimNames = {"batch"};
   std::vector<uint8_t> out;
   std::string error;
-  EXPECT_FALSE(v4f::serializeArtifact(plan, testKernelLibrary(), {}, out, error));
+  EXPECT_FALSE(v4f::serializeArtifact(plan, {}, out, error));
   EXPECT_NE(error.find("dimNames and dims differ"), std::string::npos) << error;
 }
 
@@ -127,7 +137,7 @@ TEST(ArtifactWriter, WritesFileAtomicallyAndLoads) {
   std::string dir = makeTempDir();
   std::string path = dir + "/model.v4f";
   std::string error;
-  ASSERT_TRUE(v4f::writeArtifactFile(path, addScalePlan(), testKernelLibrary(),
+  ASSERT_TRUE(v4f::writeArtifactFile(path, addScalePlan(),
                                      addScaleConstants(), error))
       << error;
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"model.v4f"}) << "no temporary left behind";
@@ -144,12 +154,11 @@ TEST(ArtifactWriter, WritesFileAtomicallyAndLoads) {
 TEST(ArtifactWriter, FailedWriteLeavesNothing) {
   std::string dir = makeTempDir();
   std::string error;
-  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/missing/model.v4f", addScalePlan(),
-                                      testKernelLibrary(), addScaleConstants(), error));
+  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/missing/model.v4f", addScalePlan(), addScaleConstants(), error));
   EXPECT_NE(error.find("cannot create a temporary file"), std::string::npos) << error;
   // Renaming over a directory fails after the data was written.
   ASSERT_EQ(mkdir((dir + "/taken").c_str(), 0755), 0);
-  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/taken", addScalePlan(), testKernelLibrary(),
+  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/taken", addScalePlan(),
                                       addScaleConstants(), error));
   EXPECT_NE(error.find("rename failed"), std::string::npos) << error;
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"taken"});

@@ -58,7 +58,7 @@ TEST(HostileArtifact, WrongMagic) {
 
 TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  file[8] = 2;
+  file[8] = V4F_ARTIFACT_FORMAT_MAJOR + 1;
   file[10] = 0;
   std::string path = writeTempFile("newer.v4f", file);
   v4f_model_t *model = nullptr;
@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 2.0 is newer than this runtime (1.0)");
+            path + ": artifact format 3.0 is newer than this runtime (2.0)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -170,8 +170,8 @@ TEST(HostileArtifact, UnknownAndDuplicateSections) {
   editManifest(file, [](fbt::ManifestT &m) { m.sections[0]->kind = 77; });
   expectLoadError(file, "section 0 has unknown kind 77");
   file = base;
-  editManifest(file, [](fbt::ManifestT &m) { m.sections[1]->kind = m.sections[0]->kind; });
-  expectLoadError(file, "more than one cpu-library section");
+  editManifest(file, [](fbt::ManifestT &m) { m.sections[0]->kind = m.sections[1]->kind; });
+  expectLoadError(file, "more than one constants section");
 }
 
 TEST(HostileArtifact, ConstantsDigestMismatch) {
@@ -205,8 +205,55 @@ TEST(HostileArtifact, PlanReferencesMissingBuffer) {
 
 TEST(HostileArtifact, PlanReferencesMissingKernel) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->kernel = 3; });
-  expectLoadError(file, "dispatch 0 'add' uses kernel 3, but there are 3 kernels");
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->entry_point = 3; });
+  expectLoadError(file, "dispatch 0 'add' uses entry point 3 of executable 0, which has 3");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->executable = 1; });
+  expectLoadError(file, "dispatch 1 'scale' uses executable 1, but there are 1 executables");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->entry_points[2] = ""; });
+  expectLoadError(file, "executable 0 entry point 2 has an empty name");
+}
+
+TEST(HostileArtifact, ExecutablesThisRuntimeCannotRun) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->target = fbt::ExecutableTarget::Cuda; });
+  expectLoadError(file, "executable 0 targets CUDA, which this runtime does not support");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->abi_version = 1; });
+  expectLoadError(file, "executable 0 uses kernel ABI version 1, this runtime supports 2");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.executables[0]->section = static_cast<uint32_t>(sectionIndex(m, V4F_SECTION_CONSTANTS));
+  });
+  expectLoadError(file, "which is not a CPU library section");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.executables.push_back(std::make_unique<fbt::ExecutableT>(*m.executables[0]));
+  });
+  expectLoadError(file, "executables 0 and 1 share section");
+}
+
+TEST(HostileArtifact, OldFormatVersionIsRefused) {
+  // An artifact of format 1 (kernel ABI v1, one CPU kernel list) is refused
+  // before its manifest is read, with a message saying what to do.
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[8] = 1;
+  file[9] = 0;
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (2.0) and no longer supported: "
+                        "recompile the model");
+}
+
+TEST(HostileArtifact, BadWorkgroupGridOrScratch) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->workgroup_count.clear(); });
+  expectLoadError(file, "dispatch 0 'add' has a 0-D workgroup grid (1 to 3 dims allowed)");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->workgroup_count.assign(4, 0); });
+  expectLoadError(file, "has a 4-D workgroup grid");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->scratch_size = 77; });
+  expectLoadError(file, "dispatch 1 'scale' scratch size refers to shape register 77, but there are 8");
 }
 
 TEST(HostileArtifact, PlanReferencesMissingRegister) {
@@ -214,8 +261,8 @@ TEST(HostileArtifact, PlanReferencesMissingRegister) {
   editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->push_constants[0] = 100; });
   expectLoadError(file, "push constant 0 refers to shape register 100, but there are 8");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->workgroup_count = 8; });
-  expectLoadError(file, "workgroup count refers to shape register 8");
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->workgroup_count = {1, 8}; });
+  expectLoadError(file, "workgroup count 1 refers to shape register 8");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.buffers[3]->size_reg = 1000; });
   expectLoadError(file, "buffer 3 size refers to shape register 1000");
@@ -289,14 +336,16 @@ TEST(HostileArtifact, InconsistentSignatureAndBuffers) {
 
 TEST(HostileArtifact, KernelMissingFromLibrary) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.kernels[1] = "no_such_kernel";
+  plan.executables[0].entryPoints[1] = "no_such_kernel";
   expectLoadError(buildArtifact(plan, testKernelLibrary(), addScaleConstants()),
                   "kernel 'no_such_kernel' is not exported by the CPU library");
 }
 
 TEST(HostileArtifact, NoLibraryOrNotAnElf) {
-  expectLoadError(buildArtifact(addScalePlan(), {}, addScaleConstants()),
-                  "the plan uses 3 kernels but the artifact has no CPU library section");
+  v4f::ExecutablePlan noExecutable = addScalePlan();
+  noExecutable.executables.clear();
+  expectLoadError(buildArtifact(noExecutable, {}, addScaleConstants()),
+                  "dispatch 0 'add' uses executable 0, but there are 0 executables");
   std::vector<uint8_t> garbage(300, 0x5a);
   expectLoadError(buildArtifact(addScalePlan(), garbage, addScaleConstants()),
                   "the CPU library section is not an ELF file");
@@ -308,12 +357,12 @@ TEST(HostileArtifact, NoLibraryOrNotAnElf) {
 
 TEST(HostileArtifact, KernelAbiVersionMismatch) {
   expectLoadError(buildArtifact(addScalePlan(), badAbiKernelLibrary(), addScaleConstants()),
-                  "the CPU library uses kernel ABI version 99, this runtime supports 1");
+                  "the CPU library uses kernel ABI version 99, this runtime supports 2");
 }
 
 TEST(HostileArtifact, MissingCpuFeaturesAreNamed) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.cpuFeatures = {"sse4.2", "avx2", "amx-tile"};
+  plan.executables[0].features = {"sse4.2", "avx2", "amx-tile"};
   std::vector<uint8_t> file = buildArtifact(plan, testKernelLibrary(), addScaleConstants());
   v4f_model_options_t options;
   v4f_model_options_init(&options);
@@ -329,7 +378,7 @@ TEST(HostileArtifact, MissingCpuFeaturesAreNamed) {
 
 TEST(HostileArtifact, UnknownCpuFeatureRefused) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.cpuFeatures = {"avx2", "quantum-entangler"};
+  plan.executables[0].features = {"avx2", "quantum-entangler"};
   expectLoadError(buildArtifact(plan, testKernelLibrary(), addScaleConstants()),
                   "artifact requires unknown CPU feature 'quantum-entangler'");
 }

@@ -142,6 +142,54 @@ TEST(RuntimeApi, RunsOnFourThreads) {
     runAddScale(l.session, 1 + i * 7);
 }
 
+// Kernel ABI v2: a 3-D workgroup grid {x: 5, y: 3, z: 2} and 256 bytes of
+// per-worker scratch; the kernel checks ids, counts, scratch alignment and
+// privacy (it fills and re-reads its scratch) and writes x + 10y + 100z.
+TEST(RuntimeApi, ThreeDimensionalGridAndPerWorkerScratch) {
+  v4f::ExecutablePlan p;
+  p.producer = "v4f unittests";
+  p.modelName = "grid";
+  p.executables = {testCpuExecutable({"test_grid_scratch"})};
+  // r0..r2 grid, r3 output bytes (30 floats), r4 scratch bytes.
+  auto constant = [](int64_t v) {
+    v4f::ShapeInstruction i;
+    i.op = v4f::ShapeOpKind::Const;
+    i.imm = v;
+    return i;
+  };
+  p.shapeProgram = {constant(5), constant(3), constant(2), constant(120), constant(256)};
+  v4f::TensorSignature out;
+  out.name = "out";
+  out.dtype = v4f::DType::Float32;
+  out.dims = {2, 3, 5};
+  out.dimNames = {"", "", ""};
+  out.dimRegs = {2, 1, 0};
+  out.buffer = 0;
+  p.outputs = {out};
+  v4f::PlanBuffer b;
+  b.kind = v4f::BufferKind::Output;
+  b.sizeReg = 3;
+  p.buffers = {b};
+  v4f::PlanDispatch d;
+  d.bindings = {0};
+  d.pushConstants = {0, 1, 2};
+  d.workgroupCount = {0, 1, 2};
+  d.scratchSize = 4;
+  d.name = "grid";
+  p.dispatches = {d};
+  for (int threads : {1, 3}) {
+    Loaded l;
+    ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(p, testKernelLibrary(), {}), threads, l));
+    std::vector<float> values(30, -1.f);
+    v4f_tensor_t output = makeTensor(values.data(), values.size() * 4, 0, {});
+    ASSERT_OK(v4f_session_run(l.session, nullptr, 0, &output, 1));
+    for (int z = 0; z < 2; ++z)
+      for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 5; ++x)
+          ASSERT_EQ(values[(z * 3 + y) * 5 + x], float(x + 10 * y + 100 * z)) << x << "," << y << "," << z;
+  }
+}
+
 TEST(RuntimeApi, DefaultThreadCountIsCoreCount) {
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 0, l));
@@ -306,7 +354,7 @@ TEST_F(RunErrors, WrongTensorCounts) {
 
 TEST(RuntimeApi, KernelErrorNamesTheDispatch) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.dispatches[1].kernel = 2;  // test_fail
+  plan.dispatches[1].entryPoint = 2;  // test_fail
   plan.dispatches[1].name = "node/Scale_7";
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 4, l));

@@ -17,7 +17,7 @@ ExecutablePlan planWithExtraInput(int32_t dtype, std::vector<int64_t> dims, std:
   ExecutablePlan p = addScalePlan();
   TensorSignature s;
   s.name = "extra";
-  s.dtype = dtype;
+  s.dtype = static_cast<DType>(dtype);
   s.dims = dims;
   s.dimNames = std::vector<std::string>(dims.size(), "");
   s.dimRegs = dimRegs;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "v4f/artifact_format.h"
+#include "v4f/kernel_abi.h"
 #include "v4f_test/artifact_manifest_objapi.h"
 
 namespace v4f {
@@ -63,22 +64,37 @@ PlanBuffer buffer(BufferKind kind, uint32_t index, uint32_t sizeReg, uint32_t fi
 PlanDispatch dispatch(uint32_t kernel, std::vector<uint32_t> bindings,
                       std::vector<uint32_t> push, uint32_t wgReg, std::string name) {
   PlanDispatch d;
-  d.kernel = kernel;
+  d.executable = 0;
+  d.entryPoint = kernel;
   d.bindings = std::move(bindings);
   d.pushConstants = std::move(push);
-  d.workgroupCountReg = wgReg;
+  d.workgroupCount = {wgReg};
+  d.scratchSize = wgReg; // any register: these kernels ignore scratch
   d.name = std::move(name);
   return d;
 }
+} // namespace
+
+PlanExecutable testCpuExecutable(std::vector<std::string> entryPoints) {
+  PlanExecutable e;
+  e.target = ExecutableTarget::Cpu;
+  e.format = ExecutableFormat::ElfSharedObject;
+  e.abiVersion = V4F_KERNEL_ABI_VERSION;
+  e.triple = "x86_64-unknown-linux-gnu";
+  e.cpu = "generic";
+  e.entryPoints = std::move(entryPoints);
+  e.image = testKernelLibrary();
+  return e;
+}
+
+namespace {
 } // namespace
 
 ExecutablePlan addScalePlan() {
   ExecutablePlan p;
   p.producer = "v4f unittests";
   p.modelName = "add_scale";
-  p.targetTriple = "x86_64-unknown-linux-gnu";
-  p.targetCpu = "generic";
-  p.kernels = {"test_add_f32", "test_scale_f32", "test_fail"};
+  p.executables = {testCpuExecutable({"test_add_f32", "test_scale_f32", "test_fail"})};
   // r0 batch, r1 4, r2 n = batch*4, r3 4 bytes, r4 n*4 bytes, r5 16 (constant
   // bytes), r6 8, r7 workgroups = min(n, 8).
   p.shapeProgram = {instr(ShapeOpKind::InputDim, 0, 0), constant(4),
@@ -87,7 +103,7 @@ ExecutablePlan addScalePlan() {
                     constant(8),                        instr(ShapeOpKind::Min, 2, 6)};
   TensorSignature x;
   x.name = "x";
-  x.dtype = V4F_DTYPE_FLOAT32;
+  x.dtype = DType::Float32;
   x.dims = {-1, 4};
   x.dimNames = {"batch", ""};
   x.dimRegs = {0, 1};
@@ -120,13 +136,13 @@ ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll) {
   ExecutablePlan p;
   p.producer = "v4f unittests";
   p.modelName = "chain";
-  p.kernels = {"test_add_f32"};
+  p.executables = {testCpuExecutable({"test_add_f32"})};
   // r0 rows, r1 cols, r2 n, r3 bytes, r4 workgroups (4).
   p.shapeProgram = {constant(rows), constant(cols), instr(ShapeOpKind::Mul, 0, 1),
                     constant(rows * cols * 4), constant(4)};
   TensorSignature x;
   x.name = "x";
-  x.dtype = V4F_DTYPE_FLOAT32;
+  x.dtype = DType::Float32;
   x.dims = {rows, cols};
   x.dimRegs = {0, 1};
   x.buffer = 0;
@@ -146,11 +162,12 @@ ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll) {
   return p;
 }
 
-std::vector<uint8_t> buildArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &library,
+std::vector<uint8_t> buildArtifact(ExecutablePlan plan, const std::vector<uint8_t> &library,
                                    const std::vector<uint8_t> &constants) {
+  for (PlanExecutable &e : plan.executables) e.image = library;
   std::vector<uint8_t> out;
   std::string error;
-  EXPECT_TRUE(serializeArtifact(plan, library, constants, out, error)) << error;
+  EXPECT_TRUE(serializeArtifact(plan, constants, out, error)) << error;
   return out;
 }
 

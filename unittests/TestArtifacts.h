@@ -33,8 +33,12 @@ std::vector<uint8_t> addScaleConstants();
 // when `overlapAll`. The result is 16 * x.
 ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll);
 
-// serializeArtifact, failing the test on error.
-std::vector<uint8_t> buildArtifact(const ExecutablePlan &plan,
+// A CPU executable (kernel ABI of this build) with these entry points, no image.
+PlanExecutable testCpuExecutable(std::vector<std::string> entryPoints);
+
+// serializeArtifact with `library` as the image of every executable, failing
+// the test on error.
+std::vector<uint8_t> buildArtifact(ExecutablePlan plan,
                                    const std::vector<uint8_t> &library,
                                    const std::vector<uint8_t> &constants);
 std::vector<uint8_t> buildAddScaleArtifact();

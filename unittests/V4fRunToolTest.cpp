@@ -43,7 +43,7 @@ protected:
     dir = tmpl;
     model = dir + "/add_scale.v4f";
     std::string error;
-    ASSERT_TRUE(v4f::writeArtifactFile(model, addScalePlan(), testKernelLibrary(),
+    ASSERT_TRUE(v4f::writeArtifactFile(model, addScalePlan(),
                                        addScaleConstants(), error))
         << error;
   }

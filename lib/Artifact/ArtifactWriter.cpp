@@ -1,7 +1,7 @@
 //===- ArtifactWriter.cpp - Lays out and writes .v4f artifact files -------===//
 //
-// File layout (docs/artifact-format.md): the 64-byte header, then the CPU
-// library section, then the constants section, then the manifest LAST. Putting
+// File layout (docs/artifact-format.md): the 64-byte header, then one section
+// per executable (the CPU library), then the constants section, then the manifest LAST. Putting
 // the manifest last lets the writer know every section offset before building
 // the manifest, which lists them; the header then points at the manifest.
 // Every section starts at a multiple of 64; gaps are zero bytes.
@@ -40,6 +40,39 @@ void putU64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
 }
 
+// The plan's enums mirror the schema's; a change on either side must fail
+// to compile here rather than write wrong numbers.
+#define V4F_SAME_ENUM(plan, schema)                                                                \
+  static_assert(static_cast<int>(plan) == static_cast<int>(schema), #plan " differs from the schema")
+V4F_SAME_ENUM(ShapeOpKind::Const, fb::ShapeOp::Const);
+V4F_SAME_ENUM(ShapeOpKind::InputDim, fb::ShapeOp::InputDim);
+V4F_SAME_ENUM(ShapeOpKind::Add, fb::ShapeOp::Add);
+V4F_SAME_ENUM(ShapeOpKind::Sub, fb::ShapeOp::Sub);
+V4F_SAME_ENUM(ShapeOpKind::Mul, fb::ShapeOp::Mul);
+V4F_SAME_ENUM(ShapeOpKind::FloorDiv, fb::ShapeOp::FloorDiv);
+V4F_SAME_ENUM(ShapeOpKind::CeilDiv, fb::ShapeOp::CeilDiv);
+V4F_SAME_ENUM(ShapeOpKind::Max, fb::ShapeOp::Max);
+V4F_SAME_ENUM(ShapeOpKind::Min, fb::ShapeOp::Min);
+V4F_SAME_ENUM(ShapeOpKind::InputValue, fb::ShapeOp::InputValue);
+V4F_SAME_ENUM(ShapeOpKind::Select, fb::ShapeOp::Select);
+V4F_SAME_ENUM(ShapeOpKind::Lt, fb::ShapeOp::Lt);
+V4F_SAME_ENUM(ShapeOpKind::Eq, fb::ShapeOp::Eq);
+V4F_SAME_ENUM(ShapeOpKind::InputScaledDim, fb::ShapeOp::InputScaledDim);
+V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::DataValue);
+V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::MAX);
+V4F_SAME_ENUM(BufferKind::Input, fb::BufferKind::Input);
+V4F_SAME_ENUM(BufferKind::Output, fb::BufferKind::Output);
+V4F_SAME_ENUM(BufferKind::Constant, fb::BufferKind::Constant);
+V4F_SAME_ENUM(BufferKind::Transient, fb::BufferKind::Transient);
+V4F_SAME_ENUM(BufferKind::Transient, fb::BufferKind::MAX);
+V4F_SAME_ENUM(ExecutableTarget::Cpu, fb::ExecutableTarget::Cpu);
+V4F_SAME_ENUM(ExecutableTarget::Cuda, fb::ExecutableTarget::Cuda);
+V4F_SAME_ENUM(ExecutableTarget::Cuda, fb::ExecutableTarget::MAX);
+V4F_SAME_ENUM(ExecutableFormat::ElfSharedObject, fb::ExecutableFormat::ElfSharedObject);
+V4F_SAME_ENUM(ExecutableFormat::CudaModule, fb::ExecutableFormat::CudaModule);
+V4F_SAME_ENUM(ExecutableFormat::CudaModule, fb::ExecutableFormat::MAX);
+#undef V4F_SAME_ENUM
+
 flatbuffers::Offset<fb::TensorSig>
 buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) {
   auto name = fbb.CreateString(sig.name);
@@ -48,7 +81,8 @@ buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) 
   if (!sig.dimNames.empty())
     dimNames = fbb.CreateVectorOfStrings(sig.dimNames);
   auto dimRegs = fbb.CreateVector(sig.dimRegs);
-  return fb::CreateTensorSig(fbb, name, sig.dtype, dims, dimNames, dimRegs, sig.buffer);
+  return fb::CreateTensorSig(fbb, name, static_cast<int32_t>(sig.dtype), dims, dimNames, dimRegs,
+                             sig.buffer);
 }
 
 struct SectionInfo {
@@ -57,14 +91,27 @@ struct SectionInfo {
   const std::vector<uint8_t> *bytes;
 };
 
+uint32_t sectionKind(ExecutableTarget target) {
+  return target == ExecutableTarget::Cpu ? V4F_SECTION_CPU_LIBRARY : V4F_SECTION_GPU_MODULE;
+}
+
+flatbuffers::Offset<fb::Executable> buildExecutable(flatbuffers::FlatBufferBuilder &fbb,
+                                                    const PlanExecutable &e, uint32_t section) {
+  auto triple = fbb.CreateString(e.triple);
+  auto cpu = fbb.CreateString(e.cpu);
+  auto features = fbb.CreateVectorOfStrings(e.features);
+  auto entries = fbb.CreateVectorOfStrings(e.entryPoints);
+  return fb::CreateExecutable(fbb, static_cast<fb::ExecutableTarget>(e.target),
+                              static_cast<fb::ExecutableFormat>(e.format), section, e.abiVersion,
+                              triple, cpu, features, entries);
+}
+
 std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
-                                   const std::vector<SectionInfo> &sections) {
+                                   const std::vector<SectionInfo> &sections,
+                                   const std::vector<uint32_t> &executableSections) {
   flatbuffers::FlatBufferBuilder fbb(4096);
   auto producer = fbb.CreateString(plan.producer);
   auto modelName = fbb.CreateString(plan.modelName);
-  auto triple = fbb.CreateString(plan.targetTriple);
-  auto cpu = fbb.CreateString(plan.targetCpu);
-  auto features = fbb.CreateVectorOfStrings(plan.cpuFeatures);
 
   std::vector<flatbuffers::Offset<fb::Section>> sectionOffsets;
   for (const SectionInfo &s : sections)
@@ -72,7 +119,11 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
         fbb, s.kind, s.offset, s.bytes->size(), v4f_digest64(s.bytes->data(), s.bytes->size())));
   auto sectionVec = fbb.CreateVector(sectionOffsets);
 
-  auto kernels = fbb.CreateVectorOfStrings(plan.kernels);
+  std::vector<flatbuffers::Offset<fb::Executable>> executables;
+  for (size_t i = 0; i < plan.executables.size(); ++i)
+    executables.push_back(buildExecutable(fbb, plan.executables[i], executableSections[i]));
+  auto executableVec = fbb.CreateVector(executables);
+
   std::vector<flatbuffers::Offset<fb::TensorSig>> ins, outs;
   for (const TensorSignature &sig : plan.inputs) ins.push_back(buildTensorSig(fbb, sig));
   for (const TensorSignature &sig : plan.outputs) outs.push_back(buildTensorSig(fbb, sig));
@@ -94,23 +145,23 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
   for (const PlanDispatch &d : plan.dispatches) {
     auto bindings = fbb.CreateVector(d.bindings);
     auto push = fbb.CreateVector(d.pushConstants);
+    auto workgroups = fbb.CreateVector(d.workgroupCount);
     auto name = fbb.CreateString(d.name);
-    dispatches.push_back(
-        fb::CreateDispatch(fbb, d.kernel, bindings, push, d.workgroupCountReg, name));
+    dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
+                                            workgroups, d.scratchSize, name));
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 
-  auto manifest = fb::CreateManifest(fbb, producer, modelName, triple, cpu, features, sectionVec,
-                                     kernels, inVec, outVec, programVec, bufferVec, dispatchVec);
+  auto manifest = fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec,
+                                     outVec, programVec, bufferVec, dispatchVec);
   fb::FinishManifestBuffer(fbb, manifest);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
 } // namespace
 
-bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &cpuLibrary,
-                       const std::vector<uint8_t> &constants, std::vector<uint8_t> &out,
-                       std::string &error) {
+bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
+                       std::vector<uint8_t> &out, std::string &error) {
   for (const TensorSignature &sig : plan.inputs)
     if (!sig.dimNames.empty() && sig.dimNames.size() != sig.dims.size()) {
       error = "input '" + sig.name + "': dimNames and dims differ in length";
@@ -123,16 +174,18 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
     }
 
   std::vector<SectionInfo> sections;
+  std::vector<uint32_t> executableSections;
   uint64_t offset = sizeof(v4f_file_header_t);
-  if (!cpuLibrary.empty()) {
-    sections.push_back({V4F_SECTION_CPU_LIBRARY, offset, &cpuLibrary});
-    offset = alignTo64(offset + cpuLibrary.size());
+  for (const PlanExecutable &e : plan.executables) {
+    executableSections.push_back(sections.size());
+    sections.push_back({sectionKind(e.target), offset, &e.image});
+    offset = alignTo64(offset + e.image.size());
   }
   if (!constants.empty()) {
     sections.push_back({V4F_SECTION_CONSTANTS, offset, &constants});
     offset = alignTo64(offset + constants.size());
   }
-  std::vector<uint8_t> manifest = buildManifest(plan, sections);
+  std::vector<uint8_t> manifest = buildManifest(plan, sections, executableSections);
   const uint64_t manifestOffset = offset;
   const uint64_t fileSize = manifestOffset + manifest.size();
 
@@ -153,10 +206,9 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
 }
 
 bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
-                       const std::vector<uint8_t> &cpuLibrary,
                        const std::vector<uint8_t> &constants, std::string &error) {
   std::vector<uint8_t> bytes;
-  if (!serializeArtifact(plan, cpuLibrary, constants, bytes, error))
+  if (!serializeArtifact(plan, constants, bytes, error))
     return false;
 
   std::string dir = ".";

@@ -57,6 +57,11 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOf
                       V4F_ARTIFACT_FORMAT_MAJOR, V4F_ARTIFACT_FORMAT_MINOR);
   if (major == 0)
     return makeStatus(kBad, "artifact format %u.%u is not a valid version", major, minor);
+  if (major < V4F_ARTIFACT_FORMAT_MAJOR)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "artifact format %u.%u is older than this runtime (%d.%d) and no longer "
+                      "supported: recompile the model with a current v4fc",
+                      major, minor, V4F_ARTIFACT_FORMAT_MAJOR, V4F_ARTIFACT_FORMAT_MINOR);
   uint32_t headerSize = readU32(base + 12);
   if (headerSize != sizeof(v4f_file_header_t))
     return makeStatus(kBad, "header_size is %u, expected %zu", headerSize,
@@ -92,7 +97,8 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
     uint32_t kind = s->kind();
     if (kind < V4F_SECTION_CPU_LIBRARY || kind > V4F_SECTION_GPU_MODULE)
       return makeStatus(kBad, "section %u has unknown kind %u", i, kind);
-    if (seen[kind])
+    // One constants section; executables may each have their own section.
+    if (seen[kind] && kind == V4F_SECTION_CONSTANTS)
       return makeStatus(kBad, "section %u: more than one %s section", i, sectionKindName(kind));
     seen[kind] = true;
     if (!rangeInFile(s->offset(), s->size(), sizeof(v4f_file_header_t), m->size))
@@ -166,22 +172,57 @@ v4f_status_t verifyTensorSigs(v4f_model_s* m, bool isInput) {
   return nullptr;
 }
 
+// Every executable must be one this runtime can load: a CPU ELF shared
+// object in a CPU library section, following this runtime's kernel ABI.
+v4f_status_t verifyExecutables(const fb::Manifest* mf) {
+  uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
+  uint32_t nsec = mf->sections() ? mf->sections()->size() : 0;
+  for (uint32_t i = 0; i < nexe; ++i) {
+    const fb::Executable* e = mf->executables()->Get(i);
+    if (e->target() != fb::ExecutableTarget::Cpu)
+      return makeStatus(V4F_STATUS_UNSUPPORTED,
+                        "executable %u targets %s, which this runtime does not support (CPU only)", i,
+                        e->target() == fb::ExecutableTarget::Cuda ? "CUDA" : "an unknown device");
+    if (e->format() != fb::ExecutableFormat::ElfSharedObject)
+      return makeStatus(kBad, "executable %u: a CPU executable must be an ELF shared object", i);
+    if (e->abi_version() != V4F_KERNEL_ABI_VERSION)
+      return makeStatus(V4F_STATUS_UNSUPPORTED,
+                        "executable %u uses kernel ABI version %u, this runtime supports %d "
+                        "(recompile the model with a matching v4fc)",
+                        i, e->abi_version(), V4F_KERNEL_ABI_VERSION);
+    if (e->section() >= nsec || mf->sections()->Get(e->section())->kind() != V4F_SECTION_CPU_LIBRARY)
+      return makeStatus(kBad, "executable %u refers to section %u, which is not a CPU library section", i,
+                        e->section());
+    for (uint32_t j = 0; j < nexe; ++j)
+      if (j != i && mf->executables()->Get(j)->section() == e->section())
+        return makeStatus(kBad, "executables %u and %u share section %u", i, j, e->section());
+    uint32_t n = e->entry_points() ? e->entry_points()->size() : 0;
+    if (n > (1u << 20)) return makeStatus(kBad, "executable %u has too many entry points (%u)", i, n);
+    for (uint32_t k = 0; k < n; ++k) {
+      const flatbuffers::String* name = e->entry_points()->Get(k);
+      if (!name || name->size() == 0)
+        return makeStatus(kBad, "executable %u entry point %u has an empty name", i, k);
+    }
+  }
+  return nullptr;
+}
+
 v4f_status_t verifyPlan(v4f_model_s* m) {
   const fb::Manifest* mf = m->manifest;
   uint32_t nregs = m->registerCount;
   uint32_t nin = mf->inputs() ? mf->inputs()->size() : 0;
   uint32_t nout = mf->outputs() ? mf->outputs()->size() : 0;
   uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
-  uint32_t nker = mf->kernels() ? mf->kernels()->size() : 0;
+  uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
 
   // Limits keep hostile plans from making the loader or planner quadratic
   // in absurd sizes (real models stay far below).
   const uint32_t kMaxEntries = 1u << 16;
   if (nbuf > kMaxEntries || nin > kMaxEntries || nout > kMaxEntries || ndis > (1u << 20) ||
-      nker > (1u << 20) || nregs > (1u << 20))
+      nexe > 64 || nregs > (1u << 20))
     return makeStatus(kBad, "the plan is too large (%u buffers, %u inputs, %u outputs, %u dispatches, "
-                      "%u kernels, %u shape registers)", nbuf, nin, nout, ndis, nker, nregs);
+                      "%u executables, %u shape registers)", nbuf, nin, nout, ndis, nexe, nregs);
 
   // Shape program: operands must be defined earlier; InputDim must name an
   // existing input dimension.
@@ -308,22 +349,35 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
   if (v4f_status_t s = verifyTensorSigs(m, true)) return s;
   if (v4f_status_t s = verifyTensorSigs(m, false)) return s;
 
-  for (uint32_t k = 0; k < nker; ++k) {
-    const flatbuffers::String* name = mf->kernels()->Get(k);
-    if (!name || name->size() == 0) return makeStatus(kBad, "kernel %u has an empty name", k);
-  }
+  if (v4f_status_t s = verifyExecutables(mf)) return s;
 
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
     const char* name = str(dis->name());
-    if (dis->kernel() >= nker)
-      return makeStatus(kBad, "dispatch %u '%s' uses kernel %u, but there are %u kernels", d, name,
-                        dis->kernel(), nker);
-    if (dis->workgroup_count() >= nregs)
+    if (dis->executable() >= nexe)
+      return makeStatus(kBad, "dispatch %u '%s' uses executable %u, but there are %u executables", d,
+                        name, dis->executable(), nexe);
+    const auto* entries = mf->executables()->Get(dis->executable())->entry_points();
+    uint32_t nentries = entries ? entries->size() : 0;
+    if (dis->entry_point() >= nentries)
       return makeStatus(kBad,
-                        "dispatch %u '%s' workgroup count refers to shape register %u, but there "
-                        "are %u",
-                        d, name, dis->workgroup_count(), nregs);
+                        "dispatch %u '%s' uses entry point %u of executable %u, which has %u", d,
+                        name, dis->entry_point(), dis->executable(), nentries);
+    const auto* grid = dis->workgroup_count();
+    uint32_t ngrid = grid ? grid->size() : 0;
+    if (ngrid < 1 || ngrid > 3)
+      return makeStatus(kBad, "dispatch %u '%s' has a %u-D workgroup grid (1 to 3 dims allowed)", d,
+                        name, ngrid);
+    for (uint32_t j = 0; j < ngrid; ++j)
+      if (grid->Get(j) >= nregs)
+        return makeStatus(kBad,
+                          "dispatch %u '%s' workgroup count %u refers to shape register %u, but "
+                          "there are %u",
+                          d, name, j, grid->Get(j), nregs);
+    if (dis->scratch_size() >= nregs)
+      return makeStatus(kBad,
+                        "dispatch %u '%s' scratch size refers to shape register %u, but there are %u",
+                        d, name, dis->scratch_size(), nregs);
     if (const auto* pcs = dis->push_constants()) {
       for (uint32_t j = 0; j < pcs->size(); ++j)
         if (pcs->Get(j) >= nregs)
@@ -346,12 +400,11 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
       }
     }
   }
-  if (ndis > 0 && nker == 0) return makeStatus(kBad, "the plan has dispatches but no kernels");
   return nullptr;
 }
 
-v4f_status_t verifyCpuFeatures(const fb::Manifest* mf, uint64_t disabled) {
-  const auto* features = mf->cpu_features();
+v4f_status_t verifyCpuFeatures(const fb::Executable* exe, uint64_t disabled) {
+  const auto* features = exe->features();
   if (!features || features->size() == 0) return nullptr;
   bool wantAmx = false;
   for (uint32_t i = 0; i < features->size(); ++i) {
@@ -421,7 +474,10 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   if (v4f_status_t s = verifySections(m, options.verifyDigests, manifestOffset, manifestSize))
     return s;
   if (v4f_status_t s = verifyPlan(m)) return s;
-  return verifyCpuFeatures(m->manifest, options.disabledFeatures);
+  if (const auto* exes = m->manifest->executables())
+    for (uint32_t i = 0; i < exes->size(); ++i)
+      if (v4f_status_t s = verifyCpuFeatures(exes->Get(i), options.disabledFeatures)) return s;
+  return nullptr;
 }
 
 }  // namespace rt

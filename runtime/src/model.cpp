@@ -42,10 +42,9 @@ v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptio
 
 void destroyModel(v4f_model_s* m) {
   if (!m) return;
-  v4f::rt::unloadKernelLibrary(m);
+  v4f::rt::unloadExecutables(m);
   m->inputs.reset();
   m->outputs.reset();
-  m->kernels.reset();
   if (m->mapping) munmap(m->mapping, m->size);
   v4f::rt::Allocator a = m->allocator;
   if (m->ownedCopy) a.free(m->ownedCopy);
@@ -56,7 +55,7 @@ void destroyModel(v4f_model_s* m) {
 v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options,
                         v4f_model_t** out) {
   v4f_status_t s = v4f::rt::verifyArtifact(m, options);
-  if (!s) s = v4f::rt::loadKernelLibrary(m);
+  if (!s) s = v4f::rt::loadExecutables(m);
   if (s) {
     destroyModel(m);
     return s;

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "v4f/artifact_manifest_generated.h"
+#include "executable.h"
 #include "v4f/kernel_abi.h"
 
 struct v4f_model_s {
@@ -24,12 +25,8 @@ struct v4f_model_s {
   v4f::rt::Array<v4f_tensor_info_t> inputs;
   v4f::rt::Array<v4f_tensor_info_t> outputs;
 
-  // CPU library: an in-memory file (memfd) dlopen'ed through /proc/self/fd.
-  // The fd stays open while the library is loaded so that its /proc path is
-  // never reused by another model's library (the loader matches by name).
-  int libraryFd = -1;
-  void* libraryHandle = nullptr;
-  v4f::rt::Array<v4f_kernel_fn_t> kernels;
+  // One per manifest executable (executable.h).
+  v4f::rt::Array<v4f::rt::LoadedExecutable> executables;
 };
 
 namespace v4f {
@@ -45,9 +42,9 @@ struct LoadOptions {
 // I/O info. Errors are not prefixed with the file name (the caller does it).
 V4F_INTERNAL v4f_status_t verifyArtifact(v4f_model_s* model, const LoadOptions& options);
 
-// Loads the CPU library section and resolves every kernel.
-V4F_INTERNAL v4f_status_t loadKernelLibrary(v4f_model_s* model);
-V4F_INTERNAL void unloadKernelLibrary(v4f_model_s* model);
+// Loads every executable of the manifest (executable.cpp).
+V4F_INTERNAL v4f_status_t loadExecutables(v4f_model_s* model);
+V4F_INTERNAL void unloadExecutables(v4f_model_s* model);
 
 inline const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 

@@ -16,6 +16,7 @@ struct v4f_session_s {
   Array<int64_t> regs;
   Array<void*> bufferPtrs;      // per manifest buffer, for the current run
   Array<void*> bindingScratch;  // the largest dispatch's bindings
+  Array<uint64_t> lengthScratch;  // and their lengths in bytes
   Array<int64_t> pushScratch;   // the largest dispatch's push constants
 
   // Arena placement, cached for the input dims it was computed for.
@@ -31,6 +32,9 @@ struct v4f_session_s {
   uint64_t arenaSize = 0;
   void* arena = nullptr;
   uint64_t arenaCapacity = 0;
+  // Per-worker kernel scratch: threadCount slices of scratchStride bytes.
+  void* scratch = nullptr;
+  uint64_t scratchStride = 0;
 };
 
 namespace {
@@ -218,6 +222,61 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
   return nullptr;
 }
 
+// Fills `job` for dispatch `d`: the workgroup grid, bindings with their
+// lengths, push constants and per-worker scratch (grown when this dispatch
+// needs more than any before it). A zero-sized grid leaves workgroupCount 0.
+v4f_status_t prepareJob(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis, v4f::rt::DispatchJob* job) {
+  const auto* grid = dis->workgroup_count();
+  int64_t total = 1;
+  for (uint32_t j = 0; j < 3; ++j) {
+    int64_t c = j < grid->size() ? reg(s, grid->Get(j)) : 1;
+    if (c < 0)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "dispatch %u '%s': negative workgroup count %lld for these input shapes", d,
+                        v4f::rt::str(dis->name()), static_cast<long long>(c));
+    job->state.workgroup_count[j] = c;
+    if (__builtin_mul_overflow(total, c, &total))
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "dispatch %u '%s': the workgroup grid overflows", d,
+                        v4f::rt::str(dis->name()));
+  }
+  job->workgroupCount = total;
+  if (total == 0) return nullptr;
+  uint32_t nb = dis->bindings() ? dis->bindings()->size() : 0;
+  for (uint32_t j = 0; j < nb; ++j) {
+    uint32_t b = dis->bindings()->Get(j);
+    s->bindingScratch[j] = s->bufferPtrs[b];
+    s->lengthScratch[j] = s->capacity[b];
+  }
+  uint32_t np = dis->push_constants() ? dis->push_constants()->size() : 0;
+  for (uint32_t j = 0; j < np; ++j) s->pushScratch[j] = reg(s, dis->push_constants()->Get(j));
+  job->state.bindings = s->bindingScratch.data();
+  job->state.binding_lengths = s->lengthScratch.data();
+  job->state.binding_count = nb;
+  job->state.push_constants = s->pushScratch.data();
+  job->state.push_constant_count = np;
+  int64_t scratch = reg(s, dis->scratch_size());
+  if (scratch < 0)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "dispatch %u '%s': negative scratch size %lld", d,
+                      v4f::rt::str(dis->name()), static_cast<long long>(scratch));
+  uint64_t stride = v4f::rt::alignUp64(static_cast<uint64_t>(scratch));
+  if (stride > s->scratchStride) {
+    uint64_t bytes;
+    s->allocator.free(s->scratch);
+    s->scratch = nullptr;
+    s->scratchStride = 0;
+    if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool.threadCount()), &bytes) ||
+        bytes > SIZE_MAX || !(s->scratch = s->allocator.alloc(static_cast<size_t>(bytes), 64)))
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
+                        "dispatch %u '%s': cannot allocate %llu bytes of scratch per worker", d,
+                        v4f::rt::str(dis->name()), static_cast<unsigned long long>(stride));
+    s->scratchStride = stride;
+  }
+  job->state.scratch_size = static_cast<uint64_t>(scratch);
+  job->scratch = static_cast<uint8_t*>(s->scratch);
+  job->scratchStride = scratch ? s->scratchStride : 0;
+  return nullptr;
+}
+
 v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs) {
   const v4f_model_s* m = s->model;
   const fb::Manifest* mf = manifestOf(s);
@@ -237,9 +296,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       default: break;
     }
     s->bufferPtrs[b] = p;
-    uint64_t cap = UINT64_MAX;
+    uint64_t cap;
     if (buf->kind() == fb::BufferKind::Output) cap = outputs[buf->index()].byte_size;
-    else if (buf->kind() == fb::BufferKind::Transient) cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
+    else if (buf->kind() == fb::BufferKind::Input) cap = inputs[buf->index()].byte_size;
+    else cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
     s->capacity[b] = cap;
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
@@ -248,26 +308,17 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   v4f::rt::DispatchJob job;
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
-    int64_t count = reg(s, dis->workgroup_count());
-    if (count < 0)
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                        "dispatch %u '%s': negative workgroup count %lld for these input shapes", d,
-                        v4f::rt::str(dis->name()), static_cast<long long>(count));
-    if (count == 0) continue;
-    uint32_t nb = dis->bindings() ? dis->bindings()->size() : 0;
-    for (uint32_t j = 0; j < nb; ++j) s->bindingScratch[j] = s->bufferPtrs[dis->bindings()->Get(j)];
-    uint32_t np = dis->push_constants() ? dis->push_constants()->size() : 0;
-    for (uint32_t j = 0; j < np; ++j) s->pushScratch[j] = reg(s, dis->push_constants()->Get(j));
-    job.fn = m->kernels[dis->kernel()];
-    job.bindings = s->bindingScratch.data();
-    job.pushConstants = s->pushScratch.data();
-    job.workgroupCount = count;
+    if (v4f_status_t st = prepareJob(s, d, dis, &job)) return st;
+    if (job.workgroupCount == 0) continue;
+    const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
+    job.fn = exe.entryPoints[dis->entry_point()];
     int32_t rc = s->pool.run(&job);
     if (rc != 0)
       return makeStatus(V4F_STATUS_KERNEL_ERROR,
                         "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
-                        v4f::rt::str(dis->name()), mf->kernels()->Get(dis->kernel())->c_str(), rc,
-                        rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)" : "",
+                        v4f::rt::str(dis->name()),
+                        mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(),
+                        rc, rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)" : "",
                         static_cast<long long>(job.failedWorkgroup.load()));
     if (s->hasDataValues) {
       // Sizes that depend on data become known as their producers run; the
@@ -299,10 +350,12 @@ void destroySession(v4f_session_s* s) {
   if (!s) return;
   s->pool.stop();
   s->allocator.free(s->arena);
+  s->allocator.free(s->scratch);
   v4f::rt::Allocator a = s->allocator;
   s->regs.reset();
   s->bufferPtrs.reset();
   s->bindingScratch.reset();
+  s->lengthScratch.reset();
   s->pushScratch.reset();
   s->transients.reset();
   s->planScratch.reset();
@@ -361,6 +414,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   bool ok = s->regs.allocate(s->allocator, model->registerCount) &&
             s->bufferPtrs.allocate(s->allocator, nbuf) &&
             s->bindingScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
+            s->lengthScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
             s->pushScratch.allocate(s->allocator, maxPush ? maxPush : 1) &&
             s->transients.allocate(s->allocator, ntrans) &&
             s->planScratch.allocate(s->allocator, size_t(3) * ntrans) &&

@@ -13,12 +13,14 @@ v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
   pthread_cond_init(&wake_, nullptr);
   pthread_cond_init(&done_, nullptr);
   initialized_ = true;
-  if (!threads_.allocate(allocator, static_cast<size_t>(threadCount - 1)))
+  if (!threads_.allocate(allocator, static_cast<size_t>(threadCount - 1)) ||
+      !workerArgs_.allocate(allocator, static_cast<size_t>(threadCount - 1)))
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating %d threads",
                       threadCount);
   for (int i = 0; i < threadCount - 1; ++i) {
+    workerArgs_[static_cast<size_t>(i)] = WorkerArg{this, static_cast<uint32_t>(i + 1)};
     int rc = pthread_create(&threads_[static_cast<size_t>(i)], nullptr, &ThreadPool::workerMain,
-                            this);
+                            &workerArgs_[static_cast<size_t>(i)]);
     if (rc != 0) {
       stop();
       return makeStatus(V4F_STATUS_INTERNAL, "cannot create worker thread %d of %d: %s", i + 1,
@@ -38,18 +40,27 @@ void ThreadPool::stop() {
   for (int i = 0; i < workerCount_; ++i) pthread_join(threads_[static_cast<size_t>(i)], nullptr);
   workerCount_ = 0;
   threads_.reset();
+  workerArgs_.reset();
   pthread_cond_destroy(&wake_);
   pthread_cond_destroy(&done_);
   pthread_mutex_destroy(&mutex_);
   initialized_ = false;
 }
 
-void ThreadPool::work(DispatchJob* job) {
+void ThreadPool::work(DispatchJob* job, uint32_t workerId) {
+  v4f_dispatch_state_t state = job->state;
+  state.worker_id = workerId;
+  state.worker_count = static_cast<uint32_t>(workerCount_ + 1);
+  state.scratch = job->scratchStride ? job->scratch + workerId * job->scratchStride : nullptr;
+  const int64_t cx = state.workgroup_count[0], cy = state.workgroup_count[1];
   for (;;) {
     if (job->error.load(std::memory_order_relaxed) != 0) return;
     int64_t id = job->next.fetch_add(1, std::memory_order_relaxed);
     if (id >= job->workgroupCount) return;
-    int32_t rc = job->fn(job->bindings, job->pushConstants, id, job->workgroupCount);
+    state.workgroup_id[0] = id % cx;
+    state.workgroup_id[1] = (id / cx) % cy;
+    state.workgroup_id[2] = id / (cx * cy);
+    int32_t rc = job->fn(&state);
     if (rc != 0) {
       int32_t expected = 0;
       if (job->error.compare_exchange_strong(expected, rc)) job->failedWorkgroup.store(id);
@@ -59,7 +70,8 @@ void ThreadPool::work(DispatchJob* job) {
 }
 
 void* ThreadPool::workerMain(void* arg) {
-  auto* pool = static_cast<ThreadPool*>(arg);
+  auto* worker = static_cast<WorkerArg*>(arg);
+  ThreadPool* pool = worker->pool;
   uint64_t seen = 0;
   pthread_mutex_lock(&pool->mutex_);
   for (;;) {
@@ -69,7 +81,7 @@ void* ThreadPool::workerMain(void* arg) {
     seen = pool->generation_;
     DispatchJob* job = pool->job_;
     pthread_mutex_unlock(&pool->mutex_);
-    work(job);
+    pool->work(job, worker->id);
     pthread_mutex_lock(&pool->mutex_);
     if (--pool->active_ == 0) pthread_cond_signal(&pool->done_);
   }
@@ -83,7 +95,7 @@ int32_t ThreadPool::run(DispatchJob* job) {
   job->failedWorkgroup.store(-1, std::memory_order_relaxed);
   // A single workgroup (or no workers) is not worth waking anyone for.
   if (workerCount_ == 0 || job->workgroupCount <= 1) {
-    work(job);
+    work(job, 0);
     return job->error.load();
   }
   pthread_mutex_lock(&mutex_);
@@ -94,7 +106,7 @@ int32_t ThreadPool::run(DispatchJob* job) {
   ++generation_;
   pthread_cond_broadcast(&wake_);
   pthread_mutex_unlock(&mutex_);
-  work(job);
+  work(job, 0);
   pthread_mutex_lock(&mutex_);
   while (active_ > 0) pthread_cond_wait(&done_, &mutex_);
   job_ = nullptr;

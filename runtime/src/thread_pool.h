@@ -12,12 +12,16 @@
 namespace v4f {
 namespace rt {
 
-// One dispatch: workgroup ids are claimed through `next` by every thread.
+// One dispatch: workgroups (linearized, x fastest) are claimed through
+// `next` by every thread. `state` is the template of the kernel's
+// v4f_dispatch_state_t; each worker copies it and fills its workgroup id,
+// worker id and scratch slice (scratch + worker * scratchStride).
 struct DispatchJob {
   v4f_kernel_fn_t fn = nullptr;
-  void* const* bindings = nullptr;
-  const int64_t* pushConstants = nullptr;
-  int64_t workgroupCount = 0;
+  v4f_dispatch_state_t state{};
+  int64_t workgroupCount = 0;  // x * y * z
+  uint8_t* scratch = nullptr;
+  uint64_t scratchStride = 0;
   std::atomic<int64_t> next{0};
   std::atomic<int32_t> error{0};   // first non-zero kernel return code
   std::atomic<int64_t> failedWorkgroup{-1};
@@ -40,11 +44,16 @@ class ThreadPool {
   int threadCount() const { return workerCount_ + 1; }
 
  private:
-  static void* workerMain(void* self);
-  static void work(DispatchJob* job);
+  struct WorkerArg {
+    ThreadPool* pool;
+    uint32_t id;
+  };
+  static void* workerMain(void* arg);
+  void work(DispatchJob* job, uint32_t workerId);
 
   const Allocator* allocator_ = nullptr;
   Array<pthread_t> threads_;
+  Array<WorkerArg> workerArgs_;
   int workerCount_ = 0;
   bool initialized_ = false;
   pthread_mutex_t mutex_;

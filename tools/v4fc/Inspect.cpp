@@ -58,8 +58,10 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
     error = path + ": not a .v4f artifact (bad magic)";
     return false;
   }
-  if (header.format_major > V4F_ARTIFACT_FORMAT_MAJOR) {
-    error = path + ": artifact format " + std::to_string(header.format_major) + " is newer than this tool";
+  if (header.format_major != V4F_ARTIFACT_FORMAT_MAJOR) {
+    error = path + ": artifact format " + std::to_string(header.format_major) + " is " +
+            (header.format_major > V4F_ARTIFACT_FORMAT_MAJOR ? "newer" : "older") + " than this tool's (" +
+            std::to_string(V4F_ARTIFACT_FORMAT_MAJOR) + ")";
     return false;
   }
   if (header.manifest_offset > bytes.size() || header.manifest_size > bytes.size() - header.manifest_offset) {
@@ -78,11 +80,21 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
               header.format_minor);
   std::printf("producer:     %s\n", str(manifest->producer()));
   std::printf("model:        %s\n", str(manifest->model_name()));
-  std::printf("target:       %s, cpu %s\n", str(manifest->target_triple()), str(manifest->target_cpu()));
-  std::printf("cpu features:");
-  if (manifest->cpu_features())
-    for (const auto *f : *manifest->cpu_features()) std::printf(" %s", f->c_str());
-  std::printf("\n");
+  size_t kernels = 0;
+  if (manifest->executables())
+    for (size_t i = 0; i < manifest->executables()->size(); ++i) {
+      const auto *e = manifest->executables()->Get(i);
+      size_t entries = e->entry_points() ? e->entry_points()->size() : 0;
+      kernels += entries;
+      std::printf("executable %zu: %s %s, kernel ABI v%u, section %u, %zu entry points\n", i,
+                  fb::EnumNameExecutableTarget(e->target()), fb::EnumNameExecutableFormat(e->format()),
+                  e->abi_version(), e->section(), entries);
+      std::printf("  target:       %s, cpu %s\n", str(e->triple()), str(e->cpu()));
+      std::printf("  cpu features:");
+      if (e->features())
+        for (const auto *f : *e->features()) std::printf(" %s", f->c_str());
+      std::printf("\n");
+    }
   printSignature("inputs", manifest->inputs());
   printSignature("outputs", manifest->outputs());
   std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
@@ -92,7 +104,6 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
     for (const auto *s : *manifest->sections())
       std::printf("  %-12s %12llu %12llu  %016llx\n", sectionName(s->kind()), (unsigned long long)s->offset(),
                   (unsigned long long)s->size(), (unsigned long long)s->digest());
-  size_t kernels = manifest->kernels() ? manifest->kernels()->size() : 0;
   size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
   size_t buffers = manifest->buffers() ? manifest->buffers()->size() : 0;
   size_t regs = manifest->shape_program() ? manifest->shape_program()->size() : 0;
@@ -101,7 +112,7 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
   if (showPlan && manifest->dispatches())
     for (size_t i = 0; i < dispatches; ++i) {
       const auto *d = manifest->dispatches()->Get(i);
-      std::printf("  #%-4zu kernel %-4u bindings %-3u  %s\n", i, d->kernel(),
+      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s\n", i, d->executable(), d->entry_point(),
                   d->bindings() ? d->bindings()->size() : 0, str(d->name()));
     }
   return true;

@@ -8,28 +8,15 @@
 #include "Inspect.h"
 
 #include "v4f/Artifact/ArtifactWriter.h"
-#include "v4f/Codegen/CPUCodegen.h"
-#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Compiler/Compiler.h"
 #include "v4f/Import/ONNXImporter.h"
-#include "v4f/Transforms/Passes.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-
-#include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #define V4F_VERSION "0.1.0"
 
@@ -80,12 +67,6 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
   return true;
 }
 
-std::string baseName(const std::string &path) {
-  std::string name = path.substr(path.find_last_of('/') + 1);
-  if (auto dot = name.rfind('.'); dot != std::string::npos) name = name.substr(0, dot);
-  return name;
-}
-
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   bool printIRAfterAll = false, verbose = false;
@@ -93,88 +74,32 @@ struct CompileOptions {
 
 int runCompile(const CompileOptions &opts) {
   PhaseTimer timer{opts.verbose};
-  mlir::MLIRContext context;
-  context.loadDialect<v4f::V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                      mlir::scf::SCFDialect, mlir::math::MathDialect, mlir::vector::VectorDialect,
-                      mlir::LLVM::LLVMDialect>();
-  // Diagnostics go to stderr with the op's location (node name, file).
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diag.getLocation() << ": " << diag << "\n";
-    return mlir::success();
-  });
-
-  v4f::CPUTarget target;
+  v4f::CompilerOptions copts;
+  copts.targetCpu = opts.targetCpu;
+  copts.printIRAfterAll = opts.printIRAfterAll;
+  copts.producer = "v4fc " V4F_VERSION;
+  copts.wantLLVMIR = opts.emit == "llvm";
+  copts.stopAfter = opts.emit == "mlir"                         ? v4f::CompilerOptions::Stage::GraphIR
+                    : opts.emit == "llvm" || opts.emit == "obj" ? v4f::CompilerOptions::Stage::Object
+                                                                : v4f::CompilerOptions::Stage::Artifact;
+  copts.phaseDone = [&](const char *phase) { timer.done(phase); };
+  v4f::CompiledModel model;
   std::string error;
-  if (!v4f::resolveCPUTarget(opts.targetCpu, target, error)) return fail(error);
-
-  auto module = v4f::importONNXModel(context, opts.input, error);
-  if (!module) return fail(error);
-  timer.done("import");
-
-  mlir::PassManager pm(&context);
-  if (opts.printIRAfterAll) {
-    context.disableMultithreading();
-    pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
-                        [](mlir::Pass *, mlir::Operation *) { return true; }, true, true, false,
-                        llvm::errs(), mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
-  }
-  v4f::buildGraphOptimizationPipeline(pm);
-  if (mlir::failed(pm.run(*module)))
-    return fail(opts.input + ": graph optimization failed:\n" + diagnostics);
-  timer.done("graph optimization");
-
-  if (opts.emit == "mlir") {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
-    if (!writeText(opts.output, text, error)) return fail(error);
-    return 0;
-  }
-
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(module->getLoc());
-  v4f::ExecutablePlan plan;
-  std::vector<uint8_t> constants;
-  if (mlir::failed(v4f::buildExecutablePlan(*module, *kernels, plan, constants)))
-    return fail(opts.input + ": code generation failed:\n" + diagnostics);
-  timer.done("dispatch + kernel generation");
-
-  if (mlir::failed(v4f::lowerKernelsToLLVMDialect(*kernels, opts.printIRAfterAll)))
-    return fail(opts.input + ": lowering the kernels to LLVM failed:\n" + diagnostics);
-  timer.done("lowering to LLVM dialect");
-
-  std::vector<uint8_t> object;
-  std::string llvmIR;
-  if (!v4f::compileKernelsToObject(*kernels, target, object, opts.emit == "llvm" ? &llvmIR : nullptr, error))
-    return fail(opts.input + ": " + error);
-  timer.done("LLVM O3 + object emission");
-  if (opts.emit == "llvm") {
-    if (!writeText(opts.output, llvmIR, error)) return fail(error);
-    return 0;
-  }
-  if (opts.emit == "obj") {
-    if (!writeText(opts.output, std::string(object.begin(), object.end()), error)) return fail(error);
-    return 0;
-  }
-
-  std::vector<uint8_t> library;
-  if (!v4f::linkSharedObject(object, library, error)) return fail(opts.input + ": " + error);
-  timer.done("link (embedded LLD)");
-
-  plan.producer = "v4fc " V4F_VERSION;
-  plan.modelName = baseName(opts.input);
-  plan.targetTriple = target.triple;
-  plan.targetCpu = target.cpu;
-  plan.cpuFeatures = target.requiredFeatures;
-  if (!v4f::writeArtifactFile(opts.output, plan, library, constants, error))
+  if (!v4f::compileONNXModel(opts.input, copts, model, error)) return fail(error);
+  if (opts.emit == "mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
+  if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
+  if (opts.emit == "obj")
+    return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
+  if (!v4f::writeArtifactFile(opts.output, model.plan, model.constants, error))
     return fail(opts.output + ": " + error);
   timer.done("write artifact");
   timer.total();
-  if (opts.verbose)
+  if (opts.verbose) {
+    const v4f::PlanExecutable &exe = model.plan.executables.front();
     std::fprintf(stderr, "[v4fc] wrote %s: %zu dispatches, %zu kernels, %zu bytes of code, %zu bytes of constants\n",
-                 opts.output.c_str(), plan.dispatches.size(), plan.kernels.size(), library.size(),
-                 constants.size());
+                 opts.output.c_str(), model.plan.dispatches.size(), exe.entryPoints.size(), exe.image.size(),
+                 model.constants.size());
+  }
   return 0;
 }
 

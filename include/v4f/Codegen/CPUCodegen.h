@@ -2,7 +2,8 @@
 #ifndef V4F_CODEGEN_CPUCODEGEN_H
 #define V4F_CODEGEN_CPUCODEGEN_H
 
-#include "v4f/Artifact/ArtifactWriter.h"
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Plan/ExecutablePlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -17,7 +18,16 @@ struct CPUTarget {
   std::string cpu;                        // LLVM CPU name, e.g. "znver3"
   std::string features;                   // LLVM feature string
   std::vector<std::string> requiredFeatures; // names from V4F_CPU_FEATURE_NAMES
+  // What kernel generation tunes for (becomes #v4f.cpu_target).
+  std::string isa;                        // "sse", "avx2", "avx512"
+  int64_t vectorBits = 128, vectorRegisters = 16;
+  int64_t l1CacheBytes = 32 * 1024, l2CacheBytes = 512 * 1024;
 };
+
+/// The module attribute `v4f.target` describing `target`.
+CPUTargetAttr getCPUTargetAttr(mlir::MLIRContext *ctx, const CPUTarget &target);
+/// The GEMM tiling v4f-select-cpu-strategy picks for `target`.
+GemmTilingAttr chooseGemmTiling(CPUTargetAttr target);
 
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.

@@ -28,7 +28,7 @@ std::unique_ptr<KernelBuilder> DispatchContext::newKernel(StringRef) {
 }
 
 void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
-                                  const std::string &name) {
+                                  const std::string &name, std::optional<Reg> scratchBytes) {
   // Identical bodies (e.g. repeated conv shapes) share one kernel. The key
   // is the body's exact structure: op names, attributes and types are
   // uniqued in the context (so their pointers identify them) and operands
@@ -61,19 +61,22 @@ void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> b
     }
   });
   uint32_t index;
+  std::vector<std::string> &entryPoints = plan.executables[executable].entryPoints;
   if (auto it = kernelsByBody.find(key); it != kernelsByBody.end()) {
     index = it->second;
     kernel.func.erase();
   } else {
-    index = plan.kernels.size();
-    plan.kernels.push_back(kernel.func.getSymName().str());
+    index = entryPoints.size();
+    entryPoints.push_back(kernel.func.getSymName().str());
     kernelsByBody.emplace(std::move(key), index);
   }
   PlanDispatch d;
-  d.kernel = index;
+  d.executable = executable;
+  d.entryPoint = index;
   d.bindings = std::move(bindings);
   d.pushConstants = kernel.pushConstants();
-  d.workgroupCountReg = workgroups;
+  d.workgroupCount = {workgroups};
+  d.scratchSize = scratchBytes ? *scratchBytes : shapes.constant(0);
   d.name = name;
   plan.dispatches.push_back(std::move(d));
 }
@@ -99,31 +102,31 @@ std::pair<Reg, Reg> DispatchContext::splitRows(Reg rows, Reg rowSize, int64_t gr
 
 namespace {
 
-int32_t dtypeCode(Type t) {
-  if (t.isF32()) return 1;
-  if (t.isF16()) return 10;
-  if (t.isF64()) return 11;
-  if (t.isBF16()) return 16;
-  if (llvm::isa<Float8E4M3FNType>(t)) return 17;
-  if (llvm::isa<Float8E4M3FNUZType>(t)) return 18;
-  if (llvm::isa<Float8E5M2Type>(t)) return 19;
-  if (llvm::isa<Float8E5M2FNUZType>(t)) return 20;
-  if (llvm::isa<Float4E2M1Type>(t)) return 23;
-  if (llvm::isa<Float8E8M0Type>(t)) return 24;
+DType dtypeOf(Type t) {
+  if (t.isF32()) return DType::Float32;
+  if (t.isF16()) return DType::Float16;
+  if (t.isF64()) return DType::Float64;
+  if (t.isBF16()) return DType::BFloat16;
+  if (llvm::isa<Float8E4M3FNType>(t)) return DType::Float8E4M3FN;
+  if (llvm::isa<Float8E4M3FNUZType>(t)) return DType::Float8E4M3FNUZ;
+  if (llvm::isa<Float8E5M2Type>(t)) return DType::Float8E5M2;
+  if (llvm::isa<Float8E5M2FNUZType>(t)) return DType::Float8E5M2FNUZ;
+  if (llvm::isa<Float4E2M1Type>(t)) return DType::Float4E2M1;
+  if (llvm::isa<Float8E8M0Type>(t)) return DType::Float8E8M0;
   if (auto i = llvm::dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
-    case 2: return u ? 25 : 26;
-    case 4: return u ? 21 : 22;
-    case 1: return 9;
-    case 8: return u ? 2 : 3;
-    case 16: return u ? 4 : 5;
-    case 32: return u ? 12 : 6;
-    case 64: return u ? 13 : 7;
-    default: return 0;
+    case 2: return u ? DType::UInt2 : DType::Int2;
+    case 4: return u ? DType::UInt4 : DType::Int4;
+    case 1: return DType::Bool;
+    case 8: return u ? DType::UInt8 : DType::Int8;
+    case 16: return u ? DType::UInt16 : DType::Int16;
+    case 32: return u ? DType::UInt32 : DType::Int32;
+    case 64: return u ? DType::UInt64 : DType::Int64;
+    default: return DType::Unknown;
     }
   }
-  return 0;
+  return DType::Unknown;
 }
 
 struct PlanBuilder {
@@ -142,7 +145,7 @@ struct PlanBuilder {
   LogicalResult addConstant(arith::ConstantOp op) {
     auto attr = llvm::dyn_cast<DenseElementsAttr>(op.getValue());
     auto type = llvm::dyn_cast<RankedTensorType>(op.getType());
-    if (!attr || !type || !dtypeCode(type.getElementType()))
+    if (!attr || !type || dtypeOf(type.getElementType()) == DType::Unknown)
       return op.emitOpError("constant of this type is not supported by the CPU backend");
     size_t width = elementBytes(type.getElementType());
     size_t offset = (constants.size() + 63) / 64 * 64;
@@ -482,7 +485,8 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
                                   std::vector<uint8_t> &constants) {
   auto func = graph.lookupSymbol<func::FuncOp>("main");
   if (!func) return graph.emitError("module has no func @main");
-  DispatchContext ctx(kernels, plan);
+  plan.executables.emplace_back();
+  DispatchContext ctx(kernels, plan, plan.executables.size() - 1);
   PlanBuilder pb{ctx, constants, DenseMap<Value, TensorInfo>()};
 
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
@@ -490,8 +494,8 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     TensorSignature sig;
     auto name = func.getArgAttrOfType<StringAttr>(i, "v4f.name");
     sig.name = name ? name.str() : "input" + std::to_string(i);
-    sig.dtype = dtypeCode(type.getElementType());
-    if (!sig.dtype) return func.emitError("input '") << sig.name << "' has an unsupported element type";
+    sig.dtype = dtypeOf(type.getElementType());
+    if (sig.dtype == DType::Unknown) return func.emitError("input '") << sig.name << "' has an unsupported element type";
     auto dimNames = func.getArgAttrOfType<ArrayAttr>(i, "v4f.dim_names");
     TensorInfo t;
     t.elementType = type.getElementType();
@@ -538,7 +542,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
         TensorSignature sig;
         auto name = func.getResultAttrOfType<StringAttr>(i, "v4f.name");
         sig.name = name ? name.str() : "output" + std::to_string(i);
-        sig.dtype = dtypeCode(t.elementType);
+        sig.dtype = dtypeOf(t.elementType);
         auto type = llvm::cast<RankedTensorType>(v.getType());
         for (int64_t d = 0; d < type.getRank(); ++d) {
           sig.dims.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
@@ -581,34 +585,9 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     return op.emitOpError("is not supported by the CPU backend");
   }
 
-  // Liveness of transient buffers from the dispatch order.
-  std::vector<bool> seen(plan.buffers.size(), false);
-  for (size_t d = 0; d < plan.dispatches.size(); ++d)
-    for (uint32_t b : plan.dispatches[d].bindings) {
-      PlanBuffer &buf = plan.buffers[b];
-      if (!seen[b]) buf.firstUse = d;
-      buf.lastUse = d;
-      seen[b] = true;
-    }
-  // Keep only the shape registers the plan reads.
-  std::vector<Reg> roots;
-  for (auto *sigs : {&plan.inputs, &plan.outputs})
-    for (const auto &sig : *sigs) roots.insert(roots.end(), sig.dimRegs.begin(), sig.dimRegs.end());
-  for (const auto &b : plan.buffers) roots.push_back(b.sizeReg);
-  for (const auto &d : plan.dispatches) {
-    roots.insert(roots.end(), d.pushConstants.begin(), d.pushConstants.end());
-    roots.push_back(d.workgroupCountReg);
-  }
-  std::vector<Reg> remap = ctx.shapes.compact(roots);
-  for (auto *sigs : {&plan.inputs, &plan.outputs})
-    for (auto &sig : *sigs)
-      for (Reg &r : sig.dimRegs) r = remap[r];
-  for (auto &b : plan.buffers) b.sizeReg = remap[b.sizeReg];
-  for (auto &d : plan.dispatches) {
-    for (Reg &r : d.pushConstants) r = remap[r];
-    d.workgroupCountReg = remap[d.workgroupCountReg];
-  }
   plan.shapeProgram = ctx.shapes.instructions();
+  computeBufferLifetimes(plan);
+  compactShapeProgram(plan);
   return success();
 }
 

@@ -24,19 +24,22 @@ struct TensorInfo {
 
 class DispatchContext {
 public:
-  DispatchContext(mlir::ModuleOp kernels, ExecutablePlan &plan)
-      : kernels(kernels), plan(plan) {}
+  /// Kernels become entry points of `executable` (an index into plan.executables).
+  DispatchContext(mlir::ModuleOp kernels, ExecutablePlan &plan, uint32_t executable)
+      : kernels(kernels), plan(plan), executable(executable) {}
 
   mlir::ModuleOp kernels;
   ExecutablePlan &plan;
+  uint32_t executable;
   ShapeProgramBuilder shapes;
 
   /// Starts a kernel named after `opName`.
   std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);
   /// Finishes `kernel` (deduplicating identical bodies) and appends a
-  /// dispatch running it over `workgroups` with `bindings` (buffer indices).
+  /// dispatch running it over a 1-D grid of `workgroups` with `bindings`
+  /// (buffer indices) and `scratchBytes` of per-worker scratch (none if unset).
   void addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
-                   const std::string &name);
+                   const std::string &name, std::optional<Reg> scratchBytes = std::nullopt);
   uint32_t newTransient(Reg sizeBytes);
   Reg numel(const TensorInfo &t) { return shapes.product(t.dims, 0, t.dims.size()); }
   /// Number of workgroups for `rows` rows of `rowSize` elements each so a

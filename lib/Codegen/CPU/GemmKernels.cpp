@@ -2,9 +2,12 @@
 //
 // One GEMM emitter serves MatMul and Conv: C[M,N] = A[M,K] * B[K,N] per batch,
 // with a fused epilogue (bias per row or column, residual, activation).
-// Workgroups own MB x NB output tiles; inside, a 6x16 register tile of
-// vector<8xf32> accumulators runs the K loop with FMAs; edges fall back to
-// 1-row and scalar-column variants.
+// Workgroups own MB x NB output tiles; inside, an MR x NR register tile of
+// vector<LANESxf32> accumulators runs the K loop with FMAs; column edges fall
+// back to one-vector and then scalar columns, row edges to single rows. The
+// sizes come from the op's `v4f.tiling` (#v4f.gemm_tiling), chosen for the
+// target by v4f-select-cpu-strategy (e.g. 6x16 of 8 lanes for AVX2, 8x32 of
+// 16 lanes for AVX-512).
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
@@ -20,7 +23,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMR = 6, kNR = 16, kLanes = 8, kMB = 48, kNB = 256;
 
 enum class BiasMode { None, PerRow, PerColumn };
 
@@ -32,6 +34,7 @@ struct GemmSpec {
   BiasMode biasMode = BiasMode::None;
   std::string act = "none";
   float alpha = 0, beta = 0;
+  int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0; // from #v4f.gemm_tiling
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<Value(KernelBuilder &, Value)> aOffset, bOffset, cOffset, biasOffset;
 };
@@ -44,6 +47,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m,
               int vecs) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
+  const int64_t kLanes = s.lanes;
   Type accType = vecs ? kb.vec(kLanes) : kb.f32();
   int cols = vecs ? vecs : 1;
   SmallVector<Value> init(rows * cols, kb.cf(0.f, accType));
@@ -93,6 +97,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m,
 
 void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   auto &sp = ctx.shapes;
+  const int64_t kMR = s.mr, kNR = s.nr, kLanes = s.lanes, kMB = s.mb, kNB = s.nb;
   Reg mTiles = sp.ceilDiv(s.M, sp.constant(kMB));
   Reg nTiles = sp.ceilDiv(s.N, sp.constant(kNB));
   Reg tiles = sp.mul(mTiles, nTiles);
@@ -116,10 +121,13 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
   Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
+  Value nVec = kb->add(nFull, kb->mul(kb->div(kb->sub(n1, nFull), kb->c(kLanes)), kb->c(kLanes)));
   auto rowsOf = [&](Value lo, Value hi, Value step, int rows) {
     kb->forLoop(lo, hi, step, [&](Value m) {
       kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { emitTile(*kb, s, t, m, n, rows, kNR / kLanes); });
-      kb->forLoop(nFull, n1, kb->c(1), [&](Value n) { emitTile(*kb, s, t, m, n, rows, 0); });
+      if (kNR > kLanes)
+        kb->forLoop(nFull, nVec, kb->c(kLanes), [&](Value n) { emitTile(*kb, s, t, m, n, rows, 1); });
+      kb->forLoop(kNR > kLanes ? nVec : nFull, n1, kb->c(1), [&](Value n) { emitTile(*kb, s, t, m, n, rows, 0); });
     });
   };
   rowsOf(m0, mFull, kb->c(kMR), kMR);
@@ -132,6 +140,19 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
 }
 
 
+/// Reads the op's #v4f.gemm_tiling into `s`.
+LogicalResult readTiling(Operation *op, GemmSpec &s) {
+  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling)
+    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  s.mr = tiling.getMr();
+  s.nr = tiling.getNr();
+  s.lanes = tiling.getLanes();
+  s.mb = tiling.getMb();
+  s.nb = tiling.getNb();
+  return success();
+}
+
 } // namespace
 
 LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -141,6 +162,7 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   const TensorInfo &A = operands[0], &B = operands[1];
   size_t rank = result.dims.size(), batchRank = rank - 2;
   GemmSpec s;
+  if (failed(readTiling(op, s))) return failure();
   s.name = dispatchName(op);
   s.M = result.dims[rank - 2];
   s.N = result.dims[rank - 1];
@@ -200,6 +222,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   bool pointwise = KH == 1 && KW == 1 && strides[0] == 1 && strides[1] == 1 &&
                    llvm::all_of(pads, [](int64_t p) { return p == 0; });
   GemmSpec s;
+  if (failed(readTiling(op, s))) return failure();
   s.name = dispatchName(op);
   s.batches = sp.mul(Nb, sp.constant(G));
   s.M = sp.constant(OCg);

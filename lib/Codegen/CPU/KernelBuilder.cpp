@@ -1,6 +1,7 @@
 //===- KernelBuilder.cpp - emits one dispatch kernel function -------------===//
 #include "KernelBuilder.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/kernel_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,26 +17,57 @@ KernelBuilder::KernelBuilder(ModuleOp kernels, ShapeProgramBuilder &shapes, cons
     : b(kernels.getContext()), loc(kernels.getLoc()), shapes(shapes) {
   MLIRContext *ctx = kernels.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = b.getI64Type();
   b.setInsertionPointToEnd(kernels.getBody());
-  func = b.create<func::FuncOp>(loc, name, b.getFunctionType({ptr, ptr, i64, i64}, {b.getI32Type()}));
+  // Kernel ABI v2: one `const v4f_dispatch_state_t *` argument.
+  func = b.create<func::FuncOp>(loc, name, b.getFunctionType({ptr}, {b.getI32Type()}));
   entry = func.addEntryBlock();
-  bindingsArg = entry->getArgument(0);
-  pushArg = entry->getArgument(1);
-  wgId = entry->getArgument(2);
-  wgCount = entry->getArgument(3);
+  stateArg = entry->getArgument(0);
   b.setInsertionPointToStart(entry);
+  wgId = loadState(b.getI64Type(), V4F_DISPATCH_STATE_OFFSET_WORKGROUP_ID);
+  wgCount = loadState(b.getI64Type(), V4F_DISPATCH_STATE_OFFSET_WORKGROUP_COUNT);
+  bindingsArg = loadState(ptr, V4F_DISPATCH_STATE_OFFSET_BINDINGS);
+  pushArg = loadState(ptr, V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANTS);
   (void)numBindings;
+}
+
+Value KernelBuilder::loadState(Type type, int32_t offset) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  if (entryEnd) b.setInsertionPointAfter(entryEnd);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), stateArg,
+                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
+  auto load = b.create<LLVM::LoadOp>(loc, type, slot);
+  entryEnd = load;
+  return load;
+}
+
+Value KernelBuilder::scratch() {
+  if (!scratchPtr) scratchPtr = loadState(LLVM::LLVMPointerType::get(b.getContext()), V4F_DISPATCH_STATE_OFFSET_SCRATCH);
+  return scratchPtr;
+}
+
+Value KernelBuilder::bindingLength(unsigned i) {
+  OpBuilder::InsertionGuard guard(b);
+  Value lengths = loadState(LLVM::LLVMPointerType::get(b.getContext()), V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS);
+  b.setInsertionPointAfter(entryEnd);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), lengths,
+                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
+  auto load = b.create<LLVM::LoadOp>(loc, b.getI64Type(), slot);
+  entryEnd = load;
+  return load;
 }
 
 Value KernelBuilder::binding(unsigned i) {
   if (auto it = bindingCache.find(i); it != bindingCache.end()) return it->second;
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(entry);
+  b.setInsertionPointAfter(entryEnd);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, bindingsArg,
                                      ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
-  Value v = b.create<LLVM::LoadOp>(loc, ptr, slot);
+  auto v = b.create<LLVM::LoadOp>(loc, ptr, slot);
+  entryEnd = v;
   bindingCache[i] = v;
   return v;
 }
@@ -44,11 +76,12 @@ Value KernelBuilder::dim(Reg r) {
   if (auto k = shapes.constValue(r)) return c(*k);
   if (auto it = dimCache.find(r); it != dimCache.end()) return it->second;
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(entry);
+  b.setInsertionPointAfter(entryEnd);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), pushArg,
                                      ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(pushRegs.size()))});
-  Value v = b.create<LLVM::LoadOp>(loc, b.getI64Type(), slot);
+  auto v = b.create<LLVM::LoadOp>(loc, b.getI64Type(), slot);
+  entryEnd = v;
   pushRegs.push_back(r);
   dimCache[r] = v;
   return v;

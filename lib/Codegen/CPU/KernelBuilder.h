@@ -1,7 +1,9 @@
 //===- KernelBuilder.h - emits one dispatch kernel function -----*- C++ -*-===//
 //
-// A kernel is `func.func @name(%bindings: !llvm.ptr, %push: !llvm.ptr,
-// %wg_id: i64, %wg_count: i64) -> i32` (see runtime/include/v4f/kernel_abi.h).
+// A kernel is `func.func @name(%state: !llvm.ptr) -> i32`, the state being a
+// `const v4f_dispatch_state_t *` (kernel ABI v2, runtime/include/v4f/kernel_abi.h):
+// the entry block loads the x workgroup id/count, the bindings and push
+// constants from it by the ABI's byte offsets.
 // Bodies are built from scf loops, arith/math/vector ops and llvm loads and
 // stores on the bound base pointers; all integer arithmetic is i64.
 // Dimensions are shape-program registers: static ones become constants in
@@ -35,6 +37,10 @@ public:
   mlir::Value workgroupCount() { return wgCount; }
   /// Base pointer of binding `i`.
   mlir::Value binding(unsigned i);
+  /// Bytes available at binding `i` (i64).
+  mlir::Value bindingLength(unsigned i);
+  /// This worker's scratch memory (the dispatch's scratchSize bytes).
+  mlir::Value scratch();
   /// The i64 value of a shape register (constant or push constant).
   mlir::Value dim(Reg r);
   /// Registers the kernel reads as push constants, in push-constant order.
@@ -80,8 +86,13 @@ public:
   void finish(mlir::Value status = {});
 
 private:
+  /// Loads a field of the dispatch state in the entry block.
+  mlir::Value loadState(mlir::Type type, int32_t offset);
+
   ShapeProgramBuilder &shapes;
-  mlir::Value bindingsArg, pushArg, wgId, wgCount;
+  mlir::Value stateArg, bindingsArg, pushArg, wgId, wgCount, scratchPtr;
+  /// The last of the entry block's state loads (new ones go after it).
+  mlir::Operation *entryEnd = nullptr;
   llvm::DenseMap<unsigned, mlir::Value> bindingCache;
   llvm::DenseMap<Reg, mlir::Value> dimCache;
   std::vector<Reg> pushRegs;

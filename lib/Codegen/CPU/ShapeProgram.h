@@ -9,15 +9,13 @@
 #ifndef V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
 #define V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
 
-#include "v4f/Artifact/ArtifactWriter.h"
+#include "v4f/Plan/ExecutablePlan.h"
 
 #include <map>
 #include <optional>
 #include <tuple>
 
 namespace v4f {
-
-using Reg = uint32_t;
 
 class ShapeProgramBuilder {
 public:
@@ -69,49 +67,6 @@ public:
     return p;
   }
   const std::vector<ShapeInstruction> &instructions() const { return instrs; }
-
-  /// Drops the instructions no root depends on (e.g. InputValue registers of
-  /// integer inputs that no shape reads) and renumbers the rest in order.
-  /// Returns the old -> new register map (unused registers map to ~0u).
-  std::vector<Reg> compact(const std::vector<Reg> &roots) {
-    std::vector<bool> used(instrs.size(), false);
-    std::vector<Reg> work(roots.begin(), roots.end());
-    while (!work.empty()) {
-      Reg r = work.back();
-      work.pop_back();
-      if (used[r]) continue;
-      used[r] = true;
-      const ShapeInstruction &i = instrs[r];
-      if (i.op == ShapeOpKind::Const || i.op == ShapeOpKind::InputDim || i.op == ShapeOpKind::InputValue)
-        continue;
-      if (i.op == ShapeOpKind::InputScaledDim || i.op == ShapeOpKind::DataValue) {
-        work.push_back(Reg(i.imm));
-        continue;
-      }
-      work.push_back(i.a);
-      work.push_back(i.b);
-      if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
-    }
-    std::vector<Reg> remap(instrs.size(), ~0u);
-    std::vector<ShapeInstruction> kept;
-    for (Reg r = 0; r < instrs.size(); ++r) {
-      if (!used[r]) continue;
-      ShapeInstruction i = instrs[r];
-      if (i.op == ShapeOpKind::InputScaledDim || i.op == ShapeOpKind::DataValue) {
-        i.imm = remap[Reg(i.imm)];
-      } else if (i.op != ShapeOpKind::Const && i.op != ShapeOpKind::InputDim && i.op != ShapeOpKind::InputValue) {
-        i.a = remap[i.a];
-        i.b = remap[i.b];
-        if (i.op == ShapeOpKind::Select) i.imm = remap[Reg(i.imm)];
-      }
-      remap[r] = kept.size();
-      kept.push_back(i);
-    }
-    instrs = std::move(kept);
-    constants.clear();
-    memoized.clear();
-    return remap;
-  }
 
 private:
   Reg append(ShapeInstruction i) {

@@ -5,7 +5,8 @@
  *   [0, 64)            v4f_file_header_t
  *   [64, ...)          sections, each starting at a multiple of 64 bytes:
  *                        - the FlatBuffers manifest (schema: artifact_manifest.fbs)
- *                        - the CPU shared object (ELF, kernels per kernel_abi.h)
+ *                        - one section per executable (the CPU shared object:
+ *                          ELF, kernels per kernel_abi.h)
  *                        - constants (weights, already in their final layout)
  *
  * The header locates the manifest; the manifest locates every other section
@@ -26,7 +27,11 @@ extern "C" {
 
 #define V4F_ARTIFACT_MAGIC "V4FART\r\n" /* 8 bytes, no terminator stored */
 #define V4F_ARTIFACT_MAGIC_SIZE 8
-#define V4F_ARTIFACT_FORMAT_MAJOR 1
+/* Major 2: the manifest lists executables (a CPU library per ISA, room for a
+ * CUDA module) and each dispatch names its executable and entry point, a 1- to
+ * 3-D workgroup grid and its per-worker scratch size; kernels follow kernel ABI
+ * version 2. Readers refuse other majors (older artifacts must be recompiled). */
+#define V4F_ARTIFACT_FORMAT_MAJOR 2
 #define V4F_ARTIFACT_FORMAT_MINOR 0
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 

@@ -1,18 +1,30 @@
-/* v4f/kernel_abi.h - the compiler <-> runtime CPU kernel ABI (standalone, versioned).
+/* v4f/kernel_abi.h - the compiler <-> runtime kernel ABI (standalone, versioned).
  *
- * Every dispatch region the compiler emits becomes one exported C function in
- * the artifact's CPU shared object with the signature v4f_kernel_fn_t. The
- * runtime knows nothing about what a kernel computes: it binds buffers, passes
- * the push constants (dynamic dims evaluated by the shape program) and calls
- * the kernel once per workgroup id in [0, workgroup_count), spreading the ids
- * over its thread pool. Kernels must be safe to run concurrently for distinct
- * workgroup ids of the same dispatch.
+ * Every dispatch the compiler emits runs one entry point of one executable of
+ * the artifact (for the CPU: an exported C function of the artifact's shared
+ * object, with the signature v4f_kernel_fn_t). The runtime knows nothing about
+ * what a kernel computes: it binds buffers, evaluates the push constants
+ * (dynamic dims etc.) with the shape program, and calls the entry point once
+ * per workgroup of the dispatch's 1-, 2- or 3-D workgroup grid, spreading the
+ * workgroups over its thread pool. Kernels must be safe to run concurrently
+ * for distinct workgroups of the same dispatch.
  *
- * Only <stdint.h>-level includes: this header is shared by v4fc and the runtime.
+ * Version 2 passes one v4f_dispatch_state_t per call (version 1 passed the
+ * bindings, push constants, a 1-D workgroup id and count as four arguments):
+ *   - 3-D workgroup ids and counts;
+ *   - every binding's base pointer AND its length in bytes, so a kernel (or a
+ *     checking build of one) can refuse to access outside its buffers;
+ *   - the push constants with their count;
+ *   - per-worker scratch memory: `scratch` is private to the calling worker
+ *     for the duration of the call (64-byte aligned, scratch_size bytes, as
+ *     many as the dispatch's plan entry asks for), e.g. for packing panels.
+ *
+ * Only <stdint.h>/<stddef.h>: this header is shared by v4fc and the runtime.
  */
 #ifndef V4F_KERNEL_ABI_H_
 #define V4F_KERNEL_ABI_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -20,7 +32,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the kernel calling convention. */
-#define V4F_KERNEL_ABI_VERSION 1
+#define V4F_KERNEL_ABI_VERSION 2
 
 /* Name of the exported `int32_t` global holding V4F_KERNEL_ABI_VERSION that
  * every CPU kernel library defines; the runtime refuses a library whose value
@@ -31,14 +43,61 @@ extern "C" {
 #define V4F_KERNEL_OK 0
 #define V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE 1
 
-/* bindings:       base pointers of the buffers listed by the dispatch, in order.
- * push_constants: int64 values listed by the dispatch (dynamic dims etc.).
- * workgroup_id:   which slice of the work this call performs.
- * workgroup_count: total number of slices of this dispatch. */
-typedef int32_t (*v4f_kernel_fn_t)(void* const* bindings,
-                                   const int64_t* push_constants,
-                                   int64_t workgroup_id,
-                                   int64_t workgroup_count);
+/* Alignment the runtime guarantees for `scratch`. */
+#define V4F_KERNEL_SCRATCH_ALIGNMENT 64
+
+/* What one call of an entry point sees. The runtime owns the struct and every
+ * array it points to; they are valid for the duration of the call only. */
+typedef struct v4f_dispatch_state_t {
+  int64_t workgroup_id[3];          /* x, y, z of this call, each < workgroup_count */
+  int64_t workgroup_count[3];       /* the dispatch's grid (1 for unused dims) */
+  void* const* bindings;            /* base pointers, in the dispatch's binding order */
+  const uint64_t* binding_lengths;  /* bytes available at each binding */
+  const int64_t* push_constants;    /* the dispatch's push constants, in order */
+  uint32_t binding_count;
+  uint32_t push_constant_count;
+  void* scratch;                    /* per-worker scratch (NULL when scratch_size is 0) */
+  uint64_t scratch_size;            /* bytes of scratch */
+  uint32_t worker_id;               /* which worker runs this call, < worker_count */
+  uint32_t worker_count;
+} v4f_dispatch_state_t;
+
+/* The layout is part of the ABI: generated kernels load these fields by byte
+ * offset. Any change here must bump V4F_KERNEL_ABI_VERSION. */
+#define V4F_DISPATCH_STATE_OFFSET_WORKGROUP_ID 0
+#define V4F_DISPATCH_STATE_OFFSET_WORKGROUP_COUNT 24
+#define V4F_DISPATCH_STATE_OFFSET_BINDINGS 48
+#define V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS 56
+#define V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANTS 64
+#define V4F_DISPATCH_STATE_OFFSET_BINDING_COUNT 72
+#define V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANT_COUNT 76
+#define V4F_DISPATCH_STATE_OFFSET_SCRATCH 80
+#define V4F_DISPATCH_STATE_OFFSET_SCRATCH_SIZE 88
+#define V4F_DISPATCH_STATE_OFFSET_WORKER_ID 96
+#define V4F_DISPATCH_STATE_OFFSET_WORKER_COUNT 100
+#define V4F_DISPATCH_STATE_SIZE 104
+
+#ifdef __cplusplus
+#define V4F_ABI_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define V4F_ABI_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+V4F_ABI_STATIC_ASSERT(sizeof(void*) == 8, "the v4f kernel ABI is defined for 64-bit targets");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, workgroup_id) == V4F_DISPATCH_STATE_OFFSET_WORKGROUP_ID, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, workgroup_count) == V4F_DISPATCH_STATE_OFFSET_WORKGROUP_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, bindings) == V4F_DISPATCH_STATE_OFFSET_BINDINGS, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_lengths) == V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constants) == V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANTS, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_count) == V4F_DISPATCH_STATE_OFFSET_BINDING_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constant_count) == V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANT_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, scratch) == V4F_DISPATCH_STATE_OFFSET_SCRATCH, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, scratch_size) == V4F_DISPATCH_STATE_OFFSET_SCRATCH_SIZE, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, worker_id) == V4F_DISPATCH_STATE_OFFSET_WORKER_ID, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, worker_count) == V4F_DISPATCH_STATE_OFFSET_WORKER_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(sizeof(v4f_dispatch_state_t) == V4F_DISPATCH_STATE_SIZE, "layout");
+
+/* A CPU entry point. Returns V4F_KERNEL_OK or an error code. */
+typedef int32_t (*v4f_kernel_fn_t)(const v4f_dispatch_state_t* state);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -11,6 +11,9 @@
 
 #include "v4f/Dialect/V4F/IR/V4FOpsDialect.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "v4f/Dialect/V4F/IR/V4FOpsAttrDefs.h.inc"
+
 #define GET_TYPEDEF_CLASSES
 #include "v4f/Dialect/V4F/IR/V4FOpsTypes.h.inc"
 

@@ -1,0 +1,31 @@
+//===- Passes.h - v4f code generation passes --------------------*- C++ -*-===//
+#ifndef V4F_CODEGEN_PASSES_H
+#define V4F_CODEGEN_PASSES_H
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <memory>
+
+namespace v4f {
+
+#define GEN_PASS_DECL
+#include "v4f/Codegen/Passes.h.inc"
+
+/// The lowering of generated CPU kernels to the LLVM dialect
+/// (LowerToLLVM.cpp); registered as the `v4f-cpu-lower-to-llvm` pipeline.
+void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm);
+void registerCPULowerToLLVMPipeline();
+
+#define GEN_PASS_REGISTRATION
+#include "v4f/Codegen/Passes.h.inc"
+
+} // namespace v4f
+
+#endif // V4F_CODEGEN_PASSES_H

@@ -1,0 +1,43 @@
+//===- Passes.td - v4f code generation passes --------------*- tablegen -*-===//
+#ifndef V4F_CODEGEN_PASSES_TD
+#define V4F_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
+  let summary = "Choose tile and vector sizes for each dispatch from the CPU target";
+  let description = [{
+    Input invariants: the module carries `v4f.target = #v4f.cpu_target<...>`
+    (set by the compile pipeline from `--target-cpu`; the `target-cpu` option
+    of this pass sets it for tests when absent).
+    Output: every `v4f.matmul` and `v4f.conv` gets `v4f.tiling =
+    #v4f.gemm_tiling<mr, nr, lanes, mb, nb>`: `lanes` = vector bits / 32;
+    `nr` = two vectors; `mr` the most rows whose `mr * nr / lanes`
+    accumulators plus the B vectors and the broadcast A value fit the vector
+    register file (at most 8); `mb`/`nb` sized so an A panel (mb x 256) and a
+    B panel (256 x nb) of float32 stay within L2.
+    Preserves: semantics (only attributes are added); kernel generation reads
+    the attribute and fails clearly when it is missing.
+  }];
+  let options = [
+    Option<"targetCpu", "target-cpu", "std::string", /*default=*/"\"\"",
+           "Set v4f.target for this CPU when the module has none (host, x86-64-v3, x86-64-v4, ...)">
+  ];
+  let dependentDialects = ["v4f::V4FDialect"];
+}
+
+def CPUApproximateMath : Pass<"v4f-cpu-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Polynomial approximations for transcendental math in CPU kernels";
+  let description = [{
+    Input invariants: generated kernels (func.func of scf/arith/math/vector).
+    Output: `math.exp`, `math.tanh`, `math.erf`, ... become MLIR's polynomial
+    approximations (so the kernel library calls no libm for them);
+    `math.asin`/`math.acos`, whose approximations are too inaccurate, become
+    calls to libm's asinf/acosf (f16 through f32).
+    Preserves: results within the approximations' documented error.
+  }];
+  let dependentDialects = ["mlir::math::MathDialect", "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+#endif // V4F_CODEGEN_PASSES_TD

@@ -1,0 +1,51 @@
+//===- Compiler.h - the v4f compile pipeline as a library -------*- C++ -*-===//
+//
+// ONNX file -> import -> graph passes (decomposition, folding, fusion) ->
+// target strategy -> kernel generation and the execution plan -> LLVM ->
+// shared object, as one call. The v4fc driver (and later the Python package)
+// only parses options, calls compileONNXModel and writes what it returns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef V4F_COMPILER_COMPILER_H
+#define V4F_COMPILER_COMPILER_H
+
+#include "v4f/Plan/ExecutablePlan.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace v4f {
+
+struct CompilerOptions {
+  /// --target-cpu: host, x86-64-v2|v3|v4 or an LLVM CPU name.
+  std::string targetCpu = "host";
+  /// Print the IR after every pass (graph and kernel pipelines) to stderr.
+  bool printIRAfterAll = false;
+  /// Where to stop: after the graph passes (the v4f IR), after LLVM O3 (the
+  /// object, and LLVM IR text when `wantLLVMIR`), or with a complete plan.
+  enum class Stage { GraphIR, Object, Artifact } stopAfter = Stage::Artifact;
+  bool wantLLVMIR = false;
+  /// "producer" recorded in the artifact.
+  std::string producer = "v4fc";
+  /// Called after each phase with its name (for --verbose timing).
+  std::function<void(const char *phase)> phaseDone;
+};
+
+struct CompiledModel {
+  std::string graphIR;              // Stage::GraphIR: the optimized v4f IR
+  std::string llvmIR;               // wantLLVMIR: the optimized LLVM IR
+  std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object
+  ExecutablePlan plan;              // Stage::Artifact: complete, executables included
+  std::vector<uint8_t> constants;   // Stage::Artifact: the packed constants
+};
+
+/// Compiles the ONNX model at `path`. On failure returns false with `error`
+/// holding the file, the failing phase and every diagnostic (op, ONNX node).
+bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out,
+                      std::string &error);
+
+} // namespace v4f
+
+#endif // V4F_COMPILER_COMPILER_H

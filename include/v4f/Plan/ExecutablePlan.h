@@ -1,0 +1,119 @@
+//===- ExecutablePlan.h - the target-independent execution plan -*- C++ -*-===//
+//
+// What the runtime executes, as plain C++ data (no MLIR, no FlatBuffers):
+// the I/O signature, the shape program that computes every dynamic size, the
+// buffers with their lifetimes, the ordered dispatches, and the executables
+// whose entry points the dispatches run (a CPU library per ISA today; a CUDA
+// module can sit beside it). Codegen fills it (lib/Codegen), PlanFinalizer
+// computes liveness and compacts the shape program (lib/Plan), and the
+// artifact writer only serializes it (lib/Artifact).
+//
+// The enums mirror runtime/include/v4f/artifact_manifest.fbs value for value;
+// lib/Artifact/ArtifactWriter.cpp static_asserts every one against the
+// generated FlatBuffers enums.
+//
+//===----------------------------------------------------------------------===//
+#ifndef V4F_PLAN_EXECUTABLEPLAN_H
+#define V4F_PLAN_EXECUTABLEPLAN_H
+
+#include "v4f/artifact_format.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace v4f {
+
+/// A shape-program register (index of the instruction defining it).
+using Reg = uint32_t;
+
+enum class ShapeOpKind : uint8_t {
+  Const = 0, InputDim = 1, Add = 2, Sub = 3, Mul = 4,
+  FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
+  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14
+};
+
+struct ShapeInstruction {
+  ShapeOpKind op = ShapeOpKind::Const;
+  uint32_t a = 0, b = 0;
+  int64_t imm = 0;
+};
+
+/// Element types cross the format as V4F_DTYPE_* (ONNX's numbering).
+enum class DType : int32_t {
+  Unknown = 0,
+  Float32 = V4F_DTYPE_FLOAT32, UInt8 = V4F_DTYPE_UINT8, Int8 = V4F_DTYPE_INT8,
+  UInt16 = V4F_DTYPE_UINT16, Int16 = V4F_DTYPE_INT16, Int32 = V4F_DTYPE_INT32,
+  Int64 = V4F_DTYPE_INT64, Bool = V4F_DTYPE_BOOL, Float16 = V4F_DTYPE_FLOAT16,
+  Float64 = V4F_DTYPE_FLOAT64, UInt32 = V4F_DTYPE_UINT32, UInt64 = V4F_DTYPE_UINT64,
+  BFloat16 = V4F_DTYPE_BFLOAT16, Float8E4M3FN = V4F_DTYPE_FLOAT8E4M3FN,
+  Float8E4M3FNUZ = V4F_DTYPE_FLOAT8E4M3FNUZ, Float8E5M2 = V4F_DTYPE_FLOAT8E5M2,
+  Float8E5M2FNUZ = V4F_DTYPE_FLOAT8E5M2FNUZ, UInt4 = V4F_DTYPE_UINT4, Int4 = V4F_DTYPE_INT4,
+  Float4E2M1 = V4F_DTYPE_FLOAT4E2M1, Float8E8M0 = V4F_DTYPE_FLOAT8E8M0,
+  UInt2 = V4F_DTYPE_UINT2, Int2 = V4F_DTYPE_INT2,
+};
+
+struct TensorSignature {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> dims;          // -1 where symbolic
+  std::vector<std::string> dimNames;  // "" where static
+  std::vector<Reg> dimRegs;           // shape-program registers
+  uint32_t buffer = 0;
+};
+
+enum class BufferKind : uint8_t { Input = 0, Output = 1, Constant = 2, Transient = 3 };
+
+struct PlanBuffer {
+  BufferKind kind = BufferKind::Transient;
+  uint32_t index = 0;
+  uint64_t constantOffset = 0;
+  Reg sizeReg = 0;
+  uint32_t firstUse = 0, lastUse = 0;
+};
+
+enum class ExecutableTarget : uint8_t { Cpu = 0, Cuda = 1 };
+enum class ExecutableFormat : uint8_t { ElfSharedObject = 0, CudaModule = 1 };
+
+/// One compiled executable and the entry points dispatches call in it.
+struct PlanExecutable {
+  ExecutableTarget target = ExecutableTarget::Cpu;
+  ExecutableFormat format = ExecutableFormat::ElfSharedObject;
+  uint32_t abiVersion = 0;
+  std::string triple, cpu;            // CPU: LLVM triple and -mcpu
+  std::vector<std::string> features;  // CPU: required V4F_CPU_FEATURE_NAMES
+  std::vector<std::string> entryPoints;
+  std::vector<uint8_t> image;         // the bytes stored in its section
+};
+
+struct PlanDispatch {
+  uint32_t executable = 0;
+  uint32_t entryPoint = 0;
+  std::vector<uint32_t> bindings;
+  std::vector<Reg> pushConstants;
+  std::vector<Reg> workgroupCount;    // 1 to 3 registers (x, y, z)
+  Reg scratchSize = 0;                // bytes of per-worker scratch
+  std::string name;
+};
+
+struct ExecutablePlan {
+  std::string producer;
+  std::string modelName;
+  std::vector<PlanExecutable> executables;
+  std::vector<TensorSignature> inputs, outputs;
+  std::vector<ShapeInstruction> shapeProgram;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanDispatch> dispatches;
+};
+
+/// Computes each transient buffer's [firstUse, lastUse] from the dispatch
+/// order (lib/Plan/PlanFinalizer.cpp).
+void computeBufferLifetimes(ExecutablePlan &plan);
+
+/// Drops the shape-program instructions nothing in the plan reads and
+/// renumbers the registers the plan refers to (lib/Plan/PlanFinalizer.cpp).
+void compactShapeProgram(ExecutablePlan &plan);
+
+} // namespace v4f
+
+#endif // V4F_PLAN_EXECUTABLEPLAN_H

@@ -1,0 +1,70 @@
+//===- SelectStrategy.cpp - v4f-select-cpu-strategy -----------------------===//
+//
+// Turns the module's #v4f.cpu_target into per-dispatch lowering choices, so
+// that kernel generation never hard-codes a vector width: today the GEMM
+// register and workgroup tiles of every v4f.matmul and v4f.conv.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/Passes.h"
+
+#include <algorithm>
+
+namespace v4f {
+#define GEN_PASS_DEF_SELECTCPUSTRATEGY
+#include "v4f/Codegen/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+
+namespace v4f {
+
+CPUTargetAttr getCPUTargetAttr(MLIRContext *ctx, const CPUTarget &target) {
+  return CPUTargetAttr::get(ctx, target.cpu, target.isa, target.vectorBits, target.vectorRegisters,
+                            target.l1CacheBytes, target.l2CacheBytes);
+}
+
+GemmTilingAttr chooseGemmTiling(CPUTargetAttr target) {
+  int64_t lanes = std::clamp<int64_t>(target.getVectorBits() / 32, 4, 16);
+  int64_t vectors = 2;
+  int64_t nr = vectors * lanes;
+  // Accumulators (mr * vectors) + the B vectors + one broadcast A value must
+  // fit the register file; beyond 8 rows the A loads dominate.
+  int64_t mr = std::clamp<int64_t>((target.getVectorRegisters() - vectors - 1) / vectors, 1, 8);
+  int64_t mb = 8 * mr;
+  int64_t nb = std::max<int64_t>(nr, 256 / nr * nr);
+  return GemmTilingAttr::get(target.getContext(), mr, nr, lanes, mb, nb);
+}
+
+namespace {
+
+struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass> {
+  using SelectCPUStrategyBase::SelectCPUStrategyBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto target = module->getAttrOfType<CPUTargetAttr>("v4f.target");
+    if (!target && !targetCpu.empty()) {
+      CPUTarget resolved;
+      std::string error;
+      if (!resolveCPUTarget(targetCpu, resolved, error)) {
+        module.emitError(error);
+        return signalPassFailure();
+      }
+      target = getCPUTargetAttr(&getContext(), resolved);
+      module->setAttr("v4f.target", target);
+    }
+    if (!target) {
+      module.emitError("v4f-select-cpu-strategy needs the module attribute v4f.target "
+                       "(#v4f.cpu_target) or the target-cpu option");
+      return signalPassFailure();
+    }
+    GemmTilingAttr gemm = chooseGemmTiling(target);
+    module.walk([&](Operation *op) {
+      if (isa<MatMulOp, ConvOp>(op)) op->setAttr("v4f.tiling", gemm);
+    });
+  }
+};
+
+} // namespace
+} // namespace v4f

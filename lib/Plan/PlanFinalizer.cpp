@@ -1,0 +1,87 @@
+//===- PlanFinalizer.cpp - liveness and shape-program compaction ----------===//
+//
+// Target-independent steps run on a complete plan before it is serialized:
+// transient-buffer lifetimes from the dispatch order, and dropping the
+// shape-program registers no part of the plan reads.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Plan/ExecutablePlan.h"
+
+namespace v4f {
+
+void computeBufferLifetimes(ExecutablePlan &plan) {
+  std::vector<bool> seen(plan.buffers.size(), false);
+  for (size_t d = 0; d < plan.dispatches.size(); ++d)
+    for (uint32_t b : plan.dispatches[d].bindings) {
+      PlanBuffer &buf = plan.buffers[b];
+      if (!seen[b]) buf.firstUse = d;
+      buf.lastUse = d;
+      seen[b] = true;
+    }
+}
+
+namespace {
+
+bool readsInputOnly(ShapeOpKind op) {
+  return op == ShapeOpKind::Const || op == ShapeOpKind::InputDim || op == ShapeOpKind::InputValue;
+}
+/// InputScaledDim and DataValue keep their one register operand in imm.
+bool immIsRegister(ShapeOpKind op) {
+  return op == ShapeOpKind::InputScaledDim || op == ShapeOpKind::DataValue;
+}
+
+/// Every register a plan field refers to, through `visit(Reg&)`.
+template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) {
+  for (auto *sigs : {&plan.inputs, &plan.outputs})
+    for (auto &sig : *sigs)
+      for (Reg &r : sig.dimRegs) visit(r);
+  for (auto &b : plan.buffers) visit(b.sizeReg);
+  for (auto &d : plan.dispatches) {
+    for (Reg &r : d.pushConstants) visit(r);
+    for (Reg &r : d.workgroupCount) visit(r);
+    visit(d.scratchSize);
+  }
+}
+
+} // namespace
+
+void compactShapeProgram(ExecutablePlan &plan) {
+  std::vector<ShapeInstruction> &instrs = plan.shapeProgram;
+  std::vector<bool> used(instrs.size(), false);
+  std::vector<Reg> work;
+  forEachPlanRegister(plan, [&](Reg &r) { work.push_back(r); });
+  while (!work.empty()) {
+    Reg r = work.back();
+    work.pop_back();
+    if (used[r]) continue;
+    used[r] = true;
+    const ShapeInstruction &i = instrs[r];
+    if (readsInputOnly(i.op)) continue;
+    if (immIsRegister(i.op)) {
+      work.push_back(Reg(i.imm));
+      continue;
+    }
+    work.push_back(i.a);
+    work.push_back(i.b);
+    if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
+  }
+  std::vector<Reg> remap(instrs.size(), ~0u);
+  std::vector<ShapeInstruction> kept;
+  for (Reg r = 0; r < instrs.size(); ++r) {
+    if (!used[r]) continue;
+    ShapeInstruction i = instrs[r];
+    if (immIsRegister(i.op)) {
+      i.imm = remap[Reg(i.imm)];
+    } else if (!readsInputOnly(i.op)) {
+      i.a = remap[i.a];
+      i.b = remap[i.b];
+      if (i.op == ShapeOpKind::Select) i.imm = remap[Reg(i.imm)];
+    }
+    remap[r] = kept.size();
+    kept.push_back(i);
+  }
+  instrs = std::move(kept);
+  forEachPlanRegister(plan, [&](Reg &r) { r = remap[r]; });
+}
+
+} // namespace v4f

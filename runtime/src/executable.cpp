@@ -1,0 +1,111 @@
+// executable.cpp - loads the artifact's executables (CPU: memfd + dlopen).
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "v4f/artifact_format.h"
+
+namespace v4f {
+namespace rt {
+
+namespace {
+bool writeAll(int fd, const uint8_t* p, uint64_t n) {
+  while (n > 0) {
+    size_t chunk = n > (1u << 30) ? (1u << 30) : static_cast<size_t>(n);
+    ssize_t w = write(fd, p, chunk);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<uint64_t>(w);
+  }
+  return true;
+}
+
+// Loads CPU executable `e` (verified by verifyArtifact: section index in
+// range, kind CPU library, entry point names non-empty) into `out`.
+v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e,
+                               LoadedExecutable* out) {
+  const fb::Section* lib = m->manifest->sections()->Get(e->section());
+  if (lib->size() < 4 || memcmp(m->base + lib->offset(), "\x7f" "ELF", 4) != 0)
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file",
+                      index);
+  int fd = memfd_create("v4f-kernels", MFD_CLOEXEC);
+  if (fd < 0) return makeStatus(V4F_STATUS_INTERNAL, "memfd_create failed: %s", strerror(errno));
+  out->fd = fd;
+  if (!writeAll(fd, m->base + lib->offset(), lib->size()))
+    return makeStatus(V4F_STATUS_INTERNAL, "writing the CPU library to memory failed: %s",
+                      strerror(errno));
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  out->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!out->handle) {
+    const char* err = dlerror();
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: cannot load the CPU library: %s", index,
+                      err ? err : "dlopen failed");
+  }
+  const void* abi = dlsym(out->handle, V4F_KERNEL_ABI_VERSION_SYMBOL);
+  if (!abi)
+    return makeStatus(V4F_STATUS_UNSUPPORTED, "executable %u: the CPU library does not export '%s'", index,
+                      V4F_KERNEL_ABI_VERSION_SYMBOL);
+  int32_t version;
+  memcpy(&version, abi, sizeof(version));
+  if (version != V4F_KERNEL_ABI_VERSION)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "executable %u: the CPU library uses kernel ABI version %d, this runtime supports "
+                      "%d (recompile the model with a matching v4fc)",
+                      index, version, V4F_KERNEL_ABI_VERSION);
+  uint32_t n = e->entry_points() ? e->entry_points()->size() : 0;
+  out->entryPointCount = n;
+  if (n == 0) return nullptr;
+  out->entryPoints = static_cast<v4f_kernel_fn_t*>(m->allocator.alloc(n * sizeof(v4f_kernel_fn_t), 16));
+  if (!out->entryPoints) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t k = 0; k < n; ++k) {
+    const char* name = e->entry_points()->Get(k)->c_str();
+    void* sym = dlsym(out->handle, name);
+    if (!sym)
+      return makeStatus(V4F_STATUS_NOT_FOUND, "kernel '%s' is not exported by the CPU library of executable %u",
+                        name, index);
+    v4f_kernel_fn_t fn;
+    static_assert(sizeof(fn) == sizeof(sym), "function pointers are data pointer sized");
+    memcpy(&fn, &sym, sizeof(fn));
+    out->entryPoints[k] = fn;
+  }
+  return nullptr;
+}
+}  // namespace
+
+v4f_status_t loadExecutables(v4f_model_s* m) {
+  const fb::Manifest* mf = m->manifest;
+  uint32_t n = mf->executables() ? mf->executables()->size() : 0;
+  if (!m->executables.allocate(m->allocator, n))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  // Array zero-fills; fd 0 is stdin, so mark every slot unloaded first.
+  for (uint32_t i = 0; i < n; ++i) m->executables[i].fd = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    LoadedExecutable& out = m->executables[i];
+    // verifyArtifact refused every target but the CPU.
+    if (v4f_status_t s = loadCpuExecutable(m, i, mf->executables()->Get(i), &out)) return s;
+  }
+  return nullptr;
+}
+
+void unloadExecutables(v4f_model_s* m) {
+  for (size_t i = 0; i < m->executables.size(); ++i) {
+    LoadedExecutable& e = m->executables[i];
+    if (e.handle) dlclose(e.handle);
+    e.handle = nullptr;
+    if (e.fd >= 0) close(e.fd);
+    e.fd = -1;
+    if (e.entryPoints) m->allocator.free(e.entryPoints);
+    e.entryPoints = nullptr;
+  }
+  m->executables.reset();
+}
+
+}  // namespace rt
+}  // namespace v4f
