@@ -67,6 +67,13 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   auto module = importONNXModel(context, path, error);
   if (!module) return false;
   phases.done("import");
+  if (options.printIRAfterAll) {
+    // The import is not a pass; print its result the way the pass manager
+    // prints the others, so the whole pipeline reads in order.
+    llvm::errs() << "// -----// IR Dump After ImportONNX (" << path << ") //----- //\n";
+    module->print(llvm::errs(), mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+    llvm::errs() << "\n\n";
+  }
 
   // Graph level (target-independent): decomposition, folding, fusion.
   mlir::PassManager graph(&context);
@@ -83,30 +90,26 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
     return true;
   }
 
-  // Codegen: the target's strategy, then kernels and the target-independent plan.
+  // Codegen: dispatch regions, the target's strategy, kernels + the
+  // target-independent plan, then the kernels' lowering to the LLVM dialect.
   (*module)->setAttr("v4f.target", getCPUTargetAttr(&context, target));
+  GeneratedKernels generated;
   mlir::PassManager codegen(&context);
   if (options.printIRAfterAll) enableIRPrinting(codegen);
+  codegen.addNestedPass<mlir::func::FuncOp>(createFormDispatchRegionsPass());
   codegen.addPass(createSelectCPUStrategy());
+  codegen.addPass(createGenerateCPUKernelsPass(&generated));
+  buildCPULowerToLLVMPipeline(codegen);
   if (mlir::failed(codegen.run(*module))) {
-    error = path + ": selecting the CPU strategy failed:\n" + diagnostics;
-    return false;
-  }
-  phases.done("strategy selection");
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(module->getLoc());
-  if (mlir::failed(buildExecutablePlan(*module, *kernels, out.plan, out.constants))) {
     error = path + ": code generation failed:\n" + diagnostics;
     return false;
   }
-  phases.done("dispatch + kernel generation");
+  out.plan = std::move(generated.plan);
+  out.constants = std::move(generated.constants);
+  phases.done("dispatch formation, strategy, kernels, LLVM dialect");
 
-  if (mlir::failed(lowerKernelsToLLVMDialect(*kernels, options.printIRAfterAll))) {
-    error = path + ": lowering the kernels to LLVM failed:\n" + diagnostics;
-    return false;
-  }
-  phases.done("lowering to LLVM dialect");
-
-  if (!compileKernelsToObject(*kernels, target, out.object, options.wantLLVMIR ? &out.llvmIR : nullptr, error)) {
+  mlir::ModuleOp kernels = *module;
+  if (!compileKernelsToObject(kernels, target, out.object, options.wantLLVMIR ? &out.llvmIR : nullptr, error)) {
     error = path + ": " + error;
     return false;
   }

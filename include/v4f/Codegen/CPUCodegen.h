@@ -33,14 +33,11 @@ GemmTilingAttr chooseGemmTiling(CPUTargetAttr target);
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.
 bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &error);
 
-/// Turns the optimized graph (func @main of v4f ops) into dispatch kernels
+/// Turns the graph (func @main whose work is in v4f.dispatch regions) into dispatch kernels
 /// (appended to `kernels` as func.func in the scf/arith/math/vector/llvm
 /// dialects) and the execution plan; packs constants into `constants`.
 mlir::LogicalResult buildExecutablePlan(mlir::ModuleOp graph, mlir::ModuleOp kernels,
                                         ExecutablePlan &plan, std::vector<uint8_t> &constants);
-
-/// Lowers the kernel module to the LLVM dialect.
-mlir::LogicalResult lowerKernelsToLLVMDialect(mlir::ModuleOp kernels, bool printIRAfterAll);
 
 /// Translates to LLVM IR, optimizes at O3 for `target`, and emits an ELF
 /// object. `llvmIR`, when non-null, receives the optimized IR text.

@@ -6,14 +6,25 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "v4f/Plan/ExecutablePlan.h"
+
 #include <memory>
 
 namespace v4f {
+
+/// Where v4f-cpu-generate-kernels leaves the plan and the constants.
+struct GeneratedKernels {
+  ExecutablePlan plan;
+  std::vector<uint8_t> constants;
+};
+std::unique_ptr<mlir::Pass> createGenerateCPUKernelsPass(GeneratedKernels *sink = nullptr);
 
 #define GEN_PASS_DECL
 #include "v4f/Codegen/Passes.h.inc"

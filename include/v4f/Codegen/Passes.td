@@ -26,6 +26,29 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
   let dependentDialects = ["v4f::V4FDialect"];
 }
 
+def GenerateCPUKernels : Pass<"v4f-cpu-generate-kernels", "mlir::ModuleOp"> {
+  let summary = "Lower dispatch regions to CPU kernels and build the execution plan";
+  let description = [{
+    Input invariants: func @main whose work is in `v4f.dispatch` regions
+    (v4f-form-dispatch-regions), GEMM-based roots carrying `v4f.tiling`
+    (v4f-select-cpu-strategy).
+    Output: the module holds the kernels instead of the graph: one
+    `func.func @v4f_kernel_N(!llvm.ptr) -> i32` per distinct kernel body
+    (kernel ABI v2: the argument is the dispatch state), built from
+    scf/arith/math/vector/llvm ops, each with `v4f.dispatches`, the names of
+    the dispatches that run it. A fused elementwise region is one kernel; a
+    conv without a pointwise shape is an im2col kernel and a GEMM kernel.
+    The execution plan (buffers, lifetimes, shape program, dispatches) and
+    the packed constants go to the caller (the compile pipeline); the module
+    attribute `v4f.plan` summarizes them for tests.
+    Preserves: semantics; every dim is a shape-program register, so dynamic
+    shapes stay dynamic.
+  }];
+  let constructor = "v4f::createGenerateCPUKernelsPass()";
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::math::MathDialect", "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def CPUApproximateMath : Pass<"v4f-cpu-approximate-math", "mlir::ModuleOp"> {
   let summary = "Polynomial approximations for transcendental math in CPU kernels";
   let description = [{

@@ -10,6 +10,7 @@
 namespace v4f {
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
+std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);

@@ -38,4 +38,27 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Dispatch formation
+//===----------------------------------------------------------------------===//
+
+def FormDispatchRegions : Pass<"v4f-form-dispatch-regions", "mlir::func::FuncOp"> {
+  let summary = "Group the graph's ops into v4f.dispatch regions (the fusion decisions)";
+  let description = [{
+    Input invariants: graph-level rewrites done (decomposition, folding,
+    epilogue fusion); no v4f.dispatch yet.
+    Output: every v4f op that computes a tensor is inside a `v4f.dispatch`
+    region; only `arith.constant`, buffer views (`v4f.reshape`,
+    `v4f.unsqueeze`) and `func.return` stay outside. Each region has a root
+    op; an elementwise op (`v4f.add` ... `v4f.clip`, `v4f.elementwise`) whose
+    operand is the single-use result of a region made only of elementwise
+    ops joins that region, provided its other operands are available before
+    it, so producer/consumer chains (up to 32 ops) become one kernel with no
+    intermediate buffer. Conv/matmul epilogues were already fused into the root by
+    `v4f-fuse-epilogues`.
+    Preserves: semantics (ops move, none change).
+  }];
+  let constructor = "v4f::createFormDispatchRegionsPass()";
+}
+
 #endif // V4F_TRANSFORMS_PASSES_TD

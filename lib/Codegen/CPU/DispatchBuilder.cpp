@@ -431,6 +431,21 @@ struct PlanBuilder {
       for (auto [r, t] : llvm::zip_equal(op->getResults(), results)) infos[r] = t;
       return success();
     }
+    auto result = resultInfo(op, operands);
+    if (failed(result)) return failure();
+    if (isa<ReshapeOp, UnsqueezeOp>(op)) {
+      // Views: the result shares the input's buffer.
+      result->buffer = operands[0].buffer;
+      infos[op->getResult(0)] = *result;
+      return success();
+    }
+    result->buffer = ctx.newTransient(bytesOf(*result));
+    infos[op->getResult(0)] = *result;
+    return emitKernels(op, operands, *result);
+  }
+
+  /// Dims (and followed values) of `op`'s single result; no buffer yet.
+  FailureOr<TensorInfo> resultInfo(Operation *op, ArrayRef<TensorInfo> operands) {
     bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                           (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
     auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
@@ -441,14 +456,58 @@ struct PlanBuilder {
     result.dims = *dims;
     result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
     result.values = propagateValues(ctx, op, operands, result);
-    if (isa<ReshapeOp, UnsqueezeOp>(op)) {
-      // Views: the result shares the input's buffer.
-      result.buffer = operands[0].buffer;
-      infos[op->getResult(0)] = result;
-      return success();
+    return result;
+  }
+
+  /// A dispatch region: one kernel for a fused elementwise chain, else the
+  /// kernels of each op in order.
+  LogicalResult emitRegion(DispatchOp region) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : region.getBodyOps()) ops.push_back(&op);
+    bool chain = ops.size() > 1 && llvm::all_of(ops, [](Operation *op) { return isFusibleElementwise(op); });
+    if (!chain) {
+      for (Operation *op : ops)
+        if (failed(emitOp(op))) return failure();
+    } else if (failed(emitChain(region, ops))) {
+      return failure();
     }
-    result.buffer = ctx.newTransient(bytesOf(result));
-    infos[op->getResult(0)] = result;
+    auto ret = cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+    for (auto [r, v] : llvm::zip_equal(region.getResults(), ret.getValues())) {
+      TensorInfo yielded = infos.lookup(v); // a copy: inserting r may rehash
+      infos[r] = std::move(yielded);
+    }
+    return success();
+  }
+
+  /// Elementwise chain: every intermediate gets dims and followed values
+  /// (shape computations read them) but no buffer; only the last op's value
+  /// is stored, by one kernel reading the chain's external inputs.
+  LogicalResult emitChain(DispatchOp region, ArrayRef<Operation *> ops) {
+    SmallVector<Value> externals;
+    SmallVector<TensorInfo> externalInfos;
+    for (Operation *op : ops) {
+      SmallVector<TensorInfo> operands;
+      for (Value v : op->getOperands()) {
+        operands.push_back(info(v));
+        Operation *def = v.getDefiningOp();
+        bool internal = def && def->getParentOp() == region.getOperation();
+        if (!internal && !llvm::is_contained(externals, v)) {
+          externals.push_back(v);
+          externalInfos.push_back(info(v));
+        }
+      }
+      auto result = resultInfo(op, operands);
+      if (failed(result)) return failure();
+      result->buffer = ~0u; // no buffer: the value lives in registers
+      infos[op->getResult(0)] = *result;
+    }
+    TensorInfo &last = infos[ops.back()->getResult(0)];
+    last.buffer = ctx.newTransient(bytesOf(last));
+    std::string name = dispatchName(ops.front()) + " + " + std::to_string(ops.size() - 1) + " fused";
+    return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
+  }
+
+  LogicalResult emitKernels(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
     if (isa<ShapeOp, ScaledSizesOp>(op)) return emitShapeOf(ctx, op, operands, result);
     if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
     if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
@@ -578,10 +637,17 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
       }
       continue;
     }
-    if (op.getDialect() && op.getDialect()->getNamespace() == "v4f") {
+    if (auto region = dyn_cast<DispatchOp>(op)) {
+      if (failed(pb.emitRegion(region))) return failure();
+      continue;
+    }
+    if (isBufferView(&op)) {
       if (failed(pb.emitOp(&op))) return failure();
       continue;
     }
+    if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
+      return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
+                            "generation)");
     return op.emitOpError("is not supported by the CPU backend");
   }
 

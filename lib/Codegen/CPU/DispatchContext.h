@@ -54,6 +54,13 @@ private:
 // Emitters, one per op family; each appends dispatches writing `result`.
 mlir::LogicalResult emitElementwise(DispatchContext &ctx, mlir::Operation *op,
                                     llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// One kernel computing a chain of elementwise ops (a fused dispatch region)
+/// element by element: `externals` are the values the chain reads from
+/// outside (with their infos), `result` the chain's last value.
+mlir::LogicalResult emitElementwiseChain(DispatchContext &ctx, llvm::ArrayRef<mlir::Operation *> ops,
+                                         llvm::ArrayRef<mlir::Value> externals,
+                                         llvm::ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
+                                         const std::string &name);
 mlir::LogicalResult emitTranspose(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConcat(DispatchContext &ctx, mlir::Operation *op,

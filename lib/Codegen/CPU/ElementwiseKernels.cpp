@@ -187,6 +187,42 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
   return success();
 }
 
+LogicalResult emitElementwiseChain(DispatchContext &ctx, ArrayRef<Operation *> ops, ArrayRef<Value> externals,
+                                   ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
+                                   const std::string &name) {
+  size_t rank = result.dims.size();
+  std::vector<MapOperand> inputs;
+  for (const auto &in : externalInfos) {
+    std::vector<Reg> dims = in.dims;
+    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {},
+                      in.elementType});
+  }
+  std::vector<Reg> outDims = result.dims;
+  MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  emitStridedMap(ctx, name, result.dims, result.elementType, out, inputs, [&](KernelBuilder &kb, ArrayRef<Value> v) {
+    // Every op of the chain evaluated on this element's scalars, in order.
+    DenseMap<Value, Value> scalar;
+    for (auto [ext, val] : llvm::zip(externals, v)) scalar[ext] = val;
+    for (Operation *op : ops) {
+      SmallVector<Value> args;
+      for (Value operand : op->getOperands()) args.push_back(scalar.lookup(operand));
+      Value r;
+      if (auto generic = dyn_cast<ElementwiseOp>(op)) {
+        Block &body = generic.getBody().front();
+        IRMapping mapping;
+        for (auto [arg, val] : llvm::zip(body.getArguments(), args)) mapping.map(arg, val);
+        for (Operation &inner : body.without_terminator()) kb.b.clone(inner, mapping);
+        r = mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+      } else {
+        r = args.size() == 1 ? unaryBody(kb, op, args[0]) : binaryBody(kb, op, args[0], args[1]);
+      }
+      scalar[op->getResult(0)] = r;
+    }
+    return scalar.lookup(ops.back()->getResult(0));
+  });
+  return success();
+}
+
 LogicalResult emitTranspose(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                             const TensorInfo &result) {
   auto perm = llvm::to_vector(cast<TransposeOp>(op).getPerm());

@@ -43,16 +43,4 @@ void registerCPULowerToLLVMPipeline() {
                              buildCPULowerToLLVMPipeline);
 }
 
-LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, bool printIRAfterAll) {
-  PassManager pm(kernels.getContext());
-  if (printIRAfterAll) {
-    kernels.getContext()->disableMultithreading();
-    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
-                        [](Pass *, Operation *) { return true; }, /*printModuleScope=*/true,
-                        /*printAfterOnlyOnChange=*/true);
-  }
-  buildCPULowerToLLVMPipeline(pm);
-  return pm.run(kernels);
-}
-
 } // namespace v4f

@@ -21,6 +21,14 @@ bool compileKernelsToObject(ModuleOp kernels, const CPUTarget &target, std::vect
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   kernels.getContext()->appendDialectRegistry(registry);
+  // v4f's own attributes (target, plan summary, dispatch names) are for
+  // readers of the IR; LLVM translation does not know them.
+  auto stripV4F = [](Operation *op) {
+    for (NamedAttribute a : llvm::to_vector(op->getDiscardableAttrs()))
+      if (a.getName().strref().starts_with("v4f.")) op->removeDiscardableAttr(a.getName());
+  };
+  stripV4F(kernels);
+  for (Operation &op : *kernels.getBody()) stripV4F(&op);
   llvm::LLVMContext llvmContext;
   auto module = translateModuleToLLVMIR(kernels, llvmContext, "v4f_kernels");
   if (!module) {

@@ -35,6 +35,11 @@ mlir::Type bodyScalarType(mlir::Type t);
 /// -> i8, [u]int4/[u]int2 -> i8 holding the sign- or zero-extended value);
 /// only conversions (Cast, QuantizeLinear, ...) and data movement act on them.
 bool isStorageOnlyType(mlir::Type t);
+/// Dispatch formation: ops computed element by element that may share a
+/// fused kernel with their producer, and ops that only alias a buffer
+/// (no kernel; they stay outside v4f.dispatch regions).
+bool isFusibleElementwise(mlir::Operation *op);
+bool isBufferView(mlir::Operation *op);
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);

@@ -725,6 +725,50 @@ def V4F_GatherOp : V4F_Op<"gather", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Dispatch regions
+//===----------------------------------------------------------------------===//
+
+def V4F_DispatchOp : V4F_Op<"dispatch", [
+    SingleBlockImplicitTerminator<"DispatchReturnOp">, RecursiveMemoryEffects]> {
+  let summary = "a unit of work that becomes one or more kernels of one executable";
+  let description = [{
+    Formed by `v4f-form-dispatch-regions`: the body holds a root op (conv,
+    matmul, a reduction, an elementwise op ...) together with the ops fused
+    into it, and `v4f.dispatch_return` yields the values used outside. The
+    region is not isolated: it reads values defined above (tensors and
+    constants), so fusion decisions are plain IR moves. Codegen lowers each
+    region to kernels of the target chosen for it; values that do not leave
+    the region never get a buffer of their own once the region is fused into
+    one kernel.
+
+    ```mlir
+    %y = v4f.dispatch -> tensor<1x64x56x56xf32> {
+      %c = v4f.conv %x, %w bias(%b) {...} : (...) -> tensor<1x64x56x56xf32>
+      v4f.dispatch_return %c : tensor<1x64x56x56xf32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` type($results)^)? attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ops of the region, terminator excluded.
+    auto getBodyOps() { return getBody().front().without_terminator(); }
+    /// The op the region was formed around (its first op with a kernel).
+    ::mlir::Operation *getRoot();
+  }];
+}
+
+def V4F_DispatchReturnOp : V4F_Op<"dispatch_return", [Pure, Terminator,
+    HasParent<"DispatchOp">]> {
+  let summary = "values a v4f.dispatch region yields";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Generic elementwise
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,64 @@
+//===- GenerateKernels.cpp - v4f-cpu-generate-kernels ---------------------===//
+//
+// The pass form of kernel generation (buildExecutablePlan): the graph module
+// becomes the kernel module, the plan goes to the pipeline's sink. Running it
+// from v4f-opt shows the generated kernels of any small graph.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+namespace v4f {
+#define GEN_PASS_DEF_GENERATECPUKERNELS
+#include "v4f/Codegen/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsPass> {
+  explicit GenerateCPUKernelsPass(GeneratedKernels *sink) : sink(sink) {}
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
+    GeneratedKernels local;
+    GeneratedKernels &out = sink ? *sink : local;
+    if (failed(buildExecutablePlan(module, *kernels, out.plan, out.constants))) return signalPassFailure();
+
+    // Which dispatches run each kernel, for the reader of the IR.
+    const PlanExecutable &exe = out.plan.executables.front();
+    std::map<uint32_t, SmallVector<Attribute>> users;
+    OpBuilder b(&getContext());
+    for (const PlanDispatch &d : out.plan.dispatches) users[d.entryPoint].push_back(b.getStringAttr(d.name));
+    for (auto &[entry, names] : users)
+      if (auto fn = kernels->lookupSymbol<func::FuncOp>(exe.entryPoints[entry]))
+        fn->setAttr("v4f.dispatches", b.getArrayAttr(names));
+
+    // The graph is replaced by the kernels.
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody())) op.erase();
+    for (Operation &op : llvm::make_early_inc_range(*kernels->getBody())) op.moveBefore(module.getBody(), module.getBody()->end());
+    module->setAttr("v4f.plan", b.getDictionaryAttr({
+        b.getNamedAttr("dispatches", b.getI64IntegerAttr(out.plan.dispatches.size())),
+        b.getNamedAttr("kernels", b.getI64IntegerAttr(exe.entryPoints.size())),
+        b.getNamedAttr("buffers", b.getI64IntegerAttr(out.plan.buffers.size())),
+        b.getNamedAttr("shape_registers", b.getI64IntegerAttr(out.plan.shapeProgram.size())),
+        b.getNamedAttr("constant_bytes", b.getI64IntegerAttr(out.constants.size()))}));
+  }
+
+  GeneratedKernels *sink;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createGenerateCPUKernelsPass(GeneratedKernels *sink) {
+  return std::make_unique<GenerateCPUKernelsPass>(sink);
+}
+
+} // namespace v4f

@@ -1,0 +1,20 @@
+// RUN: not v4f-opt %s -split-input-file --v4f-cpu-generate-kernels 2>&1 | FileCheck %s
+
+// Kernel generation refuses work outside dispatch regions and GEMM roots
+// without a strategy, naming the pass that was skipped.
+// CHECK: 'v4f.relu' op is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel generation)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = v4f.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: 'v4f.matmul' op has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = v4f.dispatch -> tensor<4x4xf32> {
+    %1 = v4f.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+    v4f.dispatch_return %1 : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
+}

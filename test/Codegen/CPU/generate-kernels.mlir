@@ -1,0 +1,189 @@
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-cpu-generate-kernels)" | FileCheck %s
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=V4
+
+// Kernel generation for every dispatch kind: each graph below becomes a
+// module of kernels (ABI v2: one dispatch-state pointer), each kernel named
+// with the dispatches that run it, and a plan summary. The GEMM kinds show
+// the strategy reaching the kernels: 8-lane FMAs for x86-64-v3, 16-lane for
+// x86-64-v4. A fused elementwise region is one kernel.
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64, kernels = 1 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["add"]}
+func.func @main(%a: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %0 = v4f.add %a, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64, kernels = 1 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["mul + 2 fused"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: math.tanh
+func.func @main(%a: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %0 = v4f.mul %a, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %1 = v4f.add %0, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %2 = v4f.tanh %1 : tensor<2x8xf32>
+  return %2 : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64, kernels = 1 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["elementwise"]}
+// CHECK: arith.divui
+func.func @main(%a: tensor<2x3xui8>, %b: tensor<3xui8>) -> tensor<2x3xui8> {
+  %0 = v4f.elementwise %a, %b : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8> {
+  ^bb0(%x: i8, %y: i8):
+    %q = arith.divui %x, %y : i8
+    v4f.yield %q : i8
+  }
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64, kernels = 1 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["matmul"]}
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// V4: vector.fma {{.*}} : vector<16xf32>
+func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %0 = v4f.matmul %a, %b : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 432 : i64, dispatches = 2 : i64, kernels = 2 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv im2col"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]}
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// V4: vector.fma {{.*}} : vector<16xf32>
+func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
+  %w = arith.constant dense<1.0> : tensor<4x3x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, activation = "relu"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 2 : i64, kernels = 2 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["max_pool"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["avg_pool"]}
+func.func @main(%x: tensor<1x4x7x7xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>) {
+  %0 = v4f.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
+  %1 = v4f.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x3x3xf32>
+  return %0, %1 : tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 0 : i64, dispatches = 3 : i64, kernels = 3 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["reduce_mean"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["softmax"]}
+// CHECK: math.exp
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["layer_norm"]}
+func.func @main(%x: tensor<1x4x7x7xf32>, %s7: tensor<7xf32>) -> (tensor<1x4x1x1xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>) {
+  %0 = v4f.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>
+  %1 = v4f.softmax %x {axis = 3 : i64} : tensor<1x4x7x7xf32>
+  %2 = v4f.layer_norm %x, %s7 {axis = 3 : i64, epsilon = 1.0e-5 : f32} : (tensor<1x4x7x7xf32>, tensor<7xf32>) -> tensor<1x4x7x7xf32>
+  return %0, %1, %2 : tensor<1x4x1x1xf32>, tensor<1x4x7x7xf32>, tensor<1x4x7x7xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 0 : i64, dispatches = 2 : i64, kernels = 2 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["reduce"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["arg_reduce"]}
+func.func @main(%x: tensor<?x4xf32>, %a: tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?xi64>) {
+  %0 = v4f.reduce %x axes(%a) {kind = "l2", axes = array<i64>, keepdims = true} : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  %1 = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = true} : (tensor<?x4xf32>) -> tensor<?xi64>
+  return %0, %1 : tensor<?x?xf32>, tensor<?xi64>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 0 : i64, dispatches = 4 : i64, kernels = 4 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["transpose"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["concat"]}
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["concat"]}
+// CHECK: func.func @v4f_kernel_3(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["gather"]}
+func.func @main(%x: tensor<?x4x2xf32>, %t: tensor<100x8xf32>, %ids: tensor<2x3xi64>) -> (tensor<2x?x4xf32>, tensor<?x4x4xf32>, tensor<2x3x8xf32>) {
+  %1 = v4f.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<?x4x2xf32>) -> tensor<2x?x4xf32>
+  %2 = v4f.concat %x, %x {axis = 2 : i64} : (tensor<?x4x2xf32>, tensor<?x4x2xf32>) -> tensor<?x4x4xf32>
+  %3 = v4f.gather %t, %ids {axis = 0 : i64} : (tensor<100x8xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
+  return %1, %2, %3 : tensor<2x?x4xf32>, tensor<?x4x4xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 0 : i64, dispatches = 3 : i64, kernels = 3 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["expand"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["slice"]}
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["shape"]}
+func.func @main(%x: tensor<?x4xf32>, %s: tensor<2xi64>, %a: tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?x4xf32>, tensor<2xi64>) {
+  %1 = v4f.expand %x, %s : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %3 = v4f.slice %x, %a, %a axes(%a) : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+  %4 = v4f.shape %x {start = 0 : i64, end = 2 : i64} : (tensor<?x4xf32>) -> tensor<2xi64>
+  return %1, %3, %4 : tensor<?x?xf32>, tensor<?x4xf32>, tensor<2xi64>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 12 : i64, constant_bytes = 0 : i64, dispatches = 7 : i64, kernels = 7 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["split part 0"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["split part 1"]}
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["fill"]}
+// CHECK: func.func @v4f_kernel_3(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["pad"]}
+// CHECK: func.func @v4f_kernel_4(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["gather_elements"]}
+// CHECK: func.func @v4f_kernel_5(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["trilu"]}
+// CHECK: func.func @v4f_kernel_6(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["range"]}
+func.func @main(%x: tensor<6x4xf32>, %s: tensor<2xi64>, %p: tensor<4xi64>, %i: tensor<6x2xi64>, %n: tensor<i64>) -> (tensor<2x4xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<6x2xf32>, tensor<6x4xf32>, tensor<?xi64>) {
+  %a, %b = v4f.split %x {axis = 0 : i64, sizes = array<i64: 2, 4>} : (tensor<6x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32>)
+  %f = v4f.fill %s {value = 1.0 : f32} : (tensor<2xi64>) -> tensor<?x?xf32>
+  %q = v4f.pad %x, %p {mode = "reflect"} : (tensor<6x4xf32>, tensor<4xi64>) -> tensor<?x?xf32>
+  %g = v4f.gather_elements %x, %i {axis = 1 : i64} : (tensor<6x4xf32>, tensor<6x2xi64>) -> tensor<6x2xf32>
+  %t = v4f.trilu %x k(%n) {upper = false} : (tensor<6x4xf32>, tensor<i64>) -> tensor<6x4xf32>
+  %r = v4f.range %n, %n, %n : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return %a, %b, %f, %q, %g, %t, %r : tensor<2x4xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<6x2xf32>, tensor<6x4xf32>, tensor<?xi64>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 3 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64, kernels = 1 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["cumsum"]}
+func.func @main(%x: tensor<2x3xf32>, %a: tensor<i64>) -> tensor<2x3xf32> {
+  %0 = v4f.cumsum %x, %a {exclusive = true, reverse = false} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 10 : i64, constant_bytes = 0 : i64, dispatches = 6 : i64, kernels = 5 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["scatter_elements (copy)", "scatter_nd (copy)"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["scatter_elements"]}
+// CHECK: func.func @v4f_kernel_3(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["scatter_nd"]}
+// CHECK: func.func @v4f_kernel_4(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["gather_nd"]}
+// CHECK: func.func @v4f_kernel_5(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["top_k"]}
+func.func @main(%d: tensor<4x4xf32>, %ie: tensor<2x4xi64>, %ue: tensor<2x4xf32>, %in: tensor<2x1xi64>, %k: tensor<1xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x?xf32>, tensor<4x?xi64>) {
+  %0 = v4f.scatter_elements %d, %ie, %ue {axis = 0 : i64, reduction = "add"} : (tensor<4x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  %1 = v4f.scatter_nd %d, %in, %ue {reduction = "max"} : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  %2 = v4f.gather_nd %d, %in {batch_dims = 0 : i64} : (tensor<4x4xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  %v, %i = v4f.top_k %d, %k {axis = 1 : i64, largest = false} : (tensor<4x4xf32>, tensor<1xi64>) -> (tensor<4x?xf32>, tensor<4x?xi64>)
+  return %0, %1, %2, %v, %i : tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>, tensor<4x?xf32>, tensor<4x?xi64>
+}
+
+// -----
+
+// CHECK: module attributes {v4f.plan = {buffers = 15 : i64, constant_bytes = 0 : i64, dispatches = 4 : i64, kernels = 4 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["unique"]}
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["non_max_suppression"]}
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["nonzero count"]}
+// CHECK: func.func @v4f_kernel_3(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["nonzero"]}
+func.func @main(%x: tensor<6xf32>, %boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %t: tensor<1xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<?x3xi64>, tensor<3x?xi64>) {
+  %y, %i, %inv, %n = v4f.unique %x {sorted = true} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+  %s = v4f.non_max_suppression %boxes, %scores, %max, %t, %t {center_point_box = true} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+  %z = v4f.nonzero %scores : (tensor<1x2x6xf32>) -> tensor<3x?xi64>
+  return %y, %i, %inv, %n, %s, %z : tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<?x3xi64>, tensor<3x?xi64>
+}
