@@ -187,122 +187,23 @@ struct PlanBuilder {
   }
 
   /// Dims of `op`'s result as registers: static dims are constants, dynamic
-  /// ones follow the op's shape rule.
+  /// ones follow the op's shape rule (ShapeRuleOpInterface, in the dialect).
   FailureOr<std::vector<Reg>> resultDims(Operation *op) {
     auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-    int64_t rank = type.getRank();
-    std::vector<Reg> dims(rank);
-    auto in = [&](unsigned i) -> const std::vector<Reg> & { return info(op->getOperand(i)).dims; };
-    for (int64_t d = 0; d < rank; ++d) {
-      if (!type.isDynamicDim(d)) {
-        dims[d] = sp().constant(type.getDimSize(d));
-        continue;
-      }
-      Reg r;
-      if (isa<AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(op)) {
-        // Broadcast: the max over the inputs that have this dim (a valid
-        // broadcast pairs N only with N or 1).
-        std::optional<Reg> acc;
-        for (Value v : op->getOperands()) {
-          const auto &dimsOf = info(v).dims;
-          int64_t i = d - (rank - (int64_t)dimsOf.size());
-          if (i < 0) continue;
-          acc = acc ? sp().max(*acc, dimsOf[i]) : dimsOf[i];
-        }
-        r = *acc;
-      } else if (isa<ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
-                     LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(op)) {
-        r = in(0)[d];
-      } else if (auto gn = dyn_cast<GatherNDOp>(op)) {
-        // indices.shape[:-1] + data.shape[batch_dims + q:]
-        int64_t lead = (int64_t)in(1).size() - 1;
-        int64_t q = gn.getIndices().getType().getShape().back();
-        r = d < lead ? in(1)[d] : in(0)[gn.getBatchDims() + q + (d - lead)];
-      } else if (isa<GatherElementsOp>(op)) {
-        r = in(1)[d];
-      } else if (auto conv = dyn_cast<ConvOp>(op)) {
-        if (d == 0) r = in(0)[0];
-        else {
-          int i = d - 2;
-          int64_t k = conv.getWeight().getType().getDimSize(d);
-          auto s = conv.getStrides(), dl = conv.getDilations(), p = conv.getPads();
-          Reg span = sp().add(in(0)[d], sp().constant(p[i] + p[2 + i] - dl[i] * (k - 1) - 1));
-          r = sp().add(sp().floorDiv(span, sp().constant(s[i])), sp().constant(1));
-        }
-      } else if (isa<MaxPoolOp, AvgPoolOp>(op)) {
-        ArrayRef<int64_t> k, s, dl, p;
-        bool ceil;
-        if (auto m = dyn_cast<MaxPoolOp>(op)) {
-          k = m.getKernelShape(); s = m.getStrides(); dl = m.getDilations(); p = m.getPads(); ceil = m.getCeilMode();
-        } else {
-          auto a = cast<AvgPoolOp>(op);
-          k = a.getKernelShape(); s = a.getStrides(); dl = a.getDilations(); p = a.getPads(); ceil = a.getCeilMode();
-        }
-        if (d < 2) r = in(0)[d];
-        else {
-          int i = d - 2;
-          Reg span = sp().add(in(0)[d], sp().constant(p[i] + p[2 + i] - dl[i] * (k[i] - 1) - 1));
-          Reg stride = sp().constant(s[i]);
-          if (ceil) {
-            r = sp().add(sp().ceilDiv(span, stride), sp().constant(1));
-            r = sp().min(r, sp().ceilDiv(sp().add(in(0)[d], sp().constant(p[i])), stride));
-          } else {
-            r = sp().add(sp().floorDiv(span, stride), sp().constant(1));
-          }
-        }
-      } else if (isa<MatMulOp>(op)) {
-        const auto &a = in(0), &b = in(1);
-        if (d == rank - 2) r = a[a.size() - 2];
-        else if (d == rank - 1) r = b[b.size() - 1];
-        else {
-          int64_t ia = d - (rank - a.size()), ib = d - (rank - b.size());
-          if (ia >= 0 && ib >= 0) r = sp().max(a[ia], b[ib]);
-          else r = ia >= 0 ? a[ia] : b[ib];
-        }
-      } else if (auto red = dyn_cast<ReduceMeanOp>(op)) {
-        auto axes = red.getAxes();
-        int64_t src = 0, out = 0;
-        for (; src < (int64_t)in(0).size(); ++src) {
-          bool reduced = llvm::is_contained(axes, src);
-          if (reduced && !red.getKeepdims()) continue;
-          if (out == d) break;
-          ++out;
-        }
-        r = in(0)[src];
-      } else if (auto ar = dyn_cast<ArgReduceOp>(op)) {
-        int64_t src = d;
-        if (!ar.getKeepdims() && d >= ar.getAxis()) src = d + 1;
-        r = in(0)[src];
-      } else if (auto tr = dyn_cast<TransposeOp>(op)) {
-        r = in(0)[tr.getPerm()[d]];
-      } else if (auto cat = dyn_cast<ConcatOp>(op)) {
-        if (d == cat.getAxis()) {
-          r = sp().constant(0);
-          for (Value v : cat.getInputs()) r = sp().add(r, info(v).dims[d]);
-        } else {
-          r = in(0)[d];
-        }
-      } else if (auto g = dyn_cast<GatherOp>(op)) {
-        int64_t axis = g.getAxis(), idsRank = in(1).size();
-        if (d < axis) r = in(0)[d];
-        else if (d < axis + idsRank) r = in(1)[d - axis];
-        else r = in(0)[d - idsRank + 1];
-      } else if (auto rs = dyn_cast<ReshapeOp>(op)) {
-        int64_t src = rs.getDimSources()[d];
-        if (src >= 0) r = in(0)[src];
-        else {
-          Reg others = sp().constant(1);
-          for (int64_t j = 0; j < rank; ++j)
-            if (j != d)
-              others = sp().mul(others, type.isDynamicDim(j) ? in(0)[rs.getDimSources()[j]]
-                                                              : sp().constant(type.getDimSize(j)));
-          r = sp().floorDiv(ctx.numel(info(op->getOperand(0))), others);
-        }
-      } else {
-        return op->emitOpError("has no shape rule for dynamic dims in the CPU backend");
-      }
-      dims[d] = r;
-    }
+    std::vector<Reg> dims;
+    for (int64_t d : type.getShape()) dims.push_back(sp().constant(d == ShapedType::kDynamic ? 0 : d));
+    if (type.hasStaticShape()) return dims;
+    auto rule = dyn_cast<ShapeRuleOpInterface>(op);
+    if (!rule) return op->emitOpError("has no shape rule for dynamic dims in the CPU backend");
+    SmallVector<SmallVector<Reg>> operandDims;
+    for (Value v : op->getOperands()) operandDims.emplace_back(info(v).dims.begin(), info(v).dims.end());
+    SmallVector<Reg> ruleDims;
+    if (failed(rule.reifyResultDims(sp(), operandDims, ruleDims))) return failure();
+    if ((int64_t)ruleDims.size() != type.getRank())
+      return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank()
+                                                 << " result";
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d)) dims[d] = ruleDims[d];
     return dims;
   }
 

@@ -9,6 +9,7 @@
 #ifndef V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
 #define V4F_LIB_CODEGEN_CPU_SHAPEPROGRAM_H
 
+#include "v4f/Dialect/V4F/IR/DimBuilder.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
 #include <map>
@@ -17,9 +18,10 @@
 
 namespace v4f {
 
-class ShapeProgramBuilder {
+/// Implements DimBuilder so the dialect's shape rules build registers directly.
+class ShapeProgramBuilder : public DimBuilder {
 public:
-  Reg constant(int64_t v) {
+  Reg constant(int64_t v) override {
     auto it = constants.find(v);
     if (it != constants.end()) return it->second;
     Reg r = append({ShapeOpKind::Const, 0, 0, v});
@@ -54,13 +56,13 @@ public:
     if (instrs[r].op == ShapeOpKind::Const) return instrs[r].imm;
     return std::nullopt;
   }
-  Reg add(Reg a, Reg b) { return binary(ShapeOpKind::Add, a, b); }
-  Reg sub(Reg a, Reg b) { return binary(ShapeOpKind::Sub, a, b); }
-  Reg mul(Reg a, Reg b) { return binary(ShapeOpKind::Mul, a, b); }
-  Reg floorDiv(Reg a, Reg b) { return binary(ShapeOpKind::FloorDiv, a, b); }
-  Reg ceilDiv(Reg a, Reg b) { return binary(ShapeOpKind::CeilDiv, a, b); }
-  Reg max(Reg a, Reg b) { return binary(ShapeOpKind::Max, a, b); }
-  Reg min(Reg a, Reg b) { return binary(ShapeOpKind::Min, a, b); }
+  Reg add(Reg a, Reg b) override { return binary(ShapeOpKind::Add, a, b); }
+  Reg sub(Reg a, Reg b) override { return binary(ShapeOpKind::Sub, a, b); }
+  Reg mul(Reg a, Reg b) override { return binary(ShapeOpKind::Mul, a, b); }
+  Reg floorDiv(Reg a, Reg b) override { return binary(ShapeOpKind::FloorDiv, a, b); }
+  Reg ceilDiv(Reg a, Reg b) override { return binary(ShapeOpKind::CeilDiv, a, b); }
+  Reg max(Reg a, Reg b) override { return binary(ShapeOpKind::Max, a, b); }
+  Reg min(Reg a, Reg b) override { return binary(ShapeOpKind::Min, a, b); }
   Reg product(const std::vector<Reg> &regs, size_t begin, size_t end) {
     Reg p = constant(1);
     for (size_t i = begin; i < end; ++i) p = mul(p, regs[i]);

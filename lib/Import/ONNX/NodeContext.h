@@ -124,6 +124,9 @@ std::optional<mlir::DenseElementsAttr> foldElementwise(mlir::Value v);
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers the shape/indexing importers (ShapeOps.cpp).
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers Tile, CenterCropPad, OneHot, ReverseSequence, NonZero, Compress
+/// (ShapePatternOps.cpp); called by addShapeImporters.
+void addShapePatternImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (LossOps.cpp).
 void addLossImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Mean, deviation (x - mean) and variance of input 0 over `axes` (kept as

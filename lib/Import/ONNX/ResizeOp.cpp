@@ -148,12 +148,39 @@ Value clampIndex(OpBuilder &b, Location l, Value i, int64_t size) {
   return b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, i, lo), hi);
 }
 
-LogicalResult importResize(NodeContext &c) {
+/// What Resize's attributes and inputs ask for, validated.
+struct ResizeSpec {
+  ResizeAttrs a;
+  std::string policy;
+  SmallVector<int64_t> axes;
+  bool useSizes = false, useScales = false, tfCrop = false;
+};
+
+/// The per-axis quantities: output size O (i64 [1]) and the scale (f32
+/// [1]) or the exact ratio num/den (i64 [1] each).
+struct ResizeAxes {
+  SmallVector<Value> outSize, scale, num, den;
+};
+
+Value constI64(NodeContext &c, ArrayRef<int64_t> shape, ArrayRef<int64_t> v) {
+  return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get(shape, c.b.getI64Type()), v));
+}
+/// t[i] as a [1] tensor.
+Value element(NodeContext &c, Value t, int64_t i) {
+  return c.b.create<GatherOp>(c.loc, t, constI64(c, {1}, {i}), c.b.getI64IntegerAttr(0));
+}
+FailureOr<Value> intOp(NodeContext &c, ArrayRef<Value> ins,
+                       const std::function<Value(OpBuilder &, Location, ArrayRef<Value>)> &fn) {
+  return buildElementwise(c, ins, c.b.getI64Type(), fn);
+}
+
+LogicalResult parseResize(NodeContext &c, ResizeSpec &spec) {
   auto in = c.inputType(0);
   if (!in.getElementType().isF32()) return c.fail("input must be float32 (other element types are not supported yet)");
   if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   if (c.opset < 11) return c.fail("Resize before opset 11 is not supported");
-  ResizeAttrs a{c.attrs.getString("mode", "nearest"),
+  ResizeAttrs &a = spec.a;
+  a = ResizeAttrs{c.attrs.getString("mode", "nearest"),
                 c.attrs.getString("coordinate_transformation_mode", "half_pixel"),
                 c.attrs.getString("nearest_mode", "round_prefer_floor"),
                 c.attrs.getFloat("cubic_coeff_a", -0.75f),
@@ -166,12 +193,13 @@ LogicalResult importResize(NodeContext &c) {
   static const char *nearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   if (!llvm::is_contained(nearestModes, a.nearestMode)) return c.fail("unknown nearest_mode '" + a.nearestMode + "'");
   if (c.attrs.getInt("antialias", 0) != 0) return c.fail("antialias=1 is not supported yet");
-  std::string policy = c.attrs.getString("keep_aspect_ratio_policy", "stretch");
+  std::string &policy = spec.policy;
+  policy = c.attrs.getString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     return c.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
 
   int64_t rank = in.getRank();
-  SmallVector<int64_t> axes;
+  SmallVector<int64_t> &axes = spec.axes;
   if (c.attrs.has("axes")) {
     for (int64_t ax : c.attrs.getInts("axes")) {
       if (ax < -rank || ax >= rank) return c.fail("axis out of range");
@@ -182,7 +210,7 @@ LogicalResult importResize(NodeContext &c) {
   }
   int64_t n = axes.size();
   auto nonEmpty = [&](size_t i) { return c.hasInput(i) && c.inputType(i).getNumElements() != 0; };
-  bool useSizes = nonEmpty(3), useScales = nonEmpty(2);
+  bool useSizes = spec.useSizes = nonEmpty(3), useScales = spec.useScales = nonEmpty(2);
   if (useSizes == useScales) return c.fail("exactly one of scales and sizes must be given");
   size_t given = useSizes ? 3 : 2;
   auto gt = c.inputType(given);
@@ -190,7 +218,7 @@ LogicalResult importResize(NodeContext &c) {
     return c.fail(std::string(useSizes ? "sizes" : "scales") + " must have one entry per resized axis");
   if (useSizes && !gt.getElementType().isInteger(64)) return c.fail("sizes must be int64");
   if (useScales && !gt.getElementType().isF32()) return c.fail("scales must be float32");
-  bool tfCrop = a.ctm == "tf_crop_and_resize";
+  bool tfCrop = spec.tfCrop = a.ctm == "tf_crop_and_resize";
   if (tfCrop) {
     if (!nonEmpty(1)) return c.fail("tf_crop_and_resize needs roi");
     if (c.inputType(1).getRank() != 1 || c.inputType(1).getDimSize(0) != 2 * n)
@@ -198,31 +226,38 @@ LogicalResult importResize(NodeContext &c) {
     if (!c.inputType(1).getElementType().isF32()) return c.fail("roi must be float32");
   }
 
-  auto i64 = c.b.getI64Type();
-  auto constI64 = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> v) -> Value {
-    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get(shape, i64), v));
-  };
-  auto element = [&](Value t, int64_t i) -> Value { // t[i] as a [1] tensor
-    return c.b.create<GatherOp>(c.loc, t, constI64({1}, {i}), c.b.getI64IntegerAttr(0));
-  };
-  auto intOp = [&](ArrayRef<Value> ins, const std::function<Value(OpBuilder &, Location, ArrayRef<Value>)> &fn) {
-    return buildElementwise(c, ins, i64, fn);
-  };
+  return success();
+}
 
+/// Output sizes from scales (a ScaledSizes op) or sizes (with
+/// keep_aspect_ratio_policy), and the scales or ratios the taps use.
+LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r) {
+  auto in = c.inputType(0);
+  const ResizeAttrs &a = spec.a;
+  const std::string &policy = spec.policy;
+  ArrayRef<int64_t> axes = spec.axes;
+  bool useScales = spec.useScales;
+  int64_t n = axes.size();
+  auto i64 = c.b.getI64Type();
+  (void)a;
   // Per axis: output size O (i64 [1]) and the scale (f32 [1], or num/den).
-  SmallVector<Value> outSize(n), scale(n), num(n), den(n);
+  SmallVector<Value> &outSize = r.outSize, &scale = r.scale, &num = r.num, &den = r.den;
+  outSize.resize(n);
+  scale.resize(n);
+  num.resize(n);
+  den.resize(n);
   if (useScales) {
     Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0), c.input(2),
                                             c.b.getDenseI64ArrayAttr(axes));
     for (int64_t i = 0; i < n; ++i) {
-      outSize[i] = element(sizes, i);
-      scale[i] = element(c.input(2), i);
+      outSize[i] = element(c, sizes, i);
+      scale[i] = element(c, c.input(2), i);
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
-      outSize[i] = element(c.input(3), i);
+      outSize[i] = element(c, c.input(3), i);
       num[i] = outSize[i];
-      den[i] = constI64({1}, {in.getDimSize(axes[i])});
+      den[i] = constI64(c, {1}, {in.getDimSize(axes[i])});
     }
     if (policy != "stretch") {
       // One scale for all axes: the smallest (not_larger) or largest ratio
@@ -230,7 +265,7 @@ LogicalResult importResize(NodeContext &c) {
       Value bn = num[0], bd = den[0];
       for (int64_t i = 1; i < n; ++i) {
         auto pick = [&](bool wantNum) {
-          return intOp({num[i], den[i], bn, bd}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+          return intOp(c, {num[i], den[i], bn, bd}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
             Value lhs = b.create<arith::MulIOp>(l, v[0], v[3]), rhs = b.create<arith::MulIOp>(l, v[2], v[1]);
             auto pred = policy == "not_larger" ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sgt;
             Value better = b.create<arith::CmpIOp>(l, pred, lhs, rhs);
@@ -245,7 +280,7 @@ LogicalResult importResize(NodeContext &c) {
       for (int64_t i = 0; i < n; ++i) {
         // round_half_up(num / den * I) = floor((2 * num * I + den) / (2 * den))
         int64_t I = in.getDimSize(axes[i]);
-        auto o = intOp({bn, bd}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+        auto o = intOp(c, {bn, bd}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           Value two = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(2));
           Value top = b.create<arith::AddIOp>(
               l, b.create<arith::MulIOp>(l, b.create<arith::MulIOp>(l, two, v[0]),
@@ -260,81 +295,102 @@ LogicalResult importResize(NodeContext &c) {
     }
   }
 
-  Value x = c.input(0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t axis = axes[i], I = in.getDimSize(axis);
-    AxisInputs ax{I, useSizes, tfCrop};
-    Value zero = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), int64_t(0)));
-    Value one = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), int64_t(1)));
-    Value limit = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, i64), outSize[i], Value(),
-                                        c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(false));
-    Value o = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), zero, limit, one);
-    SmallVector<Value> ins = {o, outSize[i]};
-    if (useSizes) ins.append({num[i], den[i]});
-    else ins.push_back(scale[i]);
-    if (tfCrop) ins.append({element(c.input(1), i), element(c.input(1), n + i)});
+  return success();
+}
 
-    int64_t taps_ = tapCount(a);
-    // Weights shaped [O, 1, ..., 1] to broadcast along `axis`.
-    SmallVector<int64_t> wShape(rank - axis, 1), wSources(rank - axis, -1);
-    wShape[0] = kDyn;
-    wSources[0] = 0;
-    auto asColumn = [&](Value v) -> Value {
-      return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(wShape, llvm::cast<RankedTensorType>(v.getType()).getElementType()),
-                                   v, Value(), c.b.getDenseI64ArrayAttr(wSources), c.b.getBoolAttr(false));
-    };
-    SmallVector<Value> sumIns;
-    if (a.mode == "nearest") {
-      // The tap with coefficient 1.
-      auto idx = intOp(ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
-        Scalar s{b, l};
-        auto [start, w] = taps(s, a, ax, args);
-        Value second = s.cmp(arith::CmpFPredicate::OGT, w[1], s.f(0.5));
-        Value at = b.create<arith::AddIOp>(l, start, b.create<arith::ExtUIOp>(l, b.getI64Type(), second));
-        return clampIndex(b, l, at, I);
-      });
-      if (failed(idx)) return failure();
-      sumIns.push_back(c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(axis)));
-    } else {
-      for (int64_t k = 0; k < taps_; ++k) {
-        auto idx = intOp(ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
-          Scalar s{b, l};
-          Value start = taps(s, a, ax, args).first;
-          return clampIndex(b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), I);
-        });
-        auto w = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
-          Scalar s{b, l};
-          return b.create<arith::TruncFOp>(l, b.getF32Type(), taps(s, a, ax, args).second[k]);
-        });
-        if (failed(idx) || failed(w)) return failure();
-        sumIns.push_back(c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(axis)));
-        sumIns.push_back(asColumn(*w));
-      }
-    }
-    if (tfCrop) {
-      // Positions whose source lies outside [0, I - 1] take extrapolation_value.
-      auto outside = buildElementwise(c, ins, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
-        Scalar s{b, l};
-        Value xo = sourceCoordinate(s, a, ax, args);
-        return b.create<arith::OrIOp>(l, s.cmp(arith::CmpFPredicate::OLT, xo, s.f(0)),
-                                      s.cmp(arith::CmpFPredicate::OGT, xo, s.f(double(I - 1))));
-      });
-      if (failed(outside)) return failure();
-      sumIns.push_back(asColumn(*outside));
-    }
-    bool nearest = a.mode == "nearest";
-    auto y = buildElementwise(c, sumIns, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
-      Value acc;
-      size_t pairs = nearest ? 0 : size_t(taps_);
-      if (nearest) acc = v[0];
-      for (size_t k = 0; k < pairs; ++k) {
-        Value term = b.create<arith::MulFOp>(l, v[2 * k], v[2 * k + 1]);
-        acc = acc ? (Value)b.create<arith::AddFOp>(l, acc, term) : term;
-      }
-      if (tfCrop)
-        acc = b.create<arith::SelectOp>(l, v.back(), b.create<arith::ConstantOp>(l, b.getF32FloatAttr(a.extrapolation)), acc);
-      return acc;
+/// Resizes `x` along axis `i` of the spec: gathers of the taps weighted
+/// (linear/cubic) or picked (nearest), tf_crop_and_resize extrapolation.
+FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const ResizeAxes &r, Value x, int64_t i) {
+  auto in = c.inputType(0);
+  const ResizeAttrs &a = spec.a;
+  int64_t rank = in.getRank(), n = spec.axes.size();
+  bool useSizes = spec.useSizes, tfCrop = spec.tfCrop;
+  auto i64 = c.b.getI64Type();
+  const SmallVector<Value> &outSize = r.outSize, &scale = r.scale, &num = r.num, &den = r.den;
+  int64_t axis = spec.axes[i], I = in.getDimSize(axis);
+  AxisInputs ax{I, useSizes, tfCrop};
+  Value zero = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), int64_t(0)));
+  Value one = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), int64_t(1)));
+  Value limit = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, i64), outSize[i], Value(),
+                                      c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(false));
+  Value o = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), zero, limit, one);
+  SmallVector<Value> ins = {o, outSize[i]};
+  if (useSizes) ins.append({num[i], den[i]});
+  else ins.push_back(scale[i]);
+  if (tfCrop) ins.append({element(c, c.input(1), i), element(c, c.input(1), n + i)});
+
+  int64_t taps_ = tapCount(a);
+  // Weights shaped [O, 1, ..., 1] to broadcast along `axis`.
+  SmallVector<int64_t> wShape(rank - axis, 1), wSources(rank - axis, -1);
+  wShape[0] = kDyn;
+  wSources[0] = 0;
+  auto asColumn = [&](Value v) -> Value {
+    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(wShape, llvm::cast<RankedTensorType>(v.getType()).getElementType()),
+                                 v, Value(), c.b.getDenseI64ArrayAttr(wSources), c.b.getBoolAttr(false));
+  };
+  SmallVector<Value> sumIns;
+  if (a.mode == "nearest") {
+    // The tap with coefficient 1.
+    auto idx = intOp(c, ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
+      Scalar s{b, l};
+      auto [start, w] = taps(s, a, ax, args);
+      Value second = s.cmp(arith::CmpFPredicate::OGT, w[1], s.f(0.5));
+      Value at = b.create<arith::AddIOp>(l, start, b.create<arith::ExtUIOp>(l, b.getI64Type(), second));
+      return clampIndex(b, l, at, I);
     });
+    if (failed(idx)) return failure();
+    sumIns.push_back(c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(axis)));
+  } else {
+    for (int64_t k = 0; k < taps_; ++k) {
+      auto idx = intOp(c, ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
+        Scalar s{b, l};
+        Value start = taps(s, a, ax, args).first;
+        return clampIndex(b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), I);
+      });
+      auto w = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
+        Scalar s{b, l};
+        return b.create<arith::TruncFOp>(l, b.getF32Type(), taps(s, a, ax, args).second[k]);
+      });
+      if (failed(idx) || failed(w)) return failure();
+      sumIns.push_back(c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(axis)));
+      sumIns.push_back(asColumn(*w));
+    }
+  }
+  if (tfCrop) {
+    // Positions whose source lies outside [0, I - 1] take extrapolation_value.
+    auto outside = buildElementwise(c, ins, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
+      Scalar s{b, l};
+      Value xo = sourceCoordinate(s, a, ax, args);
+      return b.create<arith::OrIOp>(l, s.cmp(arith::CmpFPredicate::OLT, xo, s.f(0)),
+                                    s.cmp(arith::CmpFPredicate::OGT, xo, s.f(double(I - 1))));
+    });
+    if (failed(outside)) return failure();
+    sumIns.push_back(asColumn(*outside));
+  }
+  bool nearest = a.mode == "nearest";
+  auto y = buildElementwise(c, sumIns, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+    Value acc;
+    size_t pairs = nearest ? 0 : size_t(taps_);
+    if (nearest) acc = v[0];
+    for (size_t k = 0; k < pairs; ++k) {
+      Value term = b.create<arith::MulFOp>(l, v[2 * k], v[2 * k + 1]);
+      acc = acc ? (Value)b.create<arith::AddFOp>(l, acc, term) : term;
+    }
+    if (tfCrop)
+      acc = b.create<arith::SelectOp>(l, v.back(), b.create<arith::ConstantOp>(l, b.getF32FloatAttr(a.extrapolation)), acc);
+    return acc;
+  });
+  return y;
+}
+
+LogicalResult importResize(NodeContext &c) {
+  ResizeSpec spec;
+  if (failed(parseResize(c, spec))) return failure();
+  ResizeAxes r;
+  if (failed(resizeSizes(c, spec, r))) return failure();
+  Value x = c.input(0);
+  for (int64_t i = 0; i < (int64_t)spec.axes.size(); ++i) {
+    auto y = resizeAxis(c, spec, r, x, i);
     if (failed(y)) return failure();
     x = *y;
   }

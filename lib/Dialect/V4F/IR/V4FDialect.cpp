@@ -40,6 +40,7 @@ void v4f::V4FDialect::initialize() {
 #define GET_OP_LIST
 #include "v4f/Dialect/V4F/IR/V4FOps.cpp.inc"
       >();
+  attachShapeRules(*getContext());
 }
 
 Operation *v4f::V4FDialect::materializeConstant(OpBuilder &builder,

@@ -9,7 +9,10 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "v4f/Dialect/V4F/IR/DimBuilder.h"
+
 #include "v4f/Dialect/V4F/IR/V4FOpsDialect.h.inc"
+#include "v4f/Dialect/V4F/IR/V4FInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "v4f/Dialect/V4F/IR/V4FOpsAttrDefs.h.inc"
@@ -40,6 +43,9 @@ bool isStorageOnlyType(mlir::Type t);
 /// (no kernel; they stay outside v4f.dispatch regions).
 bool isFusibleElementwise(mlir::Operation *op);
 bool isBufferView(mlir::Operation *op);
+/// Attaches the shape rules (ShapeRuleOpInterface) to the ops that have one
+/// (V4FShapeRules.cpp); called when the dialect is loaded.
+void attachShapeRules(mlir::MLIRContext &ctx);
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);
