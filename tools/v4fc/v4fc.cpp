@@ -112,6 +112,13 @@ int runCompile(const CompileOptions &opts) {
   auto module = v4f::importONNXModel(context, opts.input, error);
   if (!module) return fail(error);
   timer.done("import");
+  if (opts.emit == "imported-mlir") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+    if (!writeText(opts.output, text, error)) return fail(error);
+    return 0;
+  }
 
   mlir::PassManager pm(&context);
   if (opts.printIRAfterAll) {
@@ -212,12 +219,13 @@ int main(int argc, char **argv) {
   CompileOptions copts;
   auto *compile = app.add_subcommand("compile", "Compile an ONNX model into a .v4f artifact");
   compile->add_option("model", copts.input, "ONNX model file")->required()->check(CLI::ExistingFile);
-  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|llvm)")->required();
+  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|imported-mlir|llvm)")->required();
   compile->add_option("--target-cpu", copts.targetCpu,
                       "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
       ->capture_default_str();
-  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), llvm (optimized LLVM IR), obj")
-      ->check(CLI::IsMember({"artifact", "mlir", "llvm", "obj"}))
+  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
+                      "composite ops still whole), llvm (optimized LLVM IR), obj")
+      ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj"}))
       ->capture_default_str();
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
