@@ -8,6 +8,7 @@ void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeGemmPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeQuantizationPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeEinsumPass());
 }
 
 void v4f::buildGraphOptimizationPipeline(mlir::OpPassManager &pm) {

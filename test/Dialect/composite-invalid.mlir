@@ -166,3 +166,35 @@ func.func @qlinear_conv_w_scale(%x: tensor<1x2x5x5xi8>, %s: tensor<f32>, %z: ten
   %0 = v4f.qlinear_conv %x, %s, %z, %w, %sw, %z, %s, %z {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x5x5xi8>, tensor<f32>, tensor<i8>, tensor<3x2x3x3xi8>, tensor<2xf32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<1x3x3x3xi8>
   return %0 : tensor<1x3x3x3xi8>
 }
+
+// -----
+
+func.func @einsum_result(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{result type must be 'tensor<2x4xf32>'}}
+  %0 = v4f.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @einsum_sizes(%a: tensor<2x3xf32>, %b: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{Einsum dims labelled alike have different sizes}}
+  %0 = v4f.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @einsum_terms(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{the equation has 2 input term(s) but the node has 1 input(s)}}
+  %0 = v4f.einsum %a {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @einsum_integer(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{inputs must have a float element type, got 'i32'}}
+  %0 = v4f.einsum %a {equation = "ij->ij"} : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}

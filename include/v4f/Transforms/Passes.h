@@ -12,6 +12,7 @@ namespace v4f {
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
 std::unique_ptr<mlir::Pass> createDecomposeActivationsPass();
+std::unique_ptr<mlir::Pass> createDecomposeEinsumPass();
 std::unique_ptr<mlir::Pass> createDecomposeGemmPass();
 std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 
@@ -19,6 +20,7 @@ std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeActivationsPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeEinsumPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeGemmPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeQuantizationPatterns(mlir::RewritePatternSet &patterns);
 

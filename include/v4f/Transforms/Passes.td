@@ -60,6 +60,24 @@ def DecomposeActivations : Pass<"v4f-decompose-activations", "mlir::func::FuncOp
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.einsum into diagonals, sums, batched matmuls and transposes";
+  let description = [{
+    Input invariants: verified `v4f.einsum` ops (static shapes, one float
+    element type).
+    Output: per operand, a `v4f.transpose` / `v4f.reshape` / `v4f.slice`
+    (step n+1) for each repeated label (diagonal) and a `v4f.reduce` sum over
+    labels no later step needs; operands fold left to right as batched
+    `v4f.matmul`s of `[batch.., M, K] x [batch.., K, N]` (float64: broadcast
+    `v4f.elementwise` multiply + `v4f.reduce` sum over K); a final transpose
+    to the output order. float16 / bfloat16 / float8 operands are converted
+    to float32 and the result back. No `v4f.einsum` remains.
+    Preserves: results up to float32 summation order; every other op.
+  }];
+  let constructor = "v4f::createDecomposeEinsumPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def DecomposeGemm : Pass<"v4f-decompose-gemm", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.gemm into transpose / mul / matmul / add";
   let description = [{

@@ -9,6 +9,9 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cctype>
+#include <map>
+
 using namespace mlir;
 using namespace v4f;
 
@@ -70,6 +73,102 @@ LogicalResult v4f::matmulResultShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b, S
   if (!vecA) out.push_back(sa[sa.size() - 2]);
   if (!vecB) out.push_back(sb.back());
   return success();
+}
+
+/// One term of an Einsum equation: letters, with -1 where "..." stood.
+static std::string parseEinsumTerm(StringRef term, SmallVectorImpl<int> &labels) {
+  bool ellipsis = false;
+  for (size_t i = 0; i < term.size(); ++i) {
+    char ch = term[i];
+    if (std::isalpha((unsigned char)ch)) {
+      labels.push_back((int)ch);
+    } else if (ch == '.') {
+      if (ellipsis || !term.substr(i).starts_with("...")) return "malformed ellipsis in Einsum term '" + term.str() + "'";
+      ellipsis = true;
+      labels.push_back(-1);
+      i += 2;
+    } else {
+      return std::string("unexpected character '") + ch + "' in the Einsum equation";
+    }
+  }
+  return "";
+}
+
+std::string v4f::parseEinsumEquation(StringRef equation, ArrayRef<ArrayRef<int64_t>> shapes, EinsumEquation &out) {
+  std::string eq;
+  for (char ch : equation)
+    if (!std::isspace((unsigned char)ch)) eq.push_back(ch);
+  if (eq.empty()) return "the equation is empty";
+  size_t arrow = eq.find("->");
+  SmallVector<StringRef> terms;
+  StringRef(eq).substr(0, arrow).split(terms, ',');
+  if (terms.size() != shapes.size())
+    return "the equation has " + std::to_string(terms.size()) + " input term(s) but the node has " +
+           std::to_string(shapes.size()) + " input(s)";
+  int64_t ellipsisRank = 0;
+  SmallVector<SmallVector<int>> parsed(terms.size());
+  for (size_t k = 0; k < terms.size(); ++k) {
+    if (std::string e = parseEinsumTerm(terms[k], parsed[k]); !e.empty()) return e;
+    int64_t rank = shapes[k].size(), letters = llvm::count_if(parsed[k], [](int l) { return l >= 0; });
+    bool ell = letters != (int64_t)parsed[k].size();
+    if (ell ? letters > rank : letters != rank)
+      return "term '" + terms[k].str() + "' does not match input " + std::to_string(k) + "'s rank " +
+             std::to_string(rank);
+    if (ell) ellipsisRank = std::max(ellipsisRank, rank - letters);
+  }
+  // Right-align the ellipsis dims across operands.
+  out.operandLabels.clear();
+  for (size_t k = 0; k < terms.size(); ++k) {
+    int64_t e = shapes[k].size() - llvm::count_if(parsed[k], [](int l) { return l >= 0; });
+    SmallVector<int> labels;
+    for (int l : parsed[k]) {
+      if (l >= 0) {
+        labels.push_back(l);
+        continue;
+      }
+      for (int64_t j = 0; j < e; ++j) labels.push_back(kEinsumEllipsisLabel + (int)(ellipsisRank - e + j));
+    }
+    out.operandLabels.push_back(labels);
+  }
+  // Sizes: a label repeated in one operand spans equal dims; across operands
+  // dims agree or are 1 (broadcast).
+  std::map<int, int64_t> sizes;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    std::map<int, int64_t> own;
+    for (auto [i, l] : llvm::enumerate(out.operandLabels[k])) {
+      int64_t n = shapes[k][i];
+      if (own.count(l) && own[l] != n) return "a repeated Einsum label spans dims of different sizes";
+      own[l] = n;
+      int64_t &s = sizes.try_emplace(l, n).first->second;
+      if (s != n && s != 1 && n != 1) return "Einsum dims labelled alike have different sizes";
+      s = std::max(s, n);
+    }
+  }
+  out.outputLabels.clear();
+  if (arrow != std::string::npos) {
+    SmallVector<int> labels;
+    if (std::string e = parseEinsumTerm(StringRef(eq).substr(arrow + 2), labels); !e.empty()) return e;
+    for (int l : labels) {
+      if (l < 0) {
+        for (int64_t j = 0; j < ellipsisRank; ++j) out.outputLabels.push_back(kEinsumEllipsisLabel + (int)j);
+        continue;
+      }
+      if (llvm::is_contained(out.outputLabels, l)) return std::string("output label '") + (char)l + "' is repeated";
+      if (!sizes.count(l)) return std::string("output label '") + (char)l + "' appears in no input";
+      out.outputLabels.push_back(l);
+    }
+  } else {
+    for (int64_t j = 0; j < ellipsisRank; ++j) out.outputLabels.push_back(kEinsumEllipsisLabel + (int)j);
+    std::map<int, int> counts;
+    for (const auto &labels : out.operandLabels)
+      for (int l : labels)
+        if (l < kEinsumEllipsisLabel) counts[l]++;
+    for (auto [l, n] : counts)
+      if (n == 1) out.outputLabels.push_back(l);
+  }
+  out.resultShape.clear();
+  for (int l : out.outputLabels) out.resultShape.push_back(sizes.count(l) ? sizes[l] : 1);
+  return "";
 }
 
 namespace {
@@ -316,5 +415,26 @@ LogicalResult QLinearConvOp::verify() {
     if (!bt.getElementType().isInteger(32) || bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0))
       return emitOpError("bias must be an int32 tensor of shape [") << w.getDimSize(0) << "]";
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// einsum
+//===----------------------------------------------------------------------===//
+
+LogicalResult EinsumOp::verify() {
+  if (getInputs().empty()) return emitOpError("needs at least one input");
+  Type io = elementOf(getInputs()[0]);
+  if (!llvm::isa<FloatType>(io)) return emitOpError("inputs must have a float element type, got ") << io;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value v : getInputs()) {
+    if (elementOf(v) != io) return emitOpError("inputs must share one element type");
+    if (!rankedOf(v).hasStaticShape()) return emitOpError("inputs must have static shapes");
+    shapes.push_back(rankedOf(v).getShape());
+  }
+  EinsumEquation eq;
+  if (std::string error = parseEinsumEquation(getEquation(), shapes, eq); !error.empty()) return emitOpError(error);
+  auto expected = RankedTensorType::get(eq.resultShape, io);
+  if (getResult().getType() != expected) return emitOpError("result type must be ") << expected;
   return success();
 }

@@ -49,6 +49,21 @@ std::optional<std::pair<int64_t, int64_t>> quantizedIntRange(mlir::Type t);
 /// range) and `blockSize` (0: not blocked); "" when it can.
 std::string quantParamShapeError(mlir::RankedTensorType x, mlir::RankedTensorType param, int64_t axis,
                                  int64_t blockSize, llvm::StringRef what);
+/// An Einsum equation resolved against its operands: one label per operand
+/// dim (letters as their character codes; ellipsis dims as
+/// kEinsumEllipsisLabel + their position among the right-aligned broadcast
+/// ellipsis dims), the output labels (implicit output: the ellipsis dims,
+/// then the letters used once, alphabetically) and the result shape.
+constexpr int kEinsumEllipsisLabel = 1000;
+struct EinsumEquation {
+  llvm::SmallVector<llvm::SmallVector<int>> operandLabels;
+  llvm::SmallVector<int> outputLabels;
+  llvm::SmallVector<int64_t> resultShape;
+};
+/// Parses `equation` (whitespace ignored) for operands of static `shapes`;
+/// returns why it does not fit them, or "" and fills `out`.
+std::string parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                                EinsumEquation &out);
 /// numpy matmul result shape (rank-1 operands allowed); failure when the
 /// contraction or batch dims disagree.
 mlir::LogicalResult matmulResultShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,

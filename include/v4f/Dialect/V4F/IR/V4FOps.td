@@ -983,4 +983,27 @@ def V4F_QLinearConvOp : V4F_Op<"qlinear_conv", [Pure, AttrSizedOperandSegments]>
   let hasVerifier = 1;
 }
 
+def V4F_EinsumOp : V4F_Op<"einsum", [Pure]> {
+  let summary = "ONNX Einsum: a sum of products over labelled dims";
+  let description = [{
+    `equation` is ONNX's (numpy's) Einsum notation: one comma-separated term
+    per input, an optional `->` output term, `...` for broadcast dims; the
+    implicit output holds the ellipsis dims, then the letters used once, in
+    alphabetical order. Inputs share one float element type and have static
+    shapes; dims labelled alike agree or are 1 (broadcast). float32 and
+    float64 are computed in their type, other float types in float32.
+    `v4f-decompose-einsum` rewrites it to diagonals (`v4f.slice`),
+    `v4f.reduce` sums, batched `v4f.matmul`s and transposes.
+
+    ```mlir
+    %y = v4f.einsum %a, %b {equation = "bij,bjk->bik"}
+         : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<V4F_AnyTensor>:$inputs, StrAttr:$equation);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
 #endif // V4F_OPS_TD
