@@ -74,6 +74,11 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
     module->print(llvm::errs(), mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
     llvm::errs() << "\n\n";
   }
+  if (options.stopAfter == CompilerOptions::Stage::ImportedIR) {
+    llvm::raw_string_ostream os(out.graphIR);
+    module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+    return true;
+  }
 
   // Graph level (target-independent): decomposition, folding, fusion.
   mlir::PassManager graph(&context);

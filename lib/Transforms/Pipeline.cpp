@@ -4,7 +4,17 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeGemmPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeQuantizationPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeEinsumPass());
+}
+
 void v4f::buildGraphOptimizationPipeline(mlir::OpPassManager &pm) {
+  // The importer keeps composite ops whole; they decompose before anything
+  // else so that the canonicalizer folds their constant parts.
+  buildDecompositionPipeline(pm);
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNormPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCanonicalizerPass());

@@ -79,14 +79,15 @@ int runCompile(const CompileOptions &opts) {
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.producer = "v4fc " V4F_VERSION;
   copts.wantLLVMIR = opts.emit == "llvm";
-  copts.stopAfter = opts.emit == "mlir"                         ? v4f::CompilerOptions::Stage::GraphIR
+  copts.stopAfter = opts.emit == "imported-mlir"                ? v4f::CompilerOptions::Stage::ImportedIR
+                    : opts.emit == "mlir"                       ? v4f::CompilerOptions::Stage::GraphIR
                     : opts.emit == "llvm" || opts.emit == "obj" ? v4f::CompilerOptions::Stage::Object
                                                                 : v4f::CompilerOptions::Stage::Artifact;
   copts.phaseDone = [&](const char *phase) { timer.done(phase); };
   v4f::CompiledModel model;
   std::string error;
   if (!v4f::compileONNXModel(opts.input, copts, model, error)) return fail(error);
-  if (opts.emit == "mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
+  if (opts.emit == "mlir" || opts.emit == "imported-mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
   if (opts.emit == "obj")
     return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
@@ -137,12 +138,13 @@ int main(int argc, char **argv) {
   CompileOptions copts;
   auto *compile = app.add_subcommand("compile", "Compile an ONNX model into a .v4f artifact");
   compile->add_option("model", copts.input, "ONNX model file")->required()->check(CLI::ExistingFile);
-  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|llvm)")->required();
+  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|imported-mlir|llvm)")->required();
   compile->add_option("--target-cpu", copts.targetCpu,
                       "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
       ->capture_default_str();
-  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), llvm (optimized LLVM IR), obj")
-      ->check(CLI::IsMember({"artifact", "mlir", "llvm", "obj"}))
+  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
+                      "composite ops still whole), llvm (optimized LLVM IR), obj")
+      ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj"}))
       ->capture_default_str();
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");

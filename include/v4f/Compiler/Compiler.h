@@ -23,9 +23,10 @@ struct CompilerOptions {
   std::string targetCpu = "host";
   /// Print the IR after every pass (graph and kernel pipelines) to stderr.
   bool printIRAfterAll = false;
-  /// Where to stop: after the graph passes (the v4f IR), after LLVM O3 (the
+  /// Where to stop: right after import (the v4f IR with composite ops whole),
+  /// after the graph passes (the optimized v4f IR), after LLVM O3 (the
   /// object, and LLVM IR text when `wantLLVMIR`), or with a complete plan.
-  enum class Stage { GraphIR, Object, Artifact } stopAfter = Stage::Artifact;
+  enum class Stage { ImportedIR, GraphIR, Object, Artifact } stopAfter = Stage::Artifact;
   bool wantLLVMIR = false;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
@@ -34,7 +35,7 @@ struct CompilerOptions {
 };
 
 struct CompiledModel {
-  std::string graphIR;              // Stage::GraphIR: the optimized v4f IR
+  std::string graphIR;              // Stage::ImportedIR / GraphIR: the v4f IR at that point
   std::string llvmIR;               // wantLLVMIR: the optimized LLVM IR
   std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object
   ExecutablePlan plan;              // Stage::Artifact: complete, executables included

@@ -39,6 +39,86 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Decomposition of the composite ops the importer keeps whole
+//===----------------------------------------------------------------------===//
+// These run first in the graph pipeline (buildDecompositionPipeline). Each
+// rewrites its ops into the compositions of core v4f ops that codegen
+// handles; an op it cannot decompose is an error at the op's location (the
+// ONNX node's name) and fails the pass.
+
+def DecomposeActivations : Pass<"v4f-decompose-activations", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.gelu into a v4f.elementwise";
+  let description = [{
+    Input invariants: none beyond verified `v4f.gelu` ops.
+    Output: each `v4f.gelu` becomes one `v4f.elementwise` (same type) whose
+    body computes `0.5 * x * (1 + erf(x / sqrt(2)))`, or with
+    `approximate = "tanh"` `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`,
+    in the input's float type. No `v4f.gelu` remains.
+    Preserves: results exactly (the same scalar arithmetic); every other op.
+  }];
+  let constructor = "v4f::createDecomposeActivationsPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.einsum into diagonals, sums, batched matmuls and transposes";
+  let description = [{
+    Input invariants: verified `v4f.einsum` ops (static shapes, one float
+    element type).
+    Output: per operand, a `v4f.transpose` / `v4f.reshape` / `v4f.slice`
+    (step n+1) for each repeated label (diagonal) and a `v4f.reduce` sum over
+    labels no later step needs; operands fold left to right as batched
+    `v4f.matmul`s of `[batch.., M, K] x [batch.., K, N]` (float64: broadcast
+    `v4f.elementwise` multiply + `v4f.reduce` sum over K); a final transpose
+    to the output order. float16 / bfloat16 / float8 operands are converted
+    to float32 and the result back. No `v4f.einsum` remains.
+    Preserves: results up to float32 summation order; every other op.
+  }];
+  let constructor = "v4f::createDecomposeEinsumPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def DecomposeGemm : Pass<"v4f-decompose-gemm", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.gemm into transpose / mul / matmul / add";
+  let description = [{
+    Input invariants: verified `v4f.gemm` ops (2-D float32 a and b).
+    Output: `op(a) x (alpha * op(b)) + beta * c` as `v4f.transpose` (for
+    `trans_a` / `trans_b`), `v4f.mul` by a scalar constant (only when alpha
+    or beta is not 1), `v4f.matmul` and `v4f.add` (only when `c` is present
+    and beta is not 0). Constant folding then folds transposed and scaled
+    weights, and `v4f-fuse-epilogues` turns the add into the matmul's bias.
+    No `v4f.gemm` remains. Preserves: results exactly; every other op.
+  }];
+  let constructor = "v4f::createDecomposeGemmPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::FuncOp"> {
+  let summary = "Rewrite the quantization ops into float32 / integer compositions";
+  let description = [{
+    Input invariants: verified `v4f.quantize`, `v4f.dequantize`,
+    `v4f.matmul_integer`, `v4f.qlinear_matmul`, `v4f.conv_integer` and
+    `v4f.qlinear_conv` ops.
+    Output: quantize / dequantize become one `v4f.elementwise` each, with
+    per-axis parameters reshaped to broadcast along the axis and blocked ones
+    repeated along it (broadcasting identity elementwise, reshape, split of a
+    partial last block). The integer products compute `x - zero_point` as
+    exact integers held in float32 and run float32 `v4f.matmul` /
+    `v4f.conv`, split along K (or each group's input channels) into chunks
+    whose partial sums cannot reach 2^24 (bounded from the element types and
+    constant zero points), each chunk converted to int32 and summed in int32.
+    The QLinear requantization is one `v4f.elementwise` computing in float64.
+    None of these ops remains.
+    Preserves: exact int32 accumulators (except a matmul with a dynamic K:
+    one float32 matmul, exact while partial sums stay below 2^24); every
+    other op. Fails on a conv whose input channels must be split but are
+    dynamic.
+  }];
+  let constructor = "v4f::createDecomposeQuantizationPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch formation
 //===----------------------------------------------------------------------===//
 

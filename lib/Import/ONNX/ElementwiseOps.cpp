@@ -270,27 +270,6 @@ Type onnxTypeToMLIR(NodeContext &c, int64_t onnxType) {
 } // namespace
 
 /// Builds v4f.elementwise over `inputs` producing `resultElement`.
-FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type resultElement,
-                                  const ElementwiseBodyFn &body) {
-  SmallVector<int64_t> shape;
-  for (Value v : inputs) {
-    SmallVector<int64_t> next;
-    if (failed(broadcastShapes(shape, llvm::cast<RankedTensorType>(v.getType()).getShape(), next)))
-      return c.fail("input shapes are not broadcast-compatible");
-    shape = next;
-  }
-  auto type = RankedTensorType::get(shape, resultElement);
-  auto op = c.b.create<ElementwiseOp>(c.loc, type, ValueRange(inputs));
-  Block &block = op.getBody().front();
-  OpBuilder::InsertionGuard guard(c.b);
-  c.b.setInsertionPointToStart(&block);
-  SmallVector<Value> args(block.getArguments().begin(), block.getArguments().end());
-  Value r = body(c.b, c.loc, args);
-  if (!r) return c.fail("unsupported element type combination");
-  c.b.create<YieldOp>(c.loc, r);
-  return op.getResult();
-}
-
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
   using namespace arith;
   t["Abs"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
@@ -410,18 +389,20 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
     Value r = b.create<SelectOp>(l, hi, b.create<SubFOp>(l, x, fconst(b, l, ty, bias)), zero);
     return b.create<SelectOp>(l, lo, b.create<AddFOp>(l, x, fconst(b, l, ty, bias)), r);
   });
-  t["Gelu"] = floatUnary(20, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value half = fconst(b, l, ty, 0.5), one = fconst(b, l, ty, 1);
-    if (c.attrs.getString("approximate", "none") == "tanh") {
-      Value x3 = b.create<MulFOp>(l, b.create<MulFOp>(l, x, x), x);
-      Value inner = b.create<MulFOp>(l, fconst(b, l, ty, std::sqrt(2.0 / M_PI)),
-                                     b.create<AddFOp>(l, x, b.create<MulFOp>(l, fconst(b, l, ty, 0.044715), x3)));
-      return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, b.create<math::TanhOp>(l, inner)));
-    }
-    Value e = b.create<math::ErfOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, M_SQRT1_2)));
-    return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, e));
-  });
+  // Imported whole (v4f-decompose-activations writes the elementwise body).
+  t["Gelu"] = {20, kMaxOpset,
+               [](const NodeAttrs &a, int64_t) -> std::string {
+                 std::string approx = a.getString("approximate", "none");
+                 return approx == "none" || approx == "tanh" ? "" : "approximate must be 'none' or 'tanh'";
+               },
+               [](NodeContext &c) -> LogicalResult {
+                 Type t = elementOf(c.input(0));
+                 if (!t.isF16() && !t.isF32() && !t.isF64())
+                   return c.fail("input element type must be float16, float32 or float64");
+                 c.setOutput(0, c.b.create<GeluOp>(c.loc, c.input(0),
+                                                   c.b.getStringAttr(c.attrs.getString("approximate", "none"))));
+                 return success();
+               }};
   t["IsNaN"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
                   Type ty = elementOf(c.input(0));
                   if (!isFloat(ty)) return c.fail("input must be a float type");

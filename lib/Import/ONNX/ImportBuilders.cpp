@@ -13,33 +13,35 @@ LogicalResult requireF32(NodeContext &c, size_t i) {
   return success();
 }
 
-RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
 Value reshapeTo(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
-  SmallVector<int64_t> src(sources.begin(), sources.end());
-  if (src.empty()) src.assign(shape.size(), -1);
-  auto type = RankedTensorType::get(shape, typeOf(in).getElementType());
-  return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
+  BuildContext bc(c.b, c.loc);
+  return reshapeTo(bc, in, shape, sources);
 }
 
 Value transposeBy(NodeContext &c, Value in, ArrayRef<int64_t> perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;
-  if (identity) return in;
-  return c.b.create<TransposeOp>(c.loc, in, c.b.getDenseI64ArrayAttr(perm));
+  BuildContext bc(c.b, c.loc);
+  return transposeBy(bc, in, perm);
 }
 
 SmallVector<Value> splitBy(NodeContext &c, Value v, int64_t axis, ArrayRef<int64_t> sizes) {
-  if (sizes.size() == 1) return {v};
-  auto t = typeOf(v);
-  SmallVector<Type> types;
-  for (int64_t s : sizes) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[axis] = s;
-    types.push_back(RankedTensorType::get(shape, t.getElementType()));
-  }
-  auto op = c.b.create<SplitOp>(c.loc, types, v, Value(), c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr(sizes));
-  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
+  BuildContext bc(c.b, c.loc);
+  return splitBy(bc, v, axis, sizes);
+}
+
+FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type resultElement,
+                                  const ElementwiseBodyFn &body) {
+  BuildContext bc(c.b, c.loc);
+  auto r = buildElementwise(bc, inputs, resultElement, body);
+  if (failed(r)) return c.fail(bc.error);
+  return r;
+}
+
+LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
+  BuildContext bc(c.b, c.loc);
+  auto r = buildMatMul(bc, a, b);
+  if (failed(r)) return c.fail(bc.error);
+  out = *r;
+  return success();
 }
 
 } // namespace v4f

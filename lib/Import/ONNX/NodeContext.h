@@ -3,6 +3,7 @@
 #define V4F_LIB_IMPORT_ONNX_NODECONTEXT_H
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Dialect/V4F/Utils/Builders.h"
 #include "v4f/Import/ONNXImporter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -91,15 +92,14 @@ mlir::LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64
 /// Registers If, Loop and Scan, whose subgraphs are inlined (ControlFlowOps.cpp).
 void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table);
 
-using ElementwiseBodyFn =
-    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
+/// NodeContext forms of the shared builders (v4f/Dialect/V4F/Utils/Builders.h):
+/// the node's builder and location, failures reported through c.fail.
 /// Builds a v4f.elementwise over `inputs` (broadcast) whose body `body`
 /// computes the result element of type `resultElement`.
 mlir::FailureOr<mlir::Value> buildElementwise(NodeContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
 
 /// Small builders shared by the composite importers (ImportBuilders.cpp).
-mlir::RankedTensorType typeOf(mlir::Value v);
 /// Reshape to `shape`; `sources[i] >= 0` takes result dim i from input dim
 /// sources[i] (dynamic dims); empty sources mean a static reshape.
 mlir::Value reshapeTo(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> shape,
@@ -108,13 +108,6 @@ mlir::Value reshapeTo(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> sh
 mlir::Value transposeBy(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
 /// Splits `v` along `axis` into parts of the given sizes.
 llvm::SmallVector<mlir::Value> splitBy(NodeContext &c, mlir::Value v, int64_t axis, llvm::ArrayRef<int64_t> sizes);
-
-/// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
-/// element types; storage-only ones are their storage integers in bodies).
-/// `saturate` is Cast's attribute for float8 targets, `roundMode` its
-/// round_mode for float8e8m0 targets (ScalarCast.cpp).
-mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Type from, mlir::Type to,
-                       bool saturate = true, const std::string &roundMode = "up");
 
 /// When `v` is a v4f.elementwise over constants only, evaluates it (erasing
 /// the op) and returns the constant result.
@@ -170,6 +163,13 @@ mlir::LogicalResult requireF32(NodeContext &c, size_t i);
 /// Registers Conv, ConvTranspose and the pooling ops (WindowOps.cpp).
 void addWindowImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
+/// A 2-D convolution window resolved from the node's Conv attributes for
+/// input `in` and weight `w` (Conv's checks), and the output shape.
+struct ConvWindow {
+  llvm::SmallVector<int64_t> strides, dilations, pads, shape;
+  int64_t group = 1;
+};
+mlir::FailureOr<ConvWindow> convWindow(NodeContext &c, mlir::RankedTensorType in, mlir::RankedTensorType w);
 /// numpy-style matmul of two float32 values (rank-1 operands handled) (ONNXOps.cpp).
 mlir::LogicalResult importMatMulValues(NodeContext &c, mlir::Value a, mlir::Value b, mlir::Value &out);
 /// Reshape whose shape input is known only at run time.

@@ -2,8 +2,8 @@
 //
 // Each entry maps one ONNX operator (opset range) to v4f ops, normalizing
 // attribute/input variants across opsets: auto_pad becomes explicit pads,
-// Gemm becomes transpose/scale/matmul/add, Flatten and GlobalAveragePool
-// become reshape and reduce_mean.
+// Gemm imports whole as v4f.gemm (v4f-decompose-gemm lowers it), Flatten
+// and GlobalAveragePool become reshape and reduce_mean.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -59,35 +59,6 @@ FailureOr<Value> flatten2D(NodeContext &c, Value in, int64_t axis) {
 }
 
 } // namespace
-
-LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
-  auto ta = llvm::cast<RankedTensorType>(a.getType()), tb = llvm::cast<RankedTensorType>(b.getType());
-  bool squeezeA = ta.getRank() == 1, squeezeB = tb.getRank() == 1;
-  if (squeezeA) a = makeReshape(c, a, {1, ta.getDimSize(0)}, {-1, 0});
-  if (squeezeB) b = makeReshape(c, b, {tb.getDimSize(0), 1}, {0, -1});
-  ta = llvm::cast<RankedTensorType>(a.getType());
-  tb = llvm::cast<RankedTensorType>(b.getType());
-  int64_t ka = ta.getDimSize(ta.getRank() - 1), kb = tb.getDimSize(tb.getRank() - 2);
-  if (ka != kDyn && kb != kDyn && ka != kb)
-    return c.fail("contraction dims differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
-  SmallVector<int64_t> batch;
-  if (failed(broadcastShapes(ta.getShape().drop_back(2), tb.getShape().drop_back(2), batch)))
-    return c.fail("batch dims are not broadcast-compatible");
-  Value r = c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"),
-                                 c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
-  if (squeezeA || squeezeB) {
-    auto rt = llvm::cast<RankedTensorType>(r.getType());
-    SmallVector<int64_t> shape, sources;
-    for (int64_t i = 0; i < rt.getRank(); ++i) {
-      if ((squeezeA && i == rt.getRank() - 2) || (squeezeB && i == rt.getRank() - 1)) continue;
-      shape.push_back(rt.getDimSize(i));
-      sources.push_back(i);
-    }
-    r = makeReshape(c, r, shape, sources);
-  }
-  out = r;
-  return success();
-}
 
 namespace {
 
@@ -167,28 +138,28 @@ LogicalResult importMatMul(NodeContext &c) {
   return success();
 }
 
+/// Gemm imports whole (v4f.gemm, decomposed by v4f-decompose-gemm); C is
+/// dropped when beta is 0 (it does not contribute).
 LogicalResult importGemm(NodeContext &c) {
   if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
   if (c.inputType(0).getRank() != 2 || c.inputType(1).getRank() != 2)
     return c.fail("Gemm inputs A and B must be 2-D");
-  Value a = c.input(0), b = c.input(1);
-  if (c.attrs.getInt("transA", 0)) a = c.b.create<TransposeOp>(c.loc, a, c.b.getDenseI64ArrayAttr({1, 0}));
-  if (c.attrs.getInt("transB", 0)) b = c.b.create<TransposeOp>(c.loc, b, c.b.getDenseI64ArrayAttr({1, 0}));
+  bool transA = c.attrs.getInt("transA", 0) != 0, transB = c.attrs.getInt("transB", 0) != 0;
+  int64_t ka = c.inputType(0).getDimSize(transA ? 0 : 1), kb = c.inputType(1).getDimSize(transB ? 1 : 0);
+  if (ka != kDyn && kb != kDyn && ka != kb)
+    return c.fail("contraction dims differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")");
   float alpha = c.attrs.getFloat("alpha", 1.f), beta = c.attrs.getFloat("beta", 1.f);
-  if (alpha != 1.f) b = c.b.create<MulOp>(c.loc, b, c.constF32({}, {alpha}));
-  Value y;
-  if (failed(importMatMulValues(c, a, b, y))) return failure();
+  Value cv;
   if (c.hasInput(2) && beta != 0.f) {
     if (failed(requireF32(c, 2))) return failure();
-    Value cv = c.input(2);
-    if (beta != 1.f) cv = c.b.create<MulOp>(c.loc, cv, c.constF32({}, {beta}));
-    SmallVector<int64_t> shape;
-    if (failed(broadcastShapes(llvm::cast<RankedTensorType>(y.getType()).getShape(),
-                               llvm::cast<RankedTensorType>(cv.getType()).getShape(), shape)))
+    cv = c.input(2);
+    SmallVector<int64_t> mn = {c.inputType(0).getDimSize(transA ? 1 : 0), c.inputType(1).getDimSize(transB ? 0 : 1)},
+                         shape;
+    if (failed(broadcastShapes(mn, c.inputType(2).getShape(), shape)) || shape.size() != 2)
       return c.fail("C is not broadcastable to [M, N]");
-    y = c.b.create<AddOp>(c.loc, y, cv);
   }
-  c.setOutput(0, y);
+  c.setOutput(0, c.b.create<GemmOp>(c.loc, c.input(0), c.input(1), cv, c.b.getF32FloatAttr(alpha),
+                                    c.b.getF32FloatAttr(beta), c.b.getBoolAttr(transA), c.b.getBoolAttr(transB)));
   return success();
 }
 

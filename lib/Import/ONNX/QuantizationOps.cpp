@@ -1,41 +1,25 @@
-//===- QuantizationOps.cpp - ONNX quantization operators as compositions --===//
+//===- QuantizationOps.cpp - ONNX quantization operators -> whole v4f ops --===//
 //
-// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear import as
-// v4f.elementwise ops (plus v4f.reduce for the dynamic range, and a
-// broadcast/reshape/split that repeats blocked scales / zero points along the
-// block axis):
+// QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearMatMul,
+// ConvInteger and QLinearConv import 1:1 as v4f.quantize, v4f.dequantize,
+// v4f.matmul_integer, v4f.qlinear_matmul, v4f.conv_integer and
+// v4f.qlinear_conv; v4f-decompose-quantization rewrites them into float32 /
+// int32 compositions (lib/Transforms/DecomposeQuantization.cpp explains the
+// exactness argument). The importer resolves the opset variants (output
+// dtype, axis, block_size, precision, auto_pad) and checks the types and
+// shapes with messages that name the ONNX inputs.
 //
-//   QuantizeLinear    y = saturate(roundeven(x / scale) + zero_point)   integer targets
-//                     y = cast<float8>(x / scale, saturate)             float8 targets
-//   DequantizeLinear  y = (x - zero_point) * scale
-//
-// Scales and zero points are per-tensor (one element), per-axis (1-D along
-// `axis`) or blocked (`block_size`: the input's shape with
-// ceil(dim / block_size) along `axis`), as in onnx.reference's
-// _quant_utils.reshape_input.
-//
-// The integer products (MatMulInteger, QLinearMatMul, ConvInteger,
-// QLinearConv) run on the float32 v4f.matmul / v4f.conv: both operands are
-// the exact integers (x - zero_point) held in float32, and a float32 sum of
-// integers is exact while every partial sum stays below 2^24 in magnitude.
-// The importer bounds |partial sum| by K * max|a - za| * max|b - zb| from the
-// element types (and constant zero points); when that can reach 2^24 the
-// contraction is split along K into chunks that cannot, each chunk's float32
-// result is converted to int32 exactly, and the chunks are summed in int32.
-// So the int32 results are exact for every input. A dynamic K (matmul) has no
-// static bound and runs as one float32 matmul: exact only while the sums stay
-// below 2^24. Convolutions split the input channels of each group. The
-// requantization of QLinearMatMul / QLinearConv
-// (acc * (a_scale * b_scale / y_scale) + y_zero_point) is computed in float64
-// like the ONNX reference (numpy promotes int32 * float32 to float64).
+// DynamicQuantizeLinear stays a composition: two v4f.reduce (max, min),
+// scalar v4f.elementwise ops for the scale and zero point, and a
+// v4f.quantize.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
 #include "TensorImport.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
-
-#include <cmath>
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 
@@ -43,25 +27,11 @@ namespace v4f {
 namespace {
 
 constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
-/// float32 represents every integer of magnitude <= 2^24 exactly.
-constexpr int64_t kExactF32 = int64_t(1) << 24;
 
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
-bool isFloat8(Type t) { return llvm::isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType>(t); }
-bool isNativeFloat(Type t) { return t.isF16() || t.isF32() || t.isF64(); }
-bool isScaleType(Type t) { return isNativeFloat(t) || t.isBF16(); }
-
-/// [min, max] of a quantized integer type (8/16/4/2-bit, signed or unsigned).
-std::optional<std::pair<int64_t, int64_t>> intRange(Type t) {
-  auto it = llvm::dyn_cast<IntegerType>(t);
-  if (!it || it.getWidth() == 1 || it.getWidth() > 16) return std::nullopt;
-  unsigned w = it.getWidth();
-  if (it.isUnsigned()) return std::make_pair<int64_t, int64_t>(0, (int64_t(1) << w) - 1);
-  return std::make_pair(-(int64_t(1) << (w - 1)), (int64_t(1) << (w - 1)) - 1);
-}
+bool isScaleType(Type t) { return t.isF16() || t.isF32() || t.isF64() || t.isBF16(); }
 
 std::string typeName(Type t) {
   std::string s;
@@ -71,93 +41,6 @@ std::string typeName(Type t) {
 }
 
 Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
-
-/// Arithmetic in the element type `t` as numpy does it: native floats compute
-/// in their own type; bfloat16 computes in float32 and rounds each result.
-struct FloatCalc {
-  OpBuilder &b;
-  Location l;
-  Type t; // element type of the values (f16/f32/f64/bf16)
-  Type compute() const { return t.isBF16() ? b.getF32Type() : t; }
-  Value in(Value x, Type from) { return round(castScalar(b, l, x, from, compute())); }
-  Value round(Value x) {
-    if (!t.isBF16()) return x;
-    return castScalar(b, l, castScalar(b, l, x, b.getF32Type(), t), t, b.getF32Type());
-  }
-  Value mul(Value x, Value y) { return round(b.create<arith::MulFOp>(l, x, y)); }
-  Value div(Value x, Value y) { return round(b.create<arith::DivFOp>(l, x, y)); }
-};
-
-/// The float type numpy computes `x / scale` in (x float or int32).
-Type divisionType(Type x, Type s) {
-  if (x == s) return x;
-  if (x.isF64() || s.isF64() || x.isInteger(32)) return Float64Type::get(x.getContext());
-  return Float32Type::get(x.getContext());
-}
-
-/// Scale or zero point input `i`, reshaped / expanded so that it broadcasts
-/// against `x` for quantization axis `axis` (normalized, or -1 when out of
-/// range) and `blockSize` (0: not blocked).
-FailureOr<Value> quantParam(NodeContext &c, size_t i, RankedTensorType x, int64_t axis, int64_t blockSize,
-                            const std::string &what) {
-  Value v = c.input(i);
-  auto t = typeOf(v);
-  if (t.hasStaticShape() && t.getNumElements() == 1) return t.getRank() == 0 ? v : reshapeTo(c, v, {}, {});
-  if (axis < 0)
-    return c.fail("axis " + std::to_string(c.attrs.getInt("axis", 1)) + " is out of range for the rank-" +
-                  std::to_string(x.getRank()) + " input (" + what + " is not a single value)");
-  int64_t rank = x.getRank(), D = x.getDimSize(axis);
-  if (blockSize > 0) {
-    if (t.getRank() != rank)
-      return c.fail("blocked quantization: " + what + " must have the input's rank (" + std::to_string(rank) + ")");
-    if (D == kDyn) return c.fail("blocked quantization needs a static input dim along the axis");
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis && (t.getDimSize(d) == kDyn || t.getDimSize(d) != x.getDimSize(d)))
-        return c.fail("blocked quantization: " + what + " must match the input's static shape except along axis " +
-                      std::to_string(axis));
-    int64_t blocks = (D + blockSize - 1) / blockSize;
-    if (t.getDimSize(axis) != blocks)
-      return c.fail("blocked quantization: " + what + " has " + std::to_string(t.getDimSize(axis)) +
-                    " blocks along axis " + std::to_string(axis) + ", expected ceil(" + std::to_string(D) + " / " +
-                    std::to_string(blockSize) + ") = " + std::to_string(blocks));
-    if (blocks == D) return v;
-    // Repeat each block's value block_size times along the axis: view it as
-    // [..., blocks, 1, ...], broadcast against [1, ..., block_size, ..., 1]
-    // in an identity v4f.elementwise, merge the two dims and drop the excess
-    // of a partial last block. (Not v4f.gather: its CPU kernel copies float32
-    // elements only, and zero points are 8/16-bit.)
-    SmallVector<int64_t> split(t.getShape()), sources(rank + 1, -1), ones(rank + 1, 1);
-    split.insert(split.begin() + axis + 1, 1);
-    ones[axis + 1] = blockSize;
-    auto onesType = RankedTensorType::get(ones, c.b.getI1Type());
-    Value shaper = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(onesType, false));
-    auto rep = buildElementwise(c, {reshapeTo(c, v, split, sources), shaper}, t.getElementType(),
-                                [](OpBuilder &, Location, ArrayRef<Value> a) { return a[0]; });
-    if (failed(rep)) return failure();
-    SmallVector<int64_t> merged(t.getShape()), msrc(rank, -1);
-    merged[axis] = blocks * blockSize;
-    Value full = reshapeTo(c, *rep, merged, msrc);
-    if (blocks * blockSize == D) return full;
-    SmallVector<int64_t> head(merged), tail(merged);
-    head[axis] = D;
-    tail[axis] = blocks * blockSize - D;
-    auto parts = c.b.create<SplitOp>(c.loc, TypeRange{RankedTensorType::get(head, t.getElementType()),
-                                                      RankedTensorType::get(tail, t.getElementType())},
-                                     full, Value(), c.b.getI64IntegerAttr(axis),
-                                     c.b.getDenseI64ArrayAttr({D, blocks * blockSize - D}));
-    return parts.getResult(0);
-  }
-  if (t.getRank() != 1)
-    return c.fail(what + " must be a scalar or a 1-D tensor (per-axis quantization) unless block_size is set");
-  int64_t n = t.getDimSize(0);
-  if (D != kDyn && n != kDyn && D != n)
-    return c.fail(what + " has " + std::to_string(n) + " elements but the input has " + std::to_string(D) +
-                  " along axis " + std::to_string(axis));
-  SmallVector<int64_t> shape(rank, 1), sources(rank, -1);
-  shape[axis] = n;
-  sources[axis] = 0;
-  return reshapeTo(c, v, shape, sources);
-}
 
 struct QuantAxes {
   int64_t axis;      // normalized, -1 when out of range
@@ -169,6 +52,19 @@ FailureOr<QuantAxes> quantAxes(NodeContext &c, RankedTensorType x) {
   int64_t bs = c.opset >= 21 ? c.attrs.getInt("block_size", 0) : 0;
   if (bs < 0) return c.fail("block_size must be non-negative");
   return QuantAxes{axis >= -rank && axis < rank ? (axis < 0 ? axis + rank : axis) : -1, bs};
+}
+
+/// Scale or zero point input `i` must broadcast against x for `axes`.
+LogicalResult checkQuantParam(NodeContext &c, size_t i, RankedTensorType x, const QuantAxes &axes,
+                              const std::string &what) {
+  auto t = c.inputType(i);
+  if (t.hasStaticShape() && t.getNumElements() == 1) return success();
+  if (axes.axis < 0)
+    return c.fail("axis " + std::to_string(c.attrs.getInt("axis", 1)) + " is out of range for the rank-" +
+                  std::to_string(x.getRank()) + " input (" + what + " is not a single value)");
+  std::string error = quantParamShapeError(x, t, axes.axis, axes.blockSize, what);
+  if (!error.empty()) return c.fail(error);
+  return success();
 }
 
 /// A float8 zero point must be 0 (the reference ignores it); checked when constant.
@@ -189,22 +85,6 @@ std::string checkQuantize(const NodeAttrs &a, int64_t opset) {
   return "";
 }
 
-/// Integer quantization of a float scalar `q` (already x / scale, in a
-/// native float type): roundeven, + zero point, saturate to `target`.
-Value quantizeToInt(OpBuilder &b, Location l, Value q, Value zp, Type zpType, Type target) {
-  auto range = *intRange(target);
-  Type ft = q.getType().isF64() ? (Type)b.getF64Type() : (Type)b.getF32Type();
-  Value r = b.create<math::RoundEvenOp>(l, q);
-  if (r.getType() != ft) r = b.create<arith::ExtFOp>(l, ft, r);
-  if (zp) r = b.create<arith::AddFOp>(l, r, castScalar(b, l, zp, zpType, ft));
-  Value lo = fconst(b, l, ft, double(range.first)), hi = fconst(b, l, ft, double(range.second));
-  Value isNan = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, r, r);
-  Value clamped = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, r, lo), hi);
-  clamped = b.create<arith::SelectOp>(l, isNan, lo, clamped);
-  Value i = b.create<arith::FPToSIOp>(l, b.getI32Type(), clamped);
-  return castScalar(b, l, i, b.getI32Type(), target);
-}
-
 LogicalResult importQuantizeLinear(NodeContext &c) {
   auto xt = c.inputType(0);
   Type xe = xt.getElementType(), se = c.inputType(1).getElementType();
@@ -220,47 +100,37 @@ LogicalResult importQuantizeLinear(NodeContext &c) {
     if (c.hasInput(2) && elementOf(c.input(2)) != out)
       return c.fail("output_dtype disagrees with the zero point's element type");
   }
-  Type zpe;
-  if (c.hasInput(2)) out = zpe = elementOf(c.input(2));
-  bool f8 = isFloat8(out);
-  if (!f8 && !intRange(out))
+  if (c.hasInput(2)) out = elementOf(c.input(2));
+  bool f8 = isFloat8Type(out);
+  if (!f8 && !quantizedIntRange(out))
     return c.fail("quantizing to " + typeName(out) +
                   " is not supported (uint8/int8/uint16/int16/uint4/int4/uint2/int2/float8 are)");
   auto axes = quantAxes(c, xt);
-  if (failed(axes)) return failure();
-  auto scale = quantParam(c, 1, xt, axes->axis, axes->blockSize, "y_scale");
-  if (failed(scale)) return failure();
-  SmallVector<Value> ins = {c.input(0), *scale};
-  if (c.hasInput(2) && !f8) {
-    auto zp = quantParam(c, 2, xt, axes->axis, axes->blockSize, "y_zero_point");
-    if (failed(zp)) return failure();
-    ins.push_back(*zp);
-  }
+  if (failed(axes) || failed(checkQuantParam(c, 1, xt, *axes, "y_scale"))) return failure();
+  // A float8 zero point is ignored (it must be 0), so it is not kept.
+  bool hasZp = c.hasInput(2) && !f8;
+  if (hasZp && failed(checkQuantParam(c, 2, xt, *axes, "y_zero_point"))) return failure();
   if (f8 && failed(checkFloat8ZeroPoint(c, 2))) return failure();
-  // x / scale in numpy's type, or in `precision` when given (opset 23+).
-  Type dt = divisionType(xe, se);
+  TypeAttr precision;
   if (c.attrs.has("precision") && c.attrs.getInt("precision", 0) != 0) {
     int64_t code = c.attrs.getInt("precision", 0);
-    dt = importElementType(c.g.ctx, int32_t(code));
+    Type dt = importElementType(c.g.ctx, int32_t(code));
     if (!dt || !isScaleType(dt)) return c.fail("precision " + onnxTypeName(int32_t(code)) + " is not supported");
+    precision = TypeAttr::get(dt);
   }
-  bool saturate = c.attrs.getInt("saturate", 1) != 0;
-  auto y = buildElementwise(c, ins, out, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    FloatCalc fc{b, l, dt};
-    Value q = fc.div(fc.in(a[0], xe), fc.in(a[1], se));
-    if (f8) return castScalar(b, l, q, fc.compute(), out, saturate);
-    return quantizeToInt(b, l, q, a.size() > 2 ? a[2] : Value(), zpe, out);
-  });
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+  auto y = c.b.create<QuantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), out), c.input(0), c.input(1),
+                                  hasZp ? c.input(2) : Value(), c.b.getI64IntegerAttr(std::max<int64_t>(axes->axis, 0)),
+                                  c.b.getI64IntegerAttr(axes->blockSize),
+                                  c.b.getBoolAttr(c.attrs.getInt("saturate", 1) != 0), precision);
+  c.setOutput(0, y);
   return success();
 }
 
 LogicalResult importDequantizeLinear(NodeContext &c) {
   auto xt = c.inputType(0);
   Type xe = xt.getElementType(), se = c.inputType(1).getElementType();
-  bool f8 = isFloat8(xe);
-  if (!f8 && !intRange(xe) && !xe.isInteger(32))
+  bool f8 = isFloat8Type(xe);
+  if (!f8 && !quantizedIntRange(xe) && !xe.isInteger(32))
     return c.fail("dequantizing " + typeName(xe) +
                   " is not supported (uint8/int8/uint16/int16/int32/uint4/int4/uint2/int2/float8 are)");
   if (!isScaleType(se)) return c.fail("x_scale must be a float type (got " + typeName(se) + ")");
@@ -276,34 +146,13 @@ LogicalResult importDequantizeLinear(NodeContext &c) {
     return c.fail("x_zero_point must have x's element type (" + typeName(xe) + "), got " +
                   typeName(elementOf(c.input(2))));
   auto axes = quantAxes(c, xt);
-  if (failed(axes)) return failure();
-  auto scale = quantParam(c, 1, xt, axes->axis, axes->blockSize, "x_scale");
-  if (failed(scale)) return failure();
-  SmallVector<Value> ins = {c.input(0), *scale};
-  if (hasZp) {
-    auto zp = quantParam(c, 2, xt, axes->axis, axes->blockSize, "x_zero_point");
-    if (failed(zp)) return failure();
-    ins.push_back(*zp);
-  }
-  auto y = buildElementwise(c, ins, out, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    // (x - zero_point) exactly in integers, then float32 (as the reference's
-    // x.astype(float32)); times the scale in float32 (float64 for a float64 scale).
-    Type ct = se.isF64() ? (Type)b.getF64Type() : (Type)b.getF32Type();
-    Value dx;
-    if (f8) {
-      dx = castScalar(b, l, a[0], xe, b.getF32Type());
-    } else {
-      Type wide = xe.isInteger(32) ? (Type)b.getI64Type() : (Type)b.getI32Type();
-      Value xi = castScalar(b, l, a[0], xe, wide);
-      if (hasZp) xi = b.create<arith::SubIOp>(l, xi, castScalar(b, l, a[2], xe, wide));
-      dx = b.create<arith::SIToFPOp>(l, b.getF32Type(), xi);
-    }
-    dx = castScalar(b, l, dx, b.getF32Type(), ct);
-    Value y = b.create<arith::MulFOp>(l, dx, castScalar(b, l, a[1], se, ct));
-    return castScalar(b, l, y, ct, out);
-  });
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+  if (failed(axes) || failed(checkQuantParam(c, 1, xt, *axes, "x_scale"))) return failure();
+  if (hasZp && failed(checkQuantParam(c, 2, xt, *axes, "x_zero_point"))) return failure();
+  auto y = c.b.create<DequantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), out), c.input(0), c.input(1),
+                                    hasZp ? c.input(2) : Value(),
+                                    c.b.getI64IntegerAttr(std::max<int64_t>(axes->axis, 0)),
+                                    c.b.getI64IntegerAttr(axes->blockSize));
+  c.setOutput(0, y);
   return success();
 }
 
@@ -337,12 +186,10 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &c) {
     return b.create<arith::FPToUIOp>(l, b.getI8Type(), b.create<math::RoundEvenOp>(l, z));
   });
   if (failed(zp)) return failure();
-  auto y = buildElementwise(c, {c.input(0), *scale, *zp}, u8, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value q = b.create<arith::DivFOp>(l, a[0], a[1]);
-    return quantizeToInt(b, l, q, a[2], u8, u8);
-  });
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+  auto y = c.b.create<QuantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), u8), c.input(0), *scale, *zp,
+                                  c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(0), c.b.getBoolAttr(true),
+                                  TypeAttr());
+  c.setOutput(0, y);
   if (c.outputUsed(1)) c.setOutput(1, *scale);
   if (c.outputUsed(2)) c.setOutput(2, *zp);
   return success();
@@ -351,104 +198,6 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &c) {
 //===----------------------------------------------------------------------===//
 // Integer matmul / conv
 //===----------------------------------------------------------------------===//
-
-/// Largest |v - zero_point| for a v of element type `t` and zero point input
-/// `zpIndex` (absent: 0; constant: its values; else any value of `t`).
-int64_t maxAbsCentered(NodeContext &c, Type t, size_t zpIndex) {
-  auto range = *intRange(t);
-  int64_t zlo = 0, zhi = 0;
-  if (c.hasInput(zpIndex)) {
-    zlo = range.first, zhi = range.second;
-    if (auto cst = c.constantInput(zpIndex)) {
-      zlo = INT64_MAX, zhi = INT64_MIN;
-      for (const APInt &v : cst->getValues<APInt>()) {
-        int64_t z = t.isUnsignedInteger() ? (int64_t)v.getZExtValue() : v.getSExtValue();
-        zlo = std::min(zlo, z), zhi = std::max(zhi, z);
-      }
-      if (zlo > zhi) zlo = zhi = 0;
-    }
-  }
-  return std::max(std::abs(range.first - zhi), std::abs(range.second - zlo));
-}
-
-/// (v - zero_point) as exact float32 integers. `zp` is already shaped to broadcast.
-FailureOr<Value> centered(NodeContext &c, Value v, Value zp) {
-  Type t = elementOf(v);
-  SmallVector<Value> ins = {v};
-  if (zp) ins.push_back(zp);
-  return buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value x = castScalar(b, l, a[0], t, b.getI32Type());
-    if (a.size() > 1) x = b.create<arith::SubIOp>(l, x, castScalar(b, l, a[1], elementOf(zp), b.getI32Type()));
-    return b.create<arith::SIToFPOp>(l, b.getF32Type(), x);
-  });
-}
-
-/// Sum of float32 tensors holding exact integers, as int32.
-FailureOr<Value> sumAsInt32(NodeContext &c, ArrayRef<Value> parts) {
-  return buildElementwise(c, parts, c.b.getI32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value acc;
-    for (Value p : a) {
-      Value i = b.create<arith::FPToSIOp>(l, b.getI32Type(), p);
-      acc = acc ? (Value)b.create<arith::AddIOp>(l, acc, i) : i;
-    }
-    return acc;
-  });
-}
-
-/// Number of K chunks so that each chunk's float32 partial sums stay exact.
-int64_t chunkLength(int64_t maxA, int64_t maxB, int64_t perK) {
-  int64_t per = std::max<int64_t>(1, maxA * maxB * perK);
-  return std::max<int64_t>(1, kExactF32 / per);
-}
-
-/// Splits `v` along `axis` into pieces of at most `len`.
-SmallVector<Value> splitInto(NodeContext &c, Value v, int64_t axis, int64_t total, int64_t len) {
-  SmallVector<int64_t> sizes;
-  for (int64_t k = 0; k < total; k += len) sizes.push_back(std::min(len, total - k));
-  return splitBy(c, v, axis, sizes);
-}
-
-/// Exact int32 matmul of two float32 tensors holding integers bounded by
-/// maxA / maxB in magnitude (see the file comment).
-FailureOr<Value> exactMatMul(NodeContext &c, Value a, Value b, int64_t maxA, int64_t maxB) {
-  auto ta = typeOf(a), tb = typeOf(b);
-  int64_t axisA = ta.getRank() - 1, axisB = tb.getRank() == 1 ? 0 : tb.getRank() - 2;
-  int64_t K = ta.getDimSize(axisA);
-  if (K == kDyn) K = tb.getDimSize(axisB);
-  SmallVector<Value> parts;
-  if (K == kDyn) {
-    // No static bound: one float32 matmul (exact while |sums| < 2^24).
-    Value r;
-    if (failed(importMatMulValues(c, a, b, r))) return failure();
-    parts.push_back(r);
-  } else {
-    int64_t len = chunkLength(maxA, maxB, 1);
-    auto as = splitInto(c, a, axisA, K, len), bs = splitInto(c, b, axisB, K, len);
-    for (size_t k = 0; k < as.size(); ++k) {
-      Value r;
-      if (failed(importMatMulValues(c, as[k], bs[k], r))) return failure();
-      parts.push_back(r);
-    }
-  }
-  return sumAsInt32(c, parts);
-}
-
-/// Zero point / scale of the row operand A (or of the output Y): one value,
-/// per row (1-D [M] -> [M, 1]), or an N-D tensor used as is.
-FailureOr<Value> rowParam(NodeContext &c, size_t i) {
-  Value v = c.input(i);
-  auto t = typeOf(v);
-  if (t.hasStaticShape() && t.getNumElements() == 1) return t.getRank() == 0 ? v : reshapeTo(c, v, {}, {});
-  if (t.getRank() == 1) return reshapeTo(c, v, {t.getDimSize(0), 1}, {0, -1});
-  return v;
-}
-/// Zero point / scale of the column operand B: one value, per column ([N]), or N-D.
-FailureOr<Value> colParam(NodeContext &c, size_t i) {
-  Value v = c.input(i);
-  auto t = typeOf(v);
-  if (t.hasStaticShape() && t.getNumElements() == 1) return t.getRank() == 0 ? v : reshapeTo(c, v, {}, {});
-  return v;
-}
 
 LogicalResult check8Bit(NodeContext &c, size_t i, const char *name) {
   Type t = elementOf(c.input(i));
@@ -462,57 +211,53 @@ LogicalResult checkZeroPoint(NodeContext &c, size_t zp, size_t of, const char *n
   return success();
 }
 
-LogicalResult importMatMulInteger(NodeContext &c) {
-  if (failed(check8Bit(c, 0, "A")) || failed(check8Bit(c, 1, "B"))) return failure();
-  if (failed(checkZeroPoint(c, 2, 0, "a_zero_point")) || failed(checkZeroPoint(c, 3, 1, "b_zero_point")))
-    return failure();
-  Value za, zb;
-  if (c.hasInput(2)) {
-    auto r = c.inputType(0).getRank() == 1 ? colParam(c, 2) : rowParam(c, 2);
-    if (failed(r)) return failure();
-    za = *r;
-  }
-  if (c.hasInput(3)) {
-    auto r = colParam(c, 3);
-    if (failed(r)) return failure();
-    zb = *r;
-  }
-  auto a = centered(c, c.input(0), za);
-  if (failed(a)) return failure();
-  auto b = centered(c, c.input(1), zb);
-  if (failed(b)) return failure();
-  auto y = exactMatMul(c, *a, *b, maxAbsCentered(c, elementOf(c.input(0)), 2), maxAbsCentered(c, elementOf(c.input(1)), 3));
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
-  return success();
-}
-
-/// acc * (sx * sw / sy) + zy, rounded half to even and saturated to `out`
-/// (the QLinear* requantization; float64 like the reference).
-FailureOr<Value> requantize(NodeContext &c, Value acc, Value sx, Value sw, Value sy, Value zy, Type out) {
-  SmallVector<Value> ins = {acc, sx, sw, sy};
-  if (zy) ins.push_back(zy);
-  Type sxe = elementOf(sx), swe = elementOf(sw), sye = elementOf(sy);
-  Type st = sxe == swe && swe == sye ? sxe : c.b.getF32Type();
-  return buildElementwise(c, ins, out, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    FloatCalc fc{b, l, st};
-    Value m = fc.div(fc.mul(fc.in(a[1], sxe), fc.in(a[2], swe)), fc.in(a[3], sye));
-    Type f64 = b.getF64Type();
-    Value d = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, f64, a[0]), castScalar(b, l, m, fc.compute(), f64));
-    return quantizeToInt(b, l, d, a.size() > 4 ? a[4] : Value(), zy ? elementOf(zy) : Type(), out);
-  });
-}
-
 LogicalResult checkScale(NodeContext &c, size_t i, const char *name) {
   Type t = elementOf(c.input(i));
   if (!isScaleType(t)) return c.fail(std::string(name) + " must be a float type (got " + typeName(t) + ")");
   return success();
 }
 
+/// Runs the verifier of the just-built `op`; on failure erases it and fails
+/// the node with the verifier's message (the broadcast rules of the scales
+/// and zero points live in the verifier only).
+LogicalResult verifyBuilt(NodeContext &c, Operation *op) {
+  std::string message;
+  ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &d) {
+    if (message.empty()) message = d.str();
+    return success();
+  });
+  if (succeeded(verify(op))) return success();
+  op->erase();
+  return c.fail(message);
+}
+
+/// The numpy matmul shape of inputs a and b.
+FailureOr<SmallVector<int64_t>> matmulShape(NodeContext &c, size_t a, size_t b) {
+  SmallVector<int64_t> shape;
+  if (failed(matmulResultShape(c.inputType(a).getShape(), c.inputType(b).getShape(), shape)))
+    return c.fail("'" + c.node.input(a) + "' (" + typeName(c.inputType(a)) + ") and '" + c.node.input(b) + "' (" +
+                  typeName(c.inputType(b)) + ") do not multiply (contraction or batch dims differ)");
+  return shape;
+}
+
+LogicalResult importMatMulInteger(NodeContext &c) {
+  if (failed(check8Bit(c, 0, "A")) || failed(check8Bit(c, 1, "B"))) return failure();
+  if (failed(checkZeroPoint(c, 2, 0, "a_zero_point")) || failed(checkZeroPoint(c, 3, 1, "b_zero_point")))
+    return failure();
+  auto shape = matmulShape(c, 0, 1);
+  if (failed(shape)) return failure();
+  auto type = RankedTensorType::get(*shape, c.b.getI32Type());
+  auto y = c.b.create<MatMulIntegerOp>(c.loc, type, c.input(0), c.input(1), c.hasInput(2) ? c.input(2) : Value(),
+                                       c.hasInput(3) ? c.input(3) : Value());
+  if (failed(verifyBuilt(c, y))) return failure();
+  c.setOutput(0, y);
+  return success();
+}
+
 LogicalResult importQLinearMatMul(NodeContext &c) {
   for (size_t i : {0, 1, 2, 3, 4, 5, 6})
     if (!c.hasInput(i)) return c.fail("inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point and y_scale are required");
-  if (isFloat8(elementOf(c.input(0))) || isFloat8(elementOf(c.input(3))))
+  if (isFloat8Type(elementOf(c.input(0))) || isFloat8Type(elementOf(c.input(3))))
     return c.fail("float8 QLinearMatMul is not supported");
   if (failed(check8Bit(c, 0, "a")) || failed(check8Bit(c, 3, "b"))) return failure();
   if (failed(checkZeroPoint(c, 2, 0, "a_zero_point")) || failed(checkZeroPoint(c, 5, 3, "b_zero_point")))
@@ -521,112 +266,45 @@ LogicalResult importQLinearMatMul(NodeContext &c) {
     if (failed(checkScale(c, i, n))) return failure();
   Type out = c.hasInput(7) ? elementOf(c.input(7)) : elementOf(c.input(0));
   if (!out.isInteger(8)) return c.fail("y_zero_point must be int8 or uint8");
-  bool aVec = c.inputType(0).getRank() == 1;
-  auto za = aVec ? colParam(c, 2) : rowParam(c, 2);
-  auto zb = colParam(c, 5);
-  auto sa = aVec ? colParam(c, 1) : rowParam(c, 1);
-  auto sb = colParam(c, 4);
-  auto sy = aVec ? colParam(c, 6) : rowParam(c, 6);
-  FailureOr<Value> zy = Value();
-  if (c.hasInput(7)) zy = aVec ? colParam(c, 7) : rowParam(c, 7);
-  if (failed(za) || failed(zb) || failed(sa) || failed(sb) || failed(sy) || failed(zy)) return failure();
-  auto a = centered(c, c.input(0), *za);
-  if (failed(a)) return failure();
-  auto b = centered(c, c.input(3), *zb);
-  if (failed(b)) return failure();
-  auto acc = exactMatMul(c, *a, *b, maxAbsCentered(c, elementOf(c.input(0)), 2),
-                         maxAbsCentered(c, elementOf(c.input(3)), 5));
-  if (failed(acc)) return failure();
-  auto y = requantize(c, *acc, *sa, *sb, *sy, *zy, out);
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+  auto shape = matmulShape(c, 0, 3);
+  if (failed(shape)) return failure();
+  auto y = c.b.create<QLinearMatMulOp>(c.loc, RankedTensorType::get(*shape, out), c.input(0), c.input(1), c.input(2),
+                                       c.input(3), c.input(4), c.input(5), c.input(6),
+                                       c.hasInput(7) ? c.input(7) : Value());
+  if (failed(verifyBuilt(c, y))) return failure();
+  c.setOutput(0, y);
   return success();
 }
 
-/// Exact int32 2-D convolution of float32 tensors holding integers (x padded
-/// with zeros, i.e. with the zero point before centering), plus an optional
-/// int32 bias.
-FailureOr<Value> exactConv(NodeContext &c, Value x, Value w, Value bias, int64_t maxX, int64_t maxW) {
-  auto xt = typeOf(x), wt = typeOf(w);
-  if (xt.getRank() != 4 || wt.getRank() != 4)
-    return c.fail("only 2-D convolution (rank-4 input and weight) is supported");
-  if (!wt.hasStaticShape()) return c.fail("the weight must have a static shape");
-  int64_t cpg = wt.getDimSize(1), group = c.attrs.getInt("group", 1);
-  int64_t len = chunkLength(maxX, maxW, wt.getDimSize(2) * wt.getDimSize(3));
-  SmallVector<Value> parts;
-  if (cpg <= len) {
-    auto r = buildConv2D(c, x, w, Value());
-    if (failed(r)) return failure();
-    parts.push_back(*r);
-  } else {
-    // Split every group's input channels into chunks of `len`: x viewed as
-    // [N, group, C/group, H, W] and split along the per-group channel dim,
-    // w split along its input-channel dim; each chunk is a grouped conv.
-    if (xt.isDynamicDim(1)) return c.fail("the input channel dim must be static");
-    if (group <= 0 || xt.getDimSize(1) != cpg * group)
-      return c.fail("input has " + std::to_string(xt.getDimSize(1)) + " channels but weight*group expects " +
-                    std::to_string(cpg * group));
-    Value xg = x;
-    if (group > 1)
-      xg = reshapeTo(c, x, {xt.getDimSize(0), group, cpg, xt.getDimSize(2), xt.getDimSize(3)}, {0, -1, -1, 2, 3});
-    auto xs = splitInto(c, xg, group > 1 ? 2 : 1, cpg, len), ws = splitInto(c, w, 1, cpg, len);
-    for (size_t k = 0; k < xs.size(); ++k) {
-      Value xk = xs[k];
-      if (group > 1) {
-        auto kt = typeOf(xk);
-        xk = reshapeTo(c, xk, {kt.getDimSize(0), group * kt.getDimSize(2), kt.getDimSize(3), kt.getDimSize(4)},
-                       {0, -1, 3, 4});
-      }
-      auto r = buildConv2D(c, xk, ws[k], Value());
-      if (failed(r)) return failure();
-      parts.push_back(*r);
-    }
-  }
-  auto acc = sumAsInt32(c, parts);
-  if (failed(acc) || !bias) return acc;
-  auto bt = typeOf(bias);
-  if (!bt.getElementType().isInteger(32) || bt.getRank() != 1 || bt.getDimSize(0) != wt.getDimSize(0))
-    return c.fail("B must be an int32 tensor of shape [M]");
-  Value b4 = reshapeTo(c, bias, {wt.getDimSize(0), 1, 1}, {-1, -1, -1});
-  return buildElementwise(c, {*acc, b4}, c.b.getI32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::AddIOp>(l, a[0], a[1]);
-  });
+/// `name` (input i) must be one value.
+LogicalResult checkSingle(NodeContext &c, size_t i, const std::string &what) {
+  if (c.hasInput(i) && (!c.inputType(i).hasStaticShape() || c.inputType(i).getNumElements() != 1))
+    return c.fail(what);
+  return success();
 }
 
-/// Per-output-channel weight zero point / scale: one value, or [M] -> [M, 1, 1, 1]
-/// (weights) / [M, 1, 1] (outputs, NCHW).
-FailureOr<Value> channelParam(NodeContext &c, size_t i, int64_t trailing) {
-  Value v = c.input(i);
-  auto t = typeOf(v);
-  if (t.hasStaticShape() && t.getNumElements() == 1) return t.getRank() == 0 ? v : reshapeTo(c, v, {}, {});
-  if (t.getRank() != 1) return c.fail("'" + c.node.input(i) + "' must be a scalar or a 1-D per-output-channel tensor");
-  SmallVector<int64_t> shape(trailing + 1, 1), sources(trailing + 1, -1);
-  shape[0] = t.getDimSize(0);
-  sources[0] = 0;
-  return reshapeTo(c, v, shape, sources);
+/// One value or [M] (per output channel).
+LogicalResult checkChannelParam(NodeContext &c, size_t i, int64_t channels) {
+  auto t = c.inputType(i);
+  if (t.hasStaticShape() && t.getNumElements() == 1) return success();
+  if (t.getRank() != 1 || t.getDimSize(0) != channels)
+    return c.fail("'" + c.node.input(i) + "' must be a scalar or a 1-D per-output-channel tensor");
+  return success();
 }
 
 LogicalResult importConvInteger(NodeContext &c) {
   if (failed(check8Bit(c, 0, "x")) || failed(check8Bit(c, 1, "w"))) return failure();
   if (failed(checkZeroPoint(c, 2, 0, "x_zero_point")) || failed(checkZeroPoint(c, 3, 1, "w_zero_point")))
     return failure();
-  if (c.hasInput(2) && (!typeOf(c.input(2)).hasStaticShape() || typeOf(c.input(2)).getNumElements() != 1))
-    return c.fail("x_zero_point must be a single value");
-  Value zx, zw;
-  if (c.hasInput(2)) zx = *channelParam(c, 2, 0);
-  if (c.hasInput(3)) {
-    auto r = channelParam(c, 3, 3);
-    if (failed(r)) return failure();
-    zw = *r;
-  }
-  auto x = centered(c, c.input(0), zx);
-  if (failed(x)) return failure();
-  auto w = centered(c, c.input(1), zw);
-  if (failed(w)) return failure();
-  auto y = exactConv(c, *x, *w, Value(), maxAbsCentered(c, elementOf(c.input(0)), 2),
-                     maxAbsCentered(c, elementOf(c.input(1)), 3));
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+  if (failed(checkSingle(c, 2, "x_zero_point must be a single value"))) return failure();
+  auto win = convWindow(c, c.inputType(0), c.inputType(1));
+  if (failed(win)) return failure();
+  if (c.hasInput(3) && failed(checkChannelParam(c, 3, c.inputType(1).getDimSize(0)))) return failure();
+  auto y = c.b.create<ConvIntegerOp>(
+      c.loc, RankedTensorType::get(win->shape, c.b.getI32Type()), c.input(0), c.input(1),
+      c.hasInput(2) ? c.input(2) : Value(), c.hasInput(3) ? c.input(3) : Value(), c.b.getDenseI64ArrayAttr(win->strides),
+      c.b.getDenseI64ArrayAttr(win->dilations), c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
+  c.setOutput(0, y);
   return success();
 }
 
@@ -641,23 +319,23 @@ LogicalResult importQLinearConv(NodeContext &c) {
   Type out = c.hasInput(7) ? elementOf(c.input(7)) : elementOf(c.input(0));
   if (!out.isInteger(8)) return c.fail("y_zero_point must be int8 or uint8");
   for (size_t i : {1, 2, 6, 7})
-    if (c.hasInput(i) && (!typeOf(c.input(i)).hasStaticShape() || typeOf(c.input(i)).getNumElements() != 1))
-      return c.fail("'" + c.node.input(i) + "' must be a single value (per-tensor)");
-  auto zx = channelParam(c, 2, 0), zw = channelParam(c, 5, 3), sx = channelParam(c, 1, 0),
-       sw = channelParam(c, 4, 2), sy = channelParam(c, 6, 0);
-  FailureOr<Value> zy = Value();
-  if (c.hasInput(7)) zy = channelParam(c, 7, 0);
-  if (failed(zx) || failed(zw) || failed(sx) || failed(sw) || failed(sy) || failed(zy)) return failure();
-  auto x = centered(c, c.input(0), *zx);
-  if (failed(x)) return failure();
-  auto w = centered(c, c.input(3), *zw);
-  if (failed(w)) return failure();
-  auto acc = exactConv(c, *x, *w, c.hasInput(8) ? c.input(8) : Value(), maxAbsCentered(c, elementOf(c.input(0)), 2),
-                       maxAbsCentered(c, elementOf(c.input(3)), 5));
-  if (failed(acc)) return failure();
-  auto y = requantize(c, *acc, *sx, *sw, *sy, *zy, out);
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
+    if (failed(checkSingle(c, i, "'" + (i < c.numInputs() ? c.node.input(i) : "") + "' must be a single value (per-tensor)")))
+      return failure();
+  auto win = convWindow(c, c.inputType(0), c.inputType(3));
+  if (failed(win)) return failure();
+  int64_t channels = c.inputType(3).getDimSize(0);
+  if (failed(checkChannelParam(c, 5, channels)) || failed(checkChannelParam(c, 4, channels))) return failure();
+  if (c.hasInput(8)) {
+    auto bt = c.inputType(8);
+    if (!bt.getElementType().isInteger(32) || bt.getRank() != 1 || bt.getDimSize(0) != channels)
+      return c.fail("B must be an int32 tensor of shape [M]");
+  }
+  auto y = c.b.create<QLinearConvOp>(
+      c.loc, RankedTensorType::get(win->shape, out), c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
+      c.input(5), c.input(6), c.hasInput(7) ? c.input(7) : Value(), c.hasInput(8) ? c.input(8) : Value(),
+      c.b.getDenseI64ArrayAttr(win->strides), c.b.getDenseI64ArrayAttr(win->dilations),
+      c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
+  c.setOutput(0, y);
   return success();
 }
 

@@ -62,38 +62,50 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   return "";
 }
 
-FailureOr<Value> buildConv2D(NodeContext &c, Value x, Value weight, Value bias) {
-  auto in = llvm::cast<RankedTensorType>(x.getType()), w = llvm::cast<RankedTensorType>(weight.getType());
+FailureOr<ConvWindow> convWindow(NodeContext &c, RankedTensorType in, RankedTensorType w) {
   if (in.getRank() != 4 || w.getRank() != 4)
     return c.fail("only 2-D convolution (rank-4 input and weight) is supported");
   if (!w.hasStaticShape()) return c.fail("the weight must have a static shape");
   auto kernel = c.attrs.getInts("kernel_shape", {w.getDimSize(2), w.getDimSize(3)});
   if (kernel.size() != 2 || kernel[0] != w.getDimSize(2) || kernel[1] != w.getDimSize(3))
     return c.fail("kernel_shape disagrees with the weight's shape");
+  ConvWindow win;
   auto strides = c.attrs.getInts("strides", {1, 1});
   auto dilations = c.attrs.getInts("dilations", {1, 1});
   if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
+  win.strides.assign(strides.begin(), strides.end());
+  win.dilations.assign(dilations.begin(), dilations.end());
   auto pads = windowPads(c, in, kernel, strides, dilations);
   if (failed(pads)) return failure();
-  int64_t group = c.attrs.getInt("group", 1);
-  if (group <= 0 || w.getDimSize(0) % group != 0)
-    return c.fail("group " + std::to_string(group) + " does not divide the output channels");
-  if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * group)
+  win.pads = *pads;
+  win.group = c.attrs.getInt("group", 1);
+  if (win.group <= 0 || w.getDimSize(0) % win.group != 0)
+    return c.fail("group " + std::to_string(win.group) + " does not divide the output channels");
+  if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * win.group)
     return c.fail("input has " + std::to_string(in.getDimSize(1)) + " channels but weight*group expects " +
-                  std::to_string(w.getDimSize(1) * group));
+                  std::to_string(w.getDimSize(1) * win.group));
+  win.shape = {in.getDimSize(0), w.getDimSize(0)};
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i], win.pads[i],
+                                   win.pads[2 + i], false);
+    if (out == 0) return c.fail("kernel, strides and pads give an empty output");
+    win.shape.push_back(out);
+  }
+  return win;
+}
+
+FailureOr<Value> buildConv2D(NodeContext &c, Value x, Value weight, Value bias) {
+  auto w = llvm::cast<RankedTensorType>(weight.getType());
+  auto win = convWindow(c, llvm::cast<RankedTensorType>(x.getType()), w);
+  if (failed(win)) return failure();
   if (bias) {
     auto bt = llvm::cast<RankedTensorType>(bias.getType());
     if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0)) return c.fail("bias must have shape [M]");
   }
-  for (int i = 0; i < 2; ++i) {
-    int64_t out = windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i],
-                                   (*pads)[i], (*pads)[2 + i], false);
-    if (out == 0) return c.fail("kernel, strides and pads give an empty output");
-  }
-  auto op = c.b.create<ConvOp>(c.loc, x, weight, bias, Value(),
-                               c.b.getDenseI64ArrayAttr(strides), c.b.getDenseI64ArrayAttr(dilations),
-                               c.b.getDenseI64ArrayAttr(*pads), c.b.getI64IntegerAttr(group),
-                               c.b.getStringAttr("none"), c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+  auto op = c.b.create<ConvOp>(c.loc, x, weight, bias, Value(), c.b.getDenseI64ArrayAttr(win->strides),
+                               c.b.getDenseI64ArrayAttr(win->dilations), c.b.getDenseI64ArrayAttr(win->pads),
+                               c.b.getI64IntegerAttr(win->group), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                               c.b.getF32FloatAttr(0));
   return op.getResult();
 }
 

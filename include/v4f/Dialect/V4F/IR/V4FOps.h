@@ -51,4 +51,37 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          bool ceilMode);
 } // namespace v4f
 
+// Shape and type rules of the composite ops (V4FCompositeOps.cpp), shared
+// with the importer so that it reports the same problems at import.
+namespace v4f {
+/// float8 formats (the builtin ones: E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ).
+bool isFloat8Type(mlir::Type t);
+/// [min, max] of a quantized integer type (2/4/8/16-bit, signed or unsigned).
+std::optional<std::pair<int64_t, int64_t>> quantizedIntRange(mlir::Type t);
+/// Why `param` (scale or zero point, named `what`) cannot broadcast
+/// against `x` for quantization `axis` (non-negative, or -1 when out of
+/// range) and `blockSize` (0: not blocked); "" when it can.
+std::string quantParamShapeError(mlir::RankedTensorType x, mlir::RankedTensorType param, int64_t axis,
+                                 int64_t blockSize, llvm::StringRef what);
+/// An Einsum equation resolved against its operands: one label per operand
+/// dim (letters as their character codes; ellipsis dims as
+/// kEinsumEllipsisLabel + their position among the right-aligned broadcast
+/// ellipsis dims), the output labels (implicit output: the ellipsis dims,
+/// then the letters used once, alphabetically) and the result shape.
+constexpr int kEinsumEllipsisLabel = 1000;
+struct EinsumEquation {
+  llvm::SmallVector<llvm::SmallVector<int>> operandLabels;
+  llvm::SmallVector<int> outputLabels;
+  llvm::SmallVector<int64_t> resultShape;
+};
+/// Parses `equation` (whitespace ignored) for operands of static `shapes`;
+/// returns why it does not fit them, or "" and fills `out`.
+std::string parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                                EinsumEquation &out);
+/// numpy matmul result shape (rank-1 operands allowed); failure when the
+/// contraction or batch dims disagree.
+mlir::LogicalResult matmulResultShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                                      llvm::SmallVectorImpl<int64_t> &out);
+} // namespace v4f
+
 #endif // V4F_DIALECT_V4F_IR_V4FOPS_H

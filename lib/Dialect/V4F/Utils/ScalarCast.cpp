@@ -12,7 +12,9 @@
 //     them truncates to the low bits (wraps), as ONNX's reference does.
 //
 //===----------------------------------------------------------------------===//
-#include "NodeContext.h"
+#include "v4f/Dialect/V4F/Utils/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 

@@ -1,0 +1,64 @@
+//===- Builders.h - v4f IR builders shared by the importer and the passes -*- C++ -*-===//
+//
+// Small builders of v4f IR used by both the ONNX importer and the
+// decomposition passes. They need no ONNX node: a BuildContext holds the
+// builder, the location the new ops get (an ONNX node's NameLoc, or the
+// location of the op being decomposed) and why the last build failed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef V4F_DIALECT_V4F_UTILS_BUILDERS_H
+#define V4F_DIALECT_V4F_UTILS_BUILDERS_H
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <string>
+
+namespace v4f {
+
+struct BuildContext {
+  BuildContext(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  /// Why the last failed build failed.
+  std::string error;
+
+  mlir::LogicalResult fail(const std::string &msg) {
+    error = msg;
+    return mlir::failure();
+  }
+};
+
+mlir::RankedTensorType typeOf(mlir::Value v);
+/// Reshape to `shape`; `sources[i] >= 0` takes result dim i from input dim
+/// sources[i] (dynamic dims); empty sources mean a static reshape.
+mlir::Value reshapeTo(BuildContext &c, mlir::Value in, llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> sources = {});
+/// Transpose by `perm` (the input itself for the identity).
+mlir::Value transposeBy(BuildContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
+/// Splits `v` along `axis` into parts of the given sizes.
+llvm::SmallVector<mlir::Value> splitBy(BuildContext &c, mlir::Value v, int64_t axis, llvm::ArrayRef<int64_t> sizes);
+/// A float32 arith.constant.
+mlir::Value constF32(BuildContext &c, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
+
+using ElementwiseBodyFn =
+    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
+/// Builds a v4f.elementwise over `inputs` (broadcast) whose body `body`
+/// computes the result element of type `resultElement`.
+mlir::FailureOr<mlir::Value> buildElementwise(BuildContext &c, llvm::ArrayRef<mlir::Value> inputs,
+                                              mlir::Type resultElement, const ElementwiseBodyFn &body);
+/// numpy-style matmul of two float32 values (rank-1 operands handled).
+mlir::FailureOr<mlir::Value> buildMatMul(BuildContext &c, mlir::Value a, mlir::Value b);
+
+/// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
+/// element types; storage-only ones are their storage integers in bodies).
+/// `saturate` is Cast's attribute for float8 targets, `roundMode` its
+/// round_mode for float8e8m0 targets (ScalarCast.cpp).
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Type from, mlir::Type to,
+                       bool saturate = true, const std::string &roundMode = "up");
+
+} // namespace v4f
+
+#endif // V4F_DIALECT_V4F_UTILS_BUILDERS_H
