@@ -207,23 +207,10 @@ v4f_status_t verifyExecutables(const fb::Manifest* mf) {
   return nullptr;
 }
 
-v4f_status_t verifyPlan(v4f_model_s* m) {
-  const fb::Manifest* mf = m->manifest;
-  uint32_t nregs = m->registerCount;
+/// Shape program: operands defined earlier, inputs and buffers that exist.
+v4f_status_t verifyShapeProgram(const fb::Manifest* mf, uint32_t nregs) {
   uint32_t nin = mf->inputs() ? mf->inputs()->size() : 0;
-  uint32_t nout = mf->outputs() ? mf->outputs()->size() : 0;
   uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
-  uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
-  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
-
-  // Limits keep hostile plans from making the loader or planner quadratic
-  // in absurd sizes (real models stay far below).
-  const uint32_t kMaxEntries = 1u << 16;
-  if (nbuf > kMaxEntries || nin > kMaxEntries || nout > kMaxEntries || ndis > (1u << 20) ||
-      nexe > 64 || nregs > (1u << 20))
-    return makeStatus(kBad, "the plan is too large (%u buffers, %u inputs, %u outputs, %u dispatches, "
-                      "%u executables, %u shape registers)", nbuf, nin, nout, ndis, nexe, nregs);
-
   // Shape program: operands must be defined earlier; InputDim must name an
   // existing input dimension.
   for (uint32_t i = 0; i < nregs; ++i) {
@@ -290,7 +277,85 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
                         "shape program instruction %u selects on register %lld, which is not "
                         "defined before it", i, static_cast<long long>(ins->imm()));
   }
+  return nullptr;
+}
 
+/// Dispatches: executable and entry point, grid, scratch, push constants,
+/// bindings within their buffers' lifetimes.
+v4f_status_t verifyDispatches(const fb::Manifest* mf, uint32_t nregs) {
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  for (uint32_t d = 0; d < ndis; ++d) {
+    const fb::Dispatch* dis = mf->dispatches()->Get(d);
+    const char* name = str(dis->name());
+    if (dis->executable() >= nexe)
+      return makeStatus(kBad, "dispatch %u '%s' uses executable %u, but there are %u executables", d,
+                        name, dis->executable(), nexe);
+    const auto* entries = mf->executables()->Get(dis->executable())->entry_points();
+    uint32_t nentries = entries ? entries->size() : 0;
+    if (dis->entry_point() >= nentries)
+      return makeStatus(kBad,
+                        "dispatch %u '%s' uses entry point %u of executable %u, which has %u", d,
+                        name, dis->entry_point(), dis->executable(), nentries);
+    const auto* grid = dis->workgroup_count();
+    uint32_t ngrid = grid ? grid->size() : 0;
+    if (ngrid < 1 || ngrid > 3)
+      return makeStatus(kBad, "dispatch %u '%s' has a %u-D workgroup grid (1 to 3 dims allowed)", d,
+                        name, ngrid);
+    for (uint32_t j = 0; j < ngrid; ++j)
+      if (grid->Get(j) >= nregs)
+        return makeStatus(kBad,
+                          "dispatch %u '%s' workgroup count %u refers to shape register %u, but "
+                          "there are %u",
+                          d, name, j, grid->Get(j), nregs);
+    if (dis->scratch_size() >= nregs)
+      return makeStatus(kBad,
+                        "dispatch %u '%s' scratch size refers to shape register %u, but there are %u",
+                        d, name, dis->scratch_size(), nregs);
+    if (const auto* pcs = dis->push_constants()) {
+      for (uint32_t j = 0; j < pcs->size(); ++j)
+        if (pcs->Get(j) >= nregs)
+          return makeStatus(kBad,
+                            "dispatch %u '%s' push constant %u refers to shape register %u, but "
+                            "there are %u",
+                            d, name, j, pcs->Get(j), nregs);
+    }
+    if (const auto* binds = dis->bindings()) {
+      for (uint32_t j = 0; j < binds->size(); ++j) {
+        uint32_t bi = binds->Get(j);
+        if (bi >= nbuf)
+          return makeStatus(kBad, "dispatch %u '%s' binding %u refers to buffer %u, but there are %u buffers",
+                            d, name, j, bi, nbuf);
+        const fb::Buffer* b = mf->buffers()->Get(bi);
+        if (b->kind() == fb::BufferKind::Transient && (d < b->first_use() || d > b->last_use()))
+          return makeStatus(kBad,
+                            "dispatch %u '%s' binds transient buffer %u outside its lifetime [%u, %u]",
+                            d, name, bi, b->first_use(), b->last_use());
+      }
+    }
+  }
+  return nullptr;
+}
+
+v4f_status_t verifyPlan(v4f_model_s* m) {
+  const fb::Manifest* mf = m->manifest;
+  uint32_t nregs = m->registerCount;
+  uint32_t nin = mf->inputs() ? mf->inputs()->size() : 0;
+  uint32_t nout = mf->outputs() ? mf->outputs()->size() : 0;
+  uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+  uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+
+  // Limits keep hostile plans from making the loader or planner quadratic
+  // in absurd sizes (real models stay far below).
+  const uint32_t kMaxEntries = 1u << 16;
+  if (nbuf > kMaxEntries || nin > kMaxEntries || nout > kMaxEntries || ndis > (1u << 20) ||
+      nexe > 64 || nregs > (1u << 20))
+    return makeStatus(kBad, "the plan is too large (%u buffers, %u inputs, %u outputs, %u dispatches, "
+                      "%u executables, %u shape registers)", nbuf, nin, nout, ndis, nexe, nregs);
+
+  if (v4f_status_t s = verifyShapeProgram(mf, nregs)) return s;
 
   // Registers computable from constants alone, to bounds-check constant
   // buffers now rather than at run time.
@@ -351,55 +416,7 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
 
   if (v4f_status_t s = verifyExecutables(mf)) return s;
 
-  for (uint32_t d = 0; d < ndis; ++d) {
-    const fb::Dispatch* dis = mf->dispatches()->Get(d);
-    const char* name = str(dis->name());
-    if (dis->executable() >= nexe)
-      return makeStatus(kBad, "dispatch %u '%s' uses executable %u, but there are %u executables", d,
-                        name, dis->executable(), nexe);
-    const auto* entries = mf->executables()->Get(dis->executable())->entry_points();
-    uint32_t nentries = entries ? entries->size() : 0;
-    if (dis->entry_point() >= nentries)
-      return makeStatus(kBad,
-                        "dispatch %u '%s' uses entry point %u of executable %u, which has %u", d,
-                        name, dis->entry_point(), dis->executable(), nentries);
-    const auto* grid = dis->workgroup_count();
-    uint32_t ngrid = grid ? grid->size() : 0;
-    if (ngrid < 1 || ngrid > 3)
-      return makeStatus(kBad, "dispatch %u '%s' has a %u-D workgroup grid (1 to 3 dims allowed)", d,
-                        name, ngrid);
-    for (uint32_t j = 0; j < ngrid; ++j)
-      if (grid->Get(j) >= nregs)
-        return makeStatus(kBad,
-                          "dispatch %u '%s' workgroup count %u refers to shape register %u, but "
-                          "there are %u",
-                          d, name, j, grid->Get(j), nregs);
-    if (dis->scratch_size() >= nregs)
-      return makeStatus(kBad,
-                        "dispatch %u '%s' scratch size refers to shape register %u, but there are %u",
-                        d, name, dis->scratch_size(), nregs);
-    if (const auto* pcs = dis->push_constants()) {
-      for (uint32_t j = 0; j < pcs->size(); ++j)
-        if (pcs->Get(j) >= nregs)
-          return makeStatus(kBad,
-                            "dispatch %u '%s' push constant %u refers to shape register %u, but "
-                            "there are %u",
-                            d, name, j, pcs->Get(j), nregs);
-    }
-    if (const auto* binds = dis->bindings()) {
-      for (uint32_t j = 0; j < binds->size(); ++j) {
-        uint32_t bi = binds->Get(j);
-        if (bi >= nbuf)
-          return makeStatus(kBad, "dispatch %u '%s' binding %u refers to buffer %u, but there are %u buffers",
-                            d, name, j, bi, nbuf);
-        const fb::Buffer* b = mf->buffers()->Get(bi);
-        if (b->kind() == fb::BufferKind::Transient && (d < b->first_use() || d > b->last_use()))
-          return makeStatus(kBad,
-                            "dispatch %u '%s' binds transient buffer %u outside its lifetime [%u, %u]",
-                            d, name, bi, b->first_use(), b->last_use());
-      }
-    }
-  }
+  if (v4f_status_t s = verifyDispatches(mf, nregs)) return s;
   return nullptr;
 }
 

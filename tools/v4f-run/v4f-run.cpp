@@ -253,31 +253,14 @@ double percentile(std::vector<double> sorted, double p) {
   return sorted[rank == 0 ? 0 : rank - 1];
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  Options opt = parseArgs(argc, argv);
+/// Reads each input from its --input .npy file (checking dtype and shape
+/// against the signature) or fills it with deterministic random data.
+void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tensor_t> &inputs,
+                   std::vector<std::vector<uint8_t>> &inputData) {
   const std::string where = opt.model + ": ";
-
-  v4f_model_options_t modelOptions;
-  v4f_model_options_init(&modelOptions);
-  if (!opt.disabledFeatures.empty())
-    modelOptions.disabled_cpu_features = opt.disabledFeatures.c_str();
-  auto t0 = std::chrono::steady_clock::now();
-  v4f_model_t *model = nullptr;
-  check(v4f_model_load_file(opt.model.c_str(), &modelOptions, nullptr, &model), "");
-  double loadMs = msSince(t0);
-
-  v4f_session_options_t sessionOptions;
-  v4f_session_options_init(&sessionOptions);
-  sessionOptions.thread_count = opt.threads;
-  v4f_session_t *session = nullptr;
-  check(v4f_session_create(model, &sessionOptions, nullptr, &session), where);
-
-  // Inputs.
-  size_t nin = v4f_model_input_count(model), nout = v4f_model_output_count(model);
-  std::vector<std::vector<uint8_t>> inputData(nin);
-  std::vector<v4f_tensor_t> inputs(nin);
+  size_t nin = v4f_model_input_count(model);
+  inputData.resize(nin);
+  inputs.resize(nin);
   Random rng;
   std::map<std::string, std::string> unused = opt.inputFiles;
   for (size_t i = 0; i < nin; ++i) {
@@ -335,6 +318,77 @@ int main(int argc, char **argv) {
   if (!unused.empty())
     fail("--input '" + unused.begin()->first + "' does not name an input of " + opt.model);
 
+}
+
+/// --benchmark: times opt.benchmark runs after opt.warmup and prints (and
+/// with --json writes) the latency statistics.
+void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_tensor_t> &inputs,
+                  std::vector<v4f_tensor_t> &outputs, double loadMs, double firstRunMs) {
+  const std::string where = opt.model + ": ";
+  size_t nin = inputs.size(), nout = outputs.size();
+  for (long i = 0; i < opt.warmup; ++i)
+    check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+  std::vector<double> times;
+  times.reserve(size_t(opt.benchmark));
+  for (long i = 0; i < opt.benchmark; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+    times.push_back(msSince(start));
+  }
+  double mean = 0;
+  for (double t : times)
+    mean += t;
+  mean /= double(times.size());
+  std::sort(times.begin(), times.end());
+  double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
+  double throughput = mean > 0 ? 1000.0 / mean : 0;
+  std::printf("benchmark:        %ld runs after %ld warm-up\n", opt.benchmark, opt.warmup);
+  std::printf("latency mean:     %.4f ms\n", mean);
+  std::printf("latency p50/p90/p99: %.4f / %.4f / %.4f ms\n", p50, p90, p99);
+  std::printf("throughput:       %.2f inferences/s\n", throughput);
+  if (!opt.jsonPath.empty()) {
+    FILE *f = std::fopen(opt.jsonPath.c_str(), "w");
+    if (!f)
+      fail(opt.jsonPath + ": cannot create: " + std::strerror(errno));
+    std::fprintf(f,
+                 "{\"model\": \"%s\", \"threads\": %d, \"warmup\": %ld, \"iterations\": %ld,\n"
+                 " \"load_ms\": %.6f, \"first_run_ms\": %.6f, \"mean_ms\": %.6f, \"p50_ms\": %.6f,\n"
+                 " \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,\n"
+                 " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu}\n",
+                 jsonEscape(opt.model).c_str(), v4f_session_thread_count(session),
+                 opt.warmup, opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99,
+                 times.front(), times.back(), throughput, v4f_session_peak_memory(session));
+    if (std::fclose(f) != 0)
+      fail(opt.jsonPath + ": write failed");
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt = parseArgs(argc, argv);
+  const std::string where = opt.model + ": ";
+
+  v4f_model_options_t modelOptions;
+  v4f_model_options_init(&modelOptions);
+  if (!opt.disabledFeatures.empty())
+    modelOptions.disabled_cpu_features = opt.disabledFeatures.c_str();
+  auto t0 = std::chrono::steady_clock::now();
+  v4f_model_t *model = nullptr;
+  check(v4f_model_load_file(opt.model.c_str(), &modelOptions, nullptr, &model), "");
+  double loadMs = msSince(t0);
+
+  v4f_session_options_t sessionOptions;
+  v4f_session_options_init(&sessionOptions);
+  sessionOptions.thread_count = opt.threads;
+  v4f_session_t *session = nullptr;
+  check(v4f_session_create(model, &sessionOptions, nullptr, &session), where);
+
+  size_t nin = v4f_model_input_count(model), nout = v4f_model_output_count(model);
+  std::vector<v4f_tensor_t> inputs;
+  std::vector<std::vector<uint8_t>> inputData;
+  prepareInputs(model, opt, inputs, inputData);
+
   // Outputs, sized from the resolved shapes.
   std::vector<v4f_tensor_t> outputs(nout);
   check(v4f_session_resolve_output_shapes(session, inputs.data(), nin, outputs.data(), nout), where);
@@ -391,41 +445,7 @@ int main(int argc, char **argv) {
   std::printf("threads:          %d\n", v4f_session_thread_count(session));
 
   if (opt.benchmark > 0) {
-    for (long i = 0; i < opt.warmup; ++i)
-      check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
-    std::vector<double> times;
-    times.reserve(size_t(opt.benchmark));
-    for (long i = 0; i < opt.benchmark; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
-      times.push_back(msSince(start));
-    }
-    double mean = 0;
-    for (double t : times)
-      mean += t;
-    mean /= double(times.size());
-    std::sort(times.begin(), times.end());
-    double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
-    double throughput = mean > 0 ? 1000.0 / mean : 0;
-    std::printf("benchmark:        %ld runs after %ld warm-up\n", opt.benchmark, opt.warmup);
-    std::printf("latency mean:     %.4f ms\n", mean);
-    std::printf("latency p50/p90/p99: %.4f / %.4f / %.4f ms\n", p50, p90, p99);
-    std::printf("throughput:       %.2f inferences/s\n", throughput);
-    if (!opt.jsonPath.empty()) {
-      FILE *f = std::fopen(opt.jsonPath.c_str(), "w");
-      if (!f)
-        fail(opt.jsonPath + ": cannot create: " + std::strerror(errno));
-      std::fprintf(f,
-                   "{\"model\": \"%s\", \"threads\": %d, \"warmup\": %ld, \"iterations\": %ld,\n"
-                   " \"load_ms\": %.6f, \"first_run_ms\": %.6f, \"mean_ms\": %.6f, \"p50_ms\": %.6f,\n"
-                   " \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,\n"
-                   " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu}\n",
-                   jsonEscape(opt.model).c_str(), v4f_session_thread_count(session),
-                   opt.warmup, opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99,
-                   times.front(), times.back(), throughput, v4f_session_peak_memory(session));
-      if (std::fclose(f) != 0)
-        fail(opt.jsonPath + ": write failed");
-    }
+    runBenchmark(session, opt, inputs, outputs, loadMs, firstRunMs);
   } else if (!opt.jsonPath.empty()) {
     fail("--json needs --benchmark N");
   }

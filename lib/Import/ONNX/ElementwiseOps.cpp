@@ -5,6 +5,7 @@
 // scalar arith/math ops, for every element type the operator allows.
 //
 //===----------------------------------------------------------------------===//
+#include "ElementwiseHelpers.h"
 #include "NodeContext.h"
 #include "TensorImport.h"
 
@@ -90,68 +91,11 @@ std::optional<DenseElementsAttr> foldElementwise(Value v) {
   return DenseElementsAttr::get(type, out);
 }
 
+using namespace elementwise;
+
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 
-
-bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
-bool isUnsigned(Type t) { return t.isUnsignedInteger(); }
-Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
-
-Value fconst(OpBuilder &b, Location loc, Type t, double v) {
-  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(t, v));
-}
-Value iconst(OpBuilder &b, Location loc, Type t, int64_t v) {
-  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(t, v));
-}
-
-std::vector<Value> allInputs(NodeContext &c) {
-  std::vector<Value> v;
-  for (size_t i = 0; i < c.numInputs(); ++i)
-    if (c.hasInput(i)) v.push_back(c.input(i));
-  return v;
-}
-
-LogicalResult finish(NodeContext &c, FailureOr<Value> r) {
-  if (failed(r)) return failure();
-  // Constant inputs (shape arithmetic in function-expanded graphs) fold
-  // right away so later shape-taking nodes see constants.
-  if (auto folded = foldElementwise(*r)) {
-    c.setConstantOutput(0, *folded);
-    return success();
-  }
-  c.setOutput(0, *r);
-  return success();
-}
-
-/// A float-only unary op: `fn(b, loc, x)` with x of the input's float type.
-OpImporter floatUnary(int64_t minOpset, std::function<Value(NodeContext &, OpBuilder &, Location, Value)> fn) {
-  return {minOpset, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
-          [fn](NodeContext &c) -> LogicalResult {
-            Type t = elementOf(c.input(0));
-            if (!isFloat(t)) return c.fail("input element type must be a float type");
-            return finish(c, buildElementwise(c, {c.input(0)}, t, [&](OpBuilder &b, Location l, ArrayRef<Value> a) {
-                            return fn(c, b, l, a[0]);
-                          }));
-          }};
-}
-
-template <typename MathOp>
-OpImporter mathUnary(int64_t minOpset = 1) {
-  return floatUnary(minOpset, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    return b.create<MathOp>(l, x);
-  });
-}
-
-Value softplus(OpBuilder &b, Location l, Value x) {
-  // log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) to avoid overflow.
-  Type t = x.getType();
-  Value zero = fconst(b, l, t, 0);
-  Value ax = b.create<math::AbsFOp>(l, x);
-  Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, ax));
-  return b.create<arith::AddFOp>(l, b.create<arith::MaximumFOp>(l, x, zero), b.create<math::Log1pOp>(l, e));
-}
 
 /// Binary arithmetic for float and integer types.
 enum class Arith { Add, Sub, Mul, Div };
@@ -267,185 +211,11 @@ Type onnxTypeToMLIR(NodeContext &c, int64_t onnxType) {
   return importElementType(c.g.ctx, int32_t(onnxType));
 }
 
-} // namespace
 
-/// Builds v4f.elementwise over `inputs` producing `resultElement`.
-void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
+/// Pow, Mod, BitShift (integer and non-float32 forms), the variadic folds,
+/// comparisons and logical/bitwise ops.
+void addArithmeticImporters(std::unordered_map<std::string, OpImporter> &t) {
   using namespace arith;
-  t["Abs"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                Type ty = elementOf(c.input(0));
-                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                  if (isFloat(ty)) return b.create<math::AbsFOp>(l, a[0]);
-                  if (isUnsigned(ty) || ty.isInteger(1)) return a[0];
-                  return b.create<math::AbsIOp>(l, a[0]);
-                }));
-              }};
-  t["Neg"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                Type ty = elementOf(c.input(0));
-                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                  if (isFloat(ty)) return b.create<NegFOp>(l, a[0]);
-                  return b.create<SubIOp>(l, iconst(b, l, a[0].getType(), 0), a[0]);
-                }));
-              }};
-  t["Sign"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                 Type ty = elementOf(c.input(0));
-                 return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                   Value x = a[0];
-                   if (isFloat(ty)) {
-                     Value z = fconst(b, l, ty, 0);
-                     Value pos = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, z);
-                     Value neg = b.create<CmpFOp>(l, CmpFPredicate::OLT, x, z);
-                     return b.create<SelectOp>(l, pos, fconst(b, l, ty, 1),
-                                               b.create<SelectOp>(l, neg, fconst(b, l, ty, -1), z));
-                   }
-                   Type it = x.getType();
-                   Value z = iconst(b, l, it, 0);
-                   Value pos = b.create<CmpIOp>(l, isUnsigned(ty) ? CmpIPredicate::ugt : CmpIPredicate::sgt, x, z);
-                   Value neg = isUnsigned(ty) ? (Value)iconst(b, l, b.getI1Type(), 0)
-                                              : (Value)b.create<CmpIOp>(l, CmpIPredicate::slt, x, z);
-                   return b.create<SelectOp>(l, pos, iconst(b, l, it, 1), b.create<SelectOp>(l, neg, iconst(b, l, it, -1), z));
-                 }));
-               }};
-  t["Ceil"] = mathUnary<math::CeilOp>(6);
-  t["Floor"] = mathUnary<math::FloorOp>(6);
-  t["Round"] = mathUnary<math::RoundEvenOp>(11);
-  t["Log"] = mathUnary<math::LogOp>(6);
-  t["Sin"] = mathUnary<math::SinOp>(7);
-  t["Cos"] = mathUnary<math::CosOp>(7);
-  t["Tan"] = mathUnary<math::TanOp>(7);
-  t["Asin"] = mathUnary<math::AsinOp>(7);
-  t["Acos"] = mathUnary<math::AcosOp>(7);
-  t["Atan"] = mathUnary<math::AtanOp>(7);
-  t["Sinh"] = mathUnary<math::SinhOp>(9);
-  t["Cosh"] = mathUnary<math::CoshOp>(9);
-  t["Asinh"] = mathUnary<math::AsinhOp>(9);
-  t["Acosh"] = mathUnary<math::AcoshOp>(9);
-  t["Atanh"] = mathUnary<math::AtanhOp>(9);
-  t["Reciprocal"] = floatUnary(6, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    return b.create<DivFOp>(l, fconst(b, l, x.getType(), 1), x);
-  });
-  t["Softplus"] = floatUnary(1, [](NodeContext &, OpBuilder &b, Location l, Value x) { return softplus(b, l, x); });
-  t["Softsign"] = floatUnary(1, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    Value d = b.create<AddFOp>(l, fconst(b, l, x.getType(), 1), b.create<math::AbsFOp>(l, x));
-    return b.create<DivFOp>(l, x, d);
-  });
-  t["Mish"] = floatUnary(18, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    return b.create<MulFOp>(l, x, b.create<math::TanhOp>(l, softplus(b, l, x)));
-  });
-  t["Elu"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value alpha = fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f));
-    Value neg = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, x));
-    Value ge = b.create<CmpFOp>(l, CmpFPredicate::OGE, x, fconst(b, l, ty, 0));
-    return b.create<SelectOp>(l, ge, x, neg);
-  });
-  t["Celu"] = floatUnary(12, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    float a = c.attrs.getFloat("alpha", 1.0f);
-    Value alpha = fconst(b, l, ty, a);
-    Value e = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, b.create<DivFOp>(l, x, alpha)));
-    Value zero = fconst(b, l, ty, 0);
-    return b.create<AddFOp>(l, b.create<MaximumFOp>(l, x, zero), b.create<MinimumFOp>(l, e, zero));
-  });
-  t["Selu"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value alpha = fconst(b, l, ty, c.attrs.getFloat("alpha", 1.67326319217681884765625f));
-    Value gamma = fconst(b, l, ty, c.attrs.getFloat("gamma", 1.05070102214813232421875f));
-    Value neg = b.create<MulFOp>(l, alpha, b.create<math::ExpM1Op>(l, x));
-    Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, 0));
-    return b.create<MulFOp>(l, gamma, b.create<SelectOp>(l, gt, x, neg));
-  });
-  t["HardSigmoid"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
-                               fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
-    return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-  });
-  t["HardSwish"] = floatUnary(14, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
-    y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-    return b.create<MulFOp>(l, x, y);
-  });
-  t["ThresholdedRelu"] = floatUnary(10, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));
-    return b.create<SelectOp>(l, gt, x, fconst(b, l, ty, 0));
-  });
-  t["Swish"] = floatUnary(24, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    // x * sigmoid(alpha * x)
-    Type ty = x.getType();
-    Value one = fconst(b, l, ty, 1);
-    Value ax = b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));
-    Value sig = b.create<DivFOp>(l, one, b.create<AddFOp>(l, one, b.create<math::ExpOp>(l, b.create<NegFOp>(l, ax))));
-    return b.create<MulFOp>(l, x, sig);
-  });
-  t["Shrink"] = floatUnary(9, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    float lambd = c.attrs.getFloat("lambd", 0.5f), bias = c.attrs.getFloat("bias", 0.0f);
-    Value lo = b.create<CmpFOp>(l, CmpFPredicate::OLT, x, fconst(b, l, ty, -lambd));
-    Value hi = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, lambd));
-    Value zero = fconst(b, l, ty, 0);
-    Value r = b.create<SelectOp>(l, hi, b.create<SubFOp>(l, x, fconst(b, l, ty, bias)), zero);
-    return b.create<SelectOp>(l, lo, b.create<AddFOp>(l, x, fconst(b, l, ty, bias)), r);
-  });
-  // Imported whole (v4f-decompose-activations writes the elementwise body).
-  t["Gelu"] = {20, kMaxOpset,
-               [](const NodeAttrs &a, int64_t) -> std::string {
-                 std::string approx = a.getString("approximate", "none");
-                 return approx == "none" || approx == "tanh" ? "" : "approximate must be 'none' or 'tanh'";
-               },
-               [](NodeContext &c) -> LogicalResult {
-                 Type t = elementOf(c.input(0));
-                 if (!t.isF16() && !t.isF32() && !t.isF64())
-                   return c.fail("input element type must be float16, float32 or float64");
-                 c.setOutput(0, c.b.create<GeluOp>(c.loc, c.input(0),
-                                                   c.b.getStringAttr(c.attrs.getString("approximate", "none"))));
-                 return success();
-               }};
-  t["IsNaN"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                  Type ty = elementOf(c.input(0));
-                  if (!isFloat(ty)) return c.fail("input must be a float type");
-                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                    return b.create<CmpFOp>(l, CmpFPredicate::UNO, a[0], a[0]);
-                  }));
-                }};
-  t["IsInf"] = {10, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                  Type ty = elementOf(c.input(0));
-                  if (!isFloat(ty)) return c.fail("input must be a float type");
-                  bool pos = c.attrs.getInt("detect_positive", 1), neg = c.attrs.getInt("detect_negative", 1);
-                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                    Value p = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, INFINITY));
-                    Value n = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, -INFINITY));
-                    Value f = iconst(b, l, b.getI1Type(), 0);
-                    return b.create<OrIOp>(l, pos ? p : f, neg ? n : f);
-                  }));
-                }};
-  t["Not"] = {1, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                if (!elementOf(c.input(0)).isInteger(1)) return c.fail("input must be bool");
-                return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                  return b.create<XOrIOp>(l, a[0], iconst(b, l, b.getI1Type(), 1));
-                }));
-              }};
-  t["BitwiseNot"] = {18, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                       Type ty = elementOf(c.input(0));
-                       if (!llvm::isa<IntegerType>(ty) || ty.isInteger(1)) return c.fail("input must be an integer");
-                       return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                         return b.create<XOrIOp>(l, a[0], iconst(b, l, a[0].getType(), -1));
-                       }));
-                     }};
-  t["PRelu"] = {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
-                  Type ty = elementOf(c.input(0));
-                  if (ty != elementOf(c.input(1))) return c.fail("X and slope must have the same element type");
-                  return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                    if (isFloat(ty)) {
-                      Value lt = b.create<CmpFOp>(l, CmpFPredicate::OLT, a[0], fconst(b, l, ty, 0));
-                      return b.create<SelectOp>(l, lt, b.create<MulFOp>(l, a[0], a[1]), a[0]);
-                    }
-                    Value lt = b.create<CmpIOp>(l, CmpIPredicate::slt, a[0], iconst(b, l, a[0].getType(), 0));
-                    return b.create<SelectOp>(l, lt, b.create<MulIOp>(l, a[0], a[1]), a[0]);
-                  }));
-                }};
   // Integer/other-typed forms of the named float ops; float32 keeps the
   // named ops (see ONNXOps.cpp) so fusion patterns still match them.
   t["Pow"] = {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
@@ -537,6 +307,11 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["BitwiseAnd"] = bitwise(Bits::And, false, 18);
   t["BitwiseOr"] = bitwise(Bits::Or, false, 18);
   t["BitwiseXor"] = bitwise(Bits::Xor, false, 18);
+}
+
+/// Where and the casts (Cast, BitCast, CastLike) for every element type.
+void addSelectAndCastImporters(std::unordered_map<std::string, OpImporter> &t) {
+  using namespace arith;
   t["Where"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
                   if (!elementOf(c.input(0)).isInteger(1)) return c.fail("condition must be bool");
                   Type ty = elementOf(c.input(1));
@@ -591,6 +366,93 @@ void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
                        return castScalar(b, l, a[0], from, to, saturate);
                      }));
                    }};
+}
+
+} // namespace
+
+/// Abs, Neg, Sign, IsNaN, IsInf, Not, BitwiseNot, PRelu here, then the
+/// arithmetic, comparison, select and cast tables.
+void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &t) {
+  using namespace arith;
+  t["Abs"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type ty = elementOf(c.input(0));
+                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(ty)) return b.create<math::AbsFOp>(l, a[0]);
+                  if (isUnsigned(ty) || ty.isInteger(1)) return a[0];
+                  return b.create<math::AbsIOp>(l, a[0]);
+                }));
+              }};
+  t["Neg"] = {6, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                Type ty = elementOf(c.input(0));
+                return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  if (isFloat(ty)) return b.create<NegFOp>(l, a[0]);
+                  return b.create<SubIOp>(l, iconst(b, l, a[0].getType(), 0), a[0]);
+                }));
+              }};
+  t["Sign"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                 Type ty = elementOf(c.input(0));
+                 return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                   Value x = a[0];
+                   if (isFloat(ty)) {
+                     Value z = fconst(b, l, ty, 0);
+                     Value pos = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, z);
+                     Value neg = b.create<CmpFOp>(l, CmpFPredicate::OLT, x, z);
+                     return b.create<SelectOp>(l, pos, fconst(b, l, ty, 1),
+                                               b.create<SelectOp>(l, neg, fconst(b, l, ty, -1), z));
+                   }
+                   Type it = x.getType();
+                   Value z = iconst(b, l, it, 0);
+                   Value pos = b.create<CmpIOp>(l, isUnsigned(ty) ? CmpIPredicate::ugt : CmpIPredicate::sgt, x, z);
+                   Value neg = isUnsigned(ty) ? (Value)iconst(b, l, b.getI1Type(), 0)
+                                              : (Value)b.create<CmpIOp>(l, CmpIPredicate::slt, x, z);
+                   return b.create<SelectOp>(l, pos, iconst(b, l, it, 1), b.create<SelectOp>(l, neg, iconst(b, l, it, -1), z));
+                 }));
+               }};
+  t["IsNaN"] = {9, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (!isFloat(ty)) return c.fail("input must be a float type");
+                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    return b.create<CmpFOp>(l, CmpFPredicate::UNO, a[0], a[0]);
+                  }));
+                }};
+  t["IsInf"] = {10, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (!isFloat(ty)) return c.fail("input must be a float type");
+                  bool pos = c.attrs.getInt("detect_positive", 1), neg = c.attrs.getInt("detect_negative", 1);
+                  return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    Value p = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, INFINITY));
+                    Value n = b.create<CmpFOp>(l, CmpFPredicate::OEQ, a[0], fconst(b, l, ty, -INFINITY));
+                    Value f = iconst(b, l, b.getI1Type(), 0);
+                    return b.create<OrIOp>(l, pos ? p : f, neg ? n : f);
+                  }));
+                }};
+  t["Not"] = {1, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                if (!elementOf(c.input(0)).isInteger(1)) return c.fail("input must be bool");
+                return finish(c, buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                  return b.create<XOrIOp>(l, a[0], iconst(b, l, b.getI1Type(), 1));
+                }));
+              }};
+  t["BitwiseNot"] = {18, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                       Type ty = elementOf(c.input(0));
+                       if (!llvm::isa<IntegerType>(ty) || ty.isInteger(1)) return c.fail("input must be an integer");
+                       return finish(c, buildElementwise(c, {c.input(0)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                         return b.create<XOrIOp>(l, a[0], iconst(b, l, a[0].getType(), -1));
+                       }));
+                     }};
+  t["PRelu"] = {7, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, [](NodeContext &c) {
+                  Type ty = elementOf(c.input(0));
+                  if (ty != elementOf(c.input(1))) return c.fail("X and slope must have the same element type");
+                  return finish(c, buildElementwise(c, {c.input(0), c.input(1)}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                    if (isFloat(ty)) {
+                      Value lt = b.create<CmpFOp>(l, CmpFPredicate::OLT, a[0], fconst(b, l, ty, 0));
+                      return b.create<SelectOp>(l, lt, b.create<MulFOp>(l, a[0], a[1]), a[0]);
+                    }
+                    Value lt = b.create<CmpIOp>(l, CmpIPredicate::slt, a[0], iconst(b, l, a[0].getType(), 0));
+                    return b.create<SelectOp>(l, lt, b.create<MulIOp>(l, a[0], a[1]), a[0]);
+                  }));
+                }};
+  addArithmeticImporters(t);
+  addSelectAndCastImporters(t);
 }
 
 /// Elementwise importers for non-float32 forms of the named ops (Add, Relu...).

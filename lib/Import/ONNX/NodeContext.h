@@ -115,6 +115,10 @@ std::optional<mlir::DenseElementsAttr> foldElementwise(mlir::Value v);
 
 /// Registers the v4f.elementwise-based importers (ElementwiseOps.cpp).
 void addElementwiseImporters(std::unordered_map<std::string, OpImporter> &table);
+/// BatchNormalization, LayerNormalization, RMSNormalization (NormalizationOps.cpp).
+void addNormalizationImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Float-only math functions and activations (ActivationOps.cpp).
+void addActivationImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers the shape/indexing importers (ShapeOps.cpp).
 void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers Tile, CenterCropPad, OneHot, ReverseSequence, NonZero, Compress
@@ -158,6 +162,8 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t opset);
 /// back to the inputs' type (numpy computes these in float32 too, up to the
 /// final rounding) (ONNXOps.cpp).
 mlir::LogicalResult importThroughFloat32(NodeContext &c, mlir::LogicalResult (*import)(NodeContext &));
+/// `axis` in [-rank, rank) made non-negative; nullopt when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// Input i must be float32 (a clear error otherwise).
 mlir::LogicalResult requireF32(NodeContext &c, size_t i);
 /// Registers Conv, ConvTranspose and the pooling ops (WindowOps.cpp).

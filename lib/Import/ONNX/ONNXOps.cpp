@@ -18,15 +18,16 @@
 using namespace mlir;
 
 namespace v4f {
-namespace {
-
-constexpr int64_t kDyn = ShapedType::kDynamic;
-constexpr int64_t kMaxOpset = 28;
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;
 }
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+constexpr int64_t kMaxOpset = 28;
 
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
@@ -160,95 +161,6 @@ LogicalResult importGemm(NodeContext &c) {
   }
   c.setOutput(0, c.b.create<GemmOp>(c.loc, c.input(0), c.input(1), cv, c.b.getF32FloatAttr(alpha),
                                     c.b.getF32FloatAttr(beta), c.b.getBoolAttr(transA), c.b.getBoolAttr(transB)));
-  return success();
-}
-
-/// BatchNormalization with training_mode=1: normalizes with the batch's own
-/// mean and (population) variance over every axis but 1, and outputs the
-/// running statistics blended with `momentum`.
-LogicalResult importBatchNormTraining(NodeContext &c) {
-  auto in = c.inputType(0);
-  int64_t rank = in.getRank();
-  if (rank < 2 || in.isDynamicDim(1)) return c.fail("input must have rank >= 2 and a static channel dim");
-  int64_t C = in.getDimSize(1);
-  for (int i = 1; i <= 4; ++i) {
-    auto t = c.inputType(i);
-    if (t.getRank() != 1 || t.getDimSize(0) != C || !t.getElementType().isF32())
-      return c.fail("scale, B, mean and var must be float32 [C]");
-  }
-  SmallVector<int64_t> axes;
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != 1) axes.push_back(i);
-  auto stats = meanAndVariance(c, axes);
-  if (failed(stats)) return failure();
-  SmallVector<int64_t> chan(rank - 1, 1);
-  chan[0] = C;
-  float eps = c.attrs.getFloat("epsilon", 1e-5f), momentum = c.attrs.getFloat("momentum", 0.9f);
-  auto f32 = c.b.getF32Type();
-  auto y = buildElementwise(c, {stats->deviation, stats->variance, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)},
-                            f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
-    Value n = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
-    return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
-  });
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
-  auto blend = [&](Value running, Value batch) {
-    return buildElementwise(c, {running, reshapeTo(c, batch, {C})}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-      Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
-      Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
-      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m), b.create<arith::MulFOp>(l, a[1], m1));
-    });
-  };
-  if (c.outputUsed(1)) {
-    auto m = blend(c.input(3), stats->mean);
-    if (failed(m)) return failure();
-    c.setOutput(1, *m);
-  }
-  if (c.outputUsed(2)) {
-    auto v = blend(c.input(4), stats->variance);
-    if (failed(v)) return failure();
-    c.setOutput(2, *v);
-  }
-  return success();
-}
-
-LogicalResult importBatchNorm(NodeContext &c) {
-  if (failed(requireF32(c, 0))) return failure();
-  if (c.attrs.getInt("training_mode", 0) != 0) return importBatchNormTraining(c);
-  for (size_t i = 1; i < (size_t)c.node.output_size(); ++i)
-    if (c.outputUsed(i)) return c.fail("only the Y output is supported (inference)");
-  bool constantParams = true;
-  for (int i = 1; i <= 4; ++i) constantParams &= c.constantInput(i).has_value();
-  if (!constantParams) {
-    // Parameters known only at run time: (x - mean) / sqrt(var + eps) * scale + B,
-    // each [C] broadcast as [C, 1, ..., 1].
-    auto in = c.inputType(0);
-    if (in.getRank() < 2) return c.fail("input must have rank >= 2");
-    SmallVector<Value> ins = {c.input(0)};
-    for (int i = 1; i <= 4; ++i) {
-      auto t = c.inputType(i);
-      if (t.getRank() != 1 || !t.getElementType().isF32()) return c.fail("scale, B, mean and var must be float32 [C]");
-      SmallVector<int64_t> chan(in.getRank() - 1, 1);
-      chan[0] = t.getDimSize(0);
-      SmallVector<int64_t> sources(chan.size(), -1);
-      if (chan[0] == kDyn) sources[0] = 0;
-      ins.push_back(makeReshape(c, c.input(i), chan, sources));
-    }
-    float eps = c.attrs.getFloat("epsilon", 1e-5f);
-    auto y = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-      Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
-      Value inv = b.create<math::RsqrtOp>(l, b.create<arith::AddFOp>(l, a[4], e));
-      Value n = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], a[3]), inv);
-      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[1]), a[2]);
-    });
-    if (failed(y)) return failure();
-    c.setOutput(0, *y);
-    return success();
-  }
-  c.setOutput(0, c.b.create<BatchNormOp>(c.loc, c.inputType(0), c.input(0), c.input(1), c.input(2),
-                                         c.input(3), c.input(4),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
   return success();
 }
 
@@ -445,67 +357,6 @@ LogicalResult importGather(NodeContext &c) {
   return success();
 }
 
-/// LayerNormalization whose Mean / InvStdDev outputs are used: decomposed
-/// into reductions and elementwise ops so the statistics are values too.
-LogicalResult importLayerNormWithStatistics(NodeContext &c, int64_t axis) {
-  auto in = c.inputType(0);
-  Type f = in.getElementType();
-  SmallVector<int64_t> axes;
-  for (int64_t i = axis; i < in.getRank(); ++i) axes.push_back(i);
-  float eps = c.attrs.getFloat("epsilon", 1e-5f);
-  auto stats = meanAndVariance(c, axes);
-  if (failed(stats)) return failure();
-  Value mu = stats->mean, var = stats->variance;
-  auto inv = buildElementwise(c, {var}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value e = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, eps));
-    Value one = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, 1.0));
-    return b.create<arith::DivFOp>(l, one, b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[0], e)));
-  });
-  if (failed(inv)) return failure();
-  SmallVector<Value> ins = {stats->deviation, *inv, c.input(1)};
-  if (c.hasInput(2)) ins.push_back(c.input(2));
-  auto y = buildElementwise(c, ins, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value r = b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
-    return a.size() > 3 ? (Value)b.create<arith::AddFOp>(l, r, a[3]) : r;
-  });
-  if (failed(y)) return failure();
-  c.setOutput(0, *y);
-  if (c.outputUsed(1)) c.setOutput(1, mu);
-  if (c.outputUsed(2)) c.setOutput(2, *inv);
-  return success();
-}
-
-LogicalResult importLayerNorm(NodeContext &c) {
-  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
-  if (c.outputUsed(1) || c.outputUsed(2)) {
-    if (c.node.op_type() != "LayerNormalization") return c.fail("only the Y output is supported");
-    auto axis = normalizeAxis(c.attrs.getInt("axis", -1), c.inputType(0).getRank());
-    if (!axis) return c.fail("axis out of range");
-    return importLayerNormWithStatistics(c, *axis);
-  }
-  auto in = c.inputType(0);
-  auto axis = normalizeAxis(c.attrs.getInt("axis", -1), in.getRank());
-  if (!axis) return c.fail("axis out of range");
-  auto trailing = in.getShape().drop_front(*axis);
-  for (int64_t d : trailing)
-    if (d == kDyn) return c.fail("normalized dims must be static");
-  Value bias = c.hasInput(2) ? c.input(2) : Value();
-  for (size_t i = 1; i <= 2; ++i) {
-    if (!c.hasInput(i)) continue;
-    auto t = c.inputType(i);
-    SmallVector<int64_t> b;
-    if (!t.hasStaticShape() || t.getRank() > (int64_t)trailing.size() ||
-        failed(broadcastShapes(trailing, t.getShape(), b)) || ArrayRef<int64_t>(b) != trailing)
-      return c.fail("Scale/B must broadcast to the normalized dims");
-  }
-  bool rms = c.node.op_type() == "RMSNormalization";
-  c.setOutput(0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), rms ? Value() : bias,
-                                         c.b.getI64IntegerAttr(*axis),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f)),
-                                         c.b.getBoolAttr(rms)));
-  return success();
-}
-
 LogicalResult importIdentity(NodeContext &c) {
   if (c.node.op_type() == "Dropout" && c.hasInput(2)) {
     auto mode = c.constantInput(2);
@@ -563,8 +414,6 @@ std::string checkConstant(const NodeAttrs &a, int64_t) {
     return "sparse and string constants are not supported";
   return "";
 }
-
-std::string checkBatchNorm(const NodeAttrs &, int64_t) { return ""; }
 
 } // namespace
 
@@ -624,7 +473,6 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Sqrt", {1, kMaxOpset, noCheck, importUnary<SqrtOp>}},
       {"LeakyRelu", {1, kMaxOpset, noCheck, importLeakyRelu}},
       {"Clip", {6, kMaxOpset, noCheck, importClip}},
-      {"BatchNormalization", {9, kMaxOpset, checkBatchNorm, importBatchNorm}},
       {"Reshape", {5, kMaxOpset, noCheck, importReshape}},
       {"Flatten", {1, kMaxOpset, noCheck, importFlatten}},
       {"Transpose", {1, kMaxOpset, noCheck, importTranspose}},
@@ -633,14 +481,12 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"LogSoftmax", {1, kMaxOpset, noCheck, [](NodeContext &c) { return importThroughFloat32(c, importSoftmax); }}},
       {"Hardmax", {1, kMaxOpset, noCheck, [](NodeContext &c) { return importThroughFloat32(c, importSoftmax); }}},
       {"Gather", {1, kMaxOpset, noCheck, importGather}},
-      {"LayerNormalization", {17, kMaxOpset, noCheck, [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }}},
-      {"RMSNormalization", {23, kMaxOpset, noCheck, [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }}},
       {"Identity", {1, kMaxOpset, noCheck, importIdentity}},
       {"Dropout", {1, kMaxOpset, noCheck, importIdentity}},
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
   static const bool extended =
-      (addElementwiseImporters(table), addShapeImporters(table), addReductionImporters(table),
+      (addElementwiseImporters(table), addActivationImporters(table), addNormalizationImporters(table), addShapeImporters(table), addReductionImporters(table),
        addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
        addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table),
        addGridSampleImporters(table), addIndexingImporters(table), addWindowImporters(table), addControlFlowImporters(table), true);
