@@ -34,7 +34,7 @@ void enableIRPrinting(mlir::PassManager &pm) {
   pm.getContext()->disableMultithreading();
   pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
                       [](mlir::Pass *, mlir::Operation *) { return true; }, /*printModuleScope=*/true,
-                      /*printAfterOnlyOnChange=*/true, /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+                      /*printAfterOnlyOnChange=*/false, /*printAfterOnlyOnFailure=*/false, llvm::errs(),
                       mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
 }
 
