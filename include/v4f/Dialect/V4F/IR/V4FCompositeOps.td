@@ -1,0 +1,241 @@
+// V4FCompositeOps.td - composite ops kept whole until a Decompose pass.
+// Included at the end of V4FOps.td (uses its op classes and constraints).
+#ifndef V4F_COMPOSITE_OPS_TD
+#define V4F_COMPOSITE_OPS_TD
+
+//===----------------------------------------------------------------------===//
+// Composite ops kept whole until a Decompose pass
+//===----------------------------------------------------------------------===//
+// ONNX operators that a later pass may want to see whole (fusion,
+// quantization, per-target lowering) import 1:1 as these ops. The
+// `v4f-decompose-*` passes (lib/Transforms/Decompose*.cpp, run first in the
+// graph pipeline) rewrite them into the ops above. Verifiers and shape rules
+// are in lib/Dialect/V4F/IR/V4FCompositeOps.cpp.
+
+def V4F_GemmOp : V4F_Op<"gemm", [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "ONNX Gemm: alpha * op(a) x op(b) + beta * c";
+  let description = [{
+    `op(x)` is `x`, or its transpose when `trans_a` / `trans_b` is set; `a`
+    and `b` are 2-D and the result is `[M, N]`. The optional `c` broadcasts
+    to `[M, N]` (numpy rules); with `beta = 0` it is ignored.
+    `v4f-decompose-gemm` rewrites it to `transpose` / `mul` / `matmul` / `add`.
+
+    ```mlir
+    %y = v4f.gemm %a, %b, %c {alpha = 2.0 : f32, trans_b = true}
+         : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins V4F_FloatTensor:$a, V4F_FloatTensor:$b, Optional<V4F_FloatTensor>:$c,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$alpha,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_GeluOp : V4F_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "ONNX Gelu: x * Phi(x), exact (erf) or with the tanh approximation";
+  let description = [{
+    `approximate = "none"`: `0.5 * x * (1 + erf(x / sqrt(2)))`;
+    `"tanh"`: `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`,
+    computed in the input's float type. `v4f-decompose-activations` rewrites
+    it to one `v4f.elementwise`.
+
+    ```mlir
+    %y = v4f.gelu %x {approximate = "tanh"} : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16, F32, F64]>:$input,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
+  let results = (outs RankedTensorOf<[F16, F32, F64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def V4F_QuantizeOp : V4F_Op<"quantize", [Pure]> {
+  let summary = "ONNX QuantizeLinear: saturate(roundeven(x / scale) + zero_point)";
+  let description = [{
+    The result element type is the target: a 2/4/8/16-bit integer, or a
+    float8 type (then `x / scale` is converted with the `saturate` rule and
+    the zero point, which must be 0, is ignored). `scale` and `zero_point`
+    are one value, 1-D along `axis` (per-axis), or, with `block_size > 0`,
+    the input's shape with `ceil(dim / block_size)` along `axis` (blocked).
+    `axis` is non-negative; it is ignored when both have one element.
+    `x / scale` is computed in `precision` when given, else in numpy's
+    promotion of the two types. For integer targets NaN quantizes to the
+    minimum and +-Inf saturates. `v4f-decompose-quantization` rewrites it to
+    `v4f.elementwise` (plus reshapes that broadcast the parameters).
+
+    ```mlir
+    %q = v4f.quantize %x, %s zero_point(%z) {axis = 1 : i64}
+         : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xi8>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_AnyTensor:$scale, Optional<V4F_AnyTensor>:$zero_point,
+                   DefaultValuedAttr<I64Attr, "0">:$axis,
+                   DefaultValuedAttr<I64Attr, "0">:$block_size,
+                   DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                   OptionalAttr<TypeAttr>:$precision);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_DequantizeOp : V4F_Op<"dequantize", [Pure]> {
+  let summary = "ONNX DequantizeLinear: (x - zero_point) * scale";
+  let description = [{
+    `x` is a 2/4/8/16/32-bit integer or float8 tensor; `x - zero_point` is
+    exact (integers), then converted to float32 and multiplied by the scale
+    in float32 (float64 for a float64 scale); the result element type is a
+    float type. `scale` / `zero_point` follow `v4f.quantize`'s per-tensor,
+    per-axis and blocked rules. `v4f-decompose-quantization` rewrites it to
+    one `v4f.elementwise`.
+
+    ```mlir
+    %y = v4f.dequantize %q, %s zero_point(%z) : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_AnyTensor:$scale, Optional<V4F_AnyTensor>:$zero_point,
+                   DefaultValuedAttr<I64Attr, "0">:$axis,
+                   DefaultValuedAttr<I64Attr, "0">:$block_size);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`zero_point` `(` $zero_point^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_MatMulIntegerOp : V4F_Op<"matmul_integer", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX MatMulInteger: (a - a_zero_point) x (b - b_zero_point) with int32 accumulation";
+  let description = [{
+    numpy `matmul` of 8-bit integer tensors (rank-1 operands allowed) after
+    subtracting the zero points (one value, per row of `a` as `[M]`, per
+    column of `b` as `[N]`, or N-D broadcasting ones); the result is the exact
+    int32 sum. `v4f-decompose-quantization` computes it with float32
+    `v4f.matmul`s over chunks of K small enough that every partial sum is an
+    exact float32 integer, summed in int32 (one matmul when K is dynamic).
+
+    ```mlir
+    %y = v4f.matmul_integer %a, %b a_zero_point(%za) : (tensor<4x8xui8>, tensor<8x5xi8>, tensor<ui8>) -> tensor<4x5xi32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$a, V4F_AnyTensor:$b,
+                   Optional<V4F_AnyTensor>:$a_zero_point, Optional<V4F_AnyTensor>:$b_zero_point);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`a_zero_point` `(` $a_zero_point^ `)`)? (`b_zero_point` `(` $b_zero_point^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_QLinearMatMulOp : V4F_Op<"qlinear_matmul", [Pure]> {
+  let summary = "ONNX QLinearMatMul: a quantized matmul requantized to the output's scale and zero point";
+  let description = [{
+    `y = saturate(roundeven(acc * (a_scale * b_scale / y_scale)) + y_zero_point)`
+    where `acc` is `v4f.matmul_integer`'s exact int32 result; the product of
+    the scales and `acc * ...` are computed in float64, as the ONNX
+    reference does. The result has `y_zero_point`'s element type (`a`'s when
+    absent), int8 or uint8.
+
+    ```mlir
+    %y = v4f.qlinear_matmul %a, %sa, %za, %b, %sb, %zb, %sy, %zy
+         : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>, tensor<4x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$a, V4F_AnyTensor:$a_scale, V4F_AnyTensor:$a_zero_point,
+                   V4F_AnyTensor:$b, V4F_AnyTensor:$b_scale, V4F_AnyTensor:$b_zero_point,
+                   V4F_AnyTensor:$y_scale, Optional<V4F_AnyTensor>:$y_zero_point);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $a_scale `,` $a_zero_point `,` $b `,` $b_scale `,` $b_zero_point `,` $y_scale
+    (`,` $y_zero_point^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_ConvIntegerOp : V4F_Op<"conv_integer", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX ConvInteger: 2-D convolution of 8-bit integers with int32 accumulation";
+  let description = [{
+    `conv(x - x_zero_point, w - w_zero_point)` (NCHW / OIHW, explicit pads
+    `[top, left, bottom, right]`, padding with the zero point, i.e. with 0
+    after centering); `x_zero_point` is one value, `w_zero_point` one value
+    or one per output channel (`[M]`). The result is the exact int32 sum.
+    `v4f-decompose-quantization` computes it with float32 `v4f.conv`s over
+    chunks of input channels small enough to stay exact, summed in int32.
+
+    ```mlir
+    %y = v4f.conv_integer %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+           pads = array<i64: 0, 0, 0, 0>, group = 1 : i64}
+         : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$x, V4F_AnyTensor:$w,
+                   Optional<V4F_AnyTensor>:$x_zero_point, Optional<V4F_AnyTensor>:$w_zero_point,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $x `,` $w (`x_zero_point` `(` $x_zero_point^ `)`)? (`w_zero_point` `(` $w_zero_point^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_QLinearConvOp : V4F_Op<"qlinear_conv", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX QLinearConv: a quantized 2-D convolution requantized to the output's scale and zero point";
+  let description = [{
+    `v4f.conv_integer`'s exact int32 accumulator plus the optional int32
+    `bias` (`[M]`), requantized like `v4f.qlinear_matmul` (float64). `x`'s
+    and `y`'s scales and zero points are one value; `w`'s one value or one
+    per output channel. The result has `y_zero_point`'s element type (`x`'s
+    when absent).
+
+    ```mlir
+    %y = v4f.qlinear_conv %x, %sx, %zx, %w, %sw, %zw, %sy, %zy
+           {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64}
+         : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<1x1x2x2xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xui8>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$x, V4F_AnyTensor:$x_scale, V4F_AnyTensor:$x_zero_point,
+                   V4F_AnyTensor:$w, V4F_AnyTensor:$w_scale, V4F_AnyTensor:$w_zero_point,
+                   V4F_AnyTensor:$y_scale, Optional<V4F_AnyTensor>:$y_zero_point,
+                   Optional<V4F_AnyTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $x_scale `,` $x_zero_point `,` $w `,` $w_scale `,` $w_zero_point `,` $y_scale
+    (`,` $y_zero_point^)? (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_EinsumOp : V4F_Op<"einsum", [Pure]> {
+  let summary = "ONNX Einsum: a sum of products over labelled dims";
+  let description = [{
+    `equation` is ONNX's (numpy's) Einsum notation: one comma-separated term
+    per input, an optional `->` output term, `...` for broadcast dims; the
+    implicit output holds the ellipsis dims, then the letters used once, in
+    alphabetical order. Inputs share one float element type and have static
+    shapes; dims labelled alike agree or are 1 (broadcast). float32 and
+    float64 are computed in their type, other float types in float32.
+    `v4f-decompose-einsum` rewrites it to diagonals (`v4f.slice`),
+    `v4f.reduce` sums, batched `v4f.matmul`s and transposes.
+
+    ```mlir
+    %y = v4f.einsum %a, %b {equation = "bij,bjk->bik"}
+         : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<V4F_AnyTensor>:$inputs, StrAttr:$equation);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+#endif // V4F_COMPOSITE_OPS_TD
