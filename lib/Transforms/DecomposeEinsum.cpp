@@ -36,14 +36,6 @@ using namespace v4f;
 
 namespace {
 
-FailureOr<Value> convertTo(BuildContext &c, Value v, Type to) {
-  Type from = typeOf(v).getElementType();
-  if (from == to) return v;
-  return buildElementwise(c, {v}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return castScalar(b, l, a[0], from, to);
-  });
-}
-
 struct Operand {
   Value v;
   SmallVector<int> labels;
@@ -207,7 +199,7 @@ LogicalResult decomposeEinsum(BuildContext &c, EinsumOp op, SmallVectorImpl<Valu
   Type compute = io.isF64() ? io : c.b.getF32Type();
   EinsumBuilder eb(c);
   for (Operand &o : ops) {
-    auto v = convertTo(c, o.v, compute);
+    auto v = convertElementType(c, o.v, compute);
     if (failed(v)) return failure();
     o.v = *v;
     if (failed(eb.diagonalize(o))) return failure();
@@ -226,7 +218,7 @@ LogicalResult decomposeEinsum(BuildContext &c, EinsumOp op, SmallVectorImpl<Valu
   SmallVector<int64_t> perm;
   for (int l : out) perm.push_back(llvm::find(acc.labels, l) - acc.labels.begin());
   Value y = transposeBy(c, acc.v, perm);
-  auto converted = convertTo(c, y, io);
+  auto converted = convertElementType(c, y, io);
   if (failed(converted)) return failure();
   results.push_back(*converted);
   return success();

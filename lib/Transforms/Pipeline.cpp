@@ -9,6 +9,8 @@ void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeQuantizationPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeEinsumPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeAttentionPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeRecurrentPass());
 }
 
 void v4f::buildGraphOptimizationPipeline(mlir::OpPassManager &pm) {

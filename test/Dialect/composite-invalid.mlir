@@ -198,3 +198,70 @@ func.func @einsum_integer(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
   %0 = v4f.einsum %a {equation = "ij->ij"} : (tensor<2x3xi32>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x3x12xf32>, %k: tensor<1x3x8xf32>) -> tensor<1x3x12xf32> {
+  // expected-error @+1 {{q_num_heads (3) must be a multiple of kv_num_heads (2)}}
+  %y, %pk, %pv, %qk = v4f.attention %q, %k, %k {q_num_heads = 3 : i64, kv_num_heads = 2 : i64, scale = 1.0 : f32}
+      : (tensor<1x3x12xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> (tensor<1x3x12xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x3x3x3xf32>)
+  return %y : tensor<1x3x12xf32>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<1x2x3x4xf32>) -> tensor<1x2x3x5xf32> {
+  // expected-error @+1 {{output must be 'tensor<1x2x3x4xf32>'}}
+  %y, %pk, %pv, %qk = v4f.attention %q, %q, %q {q_num_heads = 2 : i64, kv_num_heads = 2 : i64, scale = 1.0 : f32}
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> (tensor<1x2x3x5xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x3xf32>)
+  return %y : tensor<1x2x3x5xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x2x3x4xf32>, %m: tensor<3x5xi1>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{attn_mask's last dim (5) exceeds the total sequence length (3)}}
+  %y, %pk, %pv, %qk = v4f.attention %q, %q, %q mask(%m) {q_num_heads = 2 : i64, kv_num_heads = 2 : i64, scale = 1.0 : f32}
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<3x5xi1>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x3xf32>)
+  return %y : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+func.func @recurrent_w(%x: tensor<5x2x4xf32>, %w: tensor<1x3x5xf32>, %r: tensor<1x3x3xf32>) -> tensor<5x1x2x3xf32> {
+  // expected-error @+1 {{W must be [1, 3, 4]}}
+  %y, %yh = v4f.recurrent %x, %w, %r {cell = "rnn", direction = "forward", hidden_size = 3 : i64, activations = ["tanh"],
+      activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>}
+      : (tensor<5x2x4xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  return %y : tensor<5x1x2x3xf32>
+}
+
+// -----
+
+func.func @recurrent_activation(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>) -> tensor<5x1x2x3xf32> {
+  // expected-error @+1 {{unknown activation 'gelu'}}
+  %y, %yh = v4f.recurrent %x, %w, %r {cell = "rnn", direction = "forward", hidden_size = 3 : i64, activations = ["gelu"],
+      activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>}
+      : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  return %y : tensor<5x1x2x3xf32>
+}
+
+// -----
+
+func.func @recurrent_yc(%x: tensor<5x2x4xf32>, %w: tensor<1x9x4xf32>, %r: tensor<1x9x3xf32>) -> tensor<5x1x2x3xf32> {
+  // expected-error @+1 {{only an LSTM has a y_c result}}
+  %y, %yh, %yc = v4f.recurrent %x, %w, %r {cell = "gru", direction = "forward", hidden_size = 3 : i64, activations = ["sigmoid", "tanh"],
+      activation_alpha = array<f32: 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0>}
+      : (tensor<5x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>)
+  return %y : tensor<5x1x2x3xf32>
+}
+
+// -----
+
+// The attributes are signed: -1 (no window) is valid, -2 is not.
+func.func @attention_window(%q: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{window sizes must be -1 or non-negative}}
+  %y, %pk, %pv, %qk = v4f.attention %q, %q, %q {q_num_heads = 2 : i64, kv_num_heads = 2 : i64, scale = 1.0 : f32, left_window_size = -1 : i64, right_window_size = -2 : i64}
+      : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x3xf32>)
+  return %y : tensor<1x2x3x4xf32>
+}

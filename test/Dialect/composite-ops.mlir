@@ -40,3 +40,28 @@ func.func @integer_products(%a: tensor<4x8xui8>, %b: tensor<8xi8>, %za: tensor<4
        : (tensor<1x2x5x5xi8>, tensor<f32>, tensor<i8>, tensor<3x2x3x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>, tensor<3xi32>) -> tensor<1x3x3x3xi8>
   return %0, %1, %2, %3 : tensor<4xi32>, tensor<4x8xui8>, tensor<1x3x3x3xi32>, tensor<1x3x3x3xi8>
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<2x3x16xf32>, %k: tensor<2x3x8xf32>, %pk: tensor<2x2x5x4xf32>, %m: tensor<3x8xi1>)
+    -> (tensor<2x3x16xf32>, tensor<2x2x8x4xf32>) {
+  // CHECK: v4f.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) past(%{{.*}}, %{{.*}}) {is_causal = true, kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 5.000000e-01 : f32}
+  %y, %pk2, %pv2, %qk = v4f.attention %q, %k, %k mask(%m) past(%pk, %pk)
+      {q_num_heads = 4 : i64, kv_num_heads = 2 : i64, scale = 0.5 : f32, is_causal = true}
+      : (tensor<2x3x16xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<3x8xi1>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>)
+      -> (tensor<2x3x16xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x4x3x8xf32>)
+  return %y, %pk2 : tensor<2x3x16xf32>, tensor<2x2x8x4xf32>
+}
+
+// CHECK-LABEL: func @recurrent
+func.func @recurrent(%x: tensor<5x2x4xf32>, %w: tensor<2x12x4xf32>, %r: tensor<2x12x3xf32>, %lens: tensor<2xi32>)
+    -> (tensor<5x2x2x3xf32>, tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  // CHECK: v4f.recurrent %{{.*}}, %{{.*}}, %{{.*}} sequence_lens(%{{.*}}) {activation_alpha = array<f32: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00>
+  // CHECK-SAME: cell = "lstm", clip = 2.000000e+00 : f32, direction = "bidirectional"
+  %y, %yh, %yc = v4f.recurrent %x, %w, %r sequence_lens(%lens)
+      {cell = "lstm", direction = "bidirectional", hidden_size = 3 : i64, clip = 2.0 : f32,
+       activations = ["sigmoid", "tanh", "tanh", "sigmoid", "tanh", "tanh"],
+       activation_alpha = array<f32: 0.0, 0.0, 0.0, 0.0, 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0, 0.0, 0.0, 0.0, 0.0>}
+      : (tensor<5x2x4xf32>, tensor<2x12x4xf32>, tensor<2x12x3xf32>, tensor<2xi32>)
+      -> (tensor<5x2x2x3xf32>, tensor<2x2x3xf32>, tensor<2x2x3xf32>)
+  return %y, %yh, %yc : tensor<5x2x2x3xf32>, tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}

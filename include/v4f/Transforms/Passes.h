@@ -12,18 +12,22 @@ namespace v4f {
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
 std::unique_ptr<mlir::Pass> createDecomposeActivationsPass();
+std::unique_ptr<mlir::Pass> createDecomposeAttentionPass();
 std::unique_ptr<mlir::Pass> createDecomposeEinsumPass();
 std::unique_ptr<mlir::Pass> createDecomposeGemmPass();
 std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
+std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeActivationsPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeEinsumPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeGemmPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeQuantizationPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeRecurrentPatterns(mlir::RewritePatternSet &patterns);
 
 /// The v4f-decompose-* passes, in order; the graph pipeline runs them first.
 void buildDecompositionPipeline(mlir::OpPassManager &pm);

@@ -60,6 +60,25 @@ def DecomposeActivations : Pass<"v4f-decompose-activations", "mlir::func::FuncOp
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def DecomposeAttention : Pass<"v4f-decompose-attention", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.attention into matmuls, a softmax and elementwise masks";
+  let description = [{
+    Input invariants: verified `v4f.attention` ops (static shapes).
+    Output: 3-D inputs split into heads (`v4f.reshape` + `v4f.transpose`),
+    the KV cache as a `v4f.concat`, Q and K scaled by `v4f.mul`, the scores
+    as a float32 `v4f.matmul` (grouped-query heads through a 5-D broadcast
+    view, never copied), the softcap and the mask / causal / window /
+    nonpad bias as `v4f.elementwise` ops (a bias over constants only is
+    evaluated to an `arith.constant`), `v4f.softmax`, a `v4f.reduce` max +
+    select zeroing rows that attend no key (only when such a row can
+    exist), the matmul with V and the heads merged back. float16 / bfloat16
+    are converted to float32 on entry and back on exit. No `v4f.attention`
+    remains. Preserves: results up to float32 rounding; every other op.
+  }];
+  let constructor = "v4f::createDecomposeAttentionPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.einsum into diagonals, sums, batched matmuls and transposes";
   let description = [{
@@ -115,6 +134,26 @@ def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::Func
     dynamic.
   }];
   let constructor = "v4f::createDecomposeQuantizationPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def DecomposeRecurrent : Pass<"v4f-decompose-recurrent", "mlir::func::FuncOp"> {
+  let summary = "Unroll v4f.recurrent (RNN / GRU / LSTM) over its static sequence";
+  let description = [{
+    Input invariants: verified `v4f.recurrent` ops (static shapes).
+    Output: per direction, one float32 `v4f.matmul` projecting every step's
+    input at once (the input-side biases as its bias) split into steps;
+    per step, the state times R^T (`v4f.matmul`) and one `v4f.elementwise`
+    per new state (H; LSTM also C) whose body applies the clip, the
+    activations and, with `sequence_lens` (not all equal to the sequence
+    length), the mask that keeps the state past a batch entry's length and
+    outputs 0 there; GRU without `linear_before_reset` a second matmul
+    `(r * H) x Rh^T`; Y, Y_h, Y_c as `v4f.concat` (+ `v4f.transpose` for
+    layout 1). Other float types are converted to float32 and back. No
+    `v4f.recurrent` remains.
+    Preserves: results up to float32 rounding; every other op.
+  }];
+  let constructor = "v4f::createDecomposeRecurrentPass()";
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 

@@ -92,3 +92,11 @@ FailureOr<Value> buildMatMul(BuildContext &c, Value a, Value b) {
 }
 
 } // namespace v4f
+
+FailureOr<Value> v4f::convertElementType(BuildContext &c, Value v, Type to) {
+  Type from = typeOf(v).getElementType();
+  if (from == to) return v;
+  return buildElementwise(c, {v}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return castScalar(b, l, a[0], from, to);
+  });
+}

@@ -238,4 +238,103 @@ def V4F_EinsumOp : V4F_Op<"einsum", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Sequence ops: attention and the recurrences
+//===----------------------------------------------------------------------===//
+// Verifiers in lib/Dialect/V4F/IR/V4FSequenceOps.cpp.
+
+def V4F_AttentionOp : V4F_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX Attention (opset 23+): scaled dot-product attention with masks, a KV cache and grouped heads";
+  let description = [{
+    `query`, `key` and `value` are all 3-D (`[batch, seq, heads * size]`,
+    split by `q_num_heads` / `kv_num_heads`) or all 4-D (`[batch, heads,
+    seq, size]`); `q_num_heads` must be a multiple of `kv_num_heads`
+    (grouped-query attention). `past_key` / `past_value` (`[batch,
+    kv_heads, past, size]`) are concatenated before the new keys and values
+    and returned as `present_key` / `present_value` (without a cache those
+    are the keys and values in 4-D form). Scores are `(Q * sqrt(scale)) x
+    (K * sqrt(scale))^T`, optionally soft-capped `softcap * tanh(x /
+    softcap)`, plus a bias from the boolean or float `attn_mask` (its last
+    dim padded to the total length with false / -inf), `is_causal`, the
+    `left_window_size` / `right_window_size` sliding window and
+    `nonpad_kv_seqlen`; softmax over the keys, with rows that attend no key
+    giving 0; then times V. `qk_matmul_output` is the scores after the
+    matmul (mode 0), the softcap (1), the bias (2) or the softmax (3).
+    float16 / bfloat16 are computed in float32 and rounded at the end.
+    `v4f-decompose-attention` rewrites it into matmuls, a softmax and
+    elementwise ops.
+
+    ```mlir
+    %y, %pk, %pv, %qk = v4f.attention %q, %k, %v
+        {q_num_heads = 4 : i64, kv_num_heads = 2 : i64, scale = 0.5 : f32, is_causal = true}
+        : (tensor<2x3x16xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>)
+        -> (tensor<2x3x16xf32>, tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>, tensor<2x4x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$query, V4F_AnyTensor:$key, V4F_AnyTensor:$value,
+                   Optional<V4F_AnyTensor>:$attn_mask, Optional<V4F_AnyTensor>:$past_key,
+                   Optional<V4F_AnyTensor>:$past_value, Optional<V4F_AnyTensor>:$nonpad_kv_seqlen,
+                   I64Attr:$q_num_heads, I64Attr:$kv_num_heads, F32Attr:$scale,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$softcap,
+                   DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+                   DefaultValuedAttr<I64Attr, "-1">:$left_window_size,
+                   DefaultValuedAttr<I64Attr, "-1">:$right_window_size,
+                   DefaultValuedAttr<I64Attr, "0">:$qk_matmul_output_mode);
+  let results = (outs V4F_AnyTensor:$output, V4F_AnyTensor:$present_key, V4F_AnyTensor:$present_value,
+                 V4F_AnyTensor:$qk_matmul_output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $attn_mask^ `)`)? (`past` `(` $past_key^ `,` $past_value `)`)?
+    (`nonpad_kv_seqlen` `(` $nonpad_kv_seqlen^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_RecurrentOp : V4F_Op<"recurrent", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX RNN, GRU and LSTM: a recurrent layer over a sequence, one or two directions";
+  let description = [{
+    `cell` is `"rnn"` (gates i), `"gru"` (z, r, h) or `"lstm"` (i, o, f, c,
+    peepholes i, o, f), with ONNX's operands: `x` (`[seq, batch, input]`,
+    layout 1: `[batch, seq, input]`), `w` `[dirs, gates * hidden, input]`,
+    `r` `[dirs, gates * hidden, hidden]`, and the optional biases `b`
+    `[dirs, 2 * gates * hidden]`, `sequence_lens` `[batch]` (int32/int64;
+    steps at or past a batch entry's length keep the state and output 0),
+    `initial_h` / `initial_c` `[dirs, batch, hidden]` (layout 1: `[batch,
+    dirs, hidden]`) and `peepholes` `[dirs, 3 * hidden]` (LSTM).
+    `activations` lists the cell's functions for every direction
+    (direction-major, lower case: relu, tanh, sigmoid, affine, leakyrelu,
+    thresholdedrelu, scaledtanh, hardsigmoid, elu, softsign, softplus) with
+    their resolved `activation_alpha` / `activation_beta` (one each per
+    function). `clip` bounds the gate inputs when present. Results: `y`
+    `[seq, dirs, batch, hidden]` (layout 1: `[batch, seq, dirs, hidden]`),
+    `y_h` and, for LSTM only, `y_c` (`initial_h`'s shape).
+    Every float type but float64 is computed in float32.
+    `v4f-decompose-recurrent` unrolls it over the static sequence.
+
+    ```mlir
+    %y, %yh = v4f.recurrent %x, %w, %r
+        {cell = "rnn", direction = "forward", hidden_size = 3 : i64, activations = ["tanh"],
+         activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>}
+        : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$x, V4F_AnyTensor:$w, V4F_AnyTensor:$r,
+                   Optional<V4F_AnyTensor>:$b, Optional<V4F_AnyTensor>:$sequence_lens,
+                   Optional<V4F_AnyTensor>:$initial_h, Optional<V4F_AnyTensor>:$initial_c,
+                   Optional<V4F_AnyTensor>:$peepholes,
+                   StrAttr:$cell, StrAttr:$direction, I64Attr:$hidden_size,
+                   DefaultValuedAttr<I64Attr, "0">:$layout,
+                   StrArrayAttr:$activations, DenseF32ArrayAttr:$activation_alpha,
+                   DenseF32ArrayAttr:$activation_beta,
+                   OptionalAttr<F32Attr>:$clip,
+                   DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset,
+                   DefaultValuedAttr<BoolAttr, "false">:$input_forget);
+  let results = (outs V4F_AnyTensor:$y, V4F_AnyTensor:$y_h, Optional<V4F_AnyTensor>:$y_c);
+  let assemblyFormat = [{
+    $x `,` $w `,` $r (`bias` `(` $b^ `)`)? (`sequence_lens` `(` $sequence_lens^ `)`)?
+    (`initial_h` `(` $initial_h^ `)`)? (`initial_c` `(` $initial_c^ `)`)? (`peepholes` `(` $peepholes^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // V4F_COMPOSITE_OPS_TD

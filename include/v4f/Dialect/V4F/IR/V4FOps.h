@@ -78,6 +78,35 @@ struct EinsumEquation {
 /// returns why it does not fit them, or "" and fills `out`.
 std::string parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
                                 EinsumEquation &out);
+/// Attention's dims resolved from its operand types (V4FSequenceOps.cpp):
+/// 3-D (`rank` 3) or 4-D inputs, q/kv heads, query length S, past length P,
+/// total key length L = P + new keys, head sizes D (Q, K) and Dv (V).
+struct AttentionShape {
+  int64_t rank = 0, B = 0, Hq = 0, Hkv = 0, S = 0, P = 0, L = 0, D = 0, Dv = 0;
+};
+/// Checks Attention's operands (null types for absent optional ones; the
+/// head counts are only read for 3-D inputs) and fills `out`; returns why
+/// they do not fit, or "".
+std::string resolveAttentionShape(mlir::RankedTensorType q, mlir::RankedTensorType k, mlir::RankedTensorType v,
+                                  mlir::RankedTensorType pastKey, mlir::RankedTensorType pastValue,
+                                  mlir::RankedTensorType mask, mlir::RankedTensorType nonpad, int64_t qHeads,
+                                  int64_t kvHeads, AttentionShape &out);
+/// A recurrent layer's dims (V4FSequenceOps.cpp): sequence T, batch B,
+/// input I, hidden H, directions (1 or 2) and gates per step.
+struct RecurrentShape {
+  int64_t T = 0, B = 0, I = 0, H = 0, dirs = 1, gates = 1;
+};
+/// Checks a recurrent layer's operand types (null for absent optional
+/// ones) for `cell` ("rnn", "gru", "lstm"), `direction` and `layout`; a
+/// `hiddenSize` >= 0 must agree with R. Returns why they do not fit, or "".
+std::string resolveRecurrentShape(llvm::StringRef cell, llvm::StringRef direction, int64_t layout,
+                                  int64_t hiddenSize, mlir::RankedTensorType x, mlir::RankedTensorType w,
+                                  mlir::RankedTensorType r, mlir::RankedTensorType b, mlir::RankedTensorType lens,
+                                  mlir::RankedTensorType h0, mlir::RankedTensorType c0, mlir::RankedTensorType p,
+                                  RecurrentShape &out);
+/// A recurrent activation's default alpha / beta and whether it reads them;
+/// false for an unknown (lower-case) name.
+bool recurrentActivationParams(llvm::StringRef name, bool &usesAlpha, bool &usesBeta, float &alpha, float &beta);
 /// numpy matmul result shape (rank-1 operands allowed); failure when the
 /// contraction or batch dims disagree.
 mlir::LogicalResult matmulResultShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,

@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace v4f {
@@ -49,8 +50,16 @@ using ElementwiseBodyFn =
 /// computes the result element of type `resultElement`.
 mlir::FailureOr<mlir::Value> buildElementwise(BuildContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
+/// `v` converted element by element (ONNX Cast rules, castScalar) to
+/// element type `to`; `v` itself when it already has it.
+mlir::FailureOr<mlir::Value> convertElementType(BuildContext &c, mlir::Value v, mlir::Type to);
 /// numpy-style matmul of two float32 values (rank-1 operands handled).
 mlir::FailureOr<mlir::Value> buildMatMul(BuildContext &c, mlir::Value a, mlir::Value b);
+
+/// When `op` is a small (<= 4096 elements) v4f.elementwise over constants
+/// only, its value computed with the body ops' folders (the op is left in
+/// place); nullopt otherwise (EvaluateElementwise.cpp).
+std::optional<mlir::DenseElementsAttr> evaluateElementwise(ElementwiseOp op);
 
 /// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
 /// element types; storage-only ones are their storage integers in bodies).

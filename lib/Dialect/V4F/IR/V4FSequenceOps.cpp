@@ -1,0 +1,238 @@
+//===- V4FSequenceOps.cpp - verifiers of v4f.attention and v4f.recurrent ---===//
+//
+// The shape rules here (resolveAttentionShape, resolveRecurrentShape) are
+// shared with the importer, which reports the same problems at import with
+// the ONNX node's name, and with the decomposition passes, which read the
+// resolved dims instead of recomputing them.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+std::string str(int64_t v) { return std::to_string(v); }
+RankedTensorType rankedOrNull(Value v) { return v ? llvm::cast<RankedTensorType>(v.getType()) : RankedTensorType(); }
+bool isAttentionFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, RankedTensorType v,
+                                       RankedTensorType pk, RankedTensorType pv, RankedTensorType mask,
+                                       RankedTensorType nonpad, int64_t qHeads, int64_t kvHeads, AttentionShape &o) {
+  Type io = q.getElementType();
+  RankedTensorType qkv[] = {q, k, v};
+  for (int i = 0; i < 3; ++i) {
+    if (!isAttentionFloat(qkv[i].getElementType()))
+      return "input " + str(i) + " must be float32, float16 or bfloat16";
+    if (!qkv[i].hasStaticShape()) return "Q, K and V must have static shapes";
+  }
+  if (k.getElementType() != io || v.getElementType() != io) return "Q, K and V must have the same element type";
+  int64_t rank = q.getRank();
+  if (k.getRank() != rank || v.getRank() != rank || (rank != 3 && rank != 4))
+    return "Q, K and V must all be 3-D (batch, seq, hidden) or all 4-D (batch, heads, seq, head_size)";
+  if ((bool)pk != (bool)pv) return "past_key and past_value must be given together";
+  if (nonpad && pk) return "nonpad_kv_seqlen cannot be combined with past_key/past_value";
+  o = AttentionShape();
+  o.rank = rank;
+  o.B = q.getDimSize(0);
+  if (k.getDimSize(0) != o.B || v.getDimSize(0) != o.B) return "Q, K and V have different batch sizes";
+  if (rank == 3) {
+    if (qHeads <= 0 || kvHeads <= 0) return "3-D inputs need positive q_num_heads and kv_num_heads";
+    o.Hq = qHeads, o.Hkv = kvHeads;
+    if (q.getDimSize(2) % o.Hq || k.getDimSize(2) % o.Hkv || v.getDimSize(2) % o.Hkv)
+      return "hidden sizes must be divisible by the number of heads";
+    o.S = q.getDimSize(1);
+    o.L = k.getDimSize(1);
+    o.D = q.getDimSize(2) / o.Hq;
+    o.Dv = v.getDimSize(2) / o.Hkv;
+    if (k.getDimSize(2) / o.Hkv != o.D) return "Q and K head sizes differ";
+    if (v.getDimSize(1) != o.L) return "K and V sequence lengths differ";
+  } else {
+    o.Hq = q.getDimSize(1), o.Hkv = k.getDimSize(1);
+    o.S = q.getDimSize(2), o.L = k.getDimSize(2);
+    o.D = q.getDimSize(3), o.Dv = v.getDimSize(3);
+    if (k.getDimSize(3) != o.D) return "Q and K head sizes differ";
+    if (v.getDimSize(1) != o.Hkv || v.getDimSize(2) != o.L) return "K and V differ in heads or sequence length";
+  }
+  if (o.B == 0 || o.Hq == 0 || o.Hkv == 0 || o.S == 0 || o.L == 0 || o.D == 0 || o.Dv == 0)
+    return "zero-sized Q/K/V dims are not supported";
+  if (o.Hq % o.Hkv) return "q_num_heads (" + str(o.Hq) + ") must be a multiple of kv_num_heads (" + str(o.Hkv) + ")";
+  if (pk) {
+    if (pk.getElementType() != io || pv.getElementType() != io)
+      return "past_key/past_value must have the element type of Q";
+    if (!pk.hasStaticShape() || !pv.hasStaticShape() || pk.getRank() != 4 || pv.getRank() != 4)
+      return "past_key/past_value must be static 4-D tensors";
+    o.P = pk.getDimSize(2);
+    if (pk.getDimSize(0) != o.B || pk.getDimSize(1) != o.Hkv || pk.getDimSize(3) != o.D)
+      return "past_key must be (batch, kv_num_heads, past_seq, head_size)";
+    if (pv.getDimSize(0) != o.B || pv.getDimSize(1) != o.Hkv || pv.getDimSize(2) != o.P || pv.getDimSize(3) != o.Dv)
+      return "past_value must be (batch, kv_num_heads, past_seq, v_head_size)";
+    o.L += o.P;
+  }
+  if (mask) {
+    Type m = mask.getElementType();
+    if (!m.isInteger(1) && !llvm::isa<FloatType>(m))
+      return "attn_mask must be bool or float (integer masks are not supported)";
+    if (llvm::isa<FloatType>(m) && !m.isF32() && !m.isF16() && !m.isF64() && !m.isBF16())
+      return "attn_mask element type is not supported";
+    if (!mask.hasStaticShape() || mask.getRank() < 1 || mask.getRank() > 4)
+      return "attn_mask must be a static tensor of rank 1 to 4";
+    int64_t M = mask.getDimSize(mask.getRank() - 1);
+    if (M > o.L)
+      return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
+    SmallVector<int64_t> padded(mask.getShape()), scores = {o.B, o.Hq, o.S, o.L}, out;
+    padded.back() = o.L;
+    if (failed(broadcastShapes(scores, padded, out)) || ArrayRef<int64_t>(out) != ArrayRef<int64_t>(scores))
+      return "attn_mask / nonpad_kv_seqlen do not broadcast to (batch, q_num_heads, q_seq, total_seq)";
+  }
+  if (nonpad && (!nonpad.getElementType().isInteger(64) || nonpad.getRank() != 1 || nonpad.getDimSize(0) != o.B))
+    return "nonpad_kv_seqlen must be an int64 tensor of shape (batch_size)";
+  return "";
+}
+
+LogicalResult AttentionOp::verify() {
+  AttentionShape s;
+  std::string error = resolveAttentionShape(
+      rankedOrNull(getQuery()), rankedOrNull(getKey()), rankedOrNull(getValue()), rankedOrNull(getPastKey()),
+      rankedOrNull(getPastValue()), rankedOrNull(getAttnMask()), rankedOrNull(getNonpadKvSeqlen()), getQNumHeads(),
+      getKvNumHeads(), s);
+  if (!error.empty()) return emitOpError(error);
+  if ((int64_t)getQNumHeads() != s.Hq || (int64_t)getKvNumHeads() != s.Hkv)
+    return emitOpError("q_num_heads / kv_num_heads must be the inputs' head counts (") << s.Hq << ", " << s.Hkv << ")";
+  if (!(getScale().convertToFloat() > 0.f)) return emitOpError("scale must be positive");
+  if (getSoftcap().convertToFloat() < 0.f) return emitOpError("softcap must be non-negative");
+  // I64Attr getters return uint64_t: read them as the signed values they hold.
+  int64_t mode = getQkMatmulOutputMode(), left = getLeftWindowSize(), right = getRightWindowSize();
+  if (mode < 0 || mode > 3) return emitOpError("qk_matmul_output_mode must be 0, 1, 2 or 3");
+  if (left < -1 || right < -1)
+    return emitOpError("window sizes must be -1 or non-negative");
+  Type io = getQuery().getType().getElementType();
+  auto expect = [&](Value r, ArrayRef<int64_t> shape, const char *name) -> LogicalResult {
+    auto t = RankedTensorType::get(shape, io);
+    if (r.getType() != t) return emitOpError(name) << " must be " << t;
+    return success();
+  };
+  SmallVector<int64_t> y = s.rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv}
+                                       : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  if (failed(expect(getOutput(), y, "output")) ||
+      failed(expect(getPresentKey(), {s.B, s.Hkv, s.L, s.D}, "present_key")) ||
+      failed(expect(getPresentValue(), {s.B, s.Hkv, s.L, s.Dv}, "present_value")) ||
+      failed(expect(getQkMatmulOutput(), {s.B, s.Hq, s.S, s.L}, "qk_matmul_output")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// recurrent
+//===----------------------------------------------------------------------===//
+
+bool v4f::recurrentActivationParams(StringRef name, bool &usesAlpha, bool &usesBeta, float &alpha, float &beta) {
+  usesAlpha = usesBeta = false;
+  alpha = beta = 0.f;
+  if (name == "relu" || name == "tanh" || name == "sigmoid" || name == "softsign" || name == "softplus") return true;
+  if (name == "affine") return usesAlpha = usesBeta = true, alpha = 1.f, beta = 0.f, true;
+  if (name == "leakyrelu") return usesAlpha = true, alpha = 0.01f, true;
+  if (name == "thresholdedrelu") return usesAlpha = true, alpha = 1.f, true;
+  if (name == "scaledtanh") return usesAlpha = usesBeta = true, alpha = 1.f, beta = 1.f, true;
+  if (name == "hardsigmoid") return usesAlpha = usesBeta = true, alpha = 0.2f, beta = 0.5f, true;
+  if (name == "elu") return usesAlpha = true, alpha = 1.f, true;
+  return false;
+}
+
+std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int64_t layout, int64_t hiddenSize,
+                                       RankedTensorType x, RankedTensorType w, RankedTensorType r,
+                                       RankedTensorType b, RankedTensorType lens, RankedTensorType h0,
+                                       RankedTensorType c0, RankedTensorType p, RecurrentShape &o) {
+  bool lstm = cell == "lstm";
+  if (cell != "rnn" && cell != "gru" && !lstm) return "cell must be rnn, gru or lstm";
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return "direction must be forward, reverse or bidirectional (got '" + direction.str() + "')";
+  if (layout != 0 && layout != 1) return "layout must be 0 or 1";
+  if (!lstm && (c0 || p)) return "initial_c and peepholes belong to LSTM only";
+  Type io = x.getElementType();
+  if (!llvm::isa<FloatType>(io) || io.isF64()) return "X must be float32, float16 or bfloat16";
+  const char *names[] = {"W", "R", "B", "initial_h", "initial_c", "P"};
+  RankedTensorType others[] = {w, r, b, h0, c0, p};
+  for (int i = 0; i < 6; ++i) {
+    if (!others[i]) continue;
+    if (others[i].getElementType() != io) return std::string(names[i]) + " must have X's element type";
+    if (!others[i].hasStaticShape()) return std::string(names[i]) + " must have a static shape";
+  }
+  if (!x.hasStaticShape() || x.getRank() != 3)
+    return "X must be a 3-D tensor of static shape (a dynamic sequence length cannot be unrolled)";
+  o = RecurrentShape();
+  o.dirs = direction == "bidirectional" ? 2 : 1;
+  o.gates = cell == "rnn" ? 1 : cell == "gru" ? 3 : 4;
+  int64_t D = o.dirs, G = o.gates;
+  o.T = x.getDimSize(layout ? 1 : 0), o.B = x.getDimSize(layout ? 0 : 1), o.I = x.getDimSize(2);
+  if (w.getRank() != 3 || r.getRank() != 3) return "W and R must be 3-D";
+  o.H = r.getDimSize(2);
+  int64_t H = o.H;
+  if (hiddenSize >= 0 && hiddenSize != H)
+    return "hidden_size (" + str(hiddenSize) + ") disagrees with R's shape";
+  if (w.getDimSize(0) != D || r.getDimSize(0) != D)
+    return "W and R must have " + str(D) + " direction(s) for direction '" + direction.str() + "'";
+  if (w.getDimSize(1) != G * H || w.getDimSize(2) != o.I)
+    return "W must be [" + str(D) + ", " + str(G * H) + ", " + str(o.I) + "]";
+  if (r.getDimSize(1) != G * H) return "R must be [" + str(D) + ", " + str(G * H) + ", " + str(H) + "]";
+  if (o.T == 0 || o.B == 0 || H == 0 || o.I == 0)
+    return "zero-sized sequence, batch, input or hidden dims are not supported";
+  if (b && (b.getRank() != 2 || b.getDimSize(0) != D || b.getDimSize(1) != 2 * G * H))
+    return "B must be [" + str(D) + ", " + str(2 * G * H) + "]";
+  SmallVector<int64_t> state = layout ? SmallVector<int64_t>{o.B, D, H} : SmallVector<int64_t>{D, o.B, H};
+  for (auto [t, name] : {std::pair<RankedTensorType, const char *>{h0, "initial_h"}, {c0, "initial_c"}})
+    if (t && t.getShape() != ArrayRef<int64_t>(state))
+      return std::string(name) + " must be [" + str(state[0]) + ", " + str(state[1]) + ", " + str(state[2]) + "]";
+  if (p && (p.getRank() != 2 || p.getDimSize(0) != D || p.getDimSize(1) != 3 * H))
+    return "P must be [" + str(D) + ", " + str(3 * H) + "]";
+  if (lens) {
+    if (!lens.getElementType().isInteger(32) && !lens.getElementType().isInteger(64))
+      return "sequence_lens must be int32 or int64";
+    if (lens.getRank() != 1 || lens.getDimSize(0) != o.B) return "sequence_lens must be [" + str(o.B) + "]";
+  }
+  return "";
+}
+
+LogicalResult RecurrentOp::verify() {
+  RecurrentShape s;
+  std::string error = resolveRecurrentShape(getCell(), getDirection(), (int64_t)getLayout(), (int64_t)getHiddenSize(),
+                                            rankedOrNull(getX()), rankedOrNull(getW()), rankedOrNull(getR()),
+                                            rankedOrNull(getB()), rankedOrNull(getSequenceLens()),
+                                            rankedOrNull(getInitialH()), rankedOrNull(getInitialC()),
+                                            rankedOrNull(getPeepholes()), s);
+  if (!error.empty()) return emitOpError(error);
+  size_t perDir = getCell() == "rnn" ? 1 : getCell() == "gru" ? 2 : 3;
+  size_t n = perDir * s.dirs;
+  if (getActivations().size() != n) return emitOpError("activations must list ") << n << " function(s)";
+  if (getActivationAlpha().size() != n || getActivationBeta().size() != n)
+    return emitOpError("activation_alpha and activation_beta must hold one value per activation (") << n << ")";
+  for (Attribute a : getActivations()) {
+    bool ua, ub;
+    float alpha, beta;
+    if (!recurrentActivationParams(llvm::cast<StringAttr>(a).getValue(), ua, ub, alpha, beta))
+      return emitOpError("unknown activation '") << llvm::cast<StringAttr>(a).getValue() << "'";
+  }
+  if (getClip() && !(getClip()->convertToFloat() > 0.f)) return emitOpError("clip must be positive");
+  if (getLinearBeforeReset() && getCell() != "gru") return emitOpError("linear_before_reset is a GRU attribute");
+  if (getInputForget() && getCell() != "lstm") return emitOpError("input_forget is an LSTM attribute");
+  Type io = getX().getType().getElementType();
+  SmallVector<int64_t> y = getLayout() ? SmallVector<int64_t>{s.B, s.T, s.dirs, s.H}
+                                       : SmallVector<int64_t>{s.T, s.dirs, s.B, s.H};
+  SmallVector<int64_t> state = getLayout() ? SmallVector<int64_t>{s.B, s.dirs, s.H}
+                                           : SmallVector<int64_t>{s.dirs, s.B, s.H};
+  if (getY().getType() != RankedTensorType::get(y, io))
+    return emitOpError("y must be ") << RankedTensorType::get(y, io);
+  auto stateType = RankedTensorType::get(state, io);
+  if (getYH().getType() != stateType) return emitOpError("y_h must be ") << stateType;
+  bool lstm = getCell() == "lstm";
+  if (lstm != (bool)getYC()) return emitOpError(lstm ? "an LSTM has a y_c result" : "only an LSTM has a y_c result");
+  if (getYC() && getYC().getType() != stateType) return emitOpError("y_c must be ") << stateType;
+  return success();
+}

@@ -1,0 +1,284 @@
+//===- DecomposeAttention.cpp - v4f.attention -> matmuls, softmax, elementwise ===//
+//
+// v4f.attention becomes
+//
+//   3-D inputs: reshape [B, S, H*D] -> [B, S, H, D], transpose -> [B, H, S, D]
+//   past_key/past_value: concat along the sequence axis (= present_key/value)
+//   Q * sqrt(scale), K * sqrt(scale) (as the spec suggests), transpose K
+//   matmul -> [B, Hq, S, L] (grouped-query attention: Q viewed as
+//             [B, Hkv, Hq/Hkv, S, D] against K as [B, Hkv, 1, D, L], so the
+//             KV heads broadcast instead of being copied)
+//   optional softcap: c * tanh(x / c)
+//   + bias: one v4f.elementwise over the attn_mask (padded with -inf / false
+//           up to L), the query positions, the key positions and
+//           nonpad_kv_seqlen, giving 0 where a key is attended and -inf where
+//           causality, the sliding window, the padding or a boolean mask
+//           forbid it (a float mask is added as is); evaluated at compile
+//           time when it depends on constants only
+//   softmax over the keys, then rows whose bias is all -inf are zeroed
+//           (skipped when a constant bias has no such row)
+//   matmul with V, and for 3-D inputs transpose/reshape back to [B, S, Hq*Dv].
+//
+// Everything is computed in float32 (the v4f matmul is float32-only):
+// float16 / bfloat16 inputs are widened on entry and outputs narrowed on exit.
+//
+//===----------------------------------------------------------------------===//
+#include "DecomposeDriver.h"
+#include "v4f/Transforms/Passes.h"
+
+#include <cmath>
+
+namespace v4f {
+#define GEN_PASS_DEF_DECOMPOSEATTENTION
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+
+RankedTensorType typeOrNull(Value v) { return v ? typeOf(v) : RankedTensorType(); }
+
+Value constantOf(BuildContext &c, DenseElementsAttr attr) { return c.b.create<arith::ConstantOp>(c.loc, attr); }
+
+Value matmul(BuildContext &c, Value a, Value b) {
+  return c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                              c.b.getF32FloatAttr(0));
+}
+
+/// The attn_mask padded along its last dim to the total length L (false /
+/// -inf), bfloat16 widened to float32 first; null without a mask.
+FailureOr<Value> paddedMask(BuildContext &c, AttentionOp op, int64_t L) {
+  Value mask = op.getAttnMask();
+  if (!mask) return Value();
+  if (typeOf(mask).getElementType().isBF16()) { // bfloat16 is storage-only
+    auto wide = convertElementType(c, mask, c.b.getF32Type());
+    if (failed(wide)) return failure();
+    mask = *wide;
+  }
+  auto mt = typeOf(mask);
+  Type maskElt = mt.getElementType();
+  int64_t M = mt.getDimSize(mt.getRank() - 1);
+  if (M == L) return mask;
+  SmallVector<int64_t> padShape(mt.getShape());
+  padShape.back() = L - M;
+  auto padType = RankedTensorType::get(padShape, maskElt);
+  DenseElementsAttr fill =
+      maskElt.isInteger(1)
+          ? DenseElementsAttr::get(padType, false)
+          : DenseElementsAttr::get(padType, APFloat::getInf(llvm::cast<FloatType>(maskElt).getFloatSemantics(),
+                                                            /*Negative=*/true));
+  return (Value)c.b.create<ConcatOp>(c.loc, ValueRange{mask, constantOf(c, fill)},
+                                     c.b.getI64IntegerAttr(mt.getRank() - 1));
+}
+
+/// The additive bias of the scores (0 where a key is attended, -inf where
+/// it is not, plus a float mask), or null when nothing masks.
+FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape &s) {
+  auto maskOr = paddedMask(c, op, s.L);
+  if (failed(maskOr)) return failure();
+  Value mask = *maskOr;
+  Type maskElt = mask ? typeOf(mask).getElementType() : Type();
+  Value nonpad = op.getNonpadKvSeqlen() ? reshapeTo(c, op.getNonpadKvSeqlen(), {s.B, 1, 1, 1}) : Value();
+  bool causal = op.getIsCausal();
+  int64_t left = op.getLeftWindowSize(), right = op.getRightWindowSize();
+  bool positional = causal || left >= 0 || right >= 0;
+  if (!mask && !positional && !nonpad) return Value();
+
+  // Inputs of the bias elementwise, in this order when present: the mask, the
+  // query positions [S, 1], the key positions [1, L], nonpad_kv_seqlen [B, 1, 1, 1].
+  SmallVector<Value> ins;
+  int maskAt = -1, posAt = -1, keyAt = -1, nonpadAt = -1;
+  if (mask) maskAt = ins.size(), ins.push_back(mask);
+  auto i64 = c.b.getI64Type();
+  if (positional) {
+    // Query i sits at position i + offset: offset = past length, or
+    // nonpad_kv_seqlen[b] - S with an external cache (added in the body).
+    SmallVector<int64_t> pos;
+    for (int64_t i = 0; i < s.S; ++i) pos.push_back(i + (nonpad ? -s.S : s.P));
+    posAt = ins.size();
+    ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({s.S, 1}, i64), ArrayRef<int64_t>(pos))));
+  }
+  if (positional || nonpad) {
+    SmallVector<int64_t> keys;
+    for (int64_t j = 0; j < s.L; ++j) keys.push_back(j);
+    keyAt = ins.size();
+    ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({1, s.L}, i64), ArrayRef<int64_t>(keys))));
+  }
+  if (nonpad) nonpadAt = ins.size(), ins.push_back(nonpad);
+  auto built = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.f));
+    Value ninf = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(-INFINITY));
+    Value allowed;
+    auto allow = [&](Value cond) { allowed = allowed ? b.create<arith::AndIOp>(l, allowed, cond) : cond; };
+    Value m = zero;
+    if (maskAt >= 0) {
+      Value mv = a[maskAt];
+      if (maskElt.isInteger(1)) allow(mv);
+      else if (maskElt.isF32()) m = mv;
+      else if (maskElt.getIntOrFloatBitWidth() < 32) m = b.create<arith::ExtFOp>(l, b.getF32Type(), mv);
+      else m = b.create<arith::TruncFOp>(l, b.getF32Type(), mv);
+    }
+    if (positional) {
+      Value p = a[posAt], j = a[keyAt];
+      if (nonpadAt >= 0) p = b.create<arith::AddIOp>(l, p, a[nonpadAt]);
+      if (causal) allow(b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sle, j, p));
+      Value d = b.create<arith::SubIOp>(l, p, j);
+      if (left >= 0)
+        allow(b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sle, d,
+                                      b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(left))));
+      if (right >= 0)
+        allow(b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, d,
+                                      b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(-right))));
+    }
+    if (nonpadAt >= 0) allow(b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[keyAt], a[nonpadAt]));
+    if (!allowed) return m;
+    Value add = b.create<arith::SelectOp>(l, allowed, zero, ninf);
+    return maskAt >= 0 && !maskElt.isInteger(1) ? (Value)b.create<arith::AddFOp>(l, m, add) : add;
+  });
+  if (failed(built)) return failure();
+  // A bias over constants only (causality, windows) becomes a constant here,
+  // so that the guard below can see whether a row may be empty; the
+  // elementwise left behind is dead and goes with the next canonicalization.
+  if (auto ew = built->getDefiningOp<ElementwiseOp>())
+    if (auto folded = evaluateElementwise(ew)) return constantOf(c, *folded);
+  return *built;
+}
+
+/// softmax(scores) with the rows whose bias is -inf everywhere zeroed (the
+/// softmax of such a row would be NaN): they attend nothing.
+FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, Value bias) {
+  // softmax_precision: the softmax runs in float32, at least as precise as
+  // float16/bfloat16; a float64 request is computed in float32 too.
+  Value probs = c.b.create<SoftmaxOp>(c.loc, scores, c.b.getI64IntegerAttr(3), c.b.getStringAttr("softmax"));
+  if (!bias) return probs;
+  auto bt = typeOf(bias);
+  // A causal mask alone (offset >= 0) always allows key 0.
+  bool mayBeEmpty = op.getAttnMask() || op.getNonpadKvSeqlen() || op.getLeftWindowSize() >= 0 ||
+                    op.getRightWindowSize() >= 0;
+  if (auto cst = bias.getDefiningOp<arith::ConstantOp>()) {
+    auto attr = llvm::cast<DenseElementsAttr>(cst.getValue());
+    int64_t cols = bt.getDimSize(bt.getRank() - 1), n = 0;
+    mayBeEmpty = false;
+    bool rowEmpty = true;
+    for (const APFloat &x : attr.getValues<APFloat>()) {
+      rowEmpty &= x.isInfinity() && x.isNegative();
+      if (++n % cols == 0) {
+        mayBeEmpty |= rowEmpty;
+        rowEmpty = true;
+      }
+    }
+  }
+  if (!mayBeEmpty) return probs;
+  Type f32 = c.b.getF32Type();
+  SmallVector<int64_t> rowShape(bt.getShape());
+  rowShape.back() = 1;
+  Value rowMax = c.b.create<ReduceOp>(c.loc, RankedTensorType::get(rowShape, f32), bias, Value(),
+                                      c.b.getStringAttr("max"), c.b.getDenseI64ArrayAttr({bt.getRank() - 1}),
+                                      c.b.getBoolAttr(true));
+  return buildElementwise(c, {probs, rowMax}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value ninf = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(-INFINITY));
+    Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.f));
+    Value empty = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, a[1], ninf);
+    return b.create<arith::SelectOp>(l, empty, zero, a[0]);
+  });
+}
+
+LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImpl<Value> &results) {
+  AttentionShape s;
+  std::string error = resolveAttentionShape(
+      typeOf(op.getQuery()), typeOf(op.getKey()), typeOf(op.getValue()), typeOrNull(op.getPastKey()),
+      typeOrNull(op.getPastValue()), typeOrNull(op.getAttnMask()), typeOrNull(op.getNonpadKvSeqlen()),
+      op.getQNumHeads(), op.getKvNumHeads(), s);
+  if (!error.empty()) return c.fail(error);
+  Type io = typeOf(op.getQuery()).getElementType(), f32 = c.b.getF32Type();
+  int64_t reps = s.Hq / s.Hkv;
+
+  // --- Heads and the KV cache ------------------------------------------------
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  if (s.rank == 3) {
+    int64_t newL = s.L - s.P;
+    q = transposeBy(c, reshapeTo(c, q, {s.B, s.S, s.Hq, s.D}), {0, 2, 1, 3});
+    k = transposeBy(c, reshapeTo(c, k, {s.B, newL, s.Hkv, s.D}), {0, 2, 1, 3});
+    v = transposeBy(c, reshapeTo(c, v, {s.B, newL, s.Hkv, s.Dv}), {0, 2, 1, 3});
+  }
+  if (op.getPastKey()) {
+    k = c.b.create<ConcatOp>(c.loc, ValueRange{op.getPastKey(), k}, c.b.getI64IntegerAttr(2));
+    v = c.b.create<ConcatOp>(c.loc, ValueRange{op.getPastValue(), v}, c.b.getI64IntegerAttr(2));
+  }
+  Value presentKey = k, presentValue = v;
+  for (Value *x : {&q, &k, &v}) {
+    auto wide = convertElementType(c, *x, f32);
+    if (failed(wide)) return failure();
+    *x = *wide;
+  }
+
+  // --- Scores ------------------------------------------------------------------
+  float rootScale = (float)std::sqrt((double)op.getScale().convertToFloat());
+  if (rootScale != 1.f) {
+    q = c.b.create<MulOp>(c.loc, q, constF32(c, {}, {rootScale}));
+    k = c.b.create<MulOp>(c.loc, k, constF32(c, {}, {rootScale}));
+  }
+  Value kT = transposeBy(c, k, {0, 1, 3, 2});
+  Value qk;
+  if (reps == 1) {
+    qk = matmul(c, q, kT);
+  } else {
+    Value q5 = reshapeTo(c, q, {s.B, s.Hkv, reps, s.S, s.D});
+    Value k5 = reshapeTo(c, kT, {s.B, s.Hkv, 1, s.D, s.L});
+    qk = reshapeTo(c, matmul(c, q5, k5), {s.B, s.Hq, s.S, s.L});
+  }
+  Value raw = qk;
+  float softcap = op.getSoftcap().convertToFloat();
+  if (softcap > 0.f) {
+    auto capped = buildElementwise(c, {qk}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value cap = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(softcap));
+      Value t = b.create<math::TanhOp>(l, b.create<arith::DivFOp>(l, a[0], cap));
+      return b.create<arith::MulFOp>(l, t, cap);
+    });
+    if (failed(capped)) return failure();
+    qk = *capped;
+  }
+  Value softcapped = qk;
+  auto bias = buildBias(c, op, s);
+  if (failed(bias)) return failure();
+  Value scores = *bias ? (Value)c.b.create<AddOp>(c.loc, qk, *bias) : qk;
+  auto probs = guardedSoftmax(c, op, scores, *bias);
+  if (failed(probs)) return failure();
+
+  // --- Output ------------------------------------------------------------------
+  Value y;
+  if (reps == 1) {
+    y = matmul(c, *probs, v);
+  } else {
+    Value p5 = reshapeTo(c, *probs, {s.B, s.Hkv, reps, s.S, s.L});
+    Value v5 = reshapeTo(c, v, {s.B, s.Hkv, 1, s.L, s.Dv});
+    y = reshapeTo(c, matmul(c, p5, v5), {s.B, s.Hq, s.S, s.Dv});
+  }
+  if (s.rank == 3) y = reshapeTo(c, transposeBy(c, y, {0, 2, 1, 3}), {s.B, s.S, s.Hq * s.Dv});
+  int64_t mode = op.getQkMatmulOutputMode();
+  Value qkOut = mode == 0 ? raw : mode == 1 ? softcapped : mode == 2 ? scores : *probs;
+  for (Value out : {y, presentKey, presentValue, qkOut}) {
+    auto narrowed = convertElementType(c, out, io);
+    if (failed(narrowed)) return failure();
+    results.push_back(*narrowed);
+  }
+  for (auto [r, want] : llvm::zip(results, op->getResultTypes()))
+    if (r.getType() != want) return c.fail("the decomposition's result type differs from the op's");
+  return success();
+}
+
+struct DecomposeAttentionPass : v4f::impl::DecomposeAttentionBase<DecomposeAttentionPass> {
+  void runOnOperation() override {
+    if (failed(decomposeAll<AttentionOp>(getOperation(), decomposeAttention))) signalPassFailure();
+  }
+};
+
+} // namespace
+
+void v4f::populateDecomposeAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposePattern<AttentionOp>>(patterns.getContext(), decomposeAttention);
+}
+
+std::unique_ptr<Pass> v4f::createDecomposeAttentionPass() { return std::make_unique<DecomposeAttentionPass>(); }

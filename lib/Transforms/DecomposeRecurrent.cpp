@@ -1,0 +1,371 @@
+//===- DecomposeRecurrent.cpp - v4f.recurrent unrolled into matmuls and elementwise ops ===//
+//
+// The sequence length is static, so the time loop is unrolled:
+//
+//   X (layout 1: transposed to [seq, batch, input]) times W^T for all steps
+//   at once (one matmul, the input-side biases as its fused bias), split
+//   into one [batch, gates*hidden] slice per step;
+//   per step and direction: H_{t-1} times R^T (matmul), then one
+//   v4f.elementwise per new state whose scalar body applies the clip and
+//   the activations (with alpha/beta);
+//   GRU without linear_before_reset needs a second matmul, (r * H_{t-1}) Rh^T;
+//   a reverse direction walks the steps backwards;
+//   sequence_lens (unless a constant equal to the sequence length
+//   everywhere) masks the steps at or past a batch entry's length: the
+//   state is carried over and Y is 0 there;
+//   Y = concat of the per-step states ([seq, dirs, batch, hidden]; layout 1:
+//   transposed to [batch, seq, dirs, hidden]), Y_h / Y_c the final states.
+//
+// Gate order (ONNX): RNN i; GRU z, r, h; LSTM i, o, f, c (peepholes i, o, f).
+// Everything is computed in float32 (the v4f matmul is float32-only): other
+// float inputs are converted on entry and the outputs converted back.
+//
+//===----------------------------------------------------------------------===//
+#include "DecomposeDriver.h"
+#include "v4f/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace v4f {
+#define GEN_PASS_DEF_DECOMPOSERECURRENT
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+
+RankedTensorType typeOrNull(Value v) { return v ? typeOf(v) : RankedTensorType(); }
+
+Value matmul(BuildContext &c, Value a, Value b, Value bias = Value()) {
+  return c.b.create<MatMulOp>(c.loc, a, b, bias, c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                              c.b.getF32FloatAttr(0));
+}
+
+/// Splits `v` along `axis` into `n` equal parts.
+SmallVector<Value> splitEven(BuildContext &c, Value v, int64_t axis, int64_t n) {
+  SmallVector<int64_t> sizes(n, typeOf(v).getDimSize(axis) / n);
+  return splitBy(c, v, axis, sizes);
+}
+
+Value concatAlong(BuildContext &c, ArrayRef<Value> parts, int64_t axis) {
+  if (parts.size() == 1) return parts[0];
+  return c.b.create<ConcatOp>(c.loc, ValueRange(parts), c.b.getI64IntegerAttr(axis));
+}
+
+Value fconst(OpBuilder &b, Location l, float v) { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(v)); }
+
+struct Activation {
+  std::string name; // lower case
+  float alpha = 0.f, beta = 0.f;
+};
+
+/// The scalar activation `act` of a float32 body value.
+Value applyActivation(OpBuilder &b, Location l, const Activation &act, Value x) {
+  const std::string &n = act.name;
+  Value zero = fconst(b, l, 0.f), one = fconst(b, l, 1.f);
+  auto mul = [&](Value p, Value q) -> Value { return b.create<arith::MulFOp>(l, p, q); };
+  auto add = [&](Value p, Value q) -> Value { return b.create<arith::AddFOp>(l, p, q); };
+  auto lt0 = [&](Value v) -> Value { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, v, zero); };
+  if (n == "relu") return b.create<arith::MaximumFOp>(l, x, zero);
+  if (n == "tanh") return b.create<math::TanhOp>(l, x);
+  if (n == "sigmoid") return b.create<arith::DivFOp>(l, one, add(one, b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
+  if (n == "affine") return add(mul(fconst(b, l, act.alpha), x), fconst(b, l, act.beta));
+  if (n == "leakyrelu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(b, l, act.alpha), x), x);
+  if (n == "thresholdedrelu")
+    return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, fconst(b, l, act.alpha)),
+                                     x, zero);
+  if (n == "scaledtanh") return mul(fconst(b, l, act.alpha), b.create<math::TanhOp>(l, mul(fconst(b, l, act.beta), x)));
+  if (n == "hardsigmoid") {
+    Value y = add(mul(fconst(b, l, act.alpha), x), fconst(b, l, act.beta));
+    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, y, zero), one);
+  }
+  if (n == "elu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(b, l, act.alpha), b.create<math::ExpM1Op>(l, x)), x);
+  if (n == "softsign") return b.create<arith::DivFOp>(l, x, add(one, b.create<math::AbsFOp>(l, x)));
+  assert(n == "softplus" && "activation names are checked");
+  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
+  Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, b.create<math::AbsFOp>(l, x)));
+  return add(b.create<arith::MaximumFOp>(l, x, zero), b.create<math::Log1pOp>(l, e));
+}
+
+enum class Kind { RNN, GRU, LSTM };
+
+/// Input-side weights and biases of one direction.
+struct Direction {
+  Value wT;           // [input, G*hidden]
+  Value rT;           // [hidden, G*hidden] (GRU without linear_before_reset: the z, r part)
+  Value rhT;          // GRU without linear_before_reset: [hidden, hidden]
+  Value xBias;        // [G*hidden] or null
+  Value hBias;        // GRU with linear_before_reset: [G*hidden] (0, 0, Rbh) or null
+  Value h0, c0;       // [batch, hidden]
+  Value pi, po, pf;   // LSTM peepholes [hidden] or null
+  ArrayRef<Activation> acts;
+};
+
+/// The operands of every direction in float32, split per direction and
+/// transposed for the matmuls; GRU's R split into its z, r and h parts.
+LogicalResult prepareDirections(BuildContext &c, RecurrentOp op, Kind kind, const RecurrentShape &s,
+                                ArrayRef<Activation> acts, SmallVectorImpl<Direction> &dirs) {
+  int64_t D = s.dirs, G = s.gates, H = s.H, B = s.B, I = s.I;
+  bool layout = op.getLayout() != 0, linearBeforeReset = op.getLinearBeforeReset();
+  Type f32 = c.b.getF32Type();
+  auto perDirection = [&](Value in, ArrayRef<int64_t> shape, bool state) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> parts;
+    if (!in) return parts;
+    auto v = convertElementType(c, in, f32);
+    if (failed(v)) return failure();
+    Value all = *v;
+    if (state && layout) all = transposeBy(c, all, {1, 0, 2});
+    for (Value p : splitEven(c, all, 0, D)) parts.push_back(reshapeTo(c, p, shape));
+    return parts;
+  };
+  auto W = perDirection(op.getW(), {G * H, I}, false);
+  auto R = perDirection(op.getR(), {G * H, H}, false);
+  auto Bs = perDirection(op.getB(), {2 * G * H}, false);
+  auto H0s = perDirection(op.getInitialH(), {B, H}, true);
+  auto C0s = perDirection(op.getInitialC(), {B, H}, true);
+  auto Ps = perDirection(op.getPeepholes(), {3 * H}, false);
+  if (failed(W) || failed(R) || failed(Bs) || failed(H0s) || failed(C0s) || failed(Ps)) return failure();
+  size_t perDir = acts.size() / D;
+  Value zeroState = constF32(c, {B, H}, SmallVector<float>(B * H, 0.f));
+  dirs.assign(D, Direction());
+  for (int64_t d = 0; d < D; ++d) {
+    Direction &dir = dirs[d];
+    dir.acts = acts.slice(d * perDir, perDir);
+    dir.wT = transposeBy(c, (*W)[d], {1, 0});
+    if (kind == Kind::GRU && !linearBeforeReset) {
+      auto rParts = splitBy(c, (*R)[d], 0, {2 * H, H});
+      dir.rT = transposeBy(c, rParts[0], {1, 0});
+      dir.rhT = transposeBy(c, rParts[1], {1, 0});
+    } else {
+      dir.rT = transposeBy(c, (*R)[d], {1, 0});
+    }
+    if (!Bs->empty()) {
+      auto wr = splitBy(c, (*Bs)[d], 0, {G * H, G * H});
+      if (linearBeforeReset) {
+        // Rbh is added inside r * (H Rh^T + Rbh): it goes to the recurrent matmul.
+        auto wb = splitBy(c, wr[0], 0, {2 * H, H}), rb = splitBy(c, wr[1], 0, {2 * H, H});
+        dir.xBias = concatAlong(c, {c.b.create<AddOp>(c.loc, wb[0], rb[0]), wb[1]}, 0);
+        dir.hBias = concatAlong(c, {constF32(c, {2 * H}, SmallVector<float>(2 * H, 0.f)), rb[1]}, 0);
+      } else {
+        dir.xBias = c.b.create<AddOp>(c.loc, wr[0], wr[1]);
+      }
+    }
+    dir.h0 = H0s->empty() ? zeroState : (*H0s)[d];
+    if (kind == Kind::LSTM) {
+      dir.c0 = C0s->empty() ? zeroState : (*C0s)[d];
+      if (!Ps->empty()) {
+        auto p = splitEven(c, (*Ps)[d], 0, 3);
+        dir.pi = p[0], dir.po = p[1], dir.pf = p[2];
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImpl<Value> &results) {
+  RecurrentShape s;
+  std::string error = resolveRecurrentShape(
+      op.getCell(), op.getDirection(), op.getLayout(), op.getHiddenSize(), typeOf(op.getX()), typeOf(op.getW()),
+      typeOf(op.getR()), typeOrNull(op.getB()), typeOrNull(op.getSequenceLens()), typeOrNull(op.getInitialH()),
+      typeOrNull(op.getInitialC()), typeOrNull(op.getPeepholes()), s);
+  if (!error.empty()) return c.fail(error);
+  Kind kind = op.getCell() == "rnn" ? Kind::RNN : op.getCell() == "gru" ? Kind::GRU : Kind::LSTM;
+  int64_t T = s.T, B = s.B, H = s.H, D = s.dirs, G = s.gates;
+  bool layout = op.getLayout() != 0, reverse = op.getDirection() == "reverse";
+  bool hasClip = (bool)op.getClip();
+  float clip = hasClip ? op.getClip()->convertToFloat() : 0.f;
+  bool linearBeforeReset = op.getLinearBeforeReset(), inputForget = op.getInputForget();
+  Type io = typeOf(op.getX()).getElementType(), f32 = c.b.getF32Type();
+  SmallVector<Activation> acts;
+  for (auto [name, alpha, beta] : llvm::zip(op.getActivations(), op.getActivationAlpha(), op.getActivationBeta()))
+    acts.push_back({llvm::cast<StringAttr>(name).getValue().str(), alpha, beta});
+
+  // --- sequence_lens: a [batch, 1] integer tensor when some steps must be masked.
+  Value lens;
+  if (Value given = op.getSequenceLens()) {
+    DenseIntElementsAttr known;
+    bool full = matchPattern(given, m_Constant(&known)) &&
+                llvm::all_of(known.getValues<APInt>(), [&](const APInt &n) { return n.getSExtValue() == T; });
+    if (!full) lens = reshapeTo(c, given, {B, 1});
+  }
+  Type lensType = lens ? typeOf(lens).getElementType() : Type();
+
+  auto x = convertElementType(c, op.getX(), f32);
+  if (failed(x)) return failure();
+  Value X = layout ? transposeBy(c, *x, {1, 0, 2}) : *x; // [T, B, I]
+  SmallVector<Direction> dirs;
+  if (failed(prepareDirections(c, op, kind, s, acts, dirs))) return failure();
+
+  // --- The unrolled recurrence -------------------------------------------------
+  // Body helpers: clip, then the activation.
+  auto activate = [&](OpBuilder &b, Location l, const Activation &act, Value v) -> Value {
+    if (hasClip)
+      v = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fconst(b, l, -clip)), fconst(b, l, clip));
+    return applyActivation(b, l, act, v);
+  };
+  // select(t < len, fresh, carried) when steps are masked.
+  auto masked = [&](OpBuilder &b, Location l, int64_t t, Value len, Value fresh, Value carried) -> Value {
+    Value tv = b.create<arith::ConstantOp>(l, b.getIntegerAttr(lensType, t));
+    Value valid = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, tv, len);
+    return b.create<arith::SelectOp>(l, valid, fresh, carried);
+  };
+  // ys[t][d]: the output of step t, direction d, shaped [1, 1, B, H].
+  SmallVector<SmallVector<Value>> ys(T, SmallVector<Value>(D));
+  SmallVector<Value> finalH(D), finalC(D);
+  for (int64_t d = 0; d < D; ++d) {
+    Direction &dir = dirs[d];
+    bool backwards = reverse || d == 1;
+    // All input projections at once: [T, B, I] x [I, G*H] (+ input biases).
+    Value xw = matmul(c, X, dir.wT, dir.xBias);
+    SmallVector<Value> xSteps;
+    for (Value p : splitEven(c, xw, 0, T)) xSteps.push_back(reshapeTo(c, p, {B, G * H}));
+    Value h = dir.h0, cell = dir.c0;
+    for (int64_t s = 0; s < T; ++s) {
+      int64_t t = backwards ? T - 1 - s : s;
+      Value xs = xSteps[t];
+      Value hNew, cNew;
+      if (kind == Kind::RNN) {
+        SmallVector<Value> ins = {xs, matmul(c, h, dir.rT)};
+        if (lens) ins.append({h, lens});
+        auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          Value v = activate(b, l, dir.acts[0], b.create<arith::AddFOp>(l, a[0], a[1]));
+          return lens ? masked(b, l, t, a[3], v, a[2]) : v;
+        });
+        if (failed(r)) return failure();
+        hNew = *r;
+      } else if (kind == Kind::GRU) {
+        auto xg = splitEven(c, xs, 1, 3); // z, r, h
+        const Activation &f = dir.acts[0], &g = dir.acts[1];
+        auto gate = [&](OpBuilder &b, Location l, Value p, Value q) {
+          return activate(b, l, f, b.create<arith::AddFOp>(l, p, q));
+        };
+        SmallVector<Value> ins;
+        if (linearBeforeReset) {
+          auto hg = splitEven(c, matmul(c, h, dir.rT, dir.hBias), 1, 3);
+          ins = {xg[0], hg[0], xg[1], hg[1], xg[2], hg[2], h};
+        } else {
+          auto hg = splitEven(c, matmul(c, h, dir.rT), 1, 2);
+          // r * H_{t-1}, then its product with Rh^T.
+          auto rh = buildElementwise(c, {xg[1], hg[1], h}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+            return b.create<arith::MulFOp>(l, gate(b, l, a[0], a[1]), a[2]);
+          });
+          if (failed(rh)) return failure();
+          ins = {xg[0], hg[0], xg[2], matmul(c, *rh, dir.rhT), h};
+        }
+        if (lens) ins.push_back(lens);
+        auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          Value z = gate(b, l, a[0], a[1]), pre, prev;
+          if (linearBeforeReset) {
+            Value rg = gate(b, l, a[2], a[3]);
+            pre = b.create<arith::AddFOp>(l, a[4], b.create<arith::MulFOp>(l, rg, a[5]));
+            prev = a[6];
+          } else {
+            pre = b.create<arith::AddFOp>(l, a[2], a[3]);
+            prev = a[4];
+          }
+          Value hh = activate(b, l, g, pre);
+          // (1 - z) * h + z * H_{t-1}
+          Value one = fconst(b, l, 1.f);
+          Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, one, z), hh),
+                                            b.create<arith::MulFOp>(l, z, prev));
+          return lens ? masked(b, l, t, a.back(), v, prev) : v;
+        });
+        if (failed(r)) return failure();
+        hNew = *r;
+      } else {
+        Value gates = c.b.create<AddOp>(c.loc, xs, matmul(c, h, dir.rT));
+        auto gs = splitEven(c, gates, 1, 4); // i, o, f, c
+        const Activation &f = dir.acts[0], &g = dir.acts[1], &hAct = dir.acts[2];
+        bool peep = (bool)dir.pi;
+        // C = f * C_{t-1} + i * g(c)
+        SmallVector<Value> ins = {gs[0], gs[2], gs[3], cell};
+        if (peep) ins.append({dir.pi, dir.pf});
+        if (lens) ins.push_back(lens);
+        auto cr = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          Value prev = a[3], iPre = a[0], fPre = a[1];
+          if (peep) {
+            iPre = b.create<arith::AddFOp>(l, iPre, b.create<arith::MulFOp>(l, a[4], prev));
+            fPre = b.create<arith::AddFOp>(l, fPre, b.create<arith::MulFOp>(l, a[5], prev));
+          }
+          Value iv = activate(b, l, f, iPre);
+          Value fv = inputForget ? (Value)b.create<arith::SubFOp>(l, fconst(b, l, 1.f), iv) : activate(b, l, f, fPre);
+          Value cv = activate(b, l, g, a[2]);
+          Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, fv, prev), b.create<arith::MulFOp>(l, iv, cv));
+          return lens ? masked(b, l, t, a.back(), v, prev) : v;
+        });
+        if (failed(cr)) return failure();
+        cNew = *cr;
+        // H = f(o + Po * C) * h(C)
+        SmallVector<Value> hins = {gs[1], cNew};
+        if (peep) hins.push_back(dir.po);
+        if (lens) hins.append({h, lens});
+        auto hr = buildElementwise(c, hins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          Value oPre = a[0];
+          if (peep) oPre = b.create<arith::AddFOp>(l, oPre, b.create<arith::MulFOp>(l, a[2], a[1]));
+          Value ov = activate(b, l, f, oPre);
+          // h is not clipped: the clip bounds gate inputs only.
+          Value v = b.create<arith::MulFOp>(l, ov, applyActivation(b, l, hAct, a[1]));
+          return lens ? masked(b, l, t, a.back(), v, a[a.size() - 2]) : v;
+        });
+        if (failed(hr)) return failure();
+        hNew = *hr;
+      }
+      {
+        Value yt = hNew;
+        if (lens) {
+          // Steps past a sequence's length output zeros.
+          auto z = buildElementwise(c, {hNew, lens}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+            return masked(b, l, t, a[1], a[0], fconst(b, l, 0.f));
+          });
+          if (failed(z)) return failure();
+          yt = *z;
+        }
+        ys[t][d] = reshapeTo(c, yt, {1, 1, B, H});
+      }
+      h = hNew;
+      cell = cNew;
+    }
+    finalH[d] = reshapeTo(c, h, {1, B, H});
+    if (kind == Kind::LSTM) finalC[d] = reshapeTo(c, cell, {1, B, H});
+  }
+
+  // --- Outputs ---------------------------------------------------------------
+  // Every result is built; the ones nobody uses are dead and go with the
+  // next canonicalization.
+  auto emit = [&](Value v) -> LogicalResult {
+    auto out = convertElementType(c, v, io);
+    if (failed(out)) return failure();
+    results.push_back(*out);
+    return success();
+  };
+  SmallVector<Value> steps;
+  for (int64_t t = 0; t < T; ++t) steps.push_back(concatAlong(c, ys[t], 1));
+  Value y = concatAlong(c, steps, 0); // [T, D, B, H]
+  if (layout) y = transposeBy(c, y, {2, 0, 1, 3});
+  if (failed(emit(y))) return failure();
+  for (int i = 1; i <= (kind == Kind::LSTM ? 2 : 1); ++i) {
+    Value state = concatAlong(c, i == 1 ? finalH : finalC, 0); // [D, B, H]
+    if (layout) state = transposeBy(c, state, {1, 0, 2});
+    if (failed(emit(state))) return failure();
+  }
+  for (auto [r, want] : llvm::zip(results, op->getResultTypes()))
+    if (r.getType() != want) return c.fail("the decomposition's result type differs from the op's");
+  return success();
+}
+
+
+struct DecomposeRecurrentPass : v4f::impl::DecomposeRecurrentBase<DecomposeRecurrentPass> {
+  void runOnOperation() override {
+    if (failed(decomposeAll<RecurrentOp>(getOperation(), decomposeRecurrent))) signalPassFailure();
+  }
+};
+
+} // namespace
+
+void v4f::populateDecomposeRecurrentPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposePattern<RecurrentOp>>(patterns.getContext(), decomposeRecurrent);
+}
+
+std::unique_ptr<Pass> v4f::createDecomposeRecurrentPass() { return std::make_unique<DecomposeRecurrentPass>(); }
