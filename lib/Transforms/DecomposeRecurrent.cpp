@@ -164,6 +164,142 @@ LogicalResult prepareDirections(BuildContext &c, RecurrentOp op, Kind kind, cons
   return success();
 }
 
+/// Builds the unrolled steps of one recurrent layer: per step, the state
+/// matmuls and one v4f.elementwise per new state.
+class StepBuilder {
+public:
+  struct Step {
+    Value h, c; // the new states (c: LSTM only)
+  };
+
+  StepBuilder(BuildContext &c, RecurrentOp op, Value lens)
+      : c(c), lens(lens), lensType(lens ? typeOf(lens).getElementType() : Type()), f32(c.b.getF32Type()),
+        hasClip((bool)op.getClip()), clip(hasClip ? op.getClip()->convertToFloat() : 0.f),
+        linearBeforeReset(op.getLinearBeforeReset()), inputForget(op.getInputForget()) {}
+
+  /// Step t of direction `dir` from the input projection `xs` ([B, G*H])
+  /// and the previous states h (and cell, LSTM).
+  FailureOr<Step> rnn(const Direction &dir, int64_t t, Value xs, Value h) {
+    SmallVector<Value> ins = {xs, matmul(c, h, dir.rT)};
+    if (lens) ins.append({h, lens});
+    auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value v = activate(b, l, dir.acts[0], b.create<arith::AddFOp>(l, a[0], a[1]));
+      return lens ? masked(b, l, t, a[3], v, a[2]) : v;
+    });
+    if (failed(r)) return failure();
+    return Step{*r, Value()};
+  }
+
+  FailureOr<Step> gru(const Direction &dir, int64_t t, Value xs, Value h) {
+    auto xg = splitEven(c, xs, 1, 3); // z, r, h
+    const Activation &f = dir.acts[0], &g = dir.acts[1];
+    auto gate = [&](OpBuilder &b, Location l, Value p, Value q) {
+      return activate(b, l, f, b.create<arith::AddFOp>(l, p, q));
+    };
+    SmallVector<Value> ins;
+    if (linearBeforeReset) {
+      auto hg = splitEven(c, matmul(c, h, dir.rT, dir.hBias), 1, 3);
+      ins = {xg[0], hg[0], xg[1], hg[1], xg[2], hg[2], h};
+    } else {
+      auto hg = splitEven(c, matmul(c, h, dir.rT), 1, 2);
+      // r * H_{t-1}, then its product with Rh^T.
+      auto rh = buildElementwise(c, {xg[1], hg[1], h}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        return b.create<arith::MulFOp>(l, gate(b, l, a[0], a[1]), a[2]);
+      });
+      if (failed(rh)) return failure();
+      ins = {xg[0], hg[0], xg[2], matmul(c, *rh, dir.rhT), h};
+    }
+    if (lens) ins.push_back(lens);
+    auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value z = gate(b, l, a[0], a[1]), pre, prev;
+      if (linearBeforeReset) {
+        Value rg = gate(b, l, a[2], a[3]);
+        pre = b.create<arith::AddFOp>(l, a[4], b.create<arith::MulFOp>(l, rg, a[5]));
+        prev = a[6];
+      } else {
+        pre = b.create<arith::AddFOp>(l, a[2], a[3]);
+        prev = a[4];
+      }
+      Value hh = activate(b, l, g, pre);
+      // (1 - z) * h + z * H_{t-1}
+      Value one = fconst(b, l, 1.f);
+      Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, one, z), hh),
+                                        b.create<arith::MulFOp>(l, z, prev));
+      return lens ? masked(b, l, t, a.back(), v, prev) : v;
+    });
+    if (failed(r)) return failure();
+    return Step{*r, Value()};
+  }
+
+  FailureOr<Step> lstm(const Direction &dir, int64_t t, Value xs, Value h, Value cell) {
+    Value gates = c.b.create<AddOp>(c.loc, xs, matmul(c, h, dir.rT));
+    auto gs = splitEven(c, gates, 1, 4); // i, o, f, c
+    const Activation &f = dir.acts[0], &g = dir.acts[1], &hAct = dir.acts[2];
+    bool peep = (bool)dir.pi;
+    // C = f * C_{t-1} + i * g(c)
+    SmallVector<Value> ins = {gs[0], gs[2], gs[3], cell};
+    if (peep) ins.append({dir.pi, dir.pf});
+    if (lens) ins.push_back(lens);
+    auto cr = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value prev = a[3], iPre = a[0], fPre = a[1];
+      if (peep) {
+        iPre = b.create<arith::AddFOp>(l, iPre, b.create<arith::MulFOp>(l, a[4], prev));
+        fPre = b.create<arith::AddFOp>(l, fPre, b.create<arith::MulFOp>(l, a[5], prev));
+      }
+      Value iv = activate(b, l, f, iPre);
+      Value fv = inputForget ? (Value)b.create<arith::SubFOp>(l, fconst(b, l, 1.f), iv) : activate(b, l, f, fPre);
+      Value cv = activate(b, l, g, a[2]);
+      Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, fv, prev), b.create<arith::MulFOp>(l, iv, cv));
+      return lens ? masked(b, l, t, a.back(), v, prev) : v;
+    });
+    if (failed(cr)) return failure();
+    Value cNew = *cr;
+    // H = f(o + Po * C) * h(C)
+    SmallVector<Value> hins = {gs[1], cNew};
+    if (peep) hins.push_back(dir.po);
+    if (lens) hins.append({h, lens});
+    auto hr = buildElementwise(c, hins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value oPre = a[0];
+      if (peep) oPre = b.create<arith::AddFOp>(l, oPre, b.create<arith::MulFOp>(l, a[2], a[1]));
+      Value ov = activate(b, l, f, oPre);
+      // h is not clipped: the clip bounds gate inputs only.
+      Value v = b.create<arith::MulFOp>(l, ov, applyActivation(b, l, hAct, a[1]));
+      return lens ? masked(b, l, t, a.back(), v, a[a.size() - 2]) : v;
+    });
+    if (failed(hr)) return failure();
+    return Step{*hr, cNew};
+  }
+
+  /// The Y entry of step t: the new state, 0 past a sequence's length.
+  FailureOr<Value> output(int64_t t, Value hNew) {
+    if (!lens) return hNew;
+    return buildElementwise(c, {hNew, lens}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      return masked(b, l, t, a[1], a[0], fconst(b, l, 0.f));
+    });
+  }
+
+private:
+  /// Body helpers: clip, then the activation.
+  Value activate(OpBuilder &b, Location l, const Activation &act, Value v) {
+    if (hasClip)
+      v = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fconst(b, l, -clip)), fconst(b, l, clip));
+    return applyActivation(b, l, act, v);
+  }
+  /// select(t < len, fresh, carried) when steps are masked.
+  Value masked(OpBuilder &b, Location l, int64_t t, Value len, Value fresh, Value carried) {
+    Value tv = b.create<arith::ConstantOp>(l, b.getIntegerAttr(lensType, t));
+    Value valid = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, tv, len);
+    return b.create<arith::SelectOp>(l, valid, fresh, carried);
+  }
+
+  BuildContext &c;
+  Value lens; // [B, 1] integers, or null when no step is masked
+  Type lensType, f32;
+  bool hasClip;
+  float clip;
+  bool linearBeforeReset, inputForget;
+};
+
 LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImpl<Value> &results) {
   RecurrentShape s;
   std::string error = resolveRecurrentShape(
@@ -174,9 +310,6 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
   Kind kind = op.getCell() == "rnn" ? Kind::RNN : op.getCell() == "gru" ? Kind::GRU : Kind::LSTM;
   int64_t T = s.T, B = s.B, H = s.H, D = s.dirs, G = s.gates;
   bool layout = op.getLayout() != 0, reverse = op.getDirection() == "reverse";
-  bool hasClip = (bool)op.getClip();
-  float clip = hasClip ? op.getClip()->convertToFloat() : 0.f;
-  bool linearBeforeReset = op.getLinearBeforeReset(), inputForget = op.getInputForget();
   Type io = typeOf(op.getX()).getElementType(), f32 = c.b.getF32Type();
   SmallVector<Activation> acts;
   for (auto [name, alpha, beta] : llvm::zip(op.getActivations(), op.getActivationAlpha(), op.getActivationBeta()))
@@ -190,7 +323,6 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
                 llvm::all_of(known.getValues<APInt>(), [&](const APInt &n) { return n.getSExtValue() == T; });
     if (!full) lens = reshapeTo(c, given, {B, 1});
   }
-  Type lensType = lens ? typeOf(lens).getElementType() : Type();
 
   auto x = convertElementType(c, op.getX(), f32);
   if (failed(x)) return failure();
@@ -199,18 +331,7 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
   if (failed(prepareDirections(c, op, kind, s, acts, dirs))) return failure();
 
   // --- The unrolled recurrence -------------------------------------------------
-  // Body helpers: clip, then the activation.
-  auto activate = [&](OpBuilder &b, Location l, const Activation &act, Value v) -> Value {
-    if (hasClip)
-      v = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fconst(b, l, -clip)), fconst(b, l, clip));
-    return applyActivation(b, l, act, v);
-  };
-  // select(t < len, fresh, carried) when steps are masked.
-  auto masked = [&](OpBuilder &b, Location l, int64_t t, Value len, Value fresh, Value carried) -> Value {
-    Value tv = b.create<arith::ConstantOp>(l, b.getIntegerAttr(lensType, t));
-    Value valid = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, tv, len);
-    return b.create<arith::SelectOp>(l, valid, fresh, carried);
-  };
+  StepBuilder steps(c, op, lens);
   // ys[t][d]: the output of step t, direction d, shaped [1, 1, B, H].
   SmallVector<SmallVector<Value>> ys(T, SmallVector<Value>(D));
   SmallVector<Value> finalH(D), finalC(D);
@@ -222,110 +343,17 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
     SmallVector<Value> xSteps;
     for (Value p : splitEven(c, xw, 0, T)) xSteps.push_back(reshapeTo(c, p, {B, G * H}));
     Value h = dir.h0, cell = dir.c0;
-    for (int64_t s = 0; s < T; ++s) {
-      int64_t t = backwards ? T - 1 - s : s;
-      Value xs = xSteps[t];
-      Value hNew, cNew;
-      if (kind == Kind::RNN) {
-        SmallVector<Value> ins = {xs, matmul(c, h, dir.rT)};
-        if (lens) ins.append({h, lens});
-        auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-          Value v = activate(b, l, dir.acts[0], b.create<arith::AddFOp>(l, a[0], a[1]));
-          return lens ? masked(b, l, t, a[3], v, a[2]) : v;
-        });
-        if (failed(r)) return failure();
-        hNew = *r;
-      } else if (kind == Kind::GRU) {
-        auto xg = splitEven(c, xs, 1, 3); // z, r, h
-        const Activation &f = dir.acts[0], &g = dir.acts[1];
-        auto gate = [&](OpBuilder &b, Location l, Value p, Value q) {
-          return activate(b, l, f, b.create<arith::AddFOp>(l, p, q));
-        };
-        SmallVector<Value> ins;
-        if (linearBeforeReset) {
-          auto hg = splitEven(c, matmul(c, h, dir.rT, dir.hBias), 1, 3);
-          ins = {xg[0], hg[0], xg[1], hg[1], xg[2], hg[2], h};
-        } else {
-          auto hg = splitEven(c, matmul(c, h, dir.rT), 1, 2);
-          // r * H_{t-1}, then its product with Rh^T.
-          auto rh = buildElementwise(c, {xg[1], hg[1], h}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-            return b.create<arith::MulFOp>(l, gate(b, l, a[0], a[1]), a[2]);
-          });
-          if (failed(rh)) return failure();
-          ins = {xg[0], hg[0], xg[2], matmul(c, *rh, dir.rhT), h};
-        }
-        if (lens) ins.push_back(lens);
-        auto r = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-          Value z = gate(b, l, a[0], a[1]), pre, prev;
-          if (linearBeforeReset) {
-            Value rg = gate(b, l, a[2], a[3]);
-            pre = b.create<arith::AddFOp>(l, a[4], b.create<arith::MulFOp>(l, rg, a[5]));
-            prev = a[6];
-          } else {
-            pre = b.create<arith::AddFOp>(l, a[2], a[3]);
-            prev = a[4];
-          }
-          Value hh = activate(b, l, g, pre);
-          // (1 - z) * h + z * H_{t-1}
-          Value one = fconst(b, l, 1.f);
-          Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, one, z), hh),
-                                            b.create<arith::MulFOp>(l, z, prev));
-          return lens ? masked(b, l, t, a.back(), v, prev) : v;
-        });
-        if (failed(r)) return failure();
-        hNew = *r;
-      } else {
-        Value gates = c.b.create<AddOp>(c.loc, xs, matmul(c, h, dir.rT));
-        auto gs = splitEven(c, gates, 1, 4); // i, o, f, c
-        const Activation &f = dir.acts[0], &g = dir.acts[1], &hAct = dir.acts[2];
-        bool peep = (bool)dir.pi;
-        // C = f * C_{t-1} + i * g(c)
-        SmallVector<Value> ins = {gs[0], gs[2], gs[3], cell};
-        if (peep) ins.append({dir.pi, dir.pf});
-        if (lens) ins.push_back(lens);
-        auto cr = buildElementwise(c, ins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-          Value prev = a[3], iPre = a[0], fPre = a[1];
-          if (peep) {
-            iPre = b.create<arith::AddFOp>(l, iPre, b.create<arith::MulFOp>(l, a[4], prev));
-            fPre = b.create<arith::AddFOp>(l, fPre, b.create<arith::MulFOp>(l, a[5], prev));
-          }
-          Value iv = activate(b, l, f, iPre);
-          Value fv = inputForget ? (Value)b.create<arith::SubFOp>(l, fconst(b, l, 1.f), iv) : activate(b, l, f, fPre);
-          Value cv = activate(b, l, g, a[2]);
-          Value v = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, fv, prev), b.create<arith::MulFOp>(l, iv, cv));
-          return lens ? masked(b, l, t, a.back(), v, prev) : v;
-        });
-        if (failed(cr)) return failure();
-        cNew = *cr;
-        // H = f(o + Po * C) * h(C)
-        SmallVector<Value> hins = {gs[1], cNew};
-        if (peep) hins.push_back(dir.po);
-        if (lens) hins.append({h, lens});
-        auto hr = buildElementwise(c, hins, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-          Value oPre = a[0];
-          if (peep) oPre = b.create<arith::AddFOp>(l, oPre, b.create<arith::MulFOp>(l, a[2], a[1]));
-          Value ov = activate(b, l, f, oPre);
-          // h is not clipped: the clip bounds gate inputs only.
-          Value v = b.create<arith::MulFOp>(l, ov, applyActivation(b, l, hAct, a[1]));
-          return lens ? masked(b, l, t, a.back(), v, a[a.size() - 2]) : v;
-        });
-        if (failed(hr)) return failure();
-        hNew = *hr;
-      }
-      {
-        Value yt = hNew;
-        if (lens) {
-          // Steps past a sequence's length output zeros.
-          auto z = buildElementwise(c, {hNew, lens}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-            return masked(b, l, t, a[1], a[0], fconst(b, l, 0.f));
-          });
-          if (failed(z)) return failure();
-          yt = *z;
-        }
-        ys[t][d] = reshapeTo(c, yt, {1, 1, B, H});
-      }
-      h = hNew;
-      cell = cNew;
+    for (int64_t i = 0; i < T; ++i) {
+      int64_t t = backwards ? T - 1 - i : i;
+      FailureOr<StepBuilder::Step> step = kind == Kind::RNN   ? steps.rnn(dir, t, xSteps[t], h)
+                                          : kind == Kind::GRU ? steps.gru(dir, t, xSteps[t], h)
+                                                              : steps.lstm(dir, t, xSteps[t], h, cell);
+      if (failed(step)) return failure();
+      auto yt = steps.output(t, step->h);
+      if (failed(yt)) return failure();
+      ys[t][d] = reshapeTo(c, *yt, {1, 1, B, H});
+      h = step->h;
+      cell = step->c;
     }
     finalH[d] = reshapeTo(c, h, {1, B, H});
     if (kind == Kind::LSTM) finalC[d] = reshapeTo(c, cell, {1, B, H});
@@ -340,9 +368,9 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
     results.push_back(*out);
     return success();
   };
-  SmallVector<Value> steps;
-  for (int64_t t = 0; t < T; ++t) steps.push_back(concatAlong(c, ys[t], 1));
-  Value y = concatAlong(c, steps, 0); // [T, D, B, H]
+  SmallVector<Value> perStep;
+  for (int64_t t = 0; t < T; ++t) perStep.push_back(concatAlong(c, ys[t], 1));
+  Value y = concatAlong(c, perStep, 0); // [T, D, B, H]
   if (layout) y = transposeBy(c, y, {2, 0, 1, 3});
   if (failed(emit(y))) return failure();
   for (int i = 1; i <= (kind == Kind::LSTM ? 2 : 1); ++i) {
