@@ -64,7 +64,11 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   CPUTarget target;
   if (!resolveCPUTarget(options.targetCpu, target, error)) return false;
 
-  auto module = importONNXModel(context, path, error);
+  ImportOptions importOptions;
+  importOptions.inputShapes = options.inputShapes;
+  importOptions.dimValues = options.dimValues;
+  importOptions.notes = &out.notes;
+  auto module = importONNXModel(context, path, error, importOptions);
   if (!module) return false;
   phases.done("import");
   if (options.printIRAfterAll) {

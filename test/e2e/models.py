@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -30,6 +30,11 @@ class Case:
     # used to run one compiled artifact at different (symbolic) shapes.
     input_sets: List[Dict[str, np.ndarray]]
     note: str = ""
+    # Extra `v4fc compile` flags (e.g. --dim N=2).
+    compile_flags: List[str] = field(default_factory=list)
+    # Input sets the artifact must refuse at run time: (inputs, a substring
+    # of v4f-run's error message).
+    refused_sets: List[Tuple[Dict[str, np.ndarray], str]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------
@@ -246,7 +251,7 @@ def make_resnet50(batch: int = 1, variant: str = "v1", num_classes: int = 1000) 
     return Case(m, [{"data": _randn(rng, [batch, 3, 224, 224])}])
 
 
-def make_symbolic_batch() -> Case:
+def make_symbolic_batch(batch_dim="N") -> Case:
     g = GraphBuilder(seed=4)
     h = g.conv("x", 3, 16, 3, pads=[1, 1, 1, 1])
     h = g.op("Relu", [h])
@@ -257,10 +262,41 @@ def make_symbolic_batch() -> Case:
     h = g.op("Flatten", [h], axis=1)
     h = g.op("Gemm", [h, g.randn([10, 32], 1 / math.sqrt(32)), g.randn([10], 0.05)], transB=1)
     g.op("Softmax", [h], out_names=["probs"], axis=-1)
-    m = g.model("symbolic_batch", [_vi("x", F32, ["N", 3, 16, 16])], [_vi("probs", F32, ["N", 10])])
+    m = g.model("symbolic_batch", [_vi("x", F32, [batch_dim, 3, 16, 16])], [_vi("probs", F32, [batch_dim, 10])])
     rng = np.random.default_rng(104)
     return Case(m, [{"x": _randn(rng, [1, 3, 16, 16])}, {"x": _randn(rng, [5, 3, 16, 16])}],
                 note="compiled once, run at N=1 and N=5")
+
+
+def make_negative_batch() -> Case:
+    """The batch declared as dim_value -1 (as some exporters write it): a
+    dynamic dim, as ONNX Runtime takes it."""
+    case = make_symbolic_batch(batch_dim=-1)
+    case.note = "dim_value -1 taken as dynamic; compiled once, run at batch 1 and 5"
+    return case
+
+
+def make_pinned_batch() -> Case:
+    """--dim N=2 fixes the symbolic batch at compile time: batch 2 runs, any
+    other batch is refused with a clear error."""
+    case = make_symbolic_batch()
+    rng = np.random.default_rng(105)
+    case.input_sets = [{"x": _randn(rng, [2, 3, 16, 16])}]
+    case.compile_flags = ["--dim", "N=2"]
+    case.refused_sets = [({"x": _randn(rng, [3, 3, 16, 16])}, "does not match input 'x' [2, 3, 16, 16]")]
+    case.note = "--dim N=2 at compile time"
+    return case
+
+
+def make_pinned_shape() -> Case:
+    """--input-shape fixes every dim of an input at compile time."""
+    case = make_symbolic_batch()
+    rng = np.random.default_rng(106)
+    case.input_sets = [{"x": _randn(rng, [4, 3, 16, 16])}]
+    case.compile_flags = ["--input-shape", "x=4,3,16,16"]
+    case.refused_sets = [({"x": _randn(rng, [1, 3, 16, 16])}, "does not match input 'x' [4, 3, 16, 16]")]
+    case.note = "--input-shape x=4,3,16,16 at compile time"
+    return case
 
 
 # ----- opset variants: same op, different opset semantics ---------------------
@@ -414,6 +450,9 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "transformer": make_transformer,
         "resnet50": make_resnet50,
         "symbolic_batch": make_symbolic_batch,
+        "negative_batch": make_negative_batch,
+        "pinned_batch": make_pinned_batch,
+        "pinned_shape": make_pinned_shape,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
     }

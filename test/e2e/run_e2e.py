@@ -50,6 +50,8 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("transformer",        1e-4,  1e-4),
     ("resnet50",           1e-4,  1e-4),  # logits are O(1) by construction (models.py)
     ("symbolic_batch",     1e-4,  1e-4),
+    ("negative_batch",     1e-4,  1e-4),
+    ("pinned_",            1e-4,  1e-4),
     ("data_dependent",     1e-5,  1e-5),
     ("resize_runtime",     1e-5,  1e-5),
     ("opset_variants/",    1e-4,  1e-4),
@@ -154,8 +156,8 @@ class Runner:
         lines = [l for l in text.strip().splitlines() if l.strip()]
         return ("\n    | " + "\n    | ".join(lines[-n:])) if lines else " (no output)"
 
-    def compile(self, model: Path, out: Path) -> Tuple[Optional[str], float]:
-        cmd = [str(self.v4fc), "compile", str(model), "-o", str(out)]
+    def compile(self, model: Path, out: Path, flags: Optional[List[str]] = None) -> Tuple[Optional[str], float]:
+        cmd = [str(self.v4fc), "compile", str(model), "-o", str(out)] + list(flags or [])
         rc, log, dt = self._exec(cmd, COMPILE_TIMEOUT_S)
         if rc != 0 or not out.exists():
             return f"`{' '.join(cmd)}` failed (rc={rc}){self._tail(log)}", dt
@@ -206,7 +208,7 @@ class Runner:
 
         results: List[Result] = []
         artifact = tdir / "model.v4f"
-        err, compile_s = self.compile(model_path, artifact)
+        err, compile_s = self.compile(model_path, artifact, case.compile_flags)
         if err:
             return [Result(name, False, err)]
 
@@ -259,6 +261,22 @@ class Runner:
                     failures.append(f"{tag} output {k!r}: "
                                     + (why or f"max_abs_err={max_abs:.3g} max_rel_err={max_rel:.3g} "
                                               f"exceeds rtol={rtol:g} atol={atol:g}"))
+        for j, (inputs, expect) in enumerate(case.refused_sets):
+            rdir = tdir / f"refused{j}"
+            rdir.mkdir(exist_ok=True)
+            cmd = [str(self.v4frun), str(artifact)]
+            for k, v in inputs.items():
+                np.save(rdir / f"{sanitize(k)}.npy", v)
+                cmd += ["--input", f"{k}={rdir / (sanitize(k) + '.npy')}"]
+            cmd += ["--output-dir", str(rdir / "out"), "--threads", str(V4F_RUN_THREADS)]
+            rc, log, _ = self._exec(cmd, RUN_TIMEOUT_S)
+            tag = f"[refused set {j}: " + ",".join(f"{k}{list(v.shape)}" for k, v in inputs.items()) + "]"
+            if rc == 0:
+                failures.append(f"{tag} v4f-run accepted inputs the artifact was not compiled for")
+            elif rc < 0 or expect not in log:
+                failures.append(f"{tag} expected a clear error naming {expect!r} (rc={rc}){self._tail(log)}")
+            else:
+                stats.append(f"refused set {j}: {log.strip().splitlines()[-1]}")
         if failures:
             results.insert(0, Result(name, False, "; ".join(failures)))
         else:

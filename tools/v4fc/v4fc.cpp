@@ -69,12 +69,65 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
 
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
+  std::vector<std::string> inputShapes, dims;
   bool printIRAfterAll = false, verbose = false;
 };
+
+/// Parses a positive decimal dim (at most 2^40); false if it is not one.
+bool parseDim(const std::string &text, int64_t &out) {
+  if (text.empty() || text.size() > 13 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::stoll(text);
+  return out > 0 && out <= (int64_t(1) << 40);
+}
+
+/// --input-shape NAME=D0,D1,... and --dim NAME=VALUE into the compiler's maps.
+bool parseShapeOptions(const CompileOptions &opts, v4f::CompilerOptions &copts, std::string &error) {
+  for (const std::string &spec : opts.inputShapes) {
+    size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      error = "--input-shape '" + spec + "': expected NAME=D0,D1,... (e.g. x=1,3,224,224)";
+      return false;
+    }
+    std::vector<int64_t> dims;
+    std::string rest = spec.substr(eq + 1);
+    size_t start = 0;
+    while (start <= rest.size()) {
+      size_t comma = rest.find(',', start);
+      std::string part = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      int64_t d;
+      if (!parseDim(part, d)) {
+        error = "--input-shape '" + spec + "': '" + part + "' is not a positive dim (1 to 2^40)";
+        return false;
+      }
+      dims.push_back(d);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (!copts.inputShapes.emplace(spec.substr(0, eq), dims).second) {
+      error = "--input-shape names input '" + spec.substr(0, eq) + "' twice";
+      return false;
+    }
+  }
+  for (const std::string &spec : opts.dims) {
+    size_t eq = spec.rfind('=');
+    int64_t value;
+    if (eq == std::string::npos || eq == 0 || !parseDim(spec.substr(eq + 1), value)) {
+      error = "--dim '" + spec + "': expected NAME=VALUE with VALUE a positive dim (1 to 2^40)";
+      return false;
+    }
+    if (!copts.dimValues.emplace(spec.substr(0, eq), value).second) {
+      error = "--dim names '" + spec.substr(0, eq) + "' twice";
+      return false;
+    }
+  }
+  return true;
+}
 
 int runCompile(const CompileOptions &opts) {
   PhaseTimer timer{opts.verbose};
   v4f::CompilerOptions copts;
+  std::string shapeError;
+  if (!parseShapeOptions(opts, copts, shapeError)) return fail(shapeError);
   copts.targetCpu = opts.targetCpu;
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.producer = "v4fc " V4F_VERSION;
@@ -86,7 +139,10 @@ int runCompile(const CompileOptions &opts) {
   copts.phaseDone = [&](const char *phase) { timer.done(phase); };
   v4f::CompiledModel model;
   std::string error;
-  if (!v4f::compileONNXModel(opts.input, copts, model, error)) return fail(error);
+  bool compiled = v4f::compileONNXModel(opts.input, copts, model, error);
+  if (opts.verbose)
+    for (const std::string &note : model.notes) std::fprintf(stderr, "[v4fc] note: %s\n", note.c_str());
+  if (!compiled) return fail(error);
   if (opts.emit == "mlir" || opts.emit == "imported-mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
   if (opts.emit == "obj")
@@ -146,6 +202,11 @@ int main(int argc, char **argv) {
                       "composite ops still whole), llvm (optimized LLVM IR), obj")
       ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj"}))
       ->capture_default_str();
+  compile->add_option("--input-shape", copts.inputShapes,
+                      "Fix an input's shape at compile time: NAME=D0,D1,... (repeatable)");
+  compile->add_option("--dim", copts.dims,
+                      "Fix a symbolic input dim at compile time: NAME=VALUE (repeatable; an unnamed dim is "
+                      "<input>_dim<i>)");
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
 

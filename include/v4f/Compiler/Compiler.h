@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct CompilerOptions {
   /// object, and LLVM IR text when `wantLLVMIR`), or with a complete plan.
   enum class Stage { ImportedIR, GraphIR, Object, Artifact } stopAfter = Stage::Artifact;
   bool wantLLVMIR = false;
+  /// --input-shape NAME=D0,D1,... and --dim NAME=VALUE: input dims fixed at
+  /// compile time (see v4f::ImportOptions).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  std::map<std::string, int64_t> dimValues;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).
@@ -35,6 +40,7 @@ struct CompilerOptions {
 };
 
 struct CompiledModel {
+  std::vector<std::string> notes;   // import notes for --verbose (e.g. dims declared as -1)
   std::string graphIR;              // Stage::ImportedIR / GraphIR: the v4f IR at that point
   std::string llvmIR;               // wantLLVMIR: the optimized LLVM IR
   std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object

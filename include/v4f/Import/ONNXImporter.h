@@ -34,12 +34,30 @@ struct CoverageReport {
 /// set when the file cannot be read or parsed at all.
 bool checkONNXModel(const std::string &path, CoverageReport &report, std::string &error);
 
+/// Compile-time shape information for the graph inputs (v4fc --input-shape,
+/// --dim): it replaces what the model declares, so pinned dims are static
+/// for every pass.
+struct ImportOptions {
+  /// Input name -> its whole shape (every dim > 0). The rank must match the
+  /// model's; a dim the model declares with a value must agree.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Symbolic dim name (dim_param, or `<input>_dim<i>` for an unnamed one)
+  /// -> its value (> 0), wherever it appears in the inputs.
+  std::map<std::string, int64_t> dimValues;
+  /// Filled by the import: one line per input dim the model declares with
+  /// dim_value <= 0 (taken as a dynamic dim, as ONNX Runtime does), for
+  /// --verbose.
+  std::vector<std::string> *notes = nullptr;
+};
+
 /// Imports `path` into a module holding `func.func @main`. On failure returns
 /// null and sets `error` to a message naming the file, node and reason (for
 /// unsupported ops: all of them at once).
+/// Every name in `options` must be an input / a dim of the model.
 mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(mlir::MLIRContext &context,
                                                   const std::string &path,
-                                                  std::string &error);
+                                                  std::string &error,
+                                                  const ImportOptions &options = {});
 
 /// The ONNX ops and opset ranges the importer accepts, for docs and `check`.
 struct SupportedOp {

@@ -250,6 +250,92 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
     if (!defined.count(out.name()))
       report.unsupported.push_back({"<graph>", "output", opset, "graph output '" + out.name() + "' is never produced"});
 }
+/// The shape of graph input `in` as the entry signature takes it: the
+/// model's dims with --input-shape / --dim applied (`usedDims` collects the
+/// dim names that occurred), dim_value <= 0 taken as dynamic; the dim names
+/// of the dynamic dims. False with `error` on a bad or conflicting shape.
+bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, const ImportOptions &options,
+                       std::set<std::string> &usedDims, SmallVectorImpl<int64_t> &shape,
+                       SmallVectorImpl<std::string> &names, std::string &error) {
+  const auto &dims = in.type().tensor_type().shape();
+  std::string what = path + ": input '" + in.name() + "'";
+  const std::vector<int64_t> *pinned = nullptr;
+  if (auto it = options.inputShapes.find(in.name()); it != options.inputShapes.end()) {
+    pinned = &it->second;
+    if ((int64_t)pinned->size() != dims.dim_size()) {
+      error = what + " has rank " + std::to_string(dims.dim_size()) + ", but --input-shape gives " +
+              std::to_string(pinned->size()) + " dims";
+      return false;
+    }
+  }
+  int64_t staticElements = 1;
+  for (int d = 0; d < dims.dim_size(); ++d) {
+    const auto &dim = dims.dim(d);
+    bool hasValue = dim.has_dim_value() && dim.dim_value() > 0;
+    if (dim.has_dim_value() && dim.dim_value() <= 0 && dim.dim_value() != 0 && options.notes)
+      options.notes->push_back(what + " dim " + std::to_string(d) + " is declared as " +
+                               std::to_string(dim.dim_value()) + ": taken as a dynamic dim");
+    // dim_value 0 is a real (empty) dim; a negative one means "unknown".
+    bool isZero = dim.has_dim_value() && dim.dim_value() == 0;
+    std::string name = dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param()
+                                                                       : in.name() + "_dim" + std::to_string(d);
+    int64_t value = ShapedType::kDynamic;
+    if (hasValue || isZero) value = dim.dim_value();
+    if (value == ShapedType::kDynamic) {
+      if (auto it = options.dimValues.find(name); it != options.dimValues.end()) {
+        value = it->second;
+        usedDims.insert(name);
+      }
+    }
+    if (pinned) {
+      int64_t p = (*pinned)[d];
+      if (value != ShapedType::kDynamic && value != p) {
+        error = what + " dim " + std::to_string(d) + " is " + std::to_string(value) + ", but --input-shape gives " +
+                std::to_string(p);
+        return false;
+      }
+      value = p;
+    }
+    if (value != ShapedType::kDynamic && value > 0 && staticElements > (int64_t(1) << 40) / value) {
+      error = what + " claims more than 2^40 elements";
+      return false;
+    }
+    if (value != ShapedType::kDynamic && value > 0) staticElements *= value;
+    shape.push_back(value);
+    names.push_back(value == ShapedType::kDynamic ? name : "");
+  }
+  return true;
+}
+
+/// Every --input-shape / --dim name must exist in the model.
+bool checkShapeOptionNames(const std::string &path, const onnx::GraphProto &graph, const ImportOptions &options,
+                           const std::set<std::string> &inputs, const std::set<std::string> &usedDims,
+                           std::string &error) {
+  for (const auto &[name, dims] : options.inputShapes) {
+    if (!inputs.count(name)) {
+      error = path + ": --input-shape names '" + name + "', which is not an input of the model";
+      return false;
+    }
+  }
+  for (const auto &[name, value] : options.dimValues) {
+    if (usedDims.count(name)) continue;
+    // A dim given a value may also be one that --input-shape pinned, or the
+    // model fixed: only a name that occurs nowhere is an error.
+    bool known = false;
+    for (const auto &in : graph.input())
+      if (in.type().has_tensor_type())
+        for (int d = 0; d < in.type().tensor_type().shape().dim_size(); ++d) {
+          const auto &dim = in.type().tensor_type().shape().dim(d);
+          known |= dim.dim_param() == name || in.name() + "_dim" + std::to_string(d) == name;
+        }
+    if (!known) {
+      error = path + ": --dim names '" + name + "', which is not a symbolic dim of any input";
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::string CoverageReport::formatError() const {
@@ -274,7 +360,8 @@ bool checkONNXModel(const std::string &path, CoverageReport &report, std::string
 // Import
 //===----------------------------------------------------------------------===//
 
-OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path, std::string &error) {
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path, std::string &error,
+                                      const ImportOptions &options) {
   ctx.loadDialect<V4FDialect, arith::ArithDialect, func::FuncDialect>();
   onnx::ModelProto model;
   if (!loadModel(path, model, error)) return nullptr;
@@ -311,8 +398,10 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
   SmallVector<SmallVector<std::string>> argDimNames;
+  std::set<std::string> usedDims, inputNames;
   for (const auto &in : graph.input()) {
     if (g.constants.count(in.name())) continue;
+    inputNames.insert(in.name());
     if (!in.type().has_tensor_type()) {
       error = path + ": input '" + in.name() + "' is not a tensor";
       return nullptr;
@@ -329,32 +418,13 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
     }
     SmallVector<int64_t> shape;
     SmallVector<std::string> names;
-    int64_t staticElements = 1;
-    for (int d = 0; d < tt.shape().dim_size(); ++d) {
-      const auto &dim = tt.shape().dim(d);
-      if (dim.has_dim_value()) {
-        if (dim.dim_value() < 0) {
-          error = path + ": input '" + in.name() + "' has a negative dim";
-          return nullptr;
-        }
-        shape.push_back(dim.dim_value());
-        names.push_back("");
-        if (dim.dim_value() > 0 && staticElements > (int64_t(1) << 40) / dim.dim_value()) {
-          error = path + ": input '" + in.name() + "' claims more than 2^40 elements";
-          return nullptr;
-        }
-        if (dim.dim_value() > 0) staticElements *= dim.dim_value();
-      } else {
-        shape.push_back(ShapedType::kDynamic);
-        names.push_back(dim.has_dim_param() && !dim.dim_param().empty()
-                            ? dim.dim_param()
-                            : in.name() + "_dim" + std::to_string(d));
-      }
-    }
+    if (!resolveInputShape(path, in, options, usedDims, shape, names, error)) return nullptr;
     argTypes.push_back(RankedTensorType::get(shape, et));
     args.push_back(&in);
     argDimNames.push_back(names);
   }
+
+  if (!checkShapeOptionNames(path, graph, options, inputNames, usedDims, error)) return nullptr;
 
   auto funcType = FunctionType::get(&ctx, argTypes, {});
   g.builder.setInsertionPointToEnd(module->getBody());
