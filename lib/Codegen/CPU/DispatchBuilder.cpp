@@ -172,9 +172,13 @@ struct PlanBuilder {
     TensorInfo t;
     t.elementType = type.getElementType();
     for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
-    if ((type.getElementType().isSignlessInteger(64) || type.getElementType().isSignlessInteger(32)) && count <= 64) {
+    // Small integer (and bool: 0/1) constants may take part in shape
+    // computations: their values become registers.
+    Type et = type.getElementType();
+    if ((et.isSignlessInteger(64) || et.isSignlessInteger(32) || et.isInteger(1)) && count <= 64) {
       t.values.emplace();
-      for (const APInt &v : attr.getValues<APInt>()) t.values->push_back(sp().constant(v.getSExtValue()));
+      for (const APInt &v : attr.getValues<APInt>())
+        t.values->push_back(sp().constant(v.getBitWidth() == 1 ? int64_t(v.getBoolValue()) : v.getSExtValue()));
     }
     PlanBuffer b;
     b.kind = BufferKind::Constant;

@@ -188,8 +188,10 @@ std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, Operation 
                                                 ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type.getElementType().isSignlessInteger(64) && !type.getElementType().isSignlessInteger(32))
-    return std::nullopt;
+  // Shape values are int64/int32; bool tensors (Equal(shape, -1) in the
+  // exporters' Expand / Reshape patterns) are followed as 0/1 registers.
+  Type et = type.getElementType();
+  if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32) && !et.isInteger(1)) return std::nullopt;
   auto staticCount = [&]() -> std::optional<size_t> {
     if (!type.hasStaticShape() || (size_t)type.getNumElements() > kMaxTrackedValues) return std::nullopt;
     return (size_t)type.getNumElements();
