@@ -443,6 +443,30 @@ def make_resize_runtime_scales() -> Case:
                 note="upsample and mixed down/upsample from the same artifact")
 
 
+def make_dynamic_hw_upsample() -> Case:
+    """Decoder ops at dynamic N/H/W: ConvTranspose (stride 2, pads,
+    output_padding), Resize by constant scales (linear, half_pixel), Resize
+    to sizes from a Shape -> Slice -> Concat chain (nearest, asymmetric),
+    and ConvTranspose with SAME_UPPER padding; one artifact, two shapes."""
+    g = GraphBuilder(seed=21)
+    w1 = g.randn([4, 3, 3, 3], 0.3)
+    h = g.op("ConvTranspose", ["x", w1, g.randn([3], 0.1)], strides=[2, 2], pads=[1, 1, 0, 0],
+             output_padding=[1, 0], kernel_shape=[3, 3])
+    empty = g.const(np.zeros([0], np.float32), "empty")
+    up = g.op("Resize", [h, empty, g.const(np.array([1, 1, 2, 0.5], np.float32), "scales")], mode="linear")
+    shp = g.op("Shape", ["x"])
+    hw = g.op("Slice", [shp, g.const(np.array([2], np.int64)), g.const(np.array([4], np.int64))])
+    nc = g.op("Slice", [g.op("Shape", [up]), g.const(np.array([0], np.int64)), g.const(np.array([2], np.int64))])
+    sizes = g.op("Concat", [nc, hw], axis=0)
+    down = g.op("Resize", [up, empty, empty, sizes], mode="nearest", coordinate_transformation_mode="asymmetric")
+    w2 = g.randn([3, 2, 2, 2], 0.4)
+    g.op("ConvTranspose", [down, w2], out_names=["y"], strides=[2, 2], auto_pad="SAME_UPPER", kernel_shape=[2, 2])
+    m = g.model("dynamic_hw_upsample", [_vi("x", F32, ["N", 4, "H", "W"])], [_vi("y", F32, ["N", 2, "H2", "W2"])])
+    rng = np.random.default_rng(121)
+    return Case(m, [{"x": _randn(rng, [1, 4, 5, 6])}, {"x": _randn(rng, [2, 4, 8, 3])}],
+                note="ConvTranspose / Resize at dynamic N, H, W")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -453,6 +477,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "negative_batch": make_negative_batch,
         "pinned_batch": make_pinned_batch,
         "pinned_shape": make_pinned_shape,
+        "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
     }

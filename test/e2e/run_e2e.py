@@ -52,6 +52,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("symbolic_batch",     1e-4,  1e-4),
     ("negative_batch",     1e-4,  1e-4),
     ("pinned_",            1e-4,  1e-4),
+    ("dynamic_hw",         1e-4,  1e-4),
     ("data_dependent",     1e-5,  1e-5),
     ("resize_runtime",     1e-5,  1e-5),
     ("opset_variants/",    1e-4,  1e-4),

@@ -216,9 +216,22 @@ std::optional<std::vector<Reg>> propagateValues(DispatchContext &ctx, Operation 
     if (!attr) return std::nullopt;
     auto scales = llvm::to_vector(attr.getValues<float>());
     for (size_t i = 0; i < axes.size(); ++i) {
-      auto dim = sp.constValue(operands[0].dims[axes[i]]);
-      if (!dim) return std::nullopt;
-      out.push_back(sp.constant(int64_t(std::floor(double(scales[i]) * double(*dim)))));
+      Reg dimReg = operands[0].dims[axes[i]];
+      if (auto dim = sp.constValue(dimReg)) {
+        out.push_back(sp.constant(int64_t(std::floor(double(scales[i]) * double(*dim)))));
+        continue;
+      }
+      // A dynamic dim times a constant scale p/q (q a power of two up to
+      // 1024, so that the float32 scale is exactly that ratio: 2, 0.5, 1.25 ...)
+      // is floor(dim * p / q) in integers; other scales are not followed.
+      std::optional<Reg> scaled;
+      for (int64_t q = 1; q <= 1024 && !scaled; q *= 2) {
+        double p = double(scales[i]) * double(q);
+        if (p >= 0 && p < double(int64_t(1) << 20) && p == std::floor(p))
+          scaled = sp.floorDiv(sp.mul(dimReg, sp.constant(int64_t(p))), sp.constant(q));
+      }
+      if (!scaled) return std::nullopt;
+      out.push_back(*scaled);
     }
     return out;
   }

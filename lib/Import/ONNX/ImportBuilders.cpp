@@ -1,9 +1,76 @@
 //===- ImportBuilders.cpp - small builders shared by composite importers --===//
 #include "NodeContext.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace v4f {
+
+namespace {
+std::optional<std::vector<int64_t>> constantIndices(Value v) {
+  if (!v) return std::nullopt;
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? llvm::dyn_cast<DenseIntElementsAttr>(cst.getValue()) : DenseIntElementsAttr();
+  if (!attr) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const APInt &x : attr.getValues<APInt>()) out.push_back(x.getSExtValue());
+  return out;
+}
+
+ShapeElement shapeElementAt(Value v, int64_t i, int depth) {
+  ShapeElement none;
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (depth > 32 || !t || !t.hasStaticShape() || t.getRank() > 1 || i < 0 || i >= t.getNumElements()) return none;
+  if (auto values = constantIndices(v)) {
+    ShapeElement e;
+    e.value = (*values)[values->size() == 1 ? 0 : i];
+    return e;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def) return none;
+  if (auto shape = dyn_cast<ShapeOp>(def)) {
+    auto in = llvm::cast<RankedTensorType>(shape.getInput().getType());
+    int64_t d = (int64_t)shape.getStart() + i;
+    ShapeElement e;
+    if (in.isDynamicDim(d)) e.dimOf = shape.getInput(), e.dim = d;
+    else e.value = in.getDimSize(d);
+    return e;
+  }
+  if (auto cat = dyn_cast<ConcatOp>(def)) {
+    for (Value part : cat.getInputs()) {
+      int64_t n = llvm::cast<RankedTensorType>(part.getType()).getNumElements();
+      if (i < n) return shapeElementAt(part, i, depth + 1);
+      i -= n;
+    }
+    return none;
+  }
+  if (auto slice = dyn_cast<SliceOp>(def)) {
+    auto in = llvm::cast<RankedTensorType>(slice.getInput().getType());
+    auto starts = constantIndices(slice.getStarts());
+    auto steps = slice.getSteps() ? constantIndices(slice.getSteps()) : std::optional<std::vector<int64_t>>({1});
+    if (in.getRank() != 1 || !in.hasStaticShape() || !starts || starts->size() != 1 || !steps || (*steps)[0] <= 0)
+      return none;
+    int64_t n = in.getDimSize(0), start = (*starts)[0];
+    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
+    return shapeElementAt(slice.getInput(), start + i * (*steps)[0], depth + 1);
+  }
+  if (auto gather = dyn_cast<GatherOp>(def)) {
+    auto idx = constantIndices(gather.getIndices());
+    auto data = llvm::cast<RankedTensorType>(gather.getData().getType());
+    if (!idx || data.getRank() != 1 || !data.hasStaticShape() || (int64_t)idx->size() <= i) return none;
+    int64_t k = (*idx)[i];
+    return shapeElementAt(gather.getData(), k < 0 ? k + data.getDimSize(0) : k, depth + 1);
+  }
+  if (isa<ReshapeOp, UnsqueezeOp>(def) && t.getNumElements() == 1) {
+    auto in = llvm::dyn_cast<RankedTensorType>(def->getOperand(0).getType());
+    if (in && in.hasStaticShape() && in.getNumElements() == 1) return shapeElementAt(def->getOperand(0), 0, depth + 1);
+  }
+  return none;
+}
+} // namespace
+
+ShapeElement shapeElement(Value v, int64_t i) { return shapeElementAt(v, i, 0); }
 
 LogicalResult requireF32(NodeContext &c, size_t i) {
   auto t = c.inputType(i);

@@ -109,6 +109,18 @@ mlir::Value transposeBy(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> 
 /// Splits `v` along `axis` into parts of the given sizes.
 llvm::SmallVector<mlir::Value> splitBy(NodeContext &c, mlir::Value v, int64_t axis, llvm::ArrayRef<int64_t> sizes);
 
+/// What element `i` of a 1-D integer (shape) tensor is known to be at
+/// compile time: a constant, or dim `dim` of value `dimOf` (a dynamic dim
+/// read through v4f.shape), or nothing. Follows constants, v4f.shape, 1-D
+/// concat / slice (constant bounds, positive step) / gather (constant
+/// indices) and one-element reshapes (ImportBuilders.cpp).
+struct ShapeElement {
+  std::optional<int64_t> value;
+  mlir::Value dimOf;
+  int64_t dim = -1;
+};
+ShapeElement shapeElement(mlir::Value v, int64_t i);
+
 /// When `v` is a v4f.elementwise over constants only, evaluates it (erasing
 /// the op) and returns the constant result.
 std::optional<mlir::DenseElementsAttr> foldElementwise(mlir::Value v);

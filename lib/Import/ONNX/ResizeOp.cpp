@@ -41,6 +41,9 @@ struct AxisInputs {
   // (f32 [1]) or num/den (i64 [1]) with scale = num / den, then roi start/end.
   bool scaleIsRatio;
   bool hasRoi;
+  // A dynamic input size is read from body argument `inArg` (i64), else
+  // `inSize` is a constant.
+  int inArg = -1;
 };
 
 struct Scalar {
@@ -58,30 +61,35 @@ struct Scalar {
   Value floor(Value x) { return b.create<math::FloorOp>(l, x); }
 };
 
+/// The axis's input size I as a float64 body value.
+Value inputSize(Scalar &s, const AxisInputs &ax, ArrayRef<Value> args) {
+  return ax.inArg >= 0 ? s.toF(args[ax.inArg]) : s.f(double(ax.inSize));
+}
+
 /// Source coordinate of output position args[0] along one axis.
 Value sourceCoordinate(Scalar &s, const ResizeAttrs &a, const AxisInputs &ax, ArrayRef<Value> args) {
   Value o = s.toF(args[0]), outInt = s.toF(args[1]);
   Value scale = ax.scaleIsRatio ? s.div(s.toF(args[2]), s.toF(args[3])) : s.ext(args[2]);
   size_t next = ax.scaleIsRatio ? 4 : 3;
-  Value in = s.f(double(ax.inSize));
+  Value in = inputSize(s, ax, args), inMinus1 = s.sub(in, s.f(1));
   Value outWidth = s.mul(scale, in);
   Value isOne = s.cmp(arith::CmpFPredicate::OEQ, outWidth, s.f(1));
   Value half = s.f(0.5);
   Value halfPixel = s.sub(s.div(s.add(o, half), scale), half);
   if (a.ctm == "align_corners")
-    return s.sel(isOne, s.f(0), s.div(s.mul(o, s.f(double(ax.inSize - 1))), s.sub(outWidth, s.f(1))));
+    return s.sel(isOne, s.f(0), s.div(s.mul(o, inMinus1), s.sub(outWidth, s.f(1))));
   if (a.ctm == "asymmetric") return s.div(o, scale);
   if (a.ctm == "pytorch_half_pixel") return s.sel(isOne, s.f(-0.5), halfPixel);
   if (a.ctm == "half_pixel_symmetric") {
     Value adjustment = s.div(outInt, outWidth);
-    Value offset = s.mul(s.f(double(ax.inSize) / 2), s.sub(s.f(1), adjustment));
+    Value offset = s.mul(s.div(in, s.f(2)), s.sub(s.f(1), adjustment));
     return s.add(offset, halfPixel);
   }
   if (a.ctm == "tf_crop_and_resize") {
     Value r0 = s.ext(args[next]), r1 = s.ext(args[next + 1]);
-    Value span = s.mul(s.sub(r1, r0), s.f(double(ax.inSize - 1)));
+    Value span = s.mul(s.sub(r1, r0), inMinus1);
     Value x = s.sel(isOne, s.div(span, s.f(2)), s.div(s.mul(o, span), s.sub(outWidth, s.f(1))));
-    return s.add(x, s.mul(r0, s.f(double(ax.inSize - 1))));
+    return s.add(x, s.mul(r0, inMinus1));
   }
   return halfPixel; // half_pixel
 }
@@ -132,7 +140,7 @@ std::pair<Value, SmallVector<Value>> taps(Scalar &s, const ResizeAttrs &a, const
     for (int64_t k = 0; k < n; ++k) {
       Value at = s.add(start, s.f(double(k)));
       Value outside = s.b.create<arith::OrIOp>(s.l, s.cmp(arith::CmpFPredicate::OLT, at, s.f(0)),
-                                               s.cmp(arith::CmpFPredicate::OGE, at, s.f(double(ax.inSize))));
+                                               s.cmp(arith::CmpFPredicate::OGE, at, inputSize(s, ax, args)));
       coeffs[k] = s.sel(outside, s.f(0), coeffs[k]);
       sum = s.add(sum, coeffs[k]);
     }
@@ -142,9 +150,11 @@ std::pair<Value, SmallVector<Value>> taps(Scalar &s, const ResizeAttrs &a, const
   return {startI, coeffs};
 }
 
-Value clampIndex(OpBuilder &b, Location l, Value i, int64_t size) {
+/// clamp(i, 0, I - 1) with I the axis's (constant or body argument) size.
+Value clampIndex(OpBuilder &b, Location l, Value i, const AxisInputs &ax, ArrayRef<Value> args) {
   Value lo = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
-  Value hi = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(size - 1));
+  Value hi = ax.inArg >= 0 ? (Value)b.create<arith::SubIOp>(l, args[ax.inArg], b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1)))
+                           : (Value)b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(ax.inSize - 1));
   return b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, i, lo), hi);
 }
 
@@ -160,6 +170,9 @@ struct ResizeSpec {
 /// [1]) or the exact ratio num/den (i64 [1] each).
 struct ResizeAxes {
   SmallVector<Value> outSize, scale, num, den;
+  // Input size I (i64 [1]) of each resized axis: a constant, or read from
+  // the input's shape when the dim is dynamic.
+  SmallVector<Value> inSize;
 };
 
 Value constI64(NodeContext &c, ArrayRef<int64_t> shape, ArrayRef<int64_t> v) {
@@ -177,7 +190,6 @@ FailureOr<Value> intOp(NodeContext &c, ArrayRef<Value> ins,
 LogicalResult parseResize(NodeContext &c, ResizeSpec &spec) {
   auto in = c.inputType(0);
   if (!in.getElementType().isF32()) return c.fail("input must be float32 (other element types are not supported yet)");
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   if (c.opset < 11) return c.fail("Resize before opset 11 is not supported");
   ResizeAttrs &a = spec.a;
   a = ResizeAttrs{c.attrs.getString("mode", "nearest"),
@@ -246,6 +258,18 @@ LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r)
   scale.resize(n);
   num.resize(n);
   den.resize(n);
+  Value shape;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t I = in.getDimSize(axes[i]);
+    if (I != kDyn) {
+      r.inSize.push_back(constI64(c, {1}, {I}));
+      continue;
+    }
+    if (!shape)
+      shape = c.b.create<ShapeOp>(c.loc, RankedTensorType::get({in.getRank()}, i64), c.input(0),
+                                  c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(in.getRank()));
+    r.inSize.push_back(element(c, shape, axes[i]));
+  }
   if (useScales) {
     Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0), c.input(2),
                                             c.b.getDenseI64ArrayAttr(axes));
@@ -255,9 +279,11 @@ LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r)
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
-      outSize[i] = element(c, c.input(3), i);
+      // A size known at compile time gives a static result dim.
+      ShapeElement e = shapeElement(c.input(3), i);
+      outSize[i] = e.value ? constI64(c, {1}, {*e.value}) : element(c, c.input(3), i);
       num[i] = outSize[i];
-      den[i] = constI64(c, {1}, {in.getDimSize(axes[i])});
+      den[i] = r.inSize[i];
     }
     if (policy != "stretch") {
       // One scale for all axes: the smallest (not_larger) or largest ratio
@@ -279,12 +305,10 @@ LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r)
       }
       for (int64_t i = 0; i < n; ++i) {
         // round_half_up(num / den * I) = floor((2 * num * I + den) / (2 * den))
-        int64_t I = in.getDimSize(axes[i]);
-        auto o = intOp(c, {bn, bd}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+        auto o = intOp(c, {bn, bd, r.inSize[i]}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           Value two = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(2));
-          Value top = b.create<arith::AddIOp>(
-              l, b.create<arith::MulIOp>(l, b.create<arith::MulIOp>(l, two, v[0]),
-                                         b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(I))), v[1]);
+          Value top = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, b.create<arith::MulIOp>(l, two, v[0]), v[2]),
+                                              v[1]);
           return b.create<arith::DivSIOp>(l, top, b.create<arith::MulIOp>(l, two, v[1]));
         });
         if (failed(o)) return failure();
@@ -313,11 +337,18 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
   Value one = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), int64_t(1)));
   Value limit = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, i64), outSize[i], Value(),
                                       c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(false));
-  Value o = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), zero, limit, one);
+  int64_t staticO = kDyn;
+  if (auto cst = outSize[i].getDefiningOp<arith::ConstantOp>())
+    staticO = llvm::cast<DenseIntElementsAttr>(cst.getValue()).getValues<APInt>()[0].getSExtValue();
+  Value o = c.b.create<RangeOp>(c.loc, RankedTensorType::get({staticO}, i64), zero, limit, one);
   SmallVector<Value> ins = {o, outSize[i]};
   if (useSizes) ins.append({num[i], den[i]});
   else ins.push_back(scale[i]);
   if (tfCrop) ins.append({element(c, c.input(1), i), element(c, c.input(1), n + i)});
+  if (I == kDyn) {
+    ax.inArg = ins.size();
+    ins.push_back(r.inSize[i]);
+  }
 
   int64_t taps_ = tapCount(a);
   // Weights shaped [O, 1, ..., 1] to broadcast along `axis`.
@@ -336,7 +367,7 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
       auto [start, w] = taps(s, a, ax, args);
       Value second = s.cmp(arith::CmpFPredicate::OGT, w[1], s.f(0.5));
       Value at = b.create<arith::AddIOp>(l, start, b.create<arith::ExtUIOp>(l, b.getI64Type(), second));
-      return clampIndex(b, l, at, I);
+      return clampIndex(b, l, at, ax, args);
     });
     if (failed(idx)) return failure();
     sumIns.push_back(c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(axis)));
@@ -345,7 +376,8 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
       auto idx = intOp(c, ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
         Scalar s{b, l};
         Value start = taps(s, a, ax, args).first;
-        return clampIndex(b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), I);
+        return clampIndex(b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), ax,
+                          args);
       });
       auto w = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
         Scalar s{b, l};
@@ -362,7 +394,7 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
       Scalar s{b, l};
       Value xo = sourceCoordinate(s, a, ax, args);
       return b.create<arith::OrIOp>(l, s.cmp(arith::CmpFPredicate::OLT, xo, s.f(0)),
-                                    s.cmp(arith::CmpFPredicate::OGT, xo, s.f(double(I - 1))));
+                                    s.cmp(arith::CmpFPredicate::OGT, xo, s.sub(inputSize(s, ax, args), s.f(1))));
     });
     if (failed(outside)) return failure();
     sumIns.push_back(asColumn(*outside));
@@ -383,6 +415,25 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
   return y;
 }
 
+/// An axis resized to its own size (scale exactly 1) maps every output
+/// position onto itself in every coordinate mode but tf_crop_and_resize:
+/// the axis is left alone. Known when the size is (the input's own dim, or
+/// a constant equal to its static value) or the scale is the constant 1.
+bool isIdentityAxis(NodeContext &c, const ResizeSpec &spec, int64_t i) {
+  auto in = c.inputType(0);
+  int64_t axis = spec.axes[i];
+  if (spec.useSizes) {
+    if (spec.policy != "stretch") return false;
+    ShapeElement e = shapeElement(c.input(3), i);
+    if (e.value) return !in.isDynamicDim(axis) && *e.value == in.getDimSize(axis);
+    return e.dimOf == c.input(0) && e.dim == axis;
+  }
+  auto scales = c.constantInput(2);
+  if (!scales) return false;
+  auto values = llvm::to_vector(scales->getValues<float>());
+  return (int64_t)values.size() > i && values[i] == 1.0f;
+}
+
 LogicalResult importResize(NodeContext &c) {
   ResizeSpec spec;
   if (failed(parseResize(c, spec))) return failure();
@@ -390,6 +441,7 @@ LogicalResult importResize(NodeContext &c) {
   if (failed(resizeSizes(c, spec, r))) return failure();
   Value x = c.input(0);
   for (int64_t i = 0; i < (int64_t)spec.axes.size(); ++i) {
+    if (!spec.tfCrop && isIdentityAxis(c, spec, i)) continue;
     auto y = resizeAxis(c, spec, r, x, i);
     if (failed(y)) return failure();
     x = *y;

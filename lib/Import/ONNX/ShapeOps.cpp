@@ -70,6 +70,30 @@ LogicalResult importRuntimeReshape(NodeContext &c) {
   bool allowZero = c.attrs.getInt("allowzero", 0) != 0;
   int64_t rank = shapeType.getDimSize(0);
   SmallVector<int64_t> shape(rank, kDyn), sources(rank, -1);
+  // Entries known at compile time (constants, static dims read through a
+  // Shape chain; 0 copying a static input dim) make static result dims. A -1
+  // is inferred when every other entry is known or copies a dynamic input
+  // dim in place, and every dynamic input dim is so copied (they cancel).
+  int64_t inferAt = -1, known = 1;
+  bool inferable = true;
+  SmallVector<bool> copied(rank, false);
+  for (int64_t k = 0; k < rank; ++k) {
+    ShapeElement e = shapeElement(c.input(1), k);
+    bool copiesDim = k < in.getRank() && ((e.dimOf && e.dimOf == c.input(0) && e.dim == k) ||
+                                          (e.value && *e.value == 0 && !allowZero));
+    if (e.value && *e.value > 0) shape[k] = *e.value;
+    else if (copiesDim && !in.isDynamicDim(k)) shape[k] = in.getDimSize(k);
+    else if (copiesDim) copied[k] = true;
+    else if (e.value && *e.value == -1 && inferAt < 0) inferAt = k;
+    else inferable = false;
+    if (shape[k] != kDyn) known *= shape[k];
+  }
+  int64_t staticInput = 1;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (!in.isDynamicDim(d)) staticInput *= in.getDimSize(d);
+    else if (d >= rank || !copied[d]) inferable = false;
+  }
+  if (inferable && inferAt >= 0 && known > 0 && staticInput % known == 0) shape[inferAt] = staticInput / known;
   auto type = RankedTensorType::get(shape, in.getElementType());
   c.setOutput(0, c.b.create<ReshapeOp>(c.loc, type, c.input(0), c.input(1), c.b.getDenseI64ArrayAttr(sources),
                                        c.b.getBoolAttr(allowZero)));

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
 
+#include <limits>
+
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <type_traits>
@@ -301,13 +303,16 @@ LogicalResult importLpPool(NodeContext &c) {
 /// ConvTranspose (2-D): the input with stride-1 zeros inserted between
 /// elements, padded by dilation*(k-1) minus the pads (plus output_padding at
 /// the end; negative amounts crop), then convolved at stride 1 with the
-/// kernel flipped and its in/out channels swapped per group. The weight must
-/// be a constant (it is rearranged at import).
+/// kernel flipped and its in/out channels swapped per group. N, H and W may
+/// be dynamic (the channels must be static); the pads then come from the
+/// attributes alone (SAME: from the kernel, strides and output_padding,
+/// which is what SAME's total padding reduces to), and output_shape needs a
+/// static input.
 LogicalResult importConvTranspose2D(NodeContext &c) {
   if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
   auto in = c.inputType(0), wt = c.inputType(1);
   if (in.getRank() != 4 || wt.getRank() != 4) return c.fail("only 1-D and 2-D ConvTranspose are supported");
-  if (!in.hasStaticShape()) return c.fail("the input must have a static shape");
+  if (in.isDynamicDim(1)) return c.fail("the input's channel dim must be static");
   auto wAttr = c.constantInput(1);
   if (!wt.hasStaticShape()) return c.fail("the weight must have a static shape");
   int64_t N = in.getDimSize(0), C = in.getDimSize(1), H = in.getDimSize(2), W = in.getDimSize(3);
@@ -323,11 +328,17 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
   int64_t inSize[2] = {H, W}, padBegin[2], padEnd[2], out[2];
   std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
   auto outputShape = c.attrs.getInts("output_shape");
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  if (!outputShape.empty() && (H == kDyn || W == kDyn))
+    return c.fail("output_shape needs a static input height and width");
   for (int i = 0; i < 2; ++i) {
-    int64_t full = strides[i] * (inSize[i] - 1) + outPad[i] + (k[i] - 1) * dil[i] + 1;
+    bool dyn = inSize[i] == kDyn;
+    // full = s*(in-1) + output_padding + (k-1)*d + 1; SAME's target is in*s,
+    // so its total padding does not depend on the input size.
+    int64_t full = dyn ? kDyn : strides[i] * (inSize[i] - 1) + outPad[i] + (k[i] - 1) * dil[i] + 1;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      int64_t target = outputShape.empty() ? inSize[i] * strides[i] : outputShape[outputShape.size() - 2 + i];
-      int64_t total = full - target;
+      int64_t total = outputShape.empty() ? outPad[i] + (k[i] - 1) * dil[i] + 1 - strides[i]
+                                          : full - outputShape[outputShape.size() - 2 + i];
       int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); // floor(total / 2)
       padBegin[i] = autoPad == "SAME_UPPER" ? half : total - half;
       padEnd[i] = total - padBegin[i];
@@ -342,8 +353,8 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
       // An explicit output_shape crops or zero-extends the end.
       if (!outputShape.empty()) padEnd[i] = full - padBegin[i] - outputShape[outputShape.size() - 2 + i];
     }
-    out[i] = full - padBegin[i] - padEnd[i];
-    if (out[i] <= 0) return c.fail("the attributes give an empty output");
+    out[i] = dyn ? kDyn : full - padBegin[i] - padEnd[i];
+    if (!dyn && out[i] <= 0) return c.fail("the attributes give an empty output");
   }
   auto f32 = c.b.getF32Type();
   auto i64 = c.b.getI64Type();
@@ -351,37 +362,61 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
     return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
   };
   Value x = c.input(0);
-  // Zero insertion: [N,C,H,1,W,1] padded to [N,C,H,s0,W,s1], viewed as [N,C,H*s0,W*s1].
-  int64_t s0 = strides[0], s1 = strides[1];
-  if (s0 > 1 || s1 > 1) {
-    x = reshapeTo(c, x, {N, C, H, 1, W, 1}, {-1, -1, -1, -1, -1, -1});
-    Value pads = constI64({0, 0, 0, 0, 0, 0, 0, 0, 0, s0 - 1, 0, s1 - 1});
-    x = c.b.create<PadOp>(c.loc, RankedTensorType::get({N, C, H, s0, W, s1}, f32), x, pads, Value(), Value(),
-                          c.b.getStringAttr("constant"));
-    x = reshapeTo(c, x, {N, C, H * s0, W * s1}, {-1, -1, -1, -1});
-  }
+  // Zero insertion, one spatial axis at a time (so that a dynamic axis is
+  // the only inferred dim of each reshape): [.., n, ..] viewed as
+  // [.., n, 1, ..], padded to [.., n, s, ..], viewed as [.., n*s, ..].
+  auto mulDim = [&](int64_t d, int64_t m) { return d == kDyn ? kDyn : d * m; };
+  auto insertZeros = [&](Value v, int axis, int64_t s) -> Value {
+    if (s == 1) return v;
+    auto t = typeOf(v);
+    SmallVector<int64_t> shape(t.getShape()), view, sources, padded, viewSources;
+    for (int d = 0; d < 4; ++d) {
+      view.push_back(shape[d]);
+      sources.push_back(t.isDynamicDim(d) ? d : -1);
+      if (d == axis) view.push_back(1), sources.push_back(-1);
+    }
+    Value v5 = reshapeTo(c, v, view, sources);
+    padded = view;
+    padded[axis + 1] = s;
+    SmallVector<int64_t> pads(10, 0);
+    pads[5 + axis + 1] = s - 1;
+    Value p = c.b.create<PadOp>(c.loc, RankedTensorType::get(padded, f32), v5, constI64(pads), Value(), Value(),
+                                c.b.getStringAttr("constant"));
+    SmallVector<int64_t> result(shape);
+    result[axis] = mulDim(shape[axis], s);
+    for (int d = 0; d < 4; ++d) viewSources.push_back(d != axis && t.isDynamicDim(d) ? (d < axis ? d : d + 1) : -1);
+    return reshapeTo(c, p, result, viewSources);
+  };
+  x = insertZeros(x, 3, strides[1]);
+  x = insertZeros(x, 2, strides[0]);
   // The zero-inserted input has (in-1)*s+1 elements plus the s-1 trailing
   // zeros the padding above left; pad (or crop) to the convolution's input.
-  int64_t before[2], after[2], have[2] = {H * s0, W * s1};
+  int64_t before[2], after[2], have[2] = {mulDim(H, strides[0]), mulDim(W, strides[1])};
   for (int i = 0; i < 2; ++i) {
     before[i] = dil[i] * (k[i] - 1) - padBegin[i];
     after[i] = dil[i] * (k[i] - 1) - padEnd[i] + outPad[i] - (strides[i] - 1);
   }
   if (before[0] < 0 || before[1] < 0 || after[0] < 0 || after[1] < 0) {
+    // Crop by slicing [lo, -cropEnd) (a negative end counts from the end, so
+    // a dynamic size needs no run-time bound).
     int64_t lo[2] = {std::max<int64_t>(-before[0], 0), std::max<int64_t>(-before[1], 0)};
-    int64_t hi[2] = {have[0] - std::max<int64_t>(-after[0], 0), have[1] - std::max<int64_t>(-after[1], 0)};
-    if (hi[0] <= lo[0] || hi[1] <= lo[1]) return c.fail("the pads crop away the whole input");
-    x = c.b.create<SliceOp>(c.loc, RankedTensorType::get({N, C, hi[0] - lo[0], hi[1] - lo[1]}, f32), x,
-                            constI64({lo[0], lo[1]}), constI64({hi[0], hi[1]}), constI64({2, 3}), Value());
+    int64_t cropEnd[2] = {std::max<int64_t>(-after[0], 0), std::max<int64_t>(-after[1], 0)};
+    SmallVector<int64_t> ends, sliced = {N, C, 0, 0};
     for (int i = 0; i < 2; ++i) {
-      have[i] = hi[i] - lo[i];
+      ends.push_back(cropEnd[i] ? -cropEnd[i] : std::numeric_limits<int64_t>::max());
+      if (have[i] != kDyn && have[i] - cropEnd[i] <= lo[i]) return c.fail("the pads crop away the whole input");
+      have[i] = have[i] == kDyn ? kDyn : have[i] - lo[i] - cropEnd[i];
+      sliced[2 + i] = have[i];
       before[i] = std::max<int64_t>(before[i], 0);
       after[i] = std::max<int64_t>(after[i], 0);
     }
+    x = c.b.create<SliceOp>(c.loc, RankedTensorType::get(sliced, f32), x, constI64({lo[0], lo[1]}), constI64(ends),
+                            constI64({2, 3}), Value());
   }
   if (before[0] || before[1] || after[0] || after[1]) {
-    x = c.b.create<PadOp>(c.loc, RankedTensorType::get({N, C, have[0] + before[0] + after[0], have[1] + before[1] + after[1]}, f32),
-                          x, constI64({0, 0, before[0], before[1], 0, 0, after[0], after[1]}), Value(), Value(),
+    auto grown = [&](int i) { return have[i] == kDyn ? kDyn : have[i] + before[i] + after[i]; };
+    x = c.b.create<PadOp>(c.loc, RankedTensorType::get({N, C, grown(0), grown(1)}, f32), x,
+                          constI64({0, 0, before[0], before[1], 0, 0, after[0], after[1]}), Value(), Value(),
                           c.b.getStringAttr("constant"));
   }
   // Weight [C, M/g, kH, kW] -> [M, C/g, kH, kW], spatially flipped: folded
@@ -419,7 +454,8 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
                                c.b.getI64IntegerAttr(group), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
                                c.b.getF32FloatAttr(0));
   auto rt = llvm::cast<RankedTensorType>(op.getType());
-  if (rt.getDimSize(2) != out[0] || rt.getDimSize(3) != out[1]) return c.fail("internal: unexpected output size");
+  if (rt.getDimSize(2) != out[0] || rt.getDimSize(3) != out[1])
+    return c.fail("internal: unexpected output size");
   c.setOutput(0, op);
   return success();
 }
