@@ -17,6 +17,7 @@ llvm_config.with_environment("PATH", config.v4f_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # Textual ONNX (onnx.parser syntax) -> .onnx, so importer tests stay readable.
+config.substitutions.append(("%v4f-python", config.python_executable))
 config.substitutions.append(
     ("%onnx-from-text", f"{config.python_executable} {config.test_source_root}/tools/onnx_from_text.py"))
 llvm_config.add_tool_substitutions(["v4f-opt", "v4fc", "FileCheck", "not"],

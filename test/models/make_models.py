@@ -91,6 +91,83 @@ class SeqLSTM(nn.Module):
         return self.fc(z), h, c
 
 
+class TinyGPT(nn.Module):
+    """A GPT-2-style decoder (pre-LN blocks, causal self-attention, GELU MLP,
+    tied embeddings) with a KV cache: past_key/past_value [layers, B, heads,
+    P, head] in, present out, so a token loop feeds them back."""
+
+    def __init__(self, vocab=500, d=64, heads=2, layers=2, positions=128):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(positions, d)
+        self.ln1 = nn.ModuleList([nn.LayerNorm(d) for _ in range(layers)])
+        self.qkv = nn.ModuleList([nn.Linear(d, 3 * d) for _ in range(layers)])
+        self.proj = nn.ModuleList([nn.Linear(d, d) for _ in range(layers)])
+        self.ln2 = nn.ModuleList([nn.LayerNorm(d) for _ in range(layers)])
+        self.mlp = nn.ModuleList([nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                                  for _ in range(layers)])
+        self.lnf = nn.LayerNorm(d)
+
+    def forward(self, input_ids, past_key, past_value):
+        B, S = input_ids.shape
+        P = past_key.shape[3]
+        pos = torch.arange(P, P + S, device=input_ids.device).unsqueeze(0)
+        h = self.wte(input_ids) + self.wpe(pos)
+        keys, values = [], []
+        hd = self.d // self.heads
+        for i in range(len(self.qkv)):
+            q, k, v = self.qkv[i](self.ln1[i](h)).split(self.d, dim=2)
+            q, k, v = (t.view(B, S, self.heads, hd).transpose(1, 2) for t in (q, k, v))
+            k = torch.cat([past_key[i], k], 2)
+            v = torch.cat([past_value[i], v], 2)
+            keys.append(k)
+            values.append(v)
+            att = (q @ k.transpose(-1, -2)) / hd ** 0.5
+            L = k.shape[2]
+            causal = torch.ones(S, L, dtype=torch.bool, device=h.device).tril(L - S)
+            att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+            y = (att @ v).transpose(1, 2).reshape(B, S, self.d)
+            h = h + self.proj[i](y)
+            h = h + self.mlp[i](self.ln2[i](h))
+        logits = self.lnf(h) @ self.wte.weight.t()
+        return logits, torch.stack(keys), torch.stack(values)
+
+
+class FlagBranch(nn.Module):
+    """`If` on a run-time input flag whose branches give different shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x, flag):
+        y = self.conv(x)
+        if bool(flag.sum() > 0):
+            return torch.cat([y, y], 1)
+        return F.max_pool2d(y, 2)
+
+
+class DetectionHead(nn.Module):
+    """Box and score convs, then TopK over scores and NonMaxSuppression."""
+
+    def __init__(self):
+        super().__init__()
+        self.box = nn.Conv2d(8, 4, 1)
+        self.score = nn.Conv2d(8, 1, 1)
+
+    def forward(self, feat):
+        B = feat.shape[0]
+        boxes = self.box(feat).flatten(2).transpose(1, 2)[0]          # [HW, 4]
+        xy = boxes[:, :2] * 10
+        wh = boxes[:, 2:].exp() * 2
+        boxes = torch.cat([xy - wh, xy + wh], 1)
+        scores = self.score(feat).flatten(1)[0].sigmoid()             # [HW]
+        k = min(16, scores.shape[0])
+        top, idx = scores.topk(k)
+        keep = torchvision.ops.nms(boxes[idx], top, 0.5)
+        return boxes[idx][keep], top[keep]
+
+
 class BertEncoder(nn.Module):
     """transformers' BertModel called by keyword (its positional order changes between versions)."""
 
@@ -124,8 +201,10 @@ def rescale(model: nn.Module) -> nn.Module:
     return model
 
 
-def export(name, model, args, input_names, output_names, dynamic_axes, shapes, exporter="torchscript"):
-    rescale(model).eval()
+def export(name, model, args, input_names, output_names, dynamic_axes, shapes, exporter="torchscript", values=None):
+    if not isinstance(model, torch.jit.ScriptModule):
+        rescale(model)
+    model.eval()
     path = HERE / f"{name}.onnx"
     with torch.no_grad():
         if exporter == "torchscript":
@@ -139,8 +218,11 @@ def export(name, model, args, input_names, output_names, dynamic_axes, shapes, e
     size = path.stat().st_size
     assert size <= 5 * 2**20, f"{name}: {size} bytes > 5 MB"
     print(f"{name}: {size / 2**20:.2f} MB ({exporter})", file=sys.stderr)
-    return {"file": path.name, "exporter": f"torch.onnx.export {exporter} (torch {torch.__version__})",
-            "dynamic_axes": dynamic_axes, "shapes": shapes}
+    entry = {"file": path.name, "exporter": f"torch.onnx.export {exporter} (torch {torch.__version__})",
+             "dynamic_axes": dynamic_axes, "shapes": shapes}
+    if values:
+        entry["values"] = values  # input name -> one value list per shape set
+    return entry
 
 
 def main() -> int:
@@ -186,6 +268,31 @@ def main() -> int:
         {"input_ids": {0: "B", 1: "S"}, "attention_mask": {0: "B", 1: "S"}, "last_hidden_state": {0: "B", 1: "S"},
          "pooler_output": {0: "B"}},
         [{"input_ids": [1, 8], "attention_mask": [1, 8]}, {"input_ids": [2, 13], "attention_mask": [2, 13]}])
+    gpt = TinyGPT()
+    manifest["gpt_tiny_kv"] = export(
+        "gpt_tiny_kv", gpt, (torch.randint(0, 500, (1, 4)), torch.zeros(2, 1, 2, 3, 32), torch.zeros(2, 1, 2, 3, 32)),
+        ["input_ids", "past_key", "past_value"], ["logits", "present_key", "present_value"],
+        {"input_ids": {0: "B", 1: "S"}, "past_key": {1: "B", 3: "P"}, "past_value": {1: "B", 3: "P"},
+         "logits": {0: "B", 1: "S"}, "present_key": {1: "B", 3: "L"}, "present_value": {1: "B", 3: "L"}},
+        [{"input_ids": [1, 4], "past_key": [2, 1, 2, 0, 32], "past_value": [2, 1, 2, 0, 32]},
+         {"input_ids": [1, 1], "past_key": [2, 1, 2, 4, 32], "past_value": [2, 1, 2, 4, 32]},
+         {"input_ids": [2, 3], "past_key": [2, 2, 2, 5, 32], "past_value": [2, 2, 2, 5, 32]}])
+    manifest["if_flag_shapes"] = export(
+        "if_flag_shapes", torch.jit.script(rescale(FlagBranch())), (torch.randn(1, 3, 8, 8), torch.ones(1)),
+        ["x", "flag"], ["y"], {"x": {0: "N"}, "y": {0: "N", 1: "C", 2: "H", 3: "W"}},
+        [{"x": [1, 3, 8, 8], "flag": [1]}, {"x": [2, 3, 8, 8], "flag": [1]}], values={"flag": [[1.0], [0.0]]})
+    # The same If model with the flag folded at compile time (--input-value):
+    # only the taken branch is compiled.
+    for flag in (1.0, 0.0):
+        entry = dict(manifest["if_flag_shapes"])
+        entry.pop("values")
+        entry["fold"] = {"flag": [flag]}
+        entry["shapes"] = [{"x": [1, 3, 8, 8], "flag": [1]}, {"x": [3, 3, 8, 8], "flag": [1]}]
+        manifest[f"if_flag_folded_{int(flag)}"] = entry
+    manifest["detection_head"] = export(
+        "detection_head", DetectionHead(), (torch.randn(1, 8, 6, 6),), ["feat"], ["boxes", "scores"],
+        {"feat": {2: "H", 3: "W"}, "boxes": {0: "K"}, "scores": {0: "K"}},
+        [{"feat": [1, 8, 6, 6]}, {"feat": [1, 8, 4, 5]}])
     (HERE / "models.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
 

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def make_inputs(model: onnx.ModelProto, shapes: dict, seed: int) -> dict:
+def make_inputs(model: onnx.ModelProto, shapes: dict, seed: int, values: dict) -> dict:
     rng = np.random.default_rng(seed)
     inits = {i.name for i in model.graph.initializer}
     out = {}
@@ -37,7 +37,9 @@ def make_inputs(model: onnx.ModelProto, shapes: dict, seed: int) -> dict:
             continue
         dtype = onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
         shape = shapes[vi.name]
-        if "mask" in vi.name:
+        if vi.name in values:
+            out[vi.name] = np.array(values[vi.name], dtype).reshape(shape)
+        elif "mask" in vi.name:
             out[vi.name] = np.ones(shape, dtype)
         elif np.issubdtype(dtype, np.integer):
             out[vi.name] = rng.integers(0, 100, size=shape).astype(dtype)
@@ -50,7 +52,15 @@ def run_model(name: str, spec: dict, build: Path, work: Path) -> tuple[bool, str
     path = HERE / spec["file"]
     model = onnx.load(str(path))
     artifact = work / f"{name}.v4f"
-    p = subprocess.run([str(build / "bin" / "v4fc"), "compile", str(path), "-o", str(artifact)],
+    flags = []
+    # "fold": inputs folded to constants at compile time (v4fc --input-value).
+    fold = spec.get("fold", {})
+    dtypes = {vi.name: onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type) for vi in model.graph.input}
+    for k, v in fold.items():
+        f = work / f"{name}-fold-{k}.npy"
+        np.save(f, np.array(v, dtypes[k]))
+        flags += ["--input-value", f"{k}={f}"]
+    p = subprocess.run([str(build / "bin" / "v4fc"), "compile", str(path), "-o", str(artifact)] + flags,
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         return False, "compile: " + " | ".join(p.stderr.strip().splitlines()[:3])[:600]
@@ -58,7 +68,9 @@ def run_model(name: str, spec: dict, build: Path, work: Path) -> tuple[bool, str
     outs = [o.name for o in sess.get_outputs()]
     notes = []
     for i, shapes in enumerate(spec["shapes"]):
-        inputs = make_inputs(model, shapes, seed=1000 + i)
+        values = {k: v[i] for k, v in spec.get("values", {}).items()}
+        values.update(fold)
+        inputs = make_inputs(model, shapes, seed=1000 + i, values=values)
         ref = dict(zip(outs, sess.run(None, inputs)))
         scale = max(float(np.max(np.abs(r))) if r.size else 0.0 for r in ref.values())
         if not np.isfinite(scale) or scale < 1e-3:
@@ -67,10 +79,12 @@ def run_model(name: str, spec: dict, build: Path, work: Path) -> tuple[bool, str
         d.mkdir()
         cmd = [str(build / "bin" / "v4f-run"), str(artifact), "--output-dir", str(d / "out"), "--threads", "2"]
         for j, (k, v) in enumerate(inputs.items()):
+            if k in fold:
+                continue
             np.save(d / f"in{j}.npy", v)
             cmd += ["--input", f"{k}={d / f'in{j}.npy'}"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        tag = "shape " + ",".join(f"{k}{list(v.shape)}" for k, v in inputs.items())
+        tag = "shape " + ",".join(f"{k}{list(v.shape)}" for k, v in inputs.items() if k not in fold)
         if r.returncode != 0:
             return False, f"{tag}: run: " + (r.stderr.strip().splitlines() or ["(no output)"])[-1][:400]
         for k in outs:

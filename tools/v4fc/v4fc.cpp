@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
+#include "../v4f-run/Npy.h"
 
 #include "v4f/Artifact/ArtifactWriter.h"
 #include "v4f/Compiler/Compiler.h"
@@ -69,7 +70,7 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
 
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
-  std::vector<std::string> inputShapes, dims;
+  std::vector<std::string> inputShapes, dims, inputValues;
   bool printIRAfterAll = false, verbose = false;
 };
 
@@ -105,6 +106,27 @@ bool parseShapeOptions(const CompileOptions &opts, v4f::CompilerOptions &copts, 
     }
     if (!copts.inputShapes.emplace(spec.substr(0, eq), dims).second) {
       error = "--input-shape names input '" + spec.substr(0, eq) + "' twice";
+      return false;
+    }
+  }
+  for (const std::string &spec : opts.inputValues) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      error = "--input-value '" + spec + "': expected NAME=FILE.npy";
+      return false;
+    }
+    v4frun::NpyArray array;
+    std::string npyError;
+    if (!v4frun::readNpy(spec.substr(eq + 1), array, npyError)) {
+      error = "--input-value '" + spec + "': " + npyError;
+      return false;
+    }
+    v4f::InputValue value;
+    value.dtype = array.dtype;
+    value.shape = array.shape;
+    value.data.assign(array.data.begin(), array.data.end());
+    if (!copts.inputValues.emplace(spec.substr(0, eq), std::move(value)).second) {
+      error = "--input-value names input '" + spec.substr(0, eq) + "' twice";
       return false;
     }
   }
@@ -204,6 +226,9 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compile->add_option("--input-shape", copts.inputShapes,
                       "Fix an input's shape at compile time: NAME=D0,D1,... (repeatable)");
+  compile->add_option("--input-value", copts.inputValues,
+                      "Fold an input to a constant at compile time: NAME=FILE.npy (repeatable; e.g. a sample rate "
+                      "or a mode flag)");
   compile->add_option("--dim", copts.dims,
                       "Fix a symbolic input dim at compile time: NAME=VALUE (repeatable; an unnamed dim is "
                       "<input>_dim<i>)");

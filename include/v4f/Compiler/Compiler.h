@@ -9,6 +9,7 @@
 #ifndef V4F_COMPILER_COMPILER_H
 #define V4F_COMPILER_COMPILER_H
 
+#include "v4f/Import/InputValue.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
 #include <cstdint>
@@ -33,6 +34,8 @@ struct CompilerOptions {
   /// compile time (see v4f::ImportOptions).
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::map<std::string, int64_t> dimValues;
+  /// --input-value NAME=FILE.npy: inputs folded to constants.
+  std::map<std::string, InputValue> inputValues;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).

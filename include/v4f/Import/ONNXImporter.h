@@ -2,6 +2,8 @@
 #ifndef V4F_IMPORT_ONNXIMPORTER_H
 #define V4F_IMPORT_ONNXIMPORTER_H
 
+#include "v4f/Import/InputValue.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -44,6 +46,10 @@ struct ImportOptions {
   /// Symbolic dim name (dim_param, or `<input>_dim<i>` for an unnamed one)
   /// -> its value (> 0), wherever it appears in the inputs.
   std::map<std::string, int64_t> dimValues;
+  /// --input-value: graph inputs folded to constants (dtype = the ONNX /
+  /// V4F_DTYPE code, which must be the input's; shape must fit its dims;
+  /// data little-endian, C order). They leave the signature.
+  std::map<std::string, InputValue> inputValues;
   /// Filled by the import: one line per input dim the model declares with
   /// dim_value <= 0 (taken as a dynamic dim, as ONNX Runtime does), for
   /// --verbose.

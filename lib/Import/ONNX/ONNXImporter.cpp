@@ -307,11 +307,56 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
   return true;
 }
 
+/// The constant an --input-value gives graph input `in`, checked against
+/// the input's element type and dims; null with `error` when it does not fit.
+DenseElementsAttr foldInputValue(MLIRContext &ctx, const std::string &path, const std::string &modelDir,
+                                 const onnx::ValueInfoProto &in, const InputValue &value,
+                                 std::string &error) {
+  std::string what = path + ": --input-value for input '" + in.name() + "'";
+  if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) {
+    error = what + ": the input is not a tensor of known rank";
+    return {};
+  }
+  const auto &tt = in.type().tensor_type();
+  if (value.dtype != tt.elem_type()) {
+    error = what + ": the file holds " + onnxTypeName(value.dtype) + ", the input is " + onnxTypeName(tt.elem_type());
+    return {};
+  }
+  const auto &dims = tt.shape();
+  bool fits = dims.dim_size() == (int)value.shape.size();
+  for (int d = 0; fits && d < dims.dim_size(); ++d)
+    fits = !(dims.dim(d).has_dim_value() && dims.dim(d).dim_value() >= 0 && dims.dim(d).dim_value() != value.shape[d]);
+  if (!fits) {
+    std::string shape;
+    for (int64_t d : value.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    error = what + ": the file's shape [" + shape + "] does not fit the input's declared dims";
+    return {};
+  }
+  onnx::TensorProto tensor;
+  tensor.set_name(in.name());
+  tensor.set_data_type(value.dtype);
+  for (int64_t d : value.shape) tensor.add_dims(d);
+  tensor.set_raw_data(value.data);
+  auto attr = importTensor(ctx, tensor, modelDir, error);
+  if (!attr) error = what + ": " + error;
+  return attr;
+}
+
 /// Every --input-shape / --dim name must exist in the model.
 bool checkShapeOptionNames(const std::string &path, const onnx::GraphProto &graph, const ImportOptions &options,
                            const std::set<std::string> &inputs, const std::set<std::string> &usedDims,
                            std::string &error) {
+  for (const auto &[name, value] : options.inputValues) {
+    if (!inputs.count(name)) {
+      error = path + ": --input-value names '" + name + "', which is not an input of the model";
+      return false;
+    }
+  }
   for (const auto &[name, dims] : options.inputShapes) {
+    if (options.inputValues.count(name)) {
+      error = path + ": input '" + name + "' is given both --input-shape and --input-value";
+      return false;
+    }
     if (!inputs.count(name)) {
       error = path + ": --input-shape names '" + name + "', which is not an input of the model";
       return false;
@@ -402,6 +447,12 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   for (const auto &in : graph.input()) {
     if (g.constants.count(in.name())) continue;
     inputNames.insert(in.name());
+    if (auto it = options.inputValues.find(in.name()); it != options.inputValues.end()) {
+      auto attr = foldInputValue(ctx, path, modelDir, in, it->second, error);
+      if (!attr) return nullptr;
+      g.constants[in.name()] = attr;
+      continue;
+    }
     if (!in.type().has_tensor_type()) {
       error = path + ": input '" + in.name() + "' is not a tensor";
       return nullptr;

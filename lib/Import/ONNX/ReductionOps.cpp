@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -16,6 +18,66 @@ constexpr int64_t kMaxOpset = 28;
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
 std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
+
+/// A sum / prod / max / min / mean over a small constant (<= 4096
+/// elements, float32/float64/int32/int64) evaluated at import, so that
+/// shape and control-flow decisions downstream (an If on
+/// ReduceSum(flag) > 0 with the flag folded by --input-value) see a
+/// constant. nullopt for anything else.
+std::optional<DenseElementsAttr> foldConstantReduce(ReduceOp op) {
+  if (op.getAxesTensor()) return std::nullopt;
+  auto cst = op.getInput().getDefiningOp<arith::ConstantOp>();
+  auto attr = cst ? llvm::dyn_cast<DenseElementsAttr>(cst.getValue()) : DenseElementsAttr();
+  auto in = llvm::cast<RankedTensorType>(op.getInput().getType());
+  auto out = llvm::cast<RankedTensorType>(op.getType());
+  StringRef kind = op.getKind();
+  Type et = in.getElementType();
+  bool isFloat = et.isF32() || et.isF64(), isInt = et.isSignlessInteger(32) || et.isSignlessInteger(64);
+  if (!attr || !in.hasStaticShape() || !out.hasStaticShape() || in.getNumElements() > 4096 || (!isFloat && !isInt) ||
+      !(kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "mean") || et != out.getElementType())
+    return std::nullopt;
+  int64_t rank = in.getRank();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t a : op.getAxes()) reduced[a] = true;
+  SmallVector<double> values;
+  if (isFloat) for (const APFloat &v : attr.getValues<APFloat>()) values.push_back(v.convertToDouble());
+  else for (const APInt &v : attr.getValues<APInt>()) values.push_back(double(v.getSExtValue()));
+  int64_t n = out.getNumElements();
+  SmallVector<double> acc(n, kind == "prod" ? 1.0 : kind == "max" ? -INFINITY : kind == "min" ? INFINITY : 0.0);
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d]) count *= in.getDimSize(d);
+  for (int64_t e = 0, total = in.getNumElements(); e < total; ++e) {
+    int64_t o = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d]) o = o * in.getDimSize(d) + idx[d];
+    double v = values[attr.isSplat() ? 0 : e];
+    if (kind == "sum" || kind == "mean") acc[o] += v;
+    else if (kind == "prod") acc[o] *= v;
+    else if (kind == "max") acc[o] = std::max(acc[o], v);
+    else acc[o] = std::min(acc[o], v);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < in.getDimSize(d)) break;
+      idx[d] = 0;
+    }
+  }
+  if (kind == "mean" && count > 0)
+    for (double &a : acc) a /= double(count);
+  if (isFloat) {
+    SmallVector<APFloat> r;
+    for (double a : acc) {
+      APFloat f(a);
+      bool lost;
+      if (et.isF32()) f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      r.push_back(f);
+    }
+    return DenseElementsAttr::get(out, r);
+  }
+  SmallVector<APInt> r;
+  for (double a : acc) r.push_back(APInt(et.getIntOrFloatBitWidth(), int64_t(a), /*isSigned=*/true));
+  return DenseElementsAttr::get(out, r);
+}
 
 OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
   return {1, kMaxOpset, noCheck, [kind, axesInputSince](NodeContext &c) -> LogicalResult {
@@ -44,6 +106,12 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
                 });
                 if (failed(narrow)) return failure();
                 r = *narrow;
+              } else if (auto red = r.getDefiningOp<ReduceOp>()) {
+                if (auto folded = foldConstantReduce(red)) {
+                  red.erase();
+                  c.setConstantOutput(0, *folded);
+                  return success();
+                }
               }
               c.setOutput(0, r);
               return success();
