@@ -182,7 +182,7 @@ int runCompile(const CompileOptions &opts) {
   return 0;
 }
 
-int runCheck(const std::string &path) {
+int runCheck(const std::string &path, const CompileOptions &shapeOpts) {
   v4f::CoverageReport report;
   std::string error;
   if (!v4f::checkONNXModel(path, report, error)) return fail(error);
@@ -203,6 +203,19 @@ int runCheck(const std::string &path) {
     std::fprintf(stderr, "v4fc: error: %s\n", report.formatError().c_str());
     return 1;
   }
+  // Supported ops can still fail on their shapes and attributes: run the
+  // import and the graph passes as `compile` would (with the same shape
+  // options), stopping before code generation.
+  v4f::CompilerOptions copts;
+  if (!parseShapeOptions(shapeOpts, copts, error)) return fail(error);
+  copts.stopAfter = v4f::CompilerOptions::Stage::GraphIR;
+  v4f::CompiledModel model;
+  if (!v4f::compileONNXModel(path, copts, model, error)) {
+    std::printf("import and graph passes: FAILED\n");
+    std::fflush(stdout); // the report, then the error, also when both go to one file
+    return fail(error);
+  }
+  std::printf("import and graph passes: ok\n");
   return 0;
 }
 
@@ -237,9 +250,14 @@ int main(int argc, char **argv) {
 
   std::string checkPath;
   bool listOps = false;
-  auto *check = app.add_subcommand("check", "Report operator coverage of an ONNX model without compiling");
+  auto *check = app.add_subcommand("check", "Report operator coverage of an ONNX model and run the import and graph "
+                                            "passes, without generating code");
   check->add_option("model", checkPath, "ONNX model file")->check(CLI::ExistingFile);
   check->add_flag("--supported-ops", listOps, "List every supported ONNX operator with its opset range");
+  CompileOptions checkShapes;
+  check->add_option("--input-shape", checkShapes.inputShapes, "As for compile: NAME=D0,D1,...");
+  check->add_option("--dim", checkShapes.dims, "As for compile: NAME=VALUE");
+  check->add_option("--input-value", checkShapes.inputValues, "As for compile: NAME=FILE.npy");
 
   std::string inspectPath;
   bool showPlan = false;
@@ -263,7 +281,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (checkPath.empty()) return fail("check needs a model file (or --supported-ops)");
-    return runCheck(checkPath);
+    return runCheck(checkPath, checkShapes);
   }
   if (inspect->parsed()) {
     std::string error;
