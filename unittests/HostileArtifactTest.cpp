@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 3.0 is newer than this runtime (2.0)");
+            path + ": artifact format 3.0 is newer than this runtime (2.1)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -240,7 +240,9 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   file[8] = 1;
   file[9] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (2.0) and no longer supported: "
+  file[10] = 0;  // minor
+  file[11] = 0;
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (2.1) and no longer supported: "
                         "recompile the model");
 }
 
@@ -409,4 +411,73 @@ TEST(HostileArtifact, RandomByteFlipsNeverCrash) {
   }
 }
 
-}  // namespace
+
+// Format 2.1: compile-time bounds of symbolic dims (v4fc --dim N=MIN..MAX)
+// are verified at load: one per dim or none, only on symbolic dims,
+// 1 <= min <= max (or -1, -1 for an unbounded dim).
+TEST(HostileArtifact, BadDimBoundsAreRefused) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->dim_min = {1};
+    m.inputs[0]->dim_max = {4};
+  });
+  expectLoadError(file, "input 0 'x' has dim bounds of the wrong length");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dim_max = {4, -1}; });
+  expectLoadError(file, "input 0 'x' has dim bounds of the wrong length");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->dim_min = {1, 1};
+    m.inputs[0]->dim_max = {4, 4};  // dim 1 is static
+  });
+  expectLoadError(file, "input 0 'x' dim 1 has bad bounds [1, 4]");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->dim_min = {5, -1};
+    m.inputs[0]->dim_max = {4, -1};
+  });
+  expectLoadError(file, "input 0 'x' dim 0 has bad bounds [5, 4]");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->dim_min = {0, -1};
+    m.inputs[0]->dim_max = {4, -1};
+  });
+  expectLoadError(file, "input 0 'x' dim 0 has bad bounds [0, 4]");
+}
+
+TEST(HostileArtifact, InputsOutsideCompiledBoundsAreRefused) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.inputs[0]->dim_min = {2, -1};
+    m.inputs[0]->dim_max = {8, -1};
+  });
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
+  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_session_t *session = nullptr;
+  s = v4f_session_create(model, nullptr, nullptr, &session);
+  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+  for (int64_t batch : {1, 2, 8, 9}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    v4f_tensor_t inputs[2] = {makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {batch, 4}),
+                              makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {batch, 4})};
+    v4f_tensor_t output{};
+    s = v4f_session_resolve_output_shapes(session, inputs, 2, &output, 1);
+    if (batch >= 2 && batch <= 8) {
+      EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+    } else {
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(v4f_status_code(s), V4F_STATUS_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(v4f_status_message(s))
+                    .find("input 0 'x': dim 0 ('batch') is " + std::to_string(batch) +
+                          ", outside the bounds [2, 8] it was compiled for"),
+                std::string::npos)
+          << v4f_status_message(s);
+    }
+    v4f_status_free(s);
+  }
+  v4f_session_release(session);
+  v4f_model_release(model);
+}
+
+} // namespace

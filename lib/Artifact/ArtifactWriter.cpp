@@ -81,8 +81,11 @@ buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) 
   if (!sig.dimNames.empty())
     dimNames = fbb.CreateVectorOfStrings(sig.dimNames);
   auto dimRegs = fbb.CreateVector(sig.dimRegs);
+  flatbuffers::Offset<flatbuffers::Vector<int64_t>> dimMin, dimMax;
+  if (!sig.dimMin.empty()) dimMin = fbb.CreateVector(sig.dimMin);
+  if (!sig.dimMax.empty()) dimMax = fbb.CreateVector(sig.dimMax);
   return fb::CreateTensorSig(fbb, name, static_cast<int32_t>(sig.dtype), dims, dimNames, dimRegs,
-                             sig.buffer);
+                             sig.buffer, dimMin, dimMax);
 }
 
 struct SectionInfo {
@@ -162,11 +165,17 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
 
 bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
                        std::vector<uint8_t> &out, std::string &error) {
-  for (const TensorSignature &sig : plan.inputs)
+  for (const TensorSignature &sig : plan.inputs) {
+    if ((!sig.dimMin.empty() && sig.dimMin.size() != sig.dims.size()) ||
+        (!sig.dimMax.empty() && sig.dimMax.size() != sig.dims.size())) {
+      error = "input '" + sig.name + "': dim bounds and dims differ in length";
+      return false;
+    }
     if (!sig.dimNames.empty() && sig.dimNames.size() != sig.dims.size()) {
       error = "input '" + sig.name + "': dimNames and dims differ in length";
       return false;
     }
+  }
   for (const TensorSignature &sig : plan.outputs)
     if (!sig.dimNames.empty() && sig.dimNames.size() != sig.dims.size()) {
       error = "output '" + sig.name + "': dimNames and dims differ in length";

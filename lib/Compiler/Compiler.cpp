@@ -67,6 +67,7 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
   importOptions.dimValues = options.dimValues;
+  importOptions.dimBounds = options.dimBounds;
   importOptions.inputValues = options.inputValues;
   importOptions.notes = &out.notes;
   auto module = importONNXModel(context, path, error, importOptions);

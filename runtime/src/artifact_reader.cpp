@@ -148,6 +148,19 @@ v4f_status_t verifyTensorSigs(v4f_model_s* m, bool isInput) {
       return makeStatus(kBad, "%s %u '%s' has %u dims but %u dim_regs and %u dim_names", what, i,
                         name, rank, nregs, nnames);
     info.rank = static_cast<int32_t>(rank);
+    // Compile-time bounds of symbolic dims: absent, or one per dim; -1 or
+    // 1 <= min <= max, only where the dim is symbolic.
+    const auto* lo = sig->dim_min();
+    const auto* hi = sig->dim_max();
+    if ((lo && lo->size() != rank) || (hi && hi->size() != rank) || (bool)lo != (bool)hi)
+      return makeStatus(kBad, "%s %u '%s' has dim bounds of the wrong length", what, i, name);
+    for (uint32_t d = 0; lo && d < rank; ++d) {
+      int64_t a = lo->Get(d), b = hi->Get(d);
+      bool none = a == -1 && b == -1;
+      if (!none && (a < 1 || b < a || sig->dims()->Get(d) != -1))
+        return makeStatus(kBad, "%s %u '%s' dim %u has bad bounds [%lld, %lld]", what, i, name, d,
+                          static_cast<long long>(a), static_cast<long long>(b));
+    }
     for (uint32_t d = 0; d < rank; ++d) {
       int64_t extent = sig->dims()->Get(d);
       if (extent < -1)

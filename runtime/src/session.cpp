@@ -75,6 +75,17 @@ v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, siz
         return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
                           "input %zu '%s': dim %d is %lld, expected %lld", i, sig.name, d,
                           static_cast<long long>(v), static_cast<long long>(sig.dims[d]));
+      // Bounds set at compile time (v4fc --dim NAME=MIN..MAX; verified at load).
+      const auto* fsig = m->manifest->inputs()->Get(static_cast<uint32_t>(i));
+      if (fsig->dim_min() && fsig->dim_max()) {
+        int64_t lo = fsig->dim_min()->Get(d), hi = fsig->dim_max()->Get(d);
+        if (lo >= 0 && (v < lo || v > hi))
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                            "input %zu '%s': dim %d ('%s') is %lld, outside the bounds [%lld, %lld] "
+                            "it was compiled for",
+                            i, sig.name, d, sig.dim_names[d], static_cast<long long>(v),
+                            static_cast<long long>(lo), static_cast<long long>(hi));
+      }
       if (sig.dims[d] >= 0 || !sig.dim_names[d][0]) continue;
       // The same symbol must have one value across all inputs.
       for (size_t j = 0; j <= i; ++j) {

@@ -288,6 +288,18 @@ def make_pinned_batch() -> Case:
     return case
 
 
+def make_bounded_batch() -> Case:
+    """--dim N=1..4 bounds the symbolic batch: batches 1 and 4 run, 5 is
+    refused with the bounds in the message."""
+    case = make_symbolic_batch()
+    rng = np.random.default_rng(107)
+    case.input_sets = [{"x": _randn(rng, [1, 3, 16, 16])}, {"x": _randn(rng, [4, 3, 16, 16])}]
+    case.compile_flags = ["--dim", "N=1..4"]
+    case.refused_sets = [({"x": _randn(rng, [5, 3, 16, 16])}, "dim 0 ('N') is 5, outside the bounds [1, 4]")]
+    case.note = "--dim N=1..4 at compile time"
+    return case
+
+
 def make_pinned_shape() -> Case:
     """--input-shape fixes every dim of an input at compile time."""
     case = make_symbolic_batch()
@@ -477,6 +489,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "negative_batch": make_negative_batch,
         "pinned_batch": make_pinned_batch,
         "pinned_shape": make_pinned_shape,
+        "bounded_batch": make_bounded_batch,
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

@@ -52,6 +52,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("symbolic_batch",     1e-4,  1e-4),
     ("negative_batch",     1e-4,  1e-4),
     ("pinned_",            1e-4,  1e-4),
+    ("bounded_batch",      1e-4,  1e-4),
     ("dynamic_hw",         1e-4,  1e-4),
     ("data_dependent",     1e-5,  1e-5),
     ("resize_runtime",     1e-5,  1e-5),
@@ -277,7 +278,8 @@ class Runner:
             elif rc < 0 or expect not in log:
                 failures.append(f"{tag} expected a clear error naming {expect!r} (rc={rc}){self._tail(log)}")
             else:
-                stats.append(f"refused set {j}: {log.strip().splitlines()[-1]}")
+                line = next((l for l in log.splitlines() if expect in l), "")
+                stats.append(f"refused set {j}: {line.strip()}")
         if failures:
             results.insert(0, Result(name, False, "; ".join(failures)))
         else:

@@ -34,7 +34,12 @@ static void printSignature(const char *what, const flatbuffers::Vector<flatbuffe
       for (size_t i = 0; i < s->dims()->size(); ++i) {
         if (i) std::printf(", ");
         const char *name = s->dim_names() && i < s->dim_names()->size() ? s->dim_names()->Get(i)->c_str() : "";
-        if (s->dims()->Get(i) < 0) std::printf("%s", *name ? name : "?");
+        if (s->dims()->Get(i) < 0) {
+          std::printf("%s", *name ? name : "?");
+          // Bounds set at compile time: N[1..8].
+          if (s->dim_min() && s->dim_max() && i < s->dim_max()->size() && s->dim_max()->Get(i) >= 0)
+            std::printf("[%lld..%lld]", (long long)s->dim_min()->Get(i), (long long)s->dim_max()->Get(i));
+        }
         else std::printf("%lld", (long long)s->dims()->Get(i));
       }
     std::printf("]\n");

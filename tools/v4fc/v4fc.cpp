@@ -132,12 +132,28 @@ bool parseShapeOptions(const CompileOptions &opts, v4f::CompilerOptions &copts, 
   }
   for (const std::string &spec : opts.dims) {
     size_t eq = spec.rfind('=');
+    size_t dots = spec.find("..", eq == std::string::npos ? 0 : eq);
+    if (eq != std::string::npos && eq != 0 && dots != std::string::npos) {
+      // NAME=MIN..MAX or NAME=..MAX (MIN 1).
+      std::string lo = spec.substr(eq + 1, dots - eq - 1), hi = spec.substr(dots + 2);
+      int64_t min = 1, max;
+      if ((!lo.empty() && !parseDim(lo, min)) || !parseDim(hi, max) || min > max) {
+        error = "--dim '" + spec + "': expected NAME=MIN..MAX with 1 <= MIN <= MAX <= 2^40";
+        return false;
+      }
+      if (copts.dimValues.count(spec.substr(0, eq)) ||
+          !copts.dimBounds.emplace(spec.substr(0, eq), std::make_pair(min, max)).second) {
+        error = "--dim names '" + spec.substr(0, eq) + "' twice";
+        return false;
+      }
+      continue;
+    }
     int64_t value;
     if (eq == std::string::npos || eq == 0 || !parseDim(spec.substr(eq + 1), value)) {
       error = "--dim '" + spec + "': expected NAME=VALUE with VALUE a positive dim (1 to 2^40)";
       return false;
     }
-    if (!copts.dimValues.emplace(spec.substr(0, eq), value).second) {
+    if (copts.dimBounds.count(spec.substr(0, eq)) || !copts.dimValues.emplace(spec.substr(0, eq), value).second) {
       error = "--dim names '" + spec.substr(0, eq) + "' twice";
       return false;
     }
@@ -243,8 +259,8 @@ int main(int argc, char **argv) {
                       "Fold an input to a constant at compile time: NAME=FILE.npy (repeatable; e.g. a sample rate "
                       "or a mode flag)");
   compile->add_option("--dim", copts.dims,
-                      "Fix a symbolic input dim at compile time: NAME=VALUE (repeatable; an unnamed dim is "
-                      "<input>_dim<i>)");
+                      "Fix a symbolic input dim at compile time: NAME=VALUE, or bound it: NAME=MIN..MAX / "
+                      "NAME=..MAX (repeatable; an unnamed dim is <input>_dim<i>)");
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
 

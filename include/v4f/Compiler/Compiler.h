@@ -34,6 +34,7 @@ struct CompilerOptions {
   /// compile time (see v4f::ImportOptions).
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::map<std::string, int64_t> dimValues;
+  std::map<std::string, std::pair<int64_t, int64_t>> dimBounds;
   /// --input-value NAME=FILE.npy: inputs folded to constants.
   std::map<std::string, InputValue> inputValues;
   /// "producer" recorded in the artifact.

@@ -46,6 +46,10 @@ struct ImportOptions {
   /// Symbolic dim name (dim_param, or `<input>_dim<i>` for an unnamed one)
   /// -> its value (> 0), wherever it appears in the inputs.
   std::map<std::string, int64_t> dimValues;
+  /// Symbolic dim name -> [min, max] (v4fc --dim NAME=MIN..MAX): the dim
+  /// stays dynamic (static when min == max), the bounds go to the artifact,
+  /// and the runtime refuses inputs outside them.
+  std::map<std::string, std::pair<int64_t, int64_t>> dimBounds;
   /// --input-value: graph inputs folded to constants (dtype = the ONNX /
   /// V4F_DTYPE code, which must be the input's; shape must fit its dims;
   /// data little-endian, C order). They leave the signature.

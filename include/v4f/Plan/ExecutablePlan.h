@@ -60,6 +60,9 @@ struct TensorSignature {
   std::vector<std::string> dimNames;  // "" where static
   std::vector<Reg> dimRegs;           // shape-program registers
   uint32_t buffer = 0;
+  /// Compile-time bounds of symbolic dims (--dim NAME=MIN..MAX): empty, or
+  /// one entry per dim, -1 where unbounded.
+  std::vector<int64_t> dimMin, dimMax;
 };
 
 enum class BufferKind : uint8_t { Input = 0, Output = 1, Constant = 2, Transient = 3 };

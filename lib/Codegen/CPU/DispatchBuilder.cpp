@@ -461,6 +461,14 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     sig.dtype = dtypeOf(type.getElementType());
     if (sig.dtype == DType::Unknown) return func.emitError("input '") << sig.name << "' has an unsupported element type";
     auto dimNames = func.getArgAttrOfType<ArrayAttr>(i, "v4f.dim_names");
+    // Compile-time bounds of symbolic dims (the importer's --dim NAME=MIN..MAX).
+    if (auto lo = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "v4f.dim_min"))
+      sig.dimMin.assign(lo.asArrayRef().begin(), lo.asArrayRef().end());
+    if (auto hi = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "v4f.dim_max"))
+      sig.dimMax.assign(hi.asArrayRef().begin(), hi.asArrayRef().end());
+    if ((!sig.dimMin.empty() && (int64_t)sig.dimMin.size() != type.getRank()) ||
+        (!sig.dimMax.empty() && (int64_t)sig.dimMax.size() != type.getRank()))
+      return func.emitError("input '") << sig.name << "': v4f.dim_min / v4f.dim_max need one entry per dim";
     TensorInfo t;
     t.elementType = type.getElementType();
     for (int64_t d = 0; d < type.getRank(); ++d) {

@@ -252,11 +252,12 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
 }
 /// The shape of graph input `in` as the entry signature takes it: the
 /// model's dims with --input-shape / --dim applied (`usedDims` collects the
-/// dim names that occurred), dim_value <= 0 taken as dynamic; the dim names
+/// dim names that occurred), a negative dim_value taken as dynamic; the dim names
 /// of the dynamic dims. False with `error` on a bad or conflicting shape.
 bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, const ImportOptions &options,
                        std::set<std::string> &usedDims, SmallVectorImpl<int64_t> &shape,
-                       SmallVectorImpl<std::string> &names, std::string &error) {
+                       SmallVectorImpl<std::string> &names, SmallVectorImpl<int64_t> &dimMin,
+                       SmallVectorImpl<int64_t> &dimMax, std::string &error) {
   const auto &dims = in.type().tensor_type().shape();
   std::string what = path + ": input '" + in.name() + "'";
   const std::vector<int64_t> *pinned = nullptr;
@@ -272,7 +273,7 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
   for (int d = 0; d < dims.dim_size(); ++d) {
     const auto &dim = dims.dim(d);
     bool hasValue = dim.has_dim_value() && dim.dim_value() > 0;
-    if (dim.has_dim_value() && dim.dim_value() <= 0 && dim.dim_value() != 0 && options.notes)
+    if (dim.has_dim_value() && dim.dim_value() < 0 && options.notes)
       options.notes->push_back(what + " dim " + std::to_string(d) + " is declared as " +
                                std::to_string(dim.dim_value()) + ": taken as a dynamic dim");
     // dim_value 0 is a real (empty) dim; a negative one means "unknown".
@@ -281,10 +282,15 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
                                                                        : in.name() + "_dim" + std::to_string(d);
     int64_t value = ShapedType::kDynamic;
     if (hasValue || isZero) value = dim.dim_value();
+    int64_t lo = -1, hi = -1;
     if (value == ShapedType::kDynamic) {
       if (auto it = options.dimValues.find(name); it != options.dimValues.end()) {
         value = it->second;
         usedDims.insert(name);
+      } else if (auto b = options.dimBounds.find(name); b != options.dimBounds.end()) {
+        usedDims.insert(name);
+        if (b->second.first == b->second.second) value = b->second.first;
+        else lo = b->second.first, hi = b->second.second;
       }
     }
     if (pinned) {
@@ -301,8 +307,11 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
       return false;
     }
     if (value != ShapedType::kDynamic && value > 0) staticElements *= value;
+    if (value != ShapedType::kDynamic) lo = hi = -1;
     shape.push_back(value);
     names.push_back(value == ShapedType::kDynamic ? name : "");
+    dimMin.push_back(lo);
+    dimMax.push_back(hi);
   }
   return true;
 }
@@ -362,7 +371,10 @@ bool checkShapeOptionNames(const std::string &path, const onnx::GraphProto &grap
       return false;
     }
   }
-  for (const auto &[name, value] : options.dimValues) {
+  std::vector<std::string> dimOptionNames;
+  for (const auto &[name, value] : options.dimValues) dimOptionNames.push_back(name);
+  for (const auto &[name, bounds] : options.dimBounds) dimOptionNames.push_back(name);
+  for (const std::string &name : dimOptionNames) {
     if (usedDims.count(name)) continue;
     // A dim given a value may also be one that --input-shape pinned, or the
     // model fixed: only a name that occurs nowhere is an error.
@@ -444,6 +456,7 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   SmallVector<const onnx::ValueInfoProto *> args;
   SmallVector<SmallVector<std::string>> argDimNames;
   std::set<std::string> usedDims, inputNames;
+  SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> argBounds;
   for (const auto &in : graph.input()) {
     if (g.constants.count(in.name())) continue;
     inputNames.insert(in.name());
@@ -467,9 +480,10 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
       error = path + ": input '" + in.name() + "' has no shape (its rank must be known)";
       return nullptr;
     }
-    SmallVector<int64_t> shape;
+    SmallVector<int64_t> shape, dimMin, dimMax;
     SmallVector<std::string> names;
-    if (!resolveInputShape(path, in, options, usedDims, shape, names, error)) return nullptr;
+    if (!resolveInputShape(path, in, options, usedDims, shape, names, dimMin, dimMax, error)) return nullptr;
+    argBounds.push_back({dimMin, dimMax});
     argTypes.push_back(RankedTensorType::get(shape, et));
     args.push_back(&in);
     argDimNames.push_back(names);
@@ -487,6 +501,11 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
     for (auto &n : argDimNames[i]) names.push_back(StringAttr::get(&ctx, n));
     func.setArgAttr(i, "v4f.name", StringAttr::get(&ctx, args[i]->name()));
     func.setArgAttr(i, "v4f.dim_names", ArrayAttr::get(&ctx, names));
+    const auto &[lo, hi] = argBounds[i];
+    if (llvm::any_of(hi, [](int64_t v) { return v >= 0; })) {
+      func.setArgAttr(i, "v4f.dim_min", DenseI64ArrayAttr::get(&ctx, lo));
+      func.setArgAttr(i, "v4f.dim_max", DenseI64ArrayAttr::get(&ctx, hi));
+    }
   }
   g.builder.setInsertionPointToEnd(entry);
 

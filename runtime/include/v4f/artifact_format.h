@@ -30,9 +30,11 @@ extern "C" {
 /* Major 2: the manifest lists executables (a CPU library per ISA, room for a
  * CUDA module) and each dispatch names its executable and entry point, a 1- to
  * 3-D workgroup grid and its per-worker scratch size; kernels follow kernel ABI
- * version 2. Readers refuse other majors (older artifacts must be recompiled). */
+ * version 2. Readers refuse other majors (older artifacts must be recompiled).
+ * Minor 1 adds optional TensorSig.dim_min / dim_max (bounds of symbolic dims);
+ * minors are backward compatible: a 2.0 reader ignores the new fields. */
 #define V4F_ARTIFACT_FORMAT_MAJOR 2
-#define V4F_ARTIFACT_FORMAT_MINOR 0
+#define V4F_ARTIFACT_FORMAT_MINOR 1
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
 typedef struct v4f_file_header_t {
