@@ -31,7 +31,6 @@ LogicalResult importTile(NodeContext &c) {
   if (!rt.getElementType().isInteger(64) || rt.getRank() != 1) return c.fail("repeats must be a 1-D int64 tensor");
   int64_t n = in.getRank();
   if (rt.isDynamicDim(0) || rt.getDimSize(0) != n) return c.fail("repeats must have one entry per input dim");
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   if (n == 0) {
     c.setOutput(0, c.input(0));
     return success();
@@ -41,17 +40,21 @@ LogicalResult importTile(NodeContext &c) {
     auto type = RankedTensorType::get(shape, i64);
     return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(type, v));
   };
-  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-    auto t = llvm::cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> src(shape.size(), -1);
-    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(shape, t.getElementType()), v, Value(),
-                                 c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
-  };
-  SmallVector<int64_t> dims(in.getShape()), unit;
-  for (int64_t d : dims) unit.append({1, d});
+  // The input viewed as [1, d0, 1, d1, ...] (dynamic dims carried over).
+  SmallVector<int64_t> dims(in.getShape()), unit, unitSources;
+  for (int64_t i = 0; i < n; ++i) {
+    unit.append({1, dims[i]});
+    unitSources.append({-1, in.isDynamicDim(i) ? i : -1});
+  }
+  Value view = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(unit, in.getElementType()), c.input(0), Value(),
+                                     c.b.getDenseI64ArrayAttr(unitSources), c.b.getBoolAttr(false));
+  // The input's dims as a tensor: constants, or read at run time.
+  Value dimsValue = in.hasStaticShape() ? constI64({n}, dims)
+                                        : (Value)c.b.create<ShapeOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0),
+                                                                     c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(n));
   // [r0, d0, r1, d1, ...] = gather([r..., d...], [0, n, 1, n + 1, ...]).
   Value cat = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2 * n}, i64),
-                                   ValueRange{c.input(1), constI64({n}, dims)}, c.b.getI64IntegerAttr(0));
+                                   ValueRange{c.input(1), dimsValue}, c.b.getI64IntegerAttr(0));
   SmallVector<int64_t> order;
   for (int64_t i = 0; i < n; ++i) order.append({i, n + i});
   Value expandShape = c.b.create<GatherOp>(c.loc, cat, constI64({2 * n}, order), c.b.getI64IntegerAttr(0));
@@ -59,14 +62,14 @@ LogicalResult importTile(NodeContext &c) {
   auto reps = c.constantInts(1);
   for (int64_t i = 0; i < n; ++i) expandedType.append({reps ? (*reps)[i] : kDyn, dims[i]});
   Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(expandedType, in.getElementType()),
-                                        reshape(c.input(0), unit), expandShape);
-  auto outShape = buildElementwise(c, {c.input(1), constI64({n}, dims)}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                                        view, expandShape);
+  auto outShape = buildElementwise(c, {c.input(1), dimsValue}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     return b.create<arith::MulIOp>(l, a[0], a[1]);
   });
   if (failed(outShape)) return failure();
   SmallVector<int64_t> resultShape(n, kDyn), src(n, -1);
   if (reps)
-    for (int64_t i = 0; i < n; ++i) resultShape[i] = (*reps)[i] * dims[i];
+    for (int64_t i = 0; i < n; ++i) resultShape[i] = dims[i] == kDyn ? kDyn : (*reps)[i] * dims[i];
   c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), expanded,
                                        *outShape, c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false)));
   return success();
