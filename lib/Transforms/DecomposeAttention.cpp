@@ -42,6 +42,44 @@ RankedTensorType typeOrNull(Value v) { return v ? typeOf(v) : RankedTensorType()
 
 Value constantOf(BuildContext &c, DenseElementsAttr attr) { return c.b.create<arith::ConstantOp>(c.loc, attr); }
 
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// `v` reshaped to `shape`, where sources[i] >= 0 takes result dim i from
+/// input dim sources[i] (static or dynamic: batch and sequence lengths may
+/// be either) and the other entries are static.
+Value view(BuildContext &c, Value v, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
+  auto t = typeOf(v);
+  SmallVector<int64_t> out(shape), src(sources);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (src[i] < 0) continue;
+    out[i] = t.getDimSize(src[i]);
+    if (!t.isDynamicDim(src[i])) src[i] = -1;
+  }
+  return reshapeTo(c, v, out, src);
+}
+
+/// Dim `axis` of `v` as a 0-D int64 tensor (read at run time when dynamic).
+Value dimScalar(BuildContext &c, Value v, int64_t axis) {
+  auto t = typeOf(v);
+  auto i64 = c.b.getI64Type();
+  if (!t.isDynamicDim(axis))
+    return constantOf(c, DenseElementsAttr::get(RankedTensorType::get({}, i64), t.getDimSize(axis)));
+  Value one = c.b.create<ShapeOp>(c.loc, RankedTensorType::get({1}, i64), v, c.b.getI64IntegerAttr(axis),
+                                  c.b.getI64IntegerAttr(axis + 1));
+  return reshapeTo(c, one, {});
+}
+
+/// [0, 1, ..., n - 1] + offset (0-D int64 tensors) as a 1-D int64 tensor.
+FailureOr<Value> positions(BuildContext &c, Value n, Value offset) {
+  auto i64 = c.b.getI64Type();
+  auto scalar = [&](int64_t x) { return constantOf(c, DenseElementsAttr::get(RankedTensorType::get({}, i64), x)); };
+  Value r = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), scalar(0), n, scalar(1));
+  if (!offset) return r;
+  return buildElementwise(c, {r, offset}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::AddIOp>(l, a[0], a[1]);
+  });
+}
+
 Value matmul(BuildContext &c, Value a, Value b) {
   return c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
                               c.b.getF32FloatAttr(0));
@@ -75,12 +113,12 @@ FailureOr<Value> paddedMask(BuildContext &c, AttentionOp op, int64_t L) {
 
 /// The additive bias of the scores (0 where a key is attended, -inf where
 /// it is not, plus a float mask), or null when nothing masks.
-FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape &s) {
+FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape &s, Value presentKey) {
   auto maskOr = paddedMask(c, op, s.L);
   if (failed(maskOr)) return failure();
   Value mask = *maskOr;
   Type maskElt = mask ? typeOf(mask).getElementType() : Type();
-  Value nonpad = op.getNonpadKvSeqlen() ? reshapeTo(c, op.getNonpadKvSeqlen(), {s.B, 1, 1, 1}) : Value();
+  Value nonpad = op.getNonpadKvSeqlen() ? view(c, op.getNonpadKvSeqlen(), {0, 1, 1, 1}, {0, -1, -1, -1}) : Value();
   bool causal = op.getIsCausal();
   int64_t left = op.getLeftWindowSize(), right = op.getRightWindowSize();
   bool positional = causal || left >= 0 || right >= 0;
@@ -92,19 +130,45 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
   int maskAt = -1, posAt = -1, keyAt = -1, nonpadAt = -1;
   if (mask) maskAt = ins.size(), ins.push_back(mask);
   auto i64 = c.b.getI64Type();
+  // Static lengths give constant positions (and a bias evaluated below);
+  // dynamic ones a v4f.range over the lengths read at run time.
+  bool dynamic = s.S == kDyn || s.L == kDyn || s.P == kDyn;
+  int64_t seqAxis = s.rank == 3 ? 1 : 2;
   if (positional) {
     // Query i sits at position i + offset: offset = past length, or
     // nonpad_kv_seqlen[b] - S with an external cache (added in the body).
-    SmallVector<int64_t> pos;
-    for (int64_t i = 0; i < s.S; ++i) pos.push_back(i + (nonpad ? -s.S : s.P));
     posAt = ins.size();
-    ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({s.S, 1}, i64), ArrayRef<int64_t>(pos))));
+    if (!dynamic) {
+      SmallVector<int64_t> pos;
+      for (int64_t i = 0; i < s.S; ++i) pos.push_back(i + (nonpad ? -s.S : s.P));
+      ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({s.S, 1}, i64), ArrayRef<int64_t>(pos))));
+    } else {
+      Value S = dimScalar(c, op.getQuery(), seqAxis), offset;
+      if (nonpad) {
+        auto neg = buildElementwise(c, {S}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          return b.create<arith::SubIOp>(l, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)), a[0]);
+        });
+        if (failed(neg)) return failure();
+        offset = *neg;
+      } else if (op.getPastKey()) {
+        offset = dimScalar(c, op.getPastKey(), 2);
+      }
+      auto pos = positions(c, S, offset);
+      if (failed(pos)) return failure();
+      ins.push_back(view(c, *pos, {0, 1}, {0, -1}));
+    }
   }
   if (positional || nonpad) {
-    SmallVector<int64_t> keys;
-    for (int64_t j = 0; j < s.L; ++j) keys.push_back(j);
     keyAt = ins.size();
-    ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({1, s.L}, i64), ArrayRef<int64_t>(keys))));
+    if (!dynamic) {
+      SmallVector<int64_t> keys;
+      for (int64_t j = 0; j < s.L; ++j) keys.push_back(j);
+      ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({1, s.L}, i64), ArrayRef<int64_t>(keys))));
+    } else {
+      auto keys = positions(c, dimScalar(c, presentKey, 2), Value());
+      if (failed(keys)) return failure();
+      ins.push_back(view(c, *keys, {1, 0}, {-1, 0}));
+    }
   }
   if (nonpad) nonpadAt = ins.size(), ins.push_back(nonpad);
   auto built = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
@@ -198,10 +262,9 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   // --- Heads and the KV cache ------------------------------------------------
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   if (s.rank == 3) {
-    int64_t newL = s.L - s.P;
-    q = transposeBy(c, reshapeTo(c, q, {s.B, s.S, s.Hq, s.D}), {0, 2, 1, 3});
-    k = transposeBy(c, reshapeTo(c, k, {s.B, newL, s.Hkv, s.D}), {0, 2, 1, 3});
-    v = transposeBy(c, reshapeTo(c, v, {s.B, newL, s.Hkv, s.Dv}), {0, 2, 1, 3});
+    q = transposeBy(c, view(c, q, {0, 0, s.Hq, s.D}, {0, 1, -1, -1}), {0, 2, 1, 3});
+    k = transposeBy(c, view(c, k, {0, 0, s.Hkv, s.D}, {0, 1, -1, -1}), {0, 2, 1, 3});
+    v = transposeBy(c, view(c, v, {0, 0, s.Hkv, s.Dv}, {0, 1, -1, -1}), {0, 2, 1, 3});
   }
   if (op.getPastKey()) {
     k = c.b.create<ConcatOp>(c.loc, ValueRange{op.getPastKey(), k}, c.b.getI64IntegerAttr(2));
@@ -225,9 +288,9 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   if (reps == 1) {
     qk = matmul(c, q, kT);
   } else {
-    Value q5 = reshapeTo(c, q, {s.B, s.Hkv, reps, s.S, s.D});
-    Value k5 = reshapeTo(c, kT, {s.B, s.Hkv, 1, s.D, s.L});
-    qk = reshapeTo(c, matmul(c, q5, k5), {s.B, s.Hq, s.S, s.L});
+    Value q5 = view(c, q, {0, s.Hkv, reps, 0, s.D}, {0, -1, -1, 2, -1});
+    Value k5 = view(c, kT, {0, s.Hkv, 1, s.D, 0}, {0, -1, -1, -1, 3});
+    qk = view(c, matmul(c, q5, k5), {0, s.Hq, 0, 0}, {0, -1, 3, 4});
   }
   Value raw = qk;
   float softcap = op.getSoftcap().convertToFloat();
@@ -241,7 +304,7 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
     qk = *capped;
   }
   Value softcapped = qk;
-  auto bias = buildBias(c, op, s);
+  auto bias = buildBias(c, op, s, presentKey);
   if (failed(bias)) return failure();
   Value scores = *bias ? (Value)c.b.create<AddOp>(c.loc, qk, *bias) : qk;
   auto probs = guardedSoftmax(c, op, scores, *bias);
@@ -252,11 +315,11 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   if (reps == 1) {
     y = matmul(c, *probs, v);
   } else {
-    Value p5 = reshapeTo(c, *probs, {s.B, s.Hkv, reps, s.S, s.L});
-    Value v5 = reshapeTo(c, v, {s.B, s.Hkv, 1, s.L, s.Dv});
-    y = reshapeTo(c, matmul(c, p5, v5), {s.B, s.Hq, s.S, s.Dv});
+    Value p5 = view(c, *probs, {0, s.Hkv, reps, 0, 0}, {0, -1, -1, 2, 3});
+    Value v5 = view(c, v, {0, s.Hkv, 1, 0, s.Dv}, {0, -1, -1, 2, -1});
+    y = view(c, matmul(c, p5, v5), {0, s.Hq, 0, s.Dv}, {0, -1, 3, -1});
   }
-  if (s.rank == 3) y = reshapeTo(c, transposeBy(c, y, {0, 2, 1, 3}), {s.B, s.S, s.Hq * s.Dv});
+  if (s.rank == 3) y = view(c, transposeBy(c, y, {0, 2, 1, 3}), {0, 0, s.Hq * s.Dv}, {0, 1, -1});
   int64_t mode = op.getQkMatmulOutputMode();
   Value qkOut = mode == 0 ? raw : mode == 1 ? softcapped : mode == 2 ? scores : *probs;
   for (Value out : {y, presentKey, presentValue, qkOut}) {

@@ -68,3 +68,28 @@ func.func @float16(%q: tensor<1x1x2x4xf16>) -> tensor<1x1x2x4xf16> {
       -> (tensor<1x1x2x4xf16>, tensor<1x1x2x4xf16>, tensor<1x1x2x4xf16>, tensor<1x1x2x2xf16>)
   return %y : tensor<1x1x2x4xf16>
 }
+
+// -----
+
+// Dynamic batch, query and past lengths: the heads are split with the
+// dynamic dims carried over, and the causal positions come from v4f.range
+// over the lengths read at run time (query positions offset by the past).
+// CHECK-LABEL: func @dynamic_causal_cache
+// CHECK: v4f.reshape %arg0 {dim_sources = array<i64: 0, 1, -1, -1>} : (tensor<?x?x16xf32>) -> tensor<?x?x4x4xf32>
+// CHECK: v4f.concat %arg2, %{{.*}} {axis = 2 : i64} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+// CHECK: v4f.shape %arg0 {end = 2 : i64, start = 1 : i64}
+// CHECK: v4f.shape %arg2 {end = 3 : i64, start = 2 : i64}
+// CHECK: v4f.range {{.*}} -> tensor<?xi64>
+// CHECK: arith.addi
+// CHECK: v4f.range {{.*}} -> tensor<?xi64>
+// CHECK: arith.cmpi sle
+// CHECK: v4f.softmax
+// CHECK-NOT: v4f.attention
+func.func @dynamic_causal_cache(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %pk: tensor<?x2x?x4xf32>)
+    -> tensor<?x?x16xf32> {
+  %y, %pk2, %pv2, %qk = v4f.attention %q, %k, %k past(%pk, %pk)
+      {q_num_heads = 4 : i64, kv_num_heads = 2 : i64, scale = 0.5 : f32, is_causal = true}
+      : (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>)
+      -> (tensor<?x?x16xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x4x?x?xf32>)
+  return %y : tensor<?x?x16xf32>
+}

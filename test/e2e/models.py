@@ -479,6 +479,27 @@ def make_dynamic_hw_upsample() -> Case:
                 note="ConvTranspose / Resize at dynamic N, H, W")
 
 
+def make_attention_dynamic() -> Case:
+    """ONNX Attention (opset 23) at dynamic batch, query and past lengths:
+    3-D grouped-query attention (4 query heads over 2 KV heads) with a KV
+    cache and a causal mask, compiled once and run at three shapes (past
+    length 0 included)."""
+    g = GraphBuilder(seed=23)
+    g.op("Attention", ["q", "k", "v", "", "past_k", "past_v"], n_out=3,
+         out_names=["y", "present_k", "present_v"], q_num_heads=4, kv_num_heads=2, is_causal=1)
+    m = g.model("attention_dynamic",
+                [_vi("q", F32, ["B", "S", 32]), _vi("k", F32, ["B", "S", 16]), _vi("v", F32, ["B", "S", 16]),
+                 _vi("past_k", F32, ["B", 2, "P", 8]), _vi("past_v", F32, ["B", 2, "P", 8])],
+                [_vi("y", F32, ["B", "S", 32]), _vi("present_k", F32, ["B", 2, "L", 8]),
+                 _vi("present_v", F32, ["B", 2, "L", 8])], opset=23)
+    rng = np.random.default_rng(123)
+    sets = []
+    for b, sq, p in [(1, 4, 0), (2, 1, 5), (3, 3, 2)]:
+        sets.append({"q": _randn(rng, [b, sq, 32]), "k": _randn(rng, [b, sq, 16]), "v": _randn(rng, [b, sq, 16]),
+                     "past_k": _randn(rng, [b, 2, p, 8]), "past_v": _randn(rng, [b, 2, p, 8])})
+    return Case(m, sets, note="Attention with dynamic B, S and past length")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -491,6 +512,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "pinned_shape": make_pinned_shape,
         "bounded_batch": make_bounded_batch,
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
+        "attention_dynamic": make_attention_dynamic,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
     }

@@ -26,23 +26,31 @@ bool isAttentionFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, RankedTensorType v,
                                        RankedTensorType pk, RankedTensorType pv, RankedTensorType mask,
                                        RankedTensorType nonpad, int64_t qHeads, int64_t kvHeads, AttentionShape &o) {
+  // Batch and sequence lengths may be dynamic (kDyn); heads and head sizes
+  // must be static. Two dims "agree" when equal or either is dynamic.
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  auto agree = [](int64_t a, int64_t b) { return a == b || a == kDyn || b == kDyn; };
+  auto either = [](int64_t a, int64_t b) { return a == kDyn ? b : a; };
   Type io = q.getElementType();
   RankedTensorType qkv[] = {q, k, v};
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i)
     if (!isAttentionFloat(qkv[i].getElementType()))
       return "input " + str(i) + " must be float32, float16 or bfloat16";
-    if (!qkv[i].hasStaticShape()) return "Q, K and V must have static shapes";
-  }
   if (k.getElementType() != io || v.getElementType() != io) return "Q, K and V must have the same element type";
   int64_t rank = q.getRank();
   if (k.getRank() != rank || v.getRank() != rank || (rank != 3 && rank != 4))
     return "Q, K and V must all be 3-D (batch, seq, hidden) or all 4-D (batch, heads, seq, head_size)";
+  for (int i = 0; i < 3; ++i)
+    for (int64_t d = 1; d < rank; ++d)
+      if (d != rank - 2 && qkv[i].isDynamicDim(d))
+        return "the heads and head sizes of Q, K and V must be static (batch and sequence may be dynamic)";
   if ((bool)pk != (bool)pv) return "past_key and past_value must be given together";
   if (nonpad && pk) return "nonpad_kv_seqlen cannot be combined with past_key/past_value";
   o = AttentionShape();
   o.rank = rank;
-  o.B = q.getDimSize(0);
-  if (k.getDimSize(0) != o.B || v.getDimSize(0) != o.B) return "Q, K and V have different batch sizes";
+  if (!agree(q.getDimSize(0), k.getDimSize(0)) || !agree(q.getDimSize(0), v.getDimSize(0)))
+    return "Q, K and V have different batch sizes";
+  o.B = either(either(q.getDimSize(0), k.getDimSize(0)), v.getDimSize(0));
   if (rank == 3) {
     if (qHeads <= 0 || kvHeads <= 0) return "3-D inputs need positive q_num_heads and kv_num_heads";
     o.Hq = qHeads, o.Hkv = kvHeads;
@@ -53,13 +61,15 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
     o.D = q.getDimSize(2) / o.Hq;
     o.Dv = v.getDimSize(2) / o.Hkv;
     if (k.getDimSize(2) / o.Hkv != o.D) return "Q and K head sizes differ";
-    if (v.getDimSize(1) != o.L) return "K and V sequence lengths differ";
+    if (!agree(v.getDimSize(1), o.L)) return "K and V sequence lengths differ";
+    o.L = either(o.L, v.getDimSize(1));
   } else {
     o.Hq = q.getDimSize(1), o.Hkv = k.getDimSize(1);
     o.S = q.getDimSize(2), o.L = k.getDimSize(2);
     o.D = q.getDimSize(3), o.Dv = v.getDimSize(3);
     if (k.getDimSize(3) != o.D) return "Q and K head sizes differ";
-    if (v.getDimSize(1) != o.Hkv || v.getDimSize(2) != o.L) return "K and V differ in heads or sequence length";
+    if (v.getDimSize(1) != o.Hkv || !agree(v.getDimSize(2), o.L)) return "K and V differ in heads or sequence length";
+    o.L = either(o.L, v.getDimSize(2));
   }
   if (o.B == 0 || o.Hq == 0 || o.Hkv == 0 || o.S == 0 || o.L == 0 || o.D == 0 || o.Dv == 0)
     return "zero-sized Q/K/V dims are not supported";
@@ -67,14 +77,17 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
   if (pk) {
     if (pk.getElementType() != io || pv.getElementType() != io)
       return "past_key/past_value must have the element type of Q";
-    if (!pk.hasStaticShape() || !pv.hasStaticShape() || pk.getRank() != 4 || pv.getRank() != 4)
-      return "past_key/past_value must be static 4-D tensors";
+    if (pk.getRank() != 4 || pv.getRank() != 4 || pk.isDynamicDim(1) || pk.isDynamicDim(3) || pv.isDynamicDim(1) ||
+        pv.isDynamicDim(3))
+      return "past_key/past_value must be 4-D with static heads and head sizes";
     o.P = pk.getDimSize(2);
-    if (pk.getDimSize(0) != o.B || pk.getDimSize(1) != o.Hkv || pk.getDimSize(3) != o.D)
+    if (!agree(pk.getDimSize(0), o.B) || pk.getDimSize(1) != o.Hkv || pk.getDimSize(3) != o.D)
       return "past_key must be (batch, kv_num_heads, past_seq, head_size)";
-    if (pv.getDimSize(0) != o.B || pv.getDimSize(1) != o.Hkv || pv.getDimSize(2) != o.P || pv.getDimSize(3) != o.Dv)
+    if (!agree(pv.getDimSize(0), o.B) || pv.getDimSize(1) != o.Hkv || !agree(pv.getDimSize(2), o.P) ||
+        pv.getDimSize(3) != o.Dv)
       return "past_value must be (batch, kv_num_heads, past_seq, v_head_size)";
-    o.L += o.P;
+    o.P = either(o.P, pv.getDimSize(2));
+    o.L = o.L == kDyn || o.P == kDyn ? kDyn : o.L + o.P;
   }
   if (mask) {
     Type m = mask.getElementType();
@@ -84,15 +97,17 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
       return "attn_mask element type is not supported";
     if (!mask.hasStaticShape() || mask.getRank() < 1 || mask.getRank() > 4)
       return "attn_mask must be a static tensor of rank 1 to 4";
+    if (o.L == kDyn) return "attn_mask needs a static total sequence length (past + new keys)";
     int64_t M = mask.getDimSize(mask.getRank() - 1);
     if (M > o.L)
       return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
     SmallVector<int64_t> padded(mask.getShape()), scores = {o.B, o.Hq, o.S, o.L}, out;
     padded.back() = o.L;
-    if (failed(broadcastShapes(scores, padded, out)) || ArrayRef<int64_t>(out) != ArrayRef<int64_t>(scores))
+    if (failed(broadcastShapes(scores, padded, out)) ||
+        !llvm::all_of(llvm::zip(out, scores), [&](auto p) { return agree(std::get<0>(p), std::get<1>(p)); }))
       return "attn_mask / nonpad_kv_seqlen do not broadcast to (batch, q_num_heads, q_seq, total_seq)";
   }
-  if (nonpad && (!nonpad.getElementType().isInteger(64) || nonpad.getRank() != 1 || nonpad.getDimSize(0) != o.B))
+  if (nonpad && (!nonpad.getElementType().isInteger(64) || nonpad.getRank() != 1 || !agree(nonpad.getDimSize(0), o.B)))
     return "nonpad_kv_seqlen must be an int64 tensor of shape (batch_size)";
   return "";
 }
