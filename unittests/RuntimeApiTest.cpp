@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sys/stat.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -388,3 +389,20 @@ TEST(RuntimeApi, ShapeProgramErrors) {
 }
 
 }  // namespace
+
+// A FIFO with no writer (or a directory) as the model file: refused at
+// once, never a hang waiting for a writer.
+TEST(RuntimeApi, NonRegularModelFilesAreRefused) {
+  char tmpl[] = "/tmp/v4f-fifo-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string fifo = std::string(tmpl) + "/m.v4f";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  v4f_model_t *model = nullptr;
+  expectError(v4f_model_load_file(fifo.c_str(), nullptr, nullptr, &model), V4F_STATUS_INVALID_ARGUMENT,
+              fifo + ": not a regular file");
+  EXPECT_EQ(model, nullptr);
+  expectError(v4f_model_load_file(tmpl, nullptr, nullptr, &model), V4F_STATUS_INVALID_ARGUMENT,
+              std::string(tmpl) + ": not a regular file");
+  unlink(fifo.c_str());
+  rmdir(tmpl);
+}

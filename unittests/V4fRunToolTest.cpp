@@ -139,3 +139,35 @@ TEST_F(V4fRunTool, ErrorsNameTheFile) {
 }
 
 }  // namespace
+
+// Hostile arguments get a clear error and exit 1: out-of-range counts are
+// not wrapped, a --dim that names no symbolic dim is not ignored, inputs
+// that are not regular files (a directory, a FIFO with no writer, a device)
+// are refused before they are read, and random inputs too large to
+// allocate are refused instead of aborting in the allocator.
+TEST_F(V4fRunTool, HostileArgumentsAreRefused) {
+  struct Expect {
+    std::string args, message;
+  };
+  ASSERT_EQ(mkfifo((dir + "/fifo.npy").c_str(), 0600), 0);
+  ASSERT_EQ(mkdir((dir + "/d.npy").c_str(), 0700), 0);
+  std::vector<Expect> cases = {
+      {"--threads 4294967297", "--threads expects an integer in [0, 4096], got '4294967297'"},
+      {"--threads -1", "--threads expects an integer in [0, 4096]"},
+      {"--dim batch=99999999999999999999", "--dim expects an integer in [0, 1099511627776]"},
+      {"--dim bacth=2", "--dim 'bacth' does not name a symbolic dim of"},
+      {"--input x=" + dir + "/d.npy", dir + "/d.npy: not a regular file"},
+      {"--input x=" + dir + "/fifo.npy", dir + "/fifo.npy: not a regular file"},
+      {"--input x=/dev/zero", "/dev/zero: not a regular file"},
+      {"--dim batch=1099511627776", "would need more than 16 GiB of random data"},
+  };
+  for (const Expect &e : cases) {
+    SCOPED_TRACE(e.args);
+    Result r = runTool(model + " " + e.args);
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(r.output.find(e.message), std::string::npos) << r.output;
+  }
+  Result fifoModel = runTool(dir + "/fifo.npy");
+  EXPECT_EQ(fifoModel.exitCode, 1) << fifoModel.output;
+  EXPECT_NE(fifoModel.output.find("not a regular file"), std::string::npos) << fifoModel.output;
+}

@@ -112,7 +112,9 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
   v4f::rt::LoadOptions lo;
   if (v4f_status_t s = parseOptions(options, &lo)) return s;
 
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+  // refused below as not a regular file).
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return makeStatus(errno == ENOENT ? V4F_STATUS_NOT_FOUND : V4F_STATUS_INVALID_ARGUMENT,
                       "%s: cannot open: %s", path, strerror(errno));

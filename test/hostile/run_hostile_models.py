@@ -359,6 +359,15 @@ case("ext_file_not_found",
 case("ext_huge_claim_tiny_file",
      ext_case(lambda c: "w.bin", setup=lambda c: write_inside(c), dims=(2**20, 2**20)),
      ["'W'", "length 16", "4398046511104 bytes"], huge=True)
+def sparse_inside(c: Ctx, size: int) -> None:
+    # A sparse file: the claim is true, but far too large to load.
+    with open(c.model_dir / "big.bin", "wb") as f:
+        f.truncate(size)
+
+
+case("ext_huge_sparse_file",
+     ext_case(lambda c: "big.bin", setup=lambda c: sparse_inside(c, 3 * 2**33), dims=(2**31, 3)),
+     ["'W'", "25769803776 bytes", "16 GiB limit"], huge=True)
 case("ext_directory_not_file",
      ext_case(lambda c: "d", setup=lambda c: (c.model_dir / "d").mkdir()),
      ["'W'", "'d'", "not a regular file"])
@@ -473,6 +482,24 @@ case("duplicate_output_names",
                                    helper.make_node("Sigmoid", ["x"], ["y"], name="second")],
                                   [f32("x", [4])], [f32("y", [4])])),
      ["'second'", "'y'", "more than once"], check_too=True)
+case("duplicate_input_names",
+     lambda c: c.write(make_model([helper.make_node("Add", ["x", "x"], ["y"], name="add0")],
+                                  [f32("x", [4]), f32("x", [4])], [f32("y", [4])])),
+     ["'x'", "declared twice"], check_too=True)
+
+
+def fifo_model(c: Ctx) -> Path:
+    # A FIFO with no writer: opening it must not block the compiler.
+    os.mkfifo(c.model)
+    return c.model
+
+
+case("model_is_a_fifo", fifo_model, ["model.onnx", "not a regular file"], check_too=True)
+case("model_is_a_directory", lambda c: (c.model.mkdir(), c.model)[1], ["model.onnx", ("not a regular file", "directory")],
+     check_too=True)
+case("ext_data_is_a_fifo",
+     ext_case(lambda c: "w.bin", setup=lambda c: os.mkfifo(c.model_dir / "w.bin")),
+     ["'W'", "'w.bin'", "not a regular file"])
 case("output_shadows_input",
      lambda c: c.write(make_model([helper.make_node("Relu", ["x"], ["x"], name="shadow")],
                                   [f32("x", [4])], [f32("x", [4])])),

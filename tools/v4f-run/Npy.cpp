@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <iterator>
 
 #include "v4f/artifact_format.h"
@@ -93,6 +94,13 @@ std::string npyDescr(int32_t dtype) {
 }
 
 bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
+  // A directory, FIFO or device (/dev/zero) is no .npy file and could block
+  // or never end.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open: " + std::strerror(errno);

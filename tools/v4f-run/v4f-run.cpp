@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
+#include <new>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -51,11 +53,13 @@ struct Options {
   std::exit(1);
 }
 
-long parseCount(const std::string &flag, const std::string &text, long min) {
+long parseCount(const std::string &flag, const std::string &text, long min, long max = LONG_MAX) {
   char *end = nullptr;
+  errno = 0;
   long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end || v < min)
-    fail(flag + " expects an integer >= " + std::to_string(min) + ", got '" + text + "'");
+  if (text.empty() || *end || errno == ERANGE || v < min || v > max)
+    fail(flag + " expects an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + text +
+         "'");
   return v;
 }
 
@@ -83,11 +87,11 @@ Options parseArgs(int argc, char **argv) {
       o.inputFiles[kv.first] = kv.second;
     } else if (a == "--dim") {
       auto kv = splitAssign(a, value());
-      o.dims[kv.first] = parseCount(a, kv.second, 0);
+      o.dims[kv.first] = parseCount(a, kv.second, 0, long(1) << 40);
     } else if (a == "--output-dir") {
       o.outputDir = value();
     } else if (a == "--threads") {
-      o.threads = int(parseCount(a, value(), 0));
+      o.threads = int(parseCount(a, value(), 0, 4096));
     } else if (a == "--benchmark") {
       o.benchmark = parseCount(a, value(), 1);
     } else if (a == "--warmup") {
@@ -263,6 +267,7 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
   inputs.resize(nin);
   Random rng;
   std::map<std::string, std::string> unused = opt.inputFiles;
+  std::map<std::string, int64_t> unusedDims = opt.dims;
   for (size_t i = 0; i < nin; ++i) {
     v4f_tensor_info_t info;
     check(v4f_model_input_info(model, i, &info), where);
@@ -302,12 +307,20 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
         if (v < 0) {
           auto it = opt.dims.find(info.dim_names[d]);
           v = it == opt.dims.end() ? 1 : it->second;
+          unusedDims.erase(info.dim_names[d]);
         }
         t.dims[d] = v;
         if (__builtin_mul_overflow(count, uint64_t(v), &count))
           fail("input '" + std::string(info.name) + "' is too large");
       }
-      inputData[i].assign(count * v4f_dtype_size(info.dtype), 0);
+      // Random inputs are allocated here: refuse what cannot be (rather
+      // than dying in the allocator).
+      constexpr uint64_t kMaxRandomBytes = uint64_t(16) << 30;
+      uint64_t bytes;
+      if (__builtin_mul_overflow(count, uint64_t(v4f_dtype_size(info.dtype)), &bytes) || bytes > kMaxRandomBytes)
+        fail("input '" + std::string(info.name) + "' " + shapeString(t.dims, t.rank) +
+             " would need more than 16 GiB of random data; give it with --input or smaller --dim values");
+      inputData[i].assign(bytes, 0);
       fillRandom(rng, info.dtype, inputData[i]);
     }
     t.data = inputData[i].data();
@@ -317,6 +330,17 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
   }
   if (!unused.empty())
     fail("--input '" + unused.begin()->first + "' does not name an input of " + opt.model);
+  // A --dim that no random input reads is a typo or names a dim an --input
+  // file already fixes.
+  for (const auto &[name, value] : unusedDims) {
+    bool symbolic = false;
+    for (size_t i = 0; i < nin && !symbolic; ++i) {
+      v4f_tensor_info_t info;
+      check(v4f_model_input_info(model, i, &info), where);
+      for (int d = 0; d < info.rank; ++d) symbolic |= info.dims[d] < 0 && name == info.dim_names[d];
+    }
+    if (!symbolic) fail("--dim '" + name + "' does not name a symbolic dim of " + opt.model);
+  }
 
 }
 
@@ -365,7 +389,19 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
 
 } // namespace
 
+int runMain(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // Never die in the allocator: a shape that cannot be allocated is an error.
+  try {
+    return runMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "v4f-run: out of memory (the inputs or outputs are too large for this machine)\n");
+    return 1;
+  }
+}
+
+int runMain(int argc, char **argv) {
   Options opt = parseArgs(argc, argv);
   const std::string where = opt.model + ": ";
 

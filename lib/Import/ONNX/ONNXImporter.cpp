@@ -13,6 +13,7 @@
 #include "google/protobuf/io/coded_stream.h"
 
 #include <fstream>
+#include <sys/stat.h>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -159,6 +160,12 @@ constexpr int kMaxNodes = 1 << 20;
 constexpr int kMaxParseDepth = 1000;
 
 bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
+  // A FIFO or a device would block or never end: only regular files.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     error = path + ": cannot open the model file";
@@ -215,7 +222,14 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
   int64_t opset = report.opset;
   std::unordered_set<std::string> defined;
   for (const auto &i : graph.initializer()) defined.insert(i.name());
-  for (const auto &i : graph.input()) defined.insert(i.name());
+  // Two graph inputs of one name would bind one value twice: the caller's
+  // second tensor would be silently ignored.
+  std::unordered_set<std::string> inputNames;
+  for (const auto &i : graph.input()) {
+    defined.insert(i.name());
+    if (!inputNames.insert(i.name()).second)
+      report.unsupported.push_back({"<graph>", "input", opset, "graph input '" + i.name() + "' is declared twice"});
+  }
   std::unordered_set<std::string> produced;
   const auto &importers = opImporters();
   for (int n = 0; n < graph.node_size(); ++n) {

@@ -77,6 +77,10 @@ Type importElementType(MLIRContext &ctx, int32_t t) {
   }
 }
 
+/// The largest tensor read from external data (the compiler holds it in
+/// memory while it folds and packs constants).
+constexpr uint64_t kMaxExternalTensorBytes = uint64_t(16) << 30;
+
 namespace {
 /// Reads [offset, offset+length) of an external data file after refusing
 /// absolute paths, `..` components, symlinks, hard links and reads past EOF.
@@ -147,7 +151,9 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
     }
     pos = end + 1;
   }
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+  // refused as not a regular file).
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) { error = "cannot open external data file '" + location + "': " + strerror(errno); return false; }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -172,6 +178,12 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
     close(fd);
     error = "external data length " + std::to_string(length) + " does not match the tensor's " +
             std::to_string(expectedBytes) + " bytes";
+    return false;
+  }
+  if (expectedBytes > kMaxExternalTensorBytes) {
+    close(fd);
+    error = "external data tensor of " + std::to_string(expectedBytes) + " bytes exceeds the " +
+            std::to_string(kMaxExternalTensorBytes >> 30) + " GiB limit per tensor";
     return false;
   }
   bytes.resize(length);
