@@ -500,6 +500,20 @@ def make_attention_dynamic() -> Case:
     return Case(m, sets, note="Attention with dynamic B, S and past length")
 
 
+def make_variadic_wide() -> Case:
+    """Sum, Mean and Max over 150 distinct inputs (folded in a tree of
+    elementwise ops of at most 64 inputs each)."""
+    g = GraphBuilder(seed=31)
+    terms = ["x"] + [g.randn([3, 5], 1.0, "t") for _ in range(149)]
+    g.op("Sum", terms, out_names=["sum"])
+    g.op("Mean", terms, out_names=["mean"])
+    g.op("Max", terms, out_names=["max"])
+    m = g.model("variadic_wide", [_vi("x", F32, [3, 5])],
+                [_vi("sum", F32, [3, 5]), _vi("mean", F32, [3, 5]), _vi("max", F32, [3, 5])])
+    rng = np.random.default_rng(131)
+    return Case(m, [{"x": _randn(rng, [3, 5])}], note="150-input Sum / Mean / Max")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -513,6 +527,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "bounded_batch": make_bounded_batch,
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "attention_dynamic": make_attention_dynamic,
+        "variadic_wide": make_variadic_wide,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
     }

@@ -55,6 +55,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("bounded_batch",      1e-4,  1e-4),
     ("dynamic_hw",         1e-4,  1e-4),
     ("attention_dynamic",  1e-4,  1e-4),
+    ("variadic_wide",      1e-4,  1e-4),
     ("data_dependent",     1e-5,  1e-5),
     ("resize_runtime",     1e-5,  1e-5),
     ("opset_variants/",    1e-4,  1e-4),

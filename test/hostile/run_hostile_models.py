@@ -500,6 +500,10 @@ case("model_is_a_directory", lambda c: (c.model.mkdir(), c.model)[1], ["model.on
 case("ext_data_is_a_fifo",
      ext_case(lambda c: "w.bin", setup=lambda c: os.mkfifo(c.model_dir / "w.bin")),
      ["'W'", "'w.bin'", "not a regular file"])
+case("sum_of_20000_inputs",
+     lambda c: c.write(make_model([helper.make_node("Sum", ["x"] * 20000, ["y"], name="wide")],
+                                  [f32("x", [4])], [f32("y", [4])])),
+     [], may_succeed=True)
 case("output_shadows_input",
      lambda c: c.write(make_model([helper.make_node("Relu", ["x"], ["x"], name="shadow")],
                                   [f32("x", [4])], [f32("x", [4])])),

@@ -69,8 +69,13 @@ OpImporter arithBinary(Arith kind) {
           }};
 }
 
-/// Variadic Max/Min/Sum/Mean: a left fold over all inputs.
+/// Variadic Max/Min/Sum/Mean: a left fold over the inputs, in a tree of
+/// v4f.elementwise ops of at most kMaxFoldInputs inputs each (a node with
+/// thousands of inputs would otherwise be one body whose code generation
+/// and optimization grow much faster than its size); Mean divides by the
+/// input count once, at the end.
 enum class Fold { Max, Min, Sum, Mean };
+constexpr size_t kMaxFoldInputs = 64;
 OpImporter variadic(Fold kind) {
   return {8, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
           [kind](NodeContext &c) -> LogicalResult {
@@ -81,28 +86,41 @@ OpImporter variadic(Fold kind) {
               if (elementOf(v) != t) return c.fail("inputs must have the same element type");
             if ((kind == Fold::Sum || kind == Fold::Mean) && !isFloat(t))
               return c.fail("Sum and Mean need float inputs");
-            return finish(c, buildElementwise(c, inputs, t, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-              Value acc = a[0];
-              for (Value x : a.drop_front()) {
-                switch (kind) {
-                case Fold::Max:
-                  acc = isFloat(t) ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
-                                   : isUnsigned(t) ? (Value)b.create<arith::MaxUIOp>(l, acc, x)
-                                                   : (Value)b.create<arith::MaxSIOp>(l, acc, x);
-                  break;
-                case Fold::Min:
-                  acc = isFloat(t) ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
-                                   : isUnsigned(t) ? (Value)b.create<arith::MinUIOp>(l, acc, x)
-                                                   : (Value)b.create<arith::MinSIOp>(l, acc, x);
-                  break;
-                case Fold::Sum:
-                case Fold::Mean: acc = b.create<arith::AddFOp>(l, acc, x); break;
+            size_t total = inputs.size();
+            auto fold = [&](ArrayRef<Value> ins, bool last) {
+              return buildElementwise(c, ins, t, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                Value acc = a[0];
+                for (Value x : a.drop_front()) {
+                  switch (kind) {
+                  case Fold::Max:
+                    acc = isFloat(t) ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
+                                     : isUnsigned(t) ? (Value)b.create<arith::MaxUIOp>(l, acc, x)
+                                                     : (Value)b.create<arith::MaxSIOp>(l, acc, x);
+                    break;
+                  case Fold::Min:
+                    acc = isFloat(t) ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
+                                     : isUnsigned(t) ? (Value)b.create<arith::MinUIOp>(l, acc, x)
+                                                     : (Value)b.create<arith::MinSIOp>(l, acc, x);
+                    break;
+                  case Fold::Sum:
+                  case Fold::Mean: acc = b.create<arith::AddFOp>(l, acc, x); break;
+                  }
                 }
+                if (kind == Fold::Mean && last) acc = b.create<arith::DivFOp>(l, acc, fconst(b, l, t, double(total)));
+                return acc;
+              });
+            };
+            SmallVector<Value> level(inputs.begin(), inputs.end());
+            while (level.size() > kMaxFoldInputs) {
+              SmallVector<Value> next;
+              for (size_t i = 0; i < level.size(); i += kMaxFoldInputs) {
+                auto part = fold(ArrayRef<Value>(level).slice(i, std::min(kMaxFoldInputs, level.size() - i)), false);
+                if (failed(part)) return failure();
+                next.push_back(*part);
               }
-              if (kind == Fold::Mean)
-                acc = b.create<arith::DivFOp>(l, acc, fconst(b, l, t, double(a.size())));
-              return acc;
-            }));
+              level = std::move(next);
+            }
+            return finish(c, fold(level, true));
           }};
 }
 
