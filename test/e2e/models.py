@@ -514,6 +514,26 @@ def make_variadic_wide() -> Case:
     return Case(m, [{"x": _randn(rng, [3, 5])}], note="150-input Sum / Mean / Max")
 
 
+def make_slice_extreme_steps() -> Case:
+    """Slice with steps of INT64_MIN and 2^62 (and ends at the int64
+    extremes), on a static and on a dynamic input (constant parameters
+    folded at import vs followed by the shape program): the step magnitude
+    must not overflow."""
+    g = GraphBuilder(seed=41)
+    c = lambda v: g.const(np.array(v, np.int64))
+    g.op("Slice", ["x", c([3]), c([-2**63]), c([0]), c([-2**63])], out_names=["y_min"])
+    g.op("Slice", ["x", c([0]), c([2**63 - 1]), c([1]), c([2**62])], out_names=["y_big"])
+    g.op("Slice", ["xd", c([-1]), c([-2**63]), c([0]), c([-2**63])], out_names=["yd_min"])
+    g.op("Slice", ["xd", c([1]), c([2**63 - 1]), c([1]), c([2**62])], out_names=["yd_big"])
+    m = g.model("slice_extreme_steps", [_vi("x", F32, [4, 5]), _vi("xd", F32, ["N", "M"])],
+                [_vi("y_min", F32, [1, 5]), _vi("y_big", F32, [4, 1]), _vi("yd_min", F32, ["A", "M"]),
+                 _vi("yd_big", F32, ["N", "B"])])
+    rng = np.random.default_rng(141)
+    return Case(m, [{"x": _randn(rng, [4, 5]), "xd": _randn(rng, [3, 6])},
+                    {"x": _randn(rng, [4, 5]), "xd": _randn(rng, [5, 2])}],
+                note="Slice steps INT64_MIN and 2^62")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -528,6 +548,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "attention_dynamic": make_attention_dynamic,
         "variadic_wide": make_variadic_wide,
+        "slice_extreme_steps": make_slice_extreme_steps,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
     }

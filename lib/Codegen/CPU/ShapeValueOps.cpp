@@ -166,7 +166,10 @@ FailureOr<SliceParams> sliceParams(DispatchContext &ctx, SliceOp op, ArrayRef<Te
       Reg isThis = sp.eq(axis, sp.constant(d));
       if (auto k = sp.constValue(isThis); k && !*k) continue;
       Reg D = X.dims[d];
-      Reg s = (*starts)[i], e = (*ends)[i], st = steps[i];
+      Reg s = (*starts)[i], e = (*ends)[i];
+      // Dims stay below 2^40: a step beyond +-2^41 takes at most the first
+      // element, as that bound does, and 0 - step cannot overflow.
+      Reg st = clamp(steps[i], sp.constant(-(int64_t(1) << 41)), sp.constant(int64_t(1) << 41));
       s = sp.select(sp.lt(s, zero), sp.add(s, D), s);
       e = sp.select(sp.lt(e, zero), sp.add(e, D), e);
       Reg dm1 = sp.sub(D, one);

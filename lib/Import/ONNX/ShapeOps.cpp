@@ -256,6 +256,10 @@ LogicalResult importSqueeze(NodeContext &c) {
 
 /// ONNX Slice on one axis with constant parameters: (start, count, step).
 void clampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t &first, int64_t &count) {
+  // Dims stay below 2^40, so a step beyond +-2^41 takes at most the first
+  // element, as that bound does; clamping keeps -step (INT64_MIN) and the
+  // count arithmetic from overflowing.
+  step = std::clamp<int64_t>(step, -(int64_t(1) << 41), int64_t(1) << 41);
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
