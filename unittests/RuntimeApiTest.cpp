@@ -1,7 +1,9 @@
 // RuntimeApiTest.cpp - the runtime C API on well-formed artifacts: load, query, run, errors.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <sys/stat.h>
 #include <string>
 #include <unistd.h>
@@ -405,4 +407,42 @@ TEST(RuntimeApi, NonRegularModelFilesAreRefused) {
               std::string(tmpl) + ": not a regular file");
   unlink(fifo.c_str());
   rmdir(tmpl);
+}
+
+// Sessions are single-threaded: two threads calling one session at once
+// get, for every call, either a correct result or the clear "in use by
+// another thread" error — never wrong outputs or a corrupted session.
+TEST(RuntimeApi, ConcurrentUseOfOneSessionIsRefused) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, l));
+  std::atomic<int> ok{0}, busy{0}, wrong{0};
+  auto worker = [&](int64_t batch) {
+    size_t n = static_cast<size_t>(batch) * 4;
+    std::vector<float> x(n), y(n), out(n);
+    for (size_t i = 0; i < n; ++i) x[i] = float(i), y[i] = 0.5f * float(i);
+    for (int iter = 0; iter < 400; ++iter) {
+      std::fill(out.begin(), out.end(), -1.f);
+      v4f_tensor_t inputs[2] = {makeTensor(x.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4}),
+                                makeTensor(y.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4})};
+      v4f_tensor_t output = makeTensor(out.data(), n * 4, 0, {});
+      v4f_status_t s = v4f_session_run(l.session, inputs, 2, &output, 1);
+      if (s) {
+        std::string m = v4f_status_message(s);
+        (m.find("in use by another thread") != std::string::npos ? busy : wrong)++;
+        v4f_status_free(s);
+        continue;
+      }
+      bool right = output.dims[0] == batch;
+      for (size_t i = 0; i < n && right; ++i) right = out[i] == (x[i] + y[i]) * float(i % 4 + 1);
+      (right ? ok : wrong)++;
+    }
+  };
+  std::thread a(worker, 3), b(worker, 17);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(ok.load() + busy.load(), 800);
+  EXPECT_GT(ok.load(), 0);
+  // The session still works afterwards.
+  runAddScale(l.session, 5);
 }

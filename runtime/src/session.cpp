@@ -4,6 +4,8 @@
 #include "shape_program.h"
 #include "thread_pool.h"
 
+#include <atomic>
+
 using v4f::rt::Array;
 using v4f::rt::makeStatus;
 namespace fb = v4f::fb;
@@ -35,9 +37,30 @@ struct v4f_session_s {
   // Per-worker kernel scratch: threadCount slices of scratchStride bytes.
   void* scratch = nullptr;
   uint64_t scratchStride = 0;
+  // Set while a run (or output-shape resolution) uses the session: a second
+  // thread entering at the same time is refused instead of corrupting the
+  // registers, arena and scratch the first one is using.
+  std::atomic<bool> busy{false};
 };
 
 namespace {
+
+// Holds the session's busy flag for one call; `acquired` is false when
+// another thread holds it.
+struct BusyGuard {
+  explicit BusyGuard(std::atomic<bool>& flag) : flag(flag), acquired(!flag.exchange(true, std::memory_order_acquire)) {}
+  ~BusyGuard() {
+    if (acquired) flag.store(false, std::memory_order_release);
+  }
+  std::atomic<bool>& flag;
+  bool acquired;
+};
+
+v4f_status_t sessionBusy() {
+  return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                    "the session is in use by another thread (a session must be used by one thread at a "
+                    "time; create one session per thread)");
+}
 
 const fb::Manifest* manifestOf(const v4f_session_s* s) { return s->model->manifest; }
 
@@ -464,6 +487,8 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
                                                        size_t input_count, v4f_tensor_t* outputs,
                                                        size_t output_count) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  BusyGuard guard(session->busy);
+  if (!guard.acquired) return sessionBusy();
   if (v4f_status_t st = checkInputs(session, inputs, input_count, false)) return st;
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))
@@ -478,6 +503,8 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
                                      size_t input_count, v4f_tensor_t* outputs,
                                      size_t output_count) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  BusyGuard guard(session->busy);
+  if (!guard.acquired) return sessionBusy();
   if (v4f_status_t st = checkInputs(session, inputs, input_count, true)) return st;
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))

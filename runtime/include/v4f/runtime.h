@@ -12,7 +12,10 @@
  *    the C library's allocator.
  *
  * Thread safety: a model may be shared by any number of sessions on any
- * threads. A session must be used by one thread at a time.
+ * threads. A session must be used by one thread at a time: a run (or
+ * v4f_session_resolve_output_shapes) that overlaps another call on the same
+ * session fails with V4F_STATUS_INVALID_ARGUMENT ("in use by another
+ * thread") instead of corrupting it.
  */
 #ifndef V4F_RUNTIME_H_
 #define V4F_RUNTIME_H_
