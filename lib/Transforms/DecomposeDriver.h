@@ -19,13 +19,24 @@ namespace v4f {
 template <typename OpT>
 using DecomposeFn = mlir::LogicalResult (*)(BuildContext &, OpT, llvm::SmallVectorImpl<mlir::Value> &);
 
+/// Every decomposition must give one value per result, of the result's
+/// type; checked here once for all of them.
+inline mlir::LogicalResult checkReplacement(BuildContext &c, mlir::Operation *op,
+                                            llvm::ArrayRef<mlir::Value> results) {
+  if (results.size() != op->getNumResults()) return c.fail("the decomposition gives the wrong number of results");
+  for (auto [r, want] : llvm::zip(results, op->getResultTypes()))
+    if (r.getType() != want) return c.fail("the decomposition's result type differs from the op's");
+  return mlir::success();
+}
+
 template <typename OpT>
 struct DecomposePattern : mlir::OpRewritePattern<OpT> {
   DecomposePattern(mlir::MLIRContext *ctx, DecomposeFn<OpT> fn) : mlir::OpRewritePattern<OpT>(ctx), fn(fn) {}
   mlir::LogicalResult matchAndRewrite(OpT op, mlir::PatternRewriter &rewriter) const override {
     BuildContext c(rewriter, op.getLoc());
     llvm::SmallVector<mlir::Value> results;
-    if (mlir::failed(fn(c, op, results))) return rewriter.notifyMatchFailure(op, c.error);
+    if (mlir::failed(fn(c, op, results)) || mlir::failed(checkReplacement(c, op, results)))
+      return rewriter.notifyMatchFailure(op, c.error);
     rewriter.replaceOp(op, results);
     return mlir::success();
   }
@@ -43,7 +54,8 @@ mlir::LogicalResult decomposeAll(mlir::Operation *root, DecomposeFn<OpT> fn) {
     rewriter.setInsertionPoint(op);
     BuildContext c(rewriter, op.getLoc());
     llvm::SmallVector<mlir::Value> results;
-    if (mlir::failed(fn(c, op, results))) return op.emitOpError(c.error);
+    if (mlir::failed(fn(c, op, results)) || mlir::failed(checkReplacement(c, op, results)))
+      return op.emitOpError(c.error);
     rewriter.replaceOp(op, results);
   }
   return mlir::success();

@@ -276,39 +276,33 @@ def make_negative_batch() -> Case:
     return case
 
 
-def make_pinned_batch() -> Case:
-    """--dim N=2 fixes the symbolic batch at compile time: batch 2 runs, any
-    other batch is refused with a clear error."""
+def _compile_flag_variant(seed: int, flags: List[str], batches: List[int], refused_batch: int,
+                          message: str) -> Case:
+    """The symbolic-batch model compiled with `flags`: runs at `batches`,
+    and `refused_batch` must be refused with `message`."""
     case = make_symbolic_batch()
-    rng = np.random.default_rng(105)
-    case.input_sets = [{"x": _randn(rng, [2, 3, 16, 16])}]
-    case.compile_flags = ["--dim", "N=2"]
-    case.refused_sets = [({"x": _randn(rng, [3, 3, 16, 16])}, "does not match input 'x' [2, 3, 16, 16]")]
-    case.note = "--dim N=2 at compile time"
+    rng = np.random.default_rng(seed)
+    case.input_sets = [{"x": _randn(rng, [n, 3, 16, 16])} for n in batches]
+    case.compile_flags = flags
+    case.refused_sets = [({"x": _randn(rng, [refused_batch, 3, 16, 16])}, message)]
+    case.note = " ".join(flags) + " at compile time"
     return case
+
+
+def make_pinned_batch() -> Case:
+    """--dim N=2 fixes the symbolic batch at compile time."""
+    return _compile_flag_variant(105, ["--dim", "N=2"], [2], 3, "does not match input 'x' [2, 3, 16, 16]")
 
 
 def make_bounded_batch() -> Case:
-    """--dim N=1..4 bounds the symbolic batch: batches 1 and 4 run, 5 is
-    refused with the bounds in the message."""
-    case = make_symbolic_batch()
-    rng = np.random.default_rng(107)
-    case.input_sets = [{"x": _randn(rng, [1, 3, 16, 16])}, {"x": _randn(rng, [4, 3, 16, 16])}]
-    case.compile_flags = ["--dim", "N=1..4"]
-    case.refused_sets = [({"x": _randn(rng, [5, 3, 16, 16])}, "dim 0 ('N') is 5, outside the bounds [1, 4]")]
-    case.note = "--dim N=1..4 at compile time"
-    return case
+    """--dim N=1..4 bounds the symbolic batch; the refusal names the bounds."""
+    return _compile_flag_variant(107, ["--dim", "N=1..4"], [1, 4], 5, "dim 0 ('N') is 5, outside the bounds [1, 4]")
 
 
 def make_pinned_shape() -> Case:
     """--input-shape fixes every dim of an input at compile time."""
-    case = make_symbolic_batch()
-    rng = np.random.default_rng(106)
-    case.input_sets = [{"x": _randn(rng, [4, 3, 16, 16])}]
-    case.compile_flags = ["--input-shape", "x=4,3,16,16"]
-    case.refused_sets = [({"x": _randn(rng, [1, 3, 16, 16])}, "does not match input 'x' [4, 3, 16, 16]")]
-    case.note = "--input-shape x=4,3,16,16 at compile time"
-    return case
+    return _compile_flag_variant(106, ["--input-shape", "x=4,3,16,16"], [4], 1,
+                                 "does not match input 'x' [4, 3, 16, 16]")
 
 
 # ----- opset variants: same op, different opset semantics ---------------------
