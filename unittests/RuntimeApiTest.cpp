@@ -137,6 +137,87 @@ TEST(RuntimeApi, RunsOnOneThreadAtTwoBatchSizes) {
   runAddScale(l.session, 1);
 }
 
+TEST(RuntimeApi, GuardedDispatchRunsOnlyWhenItsRegisterIsNonZero) {
+  // "scale" guarded by a register holding 1 runs; by one holding 0 it is
+  // skipped and the output keeps the caller's bytes.
+  for (int64_t taken : {1, 0}) {
+    SCOPED_TRACE("guard value " + std::to_string(taken));
+    v4f::ExecutablePlan plan = addScalePlan();
+    plan.shapeProgram.push_back({v4f::ShapeOpKind::Const, 0, 0, taken});
+    plan.dispatches[1].guard = static_cast<v4f::Reg>(plan.shapeProgram.size() - 1);
+    Loaded l;
+    ASSERT_NO_FATAL_FAILURE(
+        loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 1, l));
+    if (taken) {
+      runAddScale(l.session, 3);
+      continue;
+    }
+    std::vector<float> x(8, 1.f), y(8, 2.f), out(8, -1.f);
+    v4f_tensor_t inputs[2] = {makeTensor(x.data(), 32, V4F_DTYPE_FLOAT32, {2, 4}),
+                              makeTensor(y.data(), 32, V4F_DTYPE_FLOAT32, {2, 4})};
+    v4f_tensor_t output = makeTensor(out.data(), 32, 0, {});
+    ASSERT_OK(v4f_session_run(l.session, inputs, 2, &output, 1));
+    for (float v : out) EXPECT_EQ(v, -1.f);
+  }
+}
+
+TEST(RuntimeApi, FeedbackFeedsAnOutputBackWithoutCopying) {
+  // out = (x + y) * c with out -> x: run k computes (out_{k-1} + y) * c in
+  // the session's two buffers, alternating; reset reads the caller's x again.
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 2, l));
+  ASSERT_OK(v4f_session_bind_feedback(l.session, 0, 0));
+  const int64_t batch = 3;
+  const size_t n = batch * 4;
+  std::vector<float> x(n), y(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 1.f;
+  }
+  std::vector<float> expect = x;
+  std::vector<const void*> seen;
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    if (run == 3) {
+      ASSERT_OK(v4f_session_reset_feedback(l.session));
+      expect = x;
+    }
+    // After the first run the caller's x is ignored: pass garbage.
+    v4f_tensor_t inputs[2] = {run == 0 || run == 3 ? makeTensor(x.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4})
+                                                   : makeTensor(nullptr, 0, 0, {}),
+                              makeTensor(y.data(), n * 4, V4F_DTYPE_FLOAT32, {batch, 4})};
+    v4f_tensor_t output = makeTensor(nullptr, 0, 0, {});
+    ASSERT_OK(v4f_session_run(l.session, inputs, 2, &output, 1));
+    ASSERT_NE(output.data, nullptr);
+    ASSERT_GE(output.byte_size, n * 4);
+    ASSERT_EQ(output.dims[0], batch);
+    for (size_t i = 0; i < n; ++i) expect[i] = (expect[i] + y[i]) * static_cast<float>(i % 4 + 1);
+    const float* out = static_cast<const float*>(output.data);
+    for (size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], expect[i]) << "element " << i;
+    seen.push_back(output.data);
+  }
+  // Two buffers, swapped every run (the output is written where the next run reads).
+  EXPECT_NE(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+}
+
+TEST(RuntimeApi, FeedbackBindingErrors) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, l));
+  auto expectError = [](v4f_status_t s, const std::string &text) {
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(v4f_status_code(s), V4F_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(v4f_status_message(s)).find(text), std::string::npos) << v4f_status_message(s);
+    v4f_status_free(s);
+  };
+  expectError(v4f_session_bind_feedback(l.session, 1, 0), "feedback: output 1 does not exist (the model has 1)");
+  expectError(v4f_session_bind_feedback(l.session, 0, 2), "feedback: input 2 does not exist (the model has 2)");
+  ASSERT_OK(v4f_session_bind_feedback(l.session, 0, 1));
+  expectError(v4f_session_bind_feedback(l.session, 0, 0), "feedback: output 0 or input 0 is already bound");
+  expectError(v4f_session_bind_feedback(nullptr, 0, 0), "session is NULL");
+  expectError(v4f_session_reset_feedback(nullptr), "session is NULL");
+}
+
 TEST(RuntimeApi, RunsOnFourThreads) {
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 4, l));

@@ -151,7 +151,8 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
     auto workgroups = fbb.CreateVector(d.workgroupCount);
     auto name = fbb.CreateString(d.name);
     dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
-                                            workgroups, d.scratchSize, name));
+                                            workgroups, d.scratchSize, name,
+                                            d.guard ? int64_t(*d.guard) : int64_t(-1)));
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 

@@ -40,6 +40,7 @@ template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) 
     for (Reg &r : d.pushConstants) visit(r);
     for (Reg &r : d.workgroupCount) visit(r);
     visit(d.scratchSize);
+    if (d.guard) visit(*d.guard);
   }
 }
 

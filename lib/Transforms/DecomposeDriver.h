@@ -45,10 +45,14 @@ struct DecomposePattern : mlir::OpRewritePattern<OpT> {
 
 /// Decomposes every OpT under `root` in order; the first failure is
 /// reported on its op (whose location names the ONNX node).
+/// Ops for which `skip` is true stay as they are.
 template <typename OpT>
-mlir::LogicalResult decomposeAll(mlir::Operation *root, DecomposeFn<OpT> fn) {
+mlir::LogicalResult decomposeAll(mlir::Operation *root, DecomposeFn<OpT> fn,
+                                 llvm::function_ref<bool(OpT)> skip = nullptr) {
   llvm::SmallVector<OpT> ops;
-  root->walk([&](OpT op) { ops.push_back(op); });
+  root->walk([&](OpT op) {
+    if (!skip || !skip(op)) ops.push_back(op);
+  });
   mlir::IRRewriter rewriter(root->getContext());
   for (OpT op : ops) {
     rewriter.setInsertionPoint(op);

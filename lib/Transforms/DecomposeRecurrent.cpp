@@ -1,6 +1,8 @@
 //===- DecomposeRecurrent.cpp - v4f.recurrent unrolled into matmuls and elementwise ops ===//
 //
-// The sequence length is static, so the time loop is unrolled:
+// When the sequence length and batch are static, the time loop is unrolled
+// (a run-time length or batch keeps the op whole, in float32, for the CPU
+// backend's time-loop kernel, lib/Codegen/CPU/RecurrentKernels.cpp):
 //
 //   X (layout 1: transposed to [seq, batch, input]) times W^T for all steps
 //   at once (one matmul, the input-side biases as its fused bias), split
@@ -22,8 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DecomposeDriver.h"
+#include "v4f/Dialect/V4F/IR/RecurrentMath.h"
 #include "v4f/Transforms/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 namespace v4f {
@@ -56,38 +60,7 @@ Value concatAlong(BuildContext &c, ArrayRef<Value> parts, int64_t axis) {
 
 Value fconst(OpBuilder &b, Location l, float v) { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(v)); }
 
-struct Activation {
-  std::string name; // lower case
-  float alpha = 0.f, beta = 0.f;
-};
-
-/// The scalar activation `act` of a float32 body value.
-Value applyActivation(OpBuilder &b, Location l, const Activation &act, Value x) {
-  const std::string &n = act.name;
-  Value zero = fconst(b, l, 0.f), one = fconst(b, l, 1.f);
-  auto mul = [&](Value p, Value q) -> Value { return b.create<arith::MulFOp>(l, p, q); };
-  auto add = [&](Value p, Value q) -> Value { return b.create<arith::AddFOp>(l, p, q); };
-  auto lt0 = [&](Value v) -> Value { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, v, zero); };
-  if (n == "relu") return b.create<arith::MaximumFOp>(l, x, zero);
-  if (n == "tanh") return b.create<math::TanhOp>(l, x);
-  if (n == "sigmoid") return b.create<arith::DivFOp>(l, one, add(one, b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
-  if (n == "affine") return add(mul(fconst(b, l, act.alpha), x), fconst(b, l, act.beta));
-  if (n == "leakyrelu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(b, l, act.alpha), x), x);
-  if (n == "thresholdedrelu")
-    return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, fconst(b, l, act.alpha)),
-                                     x, zero);
-  if (n == "scaledtanh") return mul(fconst(b, l, act.alpha), b.create<math::TanhOp>(l, mul(fconst(b, l, act.beta), x)));
-  if (n == "hardsigmoid") {
-    Value y = add(mul(fconst(b, l, act.alpha), x), fconst(b, l, act.beta));
-    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, y, zero), one);
-  }
-  if (n == "elu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(b, l, act.alpha), b.create<math::ExpM1Op>(l, x)), x);
-  if (n == "softsign") return b.create<arith::DivFOp>(l, x, add(one, b.create<math::AbsFOp>(l, x)));
-  assert(n == "softplus" && "activation names are checked");
-  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
-  Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, b.create<math::AbsFOp>(l, x)));
-  return add(b.create<arith::MaximumFOp>(l, x, zero), b.create<math::Log1pOp>(l, e));
-}
+using Activation = RecurrentActivation;
 
 enum class Kind { RNN, GRU, LSTM };
 
@@ -263,7 +236,7 @@ public:
       if (peep) oPre = b.create<arith::AddFOp>(l, oPre, b.create<arith::MulFOp>(l, a[2], a[1]));
       Value ov = activate(b, l, f, oPre);
       // h is not clipped: the clip bounds gate inputs only.
-      Value v = b.create<arith::MulFOp>(l, ov, applyActivation(b, l, hAct, a[1]));
+      Value v = b.create<arith::MulFOp>(l, ov, buildRecurrentActivation(b, l, hAct, a[1]));
       return lens ? masked(b, l, t, a.back(), v, a[a.size() - 2]) : v;
     });
     if (failed(hr)) return failure();
@@ -281,9 +254,7 @@ public:
 private:
   /// Body helpers: clip, then the activation.
   Value activate(OpBuilder &b, Location l, const Activation &act, Value v) {
-    if (hasClip)
-      v = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, v, fconst(b, l, -clip)), fconst(b, l, clip));
-    return applyActivation(b, l, act, v);
+    return buildRecurrentGate(b, l, hasClip ? std::optional<float>(clip) : std::nullopt, act, v);
   }
   /// select(t < len, fresh, carried) when steps are masked.
   Value masked(OpBuilder &b, Location l, int64_t t, Value len, Value fresh, Value carried) {
@@ -300,7 +271,40 @@ private:
   bool linearBeforeReset, inputForget;
 };
 
+/// A run-time sequence length or batch cannot be unrolled: the op stays
+/// whole for the backend's time-loop kernel.
+bool staysWhole(RecurrentOp op) {
+  auto x = typeOf(op.getX());
+  return !x.hasStaticShape() || (op.getInitialH() && !typeOf(op.getInitialH()).hasStaticShape()) ||
+         (op.getSequenceLens() && !typeOf(op.getSequenceLens()).hasStaticShape());
+}
+
+/// A whole op over float16 / bfloat16 becomes the same op over float32
+/// between conversions (the kernel computes in float32).
+LogicalResult widenToF32(BuildContext &c, RecurrentOp op, SmallVectorImpl<Value> &results) {
+  Type f32 = c.b.getF32Type(), io = typeOf(op.getX()).getElementType();
+  IRMapping map;
+  for (Value v : op->getOperands()) {
+    if (!llvm::isa<FloatType>(typeOf(v).getElementType())) continue; // sequence_lens
+    auto w = convertElementType(c, v, f32);
+    if (failed(w)) return failure();
+    map.map(v, *w);
+  }
+  Operation *wide = c.b.clone(*op, map);
+  for (Value r : wide->getResults()) r.setType(typeOf(r).clone(f32));
+  for (Value r : wide->getResults()) {
+    auto back = convertElementType(c, r, io);
+    if (failed(back)) return failure();
+    results.push_back(*back);
+  }
+  return success();
+}
+
 LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImpl<Value> &results) {
+  if (staysWhole(op)) {
+    if (typeOf(op.getX()).getElementType().isF32()) return c.fail("a whole recurrent op stays (no decomposition)");
+    return widenToF32(c, op, results);
+  }
   RecurrentShape s;
   std::string error = resolveRecurrentShape(
       op.getCell(), op.getDirection(), op.getLayout(), op.getHiddenSize(), typeOf(op.getX()), typeOf(op.getW()),
@@ -384,7 +388,8 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
 
 struct DecomposeRecurrentPass : v4f::impl::DecomposeRecurrentBase<DecomposeRecurrentPass> {
   void runOnOperation() override {
-    if (failed(decomposeAll<RecurrentOp>(getOperation(), decomposeRecurrent))) signalPassFailure();
+    auto keep = [](RecurrentOp op) { return staysWhole(op) && typeOf(op.getX()).getElementType().isF32(); };
+    if (failed(decomposeAll<RecurrentOp>(getOperation(), decomposeRecurrent, keep))) signalPassFailure();
   }
 };
 

@@ -84,7 +84,8 @@ struct FormDispatchRegionsPass : impl::FormDispatchRegionsBase<FormDispatchRegio
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     for (Operation &op : getOperation().getBody().front())
-      if (op.getDialect() && op.getDialect()->getNamespace() == "v4f" && !isa<DispatchOp>(op) && !isBufferView(&op))
+      if (op.getDialect() && op.getDialect()->getNamespace() == "v4f" && !isa<DispatchOp, SelectBranchOp>(op) &&
+          !isBufferView(&op))
         ops.push_back(&op);
     for (Operation *op : ops) {
       if (isFusibleElementwise(op))

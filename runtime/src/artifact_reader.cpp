@@ -57,7 +57,7 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOf
                       V4F_ARTIFACT_FORMAT_MAJOR, V4F_ARTIFACT_FORMAT_MINOR);
   if (major == 0)
     return makeStatus(kBad, "artifact format %u.%u is not a valid version", major, minor);
-  if (major < V4F_ARTIFACT_FORMAT_MAJOR)
+  if (major < V4F_ARTIFACT_FORMAT_OLDEST_MAJOR)
     return makeStatus(V4F_STATUS_UNSUPPORTED,
                       "artifact format %u.%u is older than this runtime (%d.%d) and no longer "
                       "supported: recompile the model with a current v4fc",
@@ -322,6 +322,9 @@ v4f_status_t verifyDispatches(const fb::Manifest* mf, uint32_t nregs) {
                           "dispatch %u '%s' workgroup count %u refers to shape register %u, but "
                           "there are %u",
                           d, name, j, grid->Get(j), nregs);
+    if (dis->guard() < -1 || (dis->guard() >= 0 && uint64_t(dis->guard()) >= nregs))
+      return makeStatus(kBad, "dispatch %u '%s' guard refers to shape register %lld, but there are %u", d,
+                        name, static_cast<long long>(dis->guard()), nregs);
     if (dis->scratch_size() >= nregs)
       return makeStatus(kBad,
                         "dispatch %u '%s' scratch size refers to shape register %u, but there are %u",

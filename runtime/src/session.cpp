@@ -29,6 +29,7 @@ struct v4f_session_s {
   Array<uint64_t> capacity;         // per manifest buffer: bytes available this run
   Array<int64_t> dataCache;         // per register: DataValue read this run
   Array<bool> dataCached;
+  Array<bool> skipped;              // per dispatch: its guard was zero this run
   bool hasDataValues = false;       // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
@@ -37,6 +38,20 @@ struct v4f_session_s {
   // Per-worker kernel scratch: threadCount slices of scratchStride bytes.
   void* scratch = nullptr;
   uint64_t scratchStride = 0;
+  // Feedback bindings (v4f_session_bind_feedback): per binding two
+  // session-owned buffers; the last run's output lives in buf[cur].
+  struct Feedback {
+    uint32_t output = 0, input = 0;
+    void* buf[2] = {nullptr, nullptr};
+    uint64_t cap[2] = {0, 0};
+    int cur = 0;
+    bool hasState = false;
+    int32_t rank = 0;
+    int64_t dims[V4F_MAX_RANK] = {};
+  };
+  Array<Feedback> feedback;   // capacity: one per model output
+  size_t feedbackCount = 0;
+  Array<v4f_tensor_t> feedInputs;  // the run's inputs with fed-back ones substituted
   // Set while a run (or output-shape resolution) uses the session: a second
   // thread entering at the same time is refused instead of corrupting the
   // registers, arena and scratch the first one is using.
@@ -342,6 +357,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   v4f::rt::DispatchJob job;
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
+    // A guarded dispatch (one side of a run-time If) runs only when its
+    // guard register is non-zero; its grid and sizes are not even checked.
+    s->skipped[d] = dis->guard() >= 0 && reg(s, static_cast<uint32_t>(dis->guard())) == 0;
+    if (s->skipped[d]) continue;
     if (v4f_status_t st = prepareJob(s, d, dis, &job)) return st;
     if (job.workgroupCount == 0) continue;
     const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
@@ -352,12 +371,16 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
                         "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
                         v4f::rt::str(dis->name()),
                         mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(),
-                        rc, rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)" : "",
+                        rc,
+                        rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
+                        : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
+                                                                  : "",
                         static_cast<long long>(job.failedWorkgroup.load()));
     if (s->hasDataValues) {
       // Sizes that depend on data become known as their producers run; the
       // buffers were planned for the bounds, so they must still fit.
-      v4f::rt::DataValues dv{s->bufferPtrs.data(), d + 1, s->dataCache.data(), s->dataCached.data()};
+      v4f::rt::DataValues dv{s->bufferPtrs.data(), d + 1, s->dataCache.data(), s->dataCached.data(),
+                             s->skipped.data()};
       if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
       for (uint32_t b = 0; b < nbuf; ++b) {
         int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
@@ -398,6 +421,11 @@ void destroySession(v4f_session_s* s) {
   s->capacity.reset();
   s->dataCache.reset();
   s->dataCached.reset();
+  s->skipped.reset();
+  for (size_t i = 0; i < s->feedbackCount; ++i)
+    for (void* p : s->feedback[i].buf) s->allocator.free(p);
+  s->feedback.reset();
+  s->feedInputs.reset();
   a.destroy(s);
 }
 
@@ -456,7 +484,11 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
             s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK) &&
             s->capacity.allocate(s->allocator, nbuf ? nbuf : 1) &&
             s->dataCache.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
-            s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1);
+            s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
+            s->skipped.allocate(s->allocator, mf->dispatches() && mf->dispatches()->size()
+                                                  ? mf->dispatches()->size() : 1) &&
+            s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
+            s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
   if (!ok) {
     destroySession(s);
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the session");
@@ -499,18 +531,96 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
   return planBuffers(session, inputs);
 }
 
+V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index,
+                                               size_t input_index) {
+  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  BusyGuard guard(session->busy);
+  if (!guard.acquired) return sessionBusy();
+  const v4f_model_s* m = session->model;
+  if (output_index >= m->outputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "feedback: output %zu does not exist (the model has %zu)",
+                      output_index, m->outputs.size());
+  if (input_index >= m->inputs.size())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "feedback: input %zu does not exist (the model has %zu)",
+                      input_index, m->inputs.size());
+  const v4f_tensor_info_t &out = m->outputs[output_index], &in = m->inputs[input_index];
+  if (out.dtype != in.dtype || out.rank != in.rank)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                      "feedback: output %zu '%s' (%s, rank %d) cannot feed input %zu '%s' (%s, rank %d)",
+                      output_index, out.name, v4f_dtype_name(out.dtype), out.rank, input_index, in.name,
+                      v4f_dtype_name(in.dtype), in.rank);
+  for (size_t i = 0; i < session->feedbackCount; ++i) {
+    const auto& f = session->feedback[i];
+    if (f.output == output_index || f.input == input_index)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "feedback: output %zu or input %zu is already bound (output %u -> input %u)",
+                        output_index, input_index, f.output, f.input);
+  }
+  auto& f = session->feedback[session->feedbackCount++];
+  f = v4f_session_s::Feedback();
+  f.output = static_cast<uint32_t>(output_index);
+  f.input = static_cast<uint32_t>(input_index);
+  return nullptr;
+}
+
+V4F_API v4f_status_t v4f_session_reset_feedback(v4f_session_t* session) {
+  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  BusyGuard guard(session->busy);
+  if (!guard.acquired) return sessionBusy();
+  for (size_t i = 0; i < session->feedbackCount; ++i) session->feedback[i].hasState = false;
+  return nullptr;
+}
+
 V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t* inputs,
                                      size_t input_count, v4f_tensor_t* outputs,
                                      size_t output_count) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
   BusyGuard guard(session->busy);
   if (!guard.acquired) return sessionBusy();
+  const v4f_model_s* model = session->model;
+  bool feeding = session->feedbackCount > 0 && input_count == model->inputs.size() &&
+                 output_count == model->outputs.size() && (inputs || !input_count) && outputs;
+  if (feeding) {
+    // Fed-back inputs read the last run's outputs in place.
+    for (size_t i = 0; i < input_count; ++i) session->feedInputs[i] = inputs[i];
+    for (size_t k = 0; k < session->feedbackCount; ++k) {
+      const auto& f = session->feedback[k];
+      if (!f.hasState) continue;
+      v4f_tensor_t& t = session->feedInputs[f.input];
+      t.data = f.buf[f.cur];
+      t.byte_size = static_cast<size_t>(f.cap[f.cur]);
+      t.dtype = model->inputs[f.input].dtype;
+      t.rank = f.rank;
+      for (int32_t d = 0; d < V4F_MAX_RANK; ++d) t.dims[d] = f.dims[d];
+    }
+    inputs = session->feedInputs.data();
+  }
   if (v4f_status_t st = checkInputs(session, inputs, input_count, true)) return st;
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data()))
     return st;
+  if (feeding)
+    // Fed-back outputs go to the buffer the last run did not write, grown
+    // (doubling) when the dims need more.
+    for (size_t k = 0; k < session->feedbackCount; ++k) {
+      auto& f = session->feedback[k];
+      int next = f.hasState ? 1 - f.cur : f.cur;
+      uint64_t want = needed[f.output] ? needed[f.output] : 1;
+      if (f.cap[next] < want) {
+        uint64_t cap = f.cap[next] * 2 > want ? f.cap[next] * 2 : want;
+        void* p = cap <= SIZE_MAX ? session->allocator.alloc(static_cast<size_t>(cap), 64) : nullptr;
+        if (!p)
+          return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "feedback: out of memory for %llu bytes of output %u '%s'",
+                            static_cast<unsigned long long>(cap), f.output, model->outputs[f.output].name);
+        session->allocator.free(f.buf[next]);
+        f.buf[next] = p;
+        f.cap[next] = cap;
+      }
+      outputs[f.output].data = f.buf[next];
+      outputs[f.output].byte_size = static_cast<size_t>(f.cap[next]);
+    }
   const fb::Manifest* mf = manifestOf(session);
   for (size_t i = 0; i < output_count; ++i) {
     const char* name = session->model->outputs[i].name;
@@ -532,7 +642,16 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
                         static_cast<long long>(size));
   }
   if (v4f_status_t st = planBuffers(session, inputs)) return st;
-  return runDispatches(session, inputs, outputs);
+  if (v4f_status_t st = runDispatches(session, inputs, outputs)) return st;
+  if (feeding)
+    for (size_t k = 0; k < session->feedbackCount; ++k) {
+      auto& f = session->feedback[k];
+      if (f.hasState) f.cur = 1 - f.cur;
+      f.hasState = true;
+      f.rank = outputs[f.output].rank;
+      for (int32_t d = 0; d < V4F_MAX_RANK; ++d) f.dims[d] = outputs[f.output].dims[d];
+    }
+  return nullptr;
 }
 
 }  // extern "C"

@@ -85,7 +85,8 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         const fb::Buffer* buf = manifest->buffers()->Get(a);
         if (data && data->cached[i]) {
           r = data->cache[i];
-        } else if (data && data->dispatchesRun > buf->first_use() && data->bufferPtrs[a]) {
+        } else if (data && data->dispatchesRun > buf->first_use() && data->bufferPtrs[a] &&
+                   !(data->skipped && data->skipped[buf->first_use()])) {
           int64_t v;
           __builtin_memcpy(&v, static_cast<const char*>(data->bufferPtrs[a]) + size_t(b) * 8, 8);
           if (v < 0 || v > r)

@@ -17,11 +17,14 @@ namespace rt {
 // have run, for DataValue registers; without it they take their bound.
 // A value is read right after its producer ran and kept in `cache` (per
 // register; `cached` says which are filled), so the buffer may be reused.
+// A value whose producer was skipped (`skipped[dispatch]`, a guarded
+// dispatch of the untaken side of an If) keeps its bound.
 struct DataValues {
   void* const* bufferPtrs;
   uint32_t dispatchesRun;
   int64_t* cache;
   bool* cached;
+  const bool* skipped = nullptr;
 };
 V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
                                            const v4f_tensor_t* inputs,

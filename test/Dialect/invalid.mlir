@@ -325,3 +325,35 @@ func.func @nms_threshold_shape(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x1x6x
   %s = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<2xf32>) -> tensor<?x3xi64>
   return %s : tensor<?x3xi64>
 }
+
+// -----
+
+func.func @select_branch_cond(%c: tensor<2xi1>, %a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{cond must have exactly one element}}
+  %0 = v4f.select_branch %c, %a, %b : (tensor<2xi1>, tensor<2xf32>, tensor<3xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @select_branch_rank(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<1x2xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{then_value, else_value and result must have one rank}}
+  %0 = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<1x2xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @select_branch_static(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{result dim 0 is 2 but a branch does not give that static size}}
+  %0 = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @select_branch_type(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<2xf32> {
+  // expected-error @+1 {{then_value, else_value and result must have one element type}}
+  %0 = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -171,3 +171,10 @@ func.func @unique_nms(%x: tensor<6xf32>, %m: tensor<2x3xi32>, %boxes: tensor<1x6
   %s2 = v4f.non_max_suppression %boxes, %scores, %max, %t : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<?x3xi64>
   return %y, %i, %inv, %n, %y2, %s, %s2 : tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<2x?xi32>, tensor<?x3xi64>, tensor<?x3xi64>
 }
+
+// CHECK-LABEL: func.func @select_branch
+// CHECK: v4f.select_branch %arg0, %arg1, %arg2 : (tensor<1xi1>, tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x?xf32>
+func.func @select_branch(%c: tensor<1xi1>, %a: tensor<2x8xf32>, %b: tensor<2x4xf32>) -> tensor<2x?xf32> {
+  %0 = v4f.select_branch %c, %a, %b : (tensor<1xi1>, tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x?xf32>
+  return %0 : tensor<2x?xf32>
+}

@@ -35,3 +35,24 @@ func.func @fold_broadcast_arith() -> tensor<2x2xf32> {
   %s = v4f.add %a, %b : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
   return %s : tensor<2x2xf32>
 }
+
+// -----
+
+// A select_branch with a constant condition folds to the taken side (when
+// that side has the result type), and one with equal sides to that side.
+// CHECK-LABEL: func @fold_select_branch
+// CHECK-DAG: %[[P:.*]] = v4f.select_branch %arg2, %arg0, %arg1
+// CHECK-DAG: %[[Q:.*]] = v4f.select_branch %{{.*}}, %arg0, %arg3
+// CHECK: return %arg0, %arg1, %arg0, %[[P]], %[[Q]]
+func.func @fold_select_branch(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<i1>, %d: tensor<3xf32>)
+    -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<?xf32>) {
+  %t = arith.constant dense<true> : tensor<i1>
+  %f = arith.constant dense<0> : tensor<1xi64>
+  %0 = v4f.select_branch %t, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %1 = v4f.select_branch %f, %a, %b : (tensor<1xi64>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %2 = v4f.select_branch %c, %a, %a : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %3 = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // A constant condition picking a side of another type stays.
+  %4 = v4f.select_branch %t, %a, %d : (tensor<i1>, tensor<2xf32>, tensor<3xf32>) -> tensor<?xf32>
+  return %0, %1, %2, %3, %4 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<?xf32>
+}

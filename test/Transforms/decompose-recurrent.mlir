@@ -64,3 +64,33 @@ func.func @gru(%x: tensor<1x1x3xf32>, %w: tensor<1x6x3xf32>, %r: tensor<1x6x2xf3
       : (tensor<1x1x3xf32>, tensor<1x6x3xf32>, tensor<1x6x2xf32>) -> (tensor<1x1x1x2xf32>, tensor<1x1x2xf32>)
   return %y : tensor<1x1x1x2xf32>
 }
+
+// -----
+
+// A run-time sequence length cannot be unrolled: a float32 layer stays whole
+// (the CPU backend runs it as a time-loop kernel).
+// CHECK-LABEL: func @dynamic_seq_f32
+// CHECK: v4f.recurrent %arg0, %arg1, %arg2 {{.*}} : (tensor<?x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>) -> (tensor<?x1x2x3xf32>, tensor<1x2x3xf32>)
+func.func @dynamic_seq_f32(%x: tensor<?x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>) -> tensor<?x1x2x3xf32> {
+  %y, %yh = v4f.recurrent %x, %w, %r {cell = "rnn", direction = "forward", hidden_size = 3 : i64, activations = ["tanh"],
+      activation_alpha = array<f32: 0.0>, activation_beta = array<f32: 0.0>}
+      : (tensor<?x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>) -> (tensor<?x1x2x3xf32>, tensor<1x2x3xf32>)
+  return %y : tensor<?x1x2x3xf32>
+}
+
+// -----
+
+// A float16 layer over a run-time batch stays whole, computed in float32
+// between conversions.
+// CHECK-LABEL: func @dynamic_batch_f16
+// CHECK: v4f.elementwise %arg0 : (tensor<3x?x4xf16>) -> tensor<3x?x4xf32>
+// CHECK: arith.extf
+// CHECK: %[[Y:.*]], %{{.*}} = v4f.recurrent {{.*}} -> (tensor<3x1x?x3xf32>, tensor<1x?x3xf32>)
+// CHECK: v4f.elementwise %[[Y]] : (tensor<3x1x?x3xf32>) -> tensor<3x1x?x3xf16>
+// CHECK: arith.truncf
+func.func @dynamic_batch_f16(%x: tensor<3x?x4xf16>, %w: tensor<1x9x4xf16>, %r: tensor<1x9x3xf16>) -> tensor<3x1x?x3xf16> {
+  %y, %yh = v4f.recurrent %x, %w, %r {cell = "gru", direction = "forward", hidden_size = 3 : i64, activations = ["sigmoid", "tanh"],
+      activation_alpha = array<f32: 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0>}
+      : (tensor<3x?x4xf16>, tensor<1x9x4xf16>, tensor<1x9x3xf16>) -> (tensor<3x1x?x3xf16>, tensor<1x?x3xf16>)
+  return %y : tensor<3x1x?x3xf16>
+}

@@ -528,6 +528,94 @@ def make_slice_extreme_steps() -> Case:
                 note="Slice steps INT64_MIN and 2^62")
 
 
+def make_if_runtime_branches() -> Case:
+    """If on run-time conditions whose branches differ in shape: one
+    condition computed from the data (ReduceSum(x) > 0), one from an int64
+    input flag; a nested If inside a branch. Only the taken side runs."""
+    then_g = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["t_out"], axis=1)], "then_g", [],
+        [_vi("t_out", F32, ["N", 8])])
+    inner_then = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["it_out"])], "inner_then", [], [_vi("it_out", F32, ["N", 4])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s0", "s3", "s1"], ["ie_out"])], "inner_else", [],
+        [_vi("ie_out", F32, ["N", 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Greater", ["flag", "zero_i"], ["inner_c"]),
+         helper.make_node("If", ["inner_c"], ["e_out"], then_branch=inner_then, else_branch=inner_else)],
+        "else_g", [], [_vi("e_out", F32, ["N", "K"])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["y", "two"], ["z"]),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero_i"),
+             numpy_helper.from_array(np.array([0], np.int64), "s0"),
+             numpy_helper.from_array(np.array([3], np.int64), "s3"),
+             numpy_helper.from_array(np.array([1], np.int64), "s1")]
+    graph = helper.make_graph(nodes, "if_runtime_branches",
+                              [_vi("x", F32, ["N", 4]), _vi("flag", I64, [1])],
+                              [_vi("z", F32, ["N", "W"])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rng = np.random.default_rng(107)
+    pos = np.abs(_randn(rng, [2, 4])) + 0.1
+    neg = -np.abs(_randn(rng, [3, 4])) - 0.1
+    return Case(m, [{"x": pos, "flag": np.array([0], np.int64)},
+                    {"x": neg, "flag": np.array([1], np.int64)},
+                    {"x": neg[:1], "flag": np.array([0], np.int64)}],
+                note="then [N,8]; else-then [N,4]; else-else [N,3]")
+
+
+def make_recurrent_dynamic() -> Case:
+    """RNN, GRU and LSTM over a run-time sequence length and batch (one
+    time-loop kernel each, not unrolled): a reverse RNN with clip; a
+    bidirectional GRU (linear_before_reset 0) with initial_h and run-time
+    sequence_lens; an LSTM with peepholes, biases and input_forget whose
+    hidden size 16 uses the 8-lane dot products. Refused at run time: an
+    initial_h whose batch (its own symbol G) disagrees with X's, a sequence
+    length > seq."""
+    rng = np.random.default_rng(211)
+    I, H1, H2, H3 = 5, 3, 4, 16
+
+    def w(shape, scale=0.4):
+        return _randn(rng, shape, scale)
+
+    inits = [
+        numpy_helper.from_array(w([1, H1, I]), "rw"), numpy_helper.from_array(w([1, H1, H1]), "rr"),
+        numpy_helper.from_array(w([1, 2 * H1]), "rb"),
+        numpy_helper.from_array(w([2, 3 * H2, I]), "gw"), numpy_helper.from_array(w([2, 3 * H2, H2]), "gr"),
+        numpy_helper.from_array(w([2, 6 * H2]), "gb"),
+        numpy_helper.from_array(w([1, 4 * H3, I]), "lw"), numpy_helper.from_array(w([1, 4 * H3, H3]), "lr"),
+        numpy_helper.from_array(w([1, 8 * H3]), "lb"), numpy_helper.from_array(w([1, 3 * H3]), "lp"),
+    ]
+    nodes = [
+        helper.make_node("RNN", ["x", "rw", "rr", "rb"], ["ry", "rh"], hidden_size=H1, direction="reverse",
+                         clip=1.5),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb", "lens", "gh0"], ["gy", "gh"], hidden_size=H2,
+                         direction="bidirectional"),
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "lens", "", "", "lp"], ["ly", "lh", "lc"],
+                         hidden_size=H3, input_forget=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "recurrent_dynamic",
+        [_vi("x", F32, ["T", "B", I]), _vi("lens", TensorProto.INT32, ["B"]), _vi("gh0", F32, [2, "G", H2])],
+        [_vi("ry", F32, ["T", 1, "B", H1]), _vi("rh", F32, [1, "B", H1]), _vi("gy", F32, ["T", 2, "B", H2]),
+         _vi("gh", F32, [2, "B", H2]), _vi("ly", F32, ["T", 1, "B", H3]), _vi("lc", F32, [1, "B", H3])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+    def inputs(T, B, lens):
+        return {"x": _randn(rng, [T, B, I]), "lens": np.array(lens, np.int32), "gh0": _randn(rng, [2, B, H2], 0.5)}
+
+    bad_batch = inputs(3, 2, [3, 1])
+    bad_batch["gh0"] = _randn(rng, [2, 3, H2])
+    return Case(m, [inputs(4, 2, [4, 2]), inputs(7, 3, [7, 1, 5]), inputs(1, 1, [1])],
+                note="T,B = 4,2 / 7,3 / 1,1 with sequence_lens",
+                refused_sets=[(bad_batch, "operand dims disagree"), (inputs(3, 2, [4, 1]), "index out of range")])
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -545,6 +633,8 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "slice_extreme_steps": make_slice_extreme_steps,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
+        "if_runtime_branches": make_if_runtime_branches,
+        "recurrent_dynamic": make_recurrent_dynamic,
     }
     for k, fn in OPSET_VARIANTS.items():
         gens[f"opset_variants/{k}"] = fn

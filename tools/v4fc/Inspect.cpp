@@ -117,8 +117,9 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
   if (showPlan && manifest->dispatches())
     for (size_t i = 0; i < dispatches; ++i) {
       const auto *d = manifest->dispatches()->Get(i);
-      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s\n", i, d->executable(), d->entry_point(),
-                  d->bindings() ? d->bindings()->size() : 0, str(d->name()));
+      std::string guard = d->guard() >= 0 ? "  (runs if r" + std::to_string(d->guard()) + " != 0)" : "";
+      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s%s\n", i, d->executable(), d->entry_point(),
+                  d->bindings() ? d->bindings()->size() : 0, str(d->name()), guard.c_str());
     }
   return true;
 }

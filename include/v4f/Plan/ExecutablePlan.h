@@ -19,6 +19,7 @@
 #include "v4f/artifact_format.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,9 @@ struct PlanDispatch {
   std::vector<Reg> workgroupCount;    // 1 to 3 registers (x, y, z)
   Reg scratchSize = 0;                // bytes of per-worker scratch
   std::string name;
+  /// Runs only when this register is non-zero (the dispatches of one side
+  /// of a run-time If); unset: always runs.
+  std::optional<Reg> guard;
 };
 
 struct ExecutablePlan {

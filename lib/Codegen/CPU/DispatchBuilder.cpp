@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -130,6 +131,7 @@ DType dtypeOf(Type t) {
 }
 
 struct PlanBuilder {
+  PlanBuilder(DispatchContext &ctx, std::vector<uint8_t> &constants) : ctx(ctx), constants(constants) {}
   DispatchContext &ctx;
   std::vector<uint8_t> &constants;
   DenseMap<Value, TensorInfo> infos;
@@ -322,12 +324,186 @@ struct PlanBuilder {
     return emitTopK(ctx, op, operands, k, results[0], results[1]);
   }
 
+  /// A whole recurrent layer: Y is [T, D, B, H] (layout 1: [B, T, D, H]),
+  /// the states [D, B, H] (layout 1: [B, D, H]), T and B from X.
+  LogicalResult emitRecurrentOp(RecurrentOp op, ArrayRef<TensorInfo> operands) {
+    const TensorInfo &X = operands[0];
+    bool layout = op.getLayout() != 0;
+    Reg T = X.dims[layout ? 1 : 0], B = X.dims[layout ? 0 : 1];
+    SmallVector<TensorInfo> results;
+    for (Value v : op->getResults()) {
+      auto type = llvm::cast<RankedTensorType>(v.getType());
+      TensorInfo t;
+      t.elementType = type.getElementType();
+      int64_t rank = type.getRank();
+      for (int64_t d = 0; d < rank; ++d) {
+        bool isT = rank == 4 && d == (layout ? 1 : 0), isB = d == (layout ? 0 : rank - 2);
+        t.dims.push_back(!type.isDynamicDim(d) ? sp().constant(type.getDimSize(d)) : isT ? T : isB ? B : Reg());
+        if (type.isDynamicDim(d) && !isT && !isB) return op.emitOpError("has an unexpected dynamic result dim");
+      }
+      t.buffer = ctx.newTransient(bytesOf(t));
+      infos[v] = t;
+      results.push_back(t);
+    }
+    return emitRecurrent(ctx, op, operands, results);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Run-time If: v4f.select_branch picks one side; every dispatch needed only
+  // through one side is guarded by the condition, so only the taken side runs.
+  //===--------------------------------------------------------------------===//
+
+  /// A guard: run when `reg` (0 or 1) is non-zero. The registers it reads
+  /// are final for dispatches at index >= readyAt (a condition computed by a
+  /// dispatch is known once that dispatch ran; before, it has its bound).
+  struct Guard {
+    Reg reg;
+    uint32_t readyAt;
+  };
+  /// The condition of a select_branch as 0/1 registers.
+  struct Cond {
+    Reg taken, notTaken;
+    uint32_t readyAt;
+  };
+  DenseSet<Value> condValues;          // cond operands of every select_branch
+  DenseMap<Value, Cond> conds;
+  /// Per select_branch: the dispatch indices of its then and else copies.
+  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> branchCopies;
+
+  /// Gives `v` (if it is a select_branch condition) its 0/1 registers: its
+  /// followed value, or else a one-workgroup dispatch that writes it as an
+  /// int64 the plan reads back (a DataValue bounded by 1).
+  void noteCond(Value v) {
+    if (!condValues.contains(v) || conds.count(v)) return;
+    const TensorInfo t = info(v);
+    Reg value;
+    if (t.values && !t.values->empty()) {
+      value = (*t.values)[0];
+    } else {
+      Type scalar = bodyScalarType(t.elementType);
+      uint32_t buf = ctx.newTransient(sp().constant(8));
+      auto kb = ctx.newKernel("if condition");
+      Value x = kb->load(t.elementType, kb->binding(1), kb->c(0));
+      Value nz;
+      if (llvm::isa<FloatType>(scalar))
+        nz = kb->b.create<arith::CmpFOp>(kb->loc, arith::CmpFPredicate::UNE, x,
+                                         kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0)));
+      else
+        nz = kb->b.create<arith::CmpIOp>(kb->loc, arith::CmpIPredicate::ne, x,
+                                         kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0)));
+      kb->store(kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nz), kb->binding(0), kb->c(0));
+      kb->finish();
+      std::string name = v.getDefiningOp() ? dispatchName(v.getDefiningOp()) : std::string("input");
+      ctx.addDispatch(*kb, {buf, t.buffer}, sp().constant(1), name + " as If condition");
+      value = sp().dataValue(buf, 0, sp().constant(1));
+    }
+    Reg notTaken = sp().eq(value, sp().constant(0));
+    conds[v] = Cond{sp().eq(notTaken, sp().constant(0)), notTaken, uint32_t(ctx.plan.dispatches.size())};
+  }
+
+  /// The result has the taken side's dims and a buffer for the larger side;
+  /// two copies fill it, each guarded (in assignGuards) by its side.
+  LogicalResult emitSelectBranch(SelectBranchOp op) {
+    auto it = conds.find(op.getCond());
+    if (it == conds.end()) return op.emitOpError("its condition has no plan register (internal error)");
+    const Cond c = it->second;
+    const TensorInfo a = info(op.getThenValue()), b = info(op.getElseValue());
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    TensorInfo r;
+    r.elementType = type.getElementType();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      r.dims.push_back(type.isDynamicDim(d) ? sp().select(c.taken, a.dims[d], b.dims[d])
+                                            : sp().constant(type.getDimSize(d)));
+    if (a.values && b.values && a.values->size() == b.values->size()) {
+      r.values.emplace();
+      for (size_t k = 0; k < a.values->size(); ++k) r.values->push_back(sp().select(c.taken, (*a.values)[k], (*b.values)[k]));
+    }
+    r.buffer = ctx.newTransient(sp().max(bytesOf(a), bytesOf(b)));
+    infos[op.getResult()] = r;
+    std::string name = dispatchName(op);
+    uint32_t thenIndex = ctx.plan.dispatches.size();
+    TensorInfo dst = a;
+    dst.buffer = r.buffer;
+    emitCopy(ctx, a, dst, name + " then");
+    uint32_t elseIndex = ctx.plan.dispatches.size();
+    dst = b;
+    dst.buffer = r.buffer;
+    emitCopy(ctx, b, dst, name + " else");
+    if (ctx.plan.dispatches.size() != elseIndex + 1 || elseIndex != thenIndex + 1)
+      return op.emitOpError("expected one copy dispatch per side (internal error)");
+    branchCopies[op] = {thenIndex, elseIndex};
+    return success();
+  }
+
+  std::optional<Guard> andGuard(std::optional<Guard> g, Reg term, uint32_t readyAt) {
+    if (!g) return Guard{term, readyAt};
+    return Guard{sp().mul(g->reg, term), std::max(g->readyAt, readyAt)};
+  }
+
+  /// Walks the body backwards: an op is needed when any user needs it, and
+  /// a select_branch needs its then (else) value only when its condition is
+  /// (is not) taken. Guards the dispatches of each op (`ranges`) by the
+  /// disjunction of its users' needs; ops that a return or an unguarded op
+  /// reads always run.
+  LogicalResult assignGuards(Block &body, const DenseMap<Operation *, std::pair<uint32_t, uint32_t>> &ranges) {
+    if (branchCopies.empty()) return success();
+    DenseMap<Operation *, std::optional<Guard>> need;
+    auto guardOf = [&](Operation *op) -> std::optional<Guard> {
+      auto it = need.find(op);
+      return it == need.end() ? std::nullopt : it->second;
+    };
+    for (Operation &op : llvm::reverse(body)) {
+      if (isa<func::ReturnOp>(op)) continue;
+      std::optional<Guard> g;
+      bool always = false, used = false;
+      for (Value r : op.getResults())
+        for (OpOperand &use : r.getUses()) {
+          Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+          if (!user || isa<func::ReturnOp>(user)) {
+            always = true;
+            continue;
+          }
+          std::optional<Guard> ug = guardOf(user);
+          auto sel = dyn_cast<SelectBranchOp>(user);
+          if (sel && use.getOwner() == user && use.getOperandNumber() > 0) {
+            const Cond &c = conds[sel.getCond()];
+            ug = andGuard(ug, use.getOperandNumber() == 1 ? c.taken : c.notTaken, c.readyAt);
+          }
+          if (!ug) always = true;
+          else if (!used) g = ug;
+          else g = Guard{sp().max(g->reg, ug->reg), std::max(g->readyAt, ug->readyAt)};
+          used = true;
+        }
+      if (!always && used) need[&op] = g;
+    }
+    for (auto [op, range] : ranges) {
+      std::optional<Guard> g = guardOf(op);
+      if (auto it = branchCopies.find(op); it != branchCopies.end()) {
+        const Cond &c = conds[cast<SelectBranchOp>(op).getCond()];
+        auto [thenIndex, elseIndex] = it->second;
+        for (auto [index, term] : {std::pair{thenIndex, c.taken}, std::pair{elseIndex, c.notTaken}}) {
+          std::optional<Guard> side = andGuard(g, term, c.readyAt);
+          if (side->readyAt > index)
+            return op->emitOpError("its condition is computed after the branch copies (internal error)");
+          ctx.plan.dispatches[index].guard = side->reg;
+        }
+        continue;
+      }
+      if (!g) continue;
+      // A dispatch before its condition is known runs unguarded (only a cost).
+      for (uint32_t d = range.first; d < range.second; ++d)
+        if (d >= g->readyAt) ctx.plan.dispatches[d].guard = g->reg;
+    }
+    return success();
+  }
+
   LogicalResult emitOp(Operation *op) {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
     if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
     if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
     if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
+    if (auto rec = dyn_cast<RecurrentOp>(op)) return emitRecurrentOp(rec, operands);
     if (isa<UniqueOp, NonMaxSuppressionOp>(op)) {
       SmallVector<TensorInfo> results;
       if (failed(isa<UniqueOp>(op) ? emitUnique(ctx, op, operands, results)
@@ -451,7 +627,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   if (!func) return graph.emitError("module has no func @main");
   plan.executables.emplace_back();
   DispatchContext ctx(kernels, plan, plan.executables.size() - 1);
-  PlanBuilder pb{ctx, constants, DenseMap<Value, TensorInfo>()};
+  PlanBuilder pb(ctx, constants);
 
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = llvm::cast<RankedTensorType>(arg.getType());
@@ -502,9 +678,25 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     plan.inputs.push_back(sig);
   }
 
+  func.walk([&](SelectBranchOp sel) { pb.condValues.insert(sel.getCond()); });
+  for (BlockArgument arg : func.getArguments()) pb.noteCond(arg);
+
+  // Dispatch indices [first, last) each top-level op appended (for guards).
+  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> ranges;
   for (Operation &op : func.getBody().front()) {
+    uint32_t first = plan.dispatches.size();
+    auto done = [&]() {
+      for (Value r : op.getResults()) pb.noteCond(r);
+      ranges[&op] = {first, uint32_t(plan.dispatches.size())};
+    };
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       if (failed(pb.addConstant(cst))) return failure();
+      done();
+      continue;
+    }
+    if (auto sel = dyn_cast<SelectBranchOp>(op)) {
+      if (failed(pb.emitSelectBranch(sel))) return failure();
+      done();
       continue;
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -552,10 +744,12 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     }
     if (auto region = dyn_cast<DispatchOp>(op)) {
       if (failed(pb.emitRegion(region))) return failure();
+      done();
       continue;
     }
     if (isBufferView(&op)) {
       if (failed(pb.emitOp(&op))) return failure();
+      done();
       continue;
     }
     if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
@@ -564,6 +758,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
     return op.emitOpError("is not supported by the CPU backend");
   }
 
+  if (failed(pb.assignGuards(func.getBody().front(), ranges))) return failure();
   plan.shapeProgram = ctx.shapes.instructions();
   computeBufferLifetimes(plan);
   compactShapeProgram(plan);

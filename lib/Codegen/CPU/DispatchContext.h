@@ -100,6 +100,11 @@ mlir::LogicalResult emitGatherND(DispatchContext &ctx, mlir::Operation *op,
 mlir::LogicalResult emitTopK(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
                              Reg k, const TensorInfo &values, const TensorInfo &indices);
 
+/// v4f.recurrent over a run-time sequence length or batch: one time-loop
+/// kernel writing `results` (Y, Y_h and, for LSTM, Y_c; RecurrentKernels.cpp).
+mlir::LogicalResult emitRecurrent(DispatchContext &ctx, RecurrentOp op, llvm::ArrayRef<TensorInfo> operands,
+                                  llvm::ArrayRef<TensorInfo> results);
+
 // Ops with data-dependent result lengths (DataDependentKernels.cpp): each
 // creates its results' buffers (appended to `results`, in result order).
 mlir::LogicalResult emitUnique(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,

@@ -36,7 +36,9 @@ struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsP
     const PlanExecutable &exe = out.plan.executables.front();
     std::map<uint32_t, SmallVector<Attribute>> users;
     OpBuilder b(&getContext());
-    for (const PlanDispatch &d : out.plan.dispatches) users[d.entryPoint].push_back(b.getStringAttr(d.name));
+    // A guarded dispatch (one side of a run-time If) is marked "[guarded]".
+    for (const PlanDispatch &d : out.plan.dispatches)
+      users[d.entryPoint].push_back(b.getStringAttr(d.guard ? d.name + " [guarded]" : d.name));
     for (auto &[entry, names] : users)
       if (auto fn = kernels->lookupSymbol<func::FuncOp>(exe.entryPoints[entry]))
         fn->setAttr("v4f.dispatches", b.getArrayAttr(names));

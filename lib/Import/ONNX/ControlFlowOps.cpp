@@ -6,10 +6,10 @@
 // body, with the same checks and errors).
 //
 //  - If with a constant condition imports only the taken branch. With a
-//    run-time condition BOTH branches are imported (they are pure tensor
-//    computations, so running both is only a cost) and each output is an
-//    element-wise select on the scalar condition; the two branches' outputs
-//    must then have the same static type.
+//    run-time condition both branches are imported and each output is a
+//    v4f.select_branch on the condition: codegen guards the dispatches each
+//    side needs by the condition, so only the taken branch runs, and the
+//    sides may differ in shape (same rank and element type).
 //  - Loop is unrolled: its trip count M must be known at import, and the
 //    condition (initial and the one the body computes) must fold to a
 //    constant. Scan outputs are stacked along a new axis 0.
@@ -291,41 +291,35 @@ LogicalResult importIf(NodeContext &c) {
     return success();
   }
 
-  // Run-time condition: both branches run, each output is a select.
+  // Run-time condition: both branches are imported, each output is a
+  // v4f.select_branch; codegen guards every dispatch needed by one side only,
+  // so only the taken branch runs and the sides may differ in shape.
   auto thenOuts = importSubgraph(c, thenG, {}, "then_branch");
   if (failed(thenOuts)) return failure();
   auto elseOuts = importSubgraph(c, elseG, {}, "else_branch");
   if (failed(elseOuts)) return failure();
-  Bound condScalar = *cond;
-  if (condType.getRank() != 0) {
-    auto empty = RankedTensorType::get({0}, c.b.getI64Type());
-    auto r = runNode(c, "Reshape", {*cond, Bound{{}, DenseElementsAttr::get(empty, ArrayRef<int64_t>{})}});
-    if (failed(r)) return failure();
-    condScalar = *r;
-  }
-  Value condV = materialize(c, condScalar);
+  Value condV = materialize(c, *cond);
   for (size_t i = 0; i < thenOuts->size(); ++i) {
     if (!c.outputUsed(i)) continue;
     const Bound &a = (*thenOuts)[i], &b = (*elseOuts)[i];
-    auto at = llvm::dyn_cast<RankedTensorType>(a.type()), bt = llvm::dyn_cast<RankedTensorType>(b.type());
-    if (!at || !bt || at != bt || !at.hasStaticShape()) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << a.type() << " and " << b.type();
-      return c.fail("the condition is known only at run time, so both branches are imported and selected "
-                    "element-wise; output " + std::to_string(i) + " must then have the same static type in both "
-                    "branches, got " + os.str());
-    }
     if (a.cst && a.cst == b.cst) {
       bindName(c.g, c.node.output(int(i)), a);
       continue;
     }
-    auto sel = buildElementwise(c, {condV, materialize(c, a), materialize(c, b)}, at.getElementType(),
-                                [](OpBuilder &bb, Location l, ArrayRef<Value> x) -> Value {
-                                  return bb.create<arith::SelectOp>(l, x[0], x[1], x[2]);
-                                });
-    if (failed(sel)) return failure();
-    c.setOutput(i, *sel);
+    auto at = llvm::dyn_cast<RankedTensorType>(a.type()), bt = llvm::dyn_cast<RankedTensorType>(b.type());
+    if (!at || !bt || at.getRank() != bt.getRank() || at.getElementType() != bt.getElementType()) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << a.type() << " and " << b.type();
+      return c.fail("output " + std::to_string(i) + " of the branches must have one rank and element type "
+                    "(the condition is known only at run time), got " + os.str());
+    }
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < at.getRank(); ++d)
+      dims.push_back(at.getDimSize(d) == bt.getDimSize(d) ? at.getDimSize(d) : ShapedType::kDynamic);
+    auto type = RankedTensorType::get(dims, at.getElementType());
+    Value sel = c.b.create<SelectBranchOp>(c.loc, type, condV, materialize(c, a), materialize(c, b));
+    c.setOutput(i, sel);
   }
   return success();
 }

@@ -1,7 +1,8 @@
 //===- RecurrentOps.cpp - ONNX RNN / GRU / LSTM -> v4f.recurrent ----------===//
 //
 // RNN, GRU and LSTM import whole as v4f.recurrent (v4f-decompose-recurrent
-// unrolls it). The importer checks the attributes and operands
+// unrolls it over a static sequence; over a run-time sequence length or
+// batch the CPU backend runs it as one time-loop kernel). The importer checks the attributes and operands
 // (resolveRecurrentShape, shared with the op's verifier) so that a bad node
 // is reported at import with its name, and resolves the activations: lower
 // case, listed for every direction, with activation_alpha / activation_beta
@@ -122,8 +123,9 @@ LogicalResult importRecurrent(NodeContext &c) {
   if (c.hasInput(kLens))
     if (auto known = c.constantInts(kLens))
       for (int64_t n : *known)
-        if (n < 0 || n > s.T)
-          return c.fail("sequence_lens value " + std::to_string(n) + " is outside [0, " + std::to_string(s.T) + "]");
+        if (n < 0 || (!ShapedType::isDynamic(s.T) && n > s.T))
+          return c.fail("sequence_lens value " + std::to_string(n) + " is outside [0, " +
+                        (ShapedType::isDynamic(s.T) ? std::string("the sequence length") : std::to_string(s.T)) + "]");
 
   OpBuilder &b = c.b;
   SmallVector<Attribute> names;

@@ -351,7 +351,14 @@ LogicalResult importConstantOfShape(NodeContext &c) {
       if (!t || t.getNumElements() != 1) return c.fail(err.empty() ? "value must hold one element" : err);
       value = llvm::cast<TypedAttr>(*t.getValues<Attribute>().begin());
     }
+    // Elements known at compile time (constants inside a Shape -> Gather ->
+    // Concat chain) give static dims.
     SmallVector<int64_t> dims(st.getDimSize(0), kDyn);
+    for (int64_t k = 0; k < st.getDimSize(0); ++k) {
+      ShapeElement e = shapeElement(c.input(0), k);
+      if (e.value && *e.value < 0) return c.fail("negative dim in the shape");
+      if (e.value) dims[k] = *e.value;
+    }
     c.setOutput(0, c.b.create<FillOp>(c.loc, RankedTensorType::get(dims, value.getType()), c.input(0), value));
     return success();
   }

@@ -30,11 +30,16 @@ extern "C" {
 /* Major 2: the manifest lists executables (a CPU library per ISA, room for a
  * CUDA module) and each dispatch names its executable and entry point, a 1- to
  * 3-D workgroup grid and its per-worker scratch size; kernels follow kernel ABI
- * version 2. Readers refuse other majors (older artifacts must be recompiled).
- * Minor 1 adds optional TensorSig.dim_min / dim_max (bounds of symbolic dims);
- * minors are backward compatible: a 2.0 reader ignores the new fields. */
-#define V4F_ARTIFACT_FORMAT_MAJOR 2
-#define V4F_ARTIFACT_FORMAT_MINOR 1
+ * version 2. 2.1 adds optional TensorSig.dim_min / dim_max (bounds of symbolic
+ * dims), which a 2.0 reader may ignore.
+ * Major 3 adds Dispatch.guard: a dispatch runs only when its guard register is
+ * non-zero (one side of a run-time If). A 2.x reader would ignore the guard and
+ * run both sides, so it must refuse the artifact: hence a new major. A 3.x
+ * reader still reads 2.x artifacts (they have no guards), and refuses majors
+ * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. */
+#define V4F_ARTIFACT_FORMAT_MAJOR 3
+#define V4F_ARTIFACT_FORMAT_MINOR 0
+#define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
 typedef struct v4f_file_header_t {

@@ -42,6 +42,9 @@ extern "C" {
 /* Kernel return codes. Non-zero aborts the run with a runtime error. */
 #define V4F_KERNEL_OK 0
 #define V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE 1
+/* Operands whose dims must agree at run time do not (e.g. a recurrent
+ * layer's initial state and X disagree on the batch size). */
+#define V4F_KERNEL_ERROR_SHAPE_MISMATCH 2
 
 /* Alignment the runtime guarantees for `scratch`. */
 #define V4F_KERNEL_SCRATCH_ALIGNMENT 64

@@ -192,6 +192,28 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(
     v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
     v4f_tensor_t* outputs, size_t output_count);
 
+/* Stateful calls (a decoder's KV cache): feeds output `output_index` back as
+ * input `input_index` on the session's next runs, without copying. The
+ * session owns two buffers per binding and swaps them every run (the output
+ * of run t is written straight into the buffer that run t+1 reads), growing
+ * them as the dims grow (e.g. a past length that increases by one token per
+ * call). On each run:
+ *   - inputs[input_index] is the caller's tensor only on the first run after
+ *     binding or v4f_session_reset_feedback (e.g. a past of length 0); on
+ *     later runs it is ignored (its fields may be anything) and the previous
+ *     run's output is used;
+ *   - outputs[output_index].data / byte_size are ignored and set to the
+ *     session's buffer, which stays valid and unchanged until the next run,
+ *     reset or release (read the result there; do not free it).
+ * The output and input must have the same dtype and rank; an output or input
+ * can be in one binding only. A failed run keeps the previous state. */
+V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index,
+                                               size_t input_index);
+
+/* Forgets the fed-back state (the bindings stay): the next run reads the
+ * caller's inputs again, e.g. to start a new sequence. */
+V4F_API v4f_status_t v4f_session_reset_feedback(v4f_session_t* session);
+
 /* Bytes of the session's arena for the most recently planned input shapes
  * (0 before the first run/resolve or when there are no transient buffers). */
 V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session);

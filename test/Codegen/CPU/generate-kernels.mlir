@@ -187,3 +187,44 @@ func.func @main(%x: tensor<6xf32>, %boxes: tensor<1x6x4xf32>, %scores: tensor<1x
   %z = v4f.nonzero %scores : (tensor<1x2x6xf32>) -> tensor<3x?xi64>
   return %y, %i, %inv, %n, %s, %z : tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>, tensor<?x3xi64>, tensor<3x?xi64>
 }
+
+// -----
+
+// A run-time If (v4f.select_branch): the condition is written as an int64
+// the plan reads back; each side's dispatches and its copy into the result
+// are guarded by it, so only the taken side runs.
+// CHECK: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 0 : i64, dispatches = 6 : i64
+// CHECK: attributes {v4f.dispatches = ["input as If condition"]}
+// CHECK: attributes {v4f.dispatches = ["concat [guarded]"]}
+// CHECK: attributes {v4f.dispatches = ["tanh [guarded]"]}
+// CHECK: attributes {v4f.dispatches = ["select_branch then [guarded]"]}
+// CHECK: attributes {v4f.dispatches = ["select_branch else [guarded]"]}
+func.func @main(%c: tensor<i1>, %x: tensor<2x8xf32>) -> tensor<2x?xf32> {
+  %a = v4f.concat %x, %x {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x16xf32>
+  %b = v4f.tanh %x : tensor<2x8xf32>
+  %y = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2x16xf32>, tensor<2x8xf32>) -> tensor<2x?xf32>
+  return %y : tensor<2x?xf32>
+}
+
+// -----
+
+// An LSTM over a run-time sequence length and batch stays whole and runs as
+// one time-loop kernel: one workgroup per (direction, batch entry), the
+// states in scratch, 8-lane dot products against W and R, and a status that
+// reports a batch mismatch of initial_h.
+// CHECK: module attributes {v4f.plan = {buffers = 7 : i64, constant_bytes = 0 : i64, dispatches = 1 : i64
+// CHECK: attributes {v4f.dispatches = ["recurrent"]}
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK: math.tanh
+func.func @main(%x: tensor<?x?x8xf32>, %w: tensor<1x12x8xf32>, %r: tensor<1x12x3xf32>, %h0: tensor<1x?x3xf32>)
+    -> (tensor<?x1x?x3xf32>, tensor<1x?x3xf32>) {
+  %y, %yh, %yc = v4f.recurrent %x, %w, %r initial_h(%h0)
+      {cell = "lstm", direction = "forward", hidden_size = 3 : i64,
+       activations = ["sigmoid", "tanh", "tanh"],
+       activation_alpha = array<f32: 0.0, 0.0, 0.0>, activation_beta = array<f32: 0.0, 0.0, 0.0>}
+      : (tensor<?x?x8xf32>, tensor<1x12x8xf32>, tensor<1x12x3xf32>, tensor<1x?x3xf32>)
+      -> (tensor<?x1x?x3xf32>, tensor<1x?x3xf32>, tensor<1x?x3xf32>)
+  return %y, %yh : tensor<?x1x?x3xf32>, tensor<1x?x3xf32>
+}

@@ -452,3 +452,26 @@ LogicalResult ElementwiseOp::verify() {
   return success();
 }
 
+
+LogicalResult SelectBranchOp::verify() {
+  auto cond = llvm::cast<RankedTensorType>(getCond().getType());
+  if (!cond.hasStaticShape() || cond.getNumElements() != 1)
+    return emitOpError("cond must have exactly one element, got ") << cond;
+  Type ce = cond.getElementType();
+  if (!ce.isIntOrFloat() || isStorageOnlyType(ce))
+    return emitOpError("cond must be a computable integer or float tensor");
+  auto a = llvm::cast<RankedTensorType>(getThenValue().getType());
+  auto b = llvm::cast<RankedTensorType>(getElseValue().getType());
+  auto r = llvm::cast<RankedTensorType>(getType());
+  if (a.getElementType() != b.getElementType() || a.getElementType() != r.getElementType())
+    return emitOpError("then_value, else_value and result must have one element type");
+  if (a.getRank() != b.getRank() || a.getRank() != r.getRank())
+    return emitOpError("then_value, else_value and result must have one rank");
+  for (int64_t d = 0; d < r.getRank(); ++d) {
+    if (r.isDynamicDim(d)) continue;
+    if (a.getDimSize(d) != r.getDimSize(d) || b.getDimSize(d) != r.getDimSize(d))
+      return emitOpError("result dim ") << d << " is " << r.getDimSize(d)
+                                         << " but a branch does not give that static size";
+  }
+  return success();
+}

@@ -108,3 +108,23 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   }
   return DenseElementsAttr::get(getType(), ArrayRef<float>(out));
 }
+
+/// A constant condition picks its side; equal sides need no condition. Only
+/// when the picked value has the result's type (else the types differ and
+/// the op stays until codegen, which picks at run time anyway).
+OpFoldResult SelectBranchOp::fold(FoldAdaptor adaptor) {
+  Value picked;
+  if (getThenValue() == getElseValue()) {
+    picked = getThenValue();
+  } else if (auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getCond())) {
+    if (c.getNumElements() != 1) return {};
+    Type et = c.getElementType();
+    bool taken;
+    if (llvm::isa<FloatType>(et)) taken = !(*c.value_begin<APFloat>()).isZero();
+    else if (llvm::isa<IntegerType>(et)) taken = !(*c.value_begin<APInt>()).isZero();
+    else return {};
+    picked = taken ? getThenValue() : getElseValue();
+  }
+  if (picked && picked.getType() == getType()) return picked;
+  return {};
+}

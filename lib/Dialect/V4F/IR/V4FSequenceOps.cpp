@@ -1,5 +1,7 @@
 //===- V4FSequenceOps.cpp - verifiers of v4f.attention and v4f.recurrent ---===//
 //
+// Also the recurrent cells' scalar math (RecurrentMath.h).
+//
 // The shape rules here (resolveAttentionShape, resolveRecurrentShape) are
 // shared with the importer, which reports the same problems at import with
 // the ONNX node's name, and with the decomposition passes, which read the
@@ -7,7 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Dialect/V4F/IR/RecurrentMath.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -165,6 +170,12 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
                                        RankedTensorType x, RankedTensorType w, RankedTensorType r,
                                        RankedTensorType b, RankedTensorType lens, RankedTensorType h0,
                                        RankedTensorType c0, RankedTensorType p, RecurrentShape &o) {
+  // The sequence length and the batch may be dynamic (kDyn); the weights,
+  // biases, peepholes and the states' other dims must be static. Two dims
+  // "agree" when equal or either is dynamic.
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  auto agree = [](int64_t a, int64_t b) { return a == b || a == kDyn || b == kDyn; };
+  auto dimStr = [](int64_t v) { return v == kDyn ? std::string("?") : str(v); };
   bool lstm = cell == "lstm";
   if (cell != "rnn" && cell != "gru" && !lstm) return "cell must be rnn, gru or lstm";
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
@@ -173,15 +184,17 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
   if (!lstm && (c0 || p)) return "initial_c and peepholes belong to LSTM only";
   Type io = x.getElementType();
   if (!llvm::isa<FloatType>(io) || io.isF64()) return "X must be float32, float16 or bfloat16";
-  const char *names[] = {"W", "R", "B", "initial_h", "initial_c", "P"};
-  RankedTensorType others[] = {w, r, b, h0, c0, p};
-  for (int i = 0; i < 6; ++i) {
-    if (!others[i]) continue;
-    if (others[i].getElementType() != io) return std::string(names[i]) + " must have X's element type";
-    if (!others[i].hasStaticShape()) return std::string(names[i]) + " must have a static shape";
+  const char *names[] = {"W", "R", "B", "P"};
+  RankedTensorType weights[] = {w, r, b, p};
+  for (int i = 0; i < 4; ++i) {
+    if (!weights[i]) continue;
+    if (weights[i].getElementType() != io) return std::string(names[i]) + " must have X's element type";
+    if (!weights[i].hasStaticShape()) return std::string(names[i]) + " must have a static shape";
   }
-  if (!x.hasStaticShape() || x.getRank() != 3)
-    return "X must be a 3-D tensor of static shape (a dynamic sequence length cannot be unrolled)";
+  for (auto [t, name] : {std::pair<RankedTensorType, const char *>{h0, "initial_h"}, {c0, "initial_c"}})
+    if (t && t.getElementType() != io) return std::string(name) + " must have X's element type";
+  if (x.getRank() != 3) return "X must be a 3-D tensor";
+  if (x.isDynamicDim(2)) return "X's input size (its last dim) must be static";
   o = RecurrentShape();
   o.dirs = direction == "bidirectional" ? 2 : 1;
   o.gates = cell == "rnn" ? 1 : cell == "gru" ? 3 : 4;
@@ -201,16 +214,29 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
     return "zero-sized sequence, batch, input or hidden dims are not supported";
   if (b && (b.getRank() != 2 || b.getDimSize(0) != D || b.getDimSize(1) != 2 * G * H))
     return "B must be [" + str(D) + ", " + str(2 * G * H) + "]";
+  // The batch: X's, or the first static one of the states and sequence_lens.
+  for (RankedTensorType t : {h0, c0})
+    if (t && t.getRank() == 3 && o.B == kDyn) o.B = t.getDimSize(layout ? 0 : 1);
+  if (lens && lens.getRank() == 1 && o.B == kDyn) o.B = lens.getDimSize(0);
+  if (o.B == 0) return "zero-sized sequence, batch, input or hidden dims are not supported";
   SmallVector<int64_t> state = layout ? SmallVector<int64_t>{o.B, D, H} : SmallVector<int64_t>{D, o.B, H};
-  for (auto [t, name] : {std::pair<RankedTensorType, const char *>{h0, "initial_h"}, {c0, "initial_c"}})
-    if (t && t.getShape() != ArrayRef<int64_t>(state))
-      return std::string(name) + " must be [" + str(state[0]) + ", " + str(state[1]) + ", " + str(state[2]) + "]";
+  for (auto [t, name] : {std::pair<RankedTensorType, const char *>{h0, "initial_h"}, {c0, "initial_c"}}) {
+    if (!t) continue;
+    bool fits = t.getRank() == 3;
+    for (int64_t d = 0; fits && d < 3; ++d) {
+      bool batchDim = d == (layout ? 0 : 1);
+      fits = batchDim ? agree(t.getDimSize(d), state[d]) : t.getDimSize(d) == state[d];
+    }
+    if (!fits)
+      return std::string(name) + " must be [" + dimStr(state[0]) + ", " + dimStr(state[1]) + ", " +
+             dimStr(state[2]) + "]";
+  }
   if (p && (p.getRank() != 2 || p.getDimSize(0) != D || p.getDimSize(1) != 3 * H))
     return "P must be [" + str(D) + ", " + str(3 * H) + "]";
   if (lens) {
     if (!lens.getElementType().isInteger(32) && !lens.getElementType().isInteger(64))
       return "sequence_lens must be int32 or int64";
-    if (lens.getRank() != 1 || lens.getDimSize(0) != o.B) return "sequence_lens must be [" + str(o.B) + "]";
+    if (lens.getRank() != 1 || !agree(lens.getDimSize(0), o.B)) return "sequence_lens must be [" + dimStr(o.B) + "]";
   }
   return "";
 }
@@ -250,4 +276,45 @@ LogicalResult RecurrentOp::verify() {
   if (lstm != (bool)getYC()) return emitOpError(lstm ? "an LSTM has a y_c result" : "only an LSTM has a y_c result");
   if (getYC() && getYC().getType() != stateType) return emitOpError("y_c must be ") << stateType;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// recurrent cell math (RecurrentMath.h)
+//===----------------------------------------------------------------------===//
+
+Value v4f::buildRecurrentActivation(OpBuilder &b, Location l, const RecurrentActivation &act, Value x) {
+  const std::string &n = act.name;
+  auto fconst = [&](float v) -> Value { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(v)); };
+  Value zero = fconst(0.f), one = fconst(1.f);
+  auto mul = [&](Value p, Value q) -> Value { return b.create<arith::MulFOp>(l, p, q); };
+  auto add = [&](Value p, Value q) -> Value { return b.create<arith::AddFOp>(l, p, q); };
+  auto lt0 = [&](Value v) -> Value { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, v, zero); };
+  if (n == "relu") return b.create<arith::MaximumFOp>(l, x, zero);
+  if (n == "tanh") return b.create<math::TanhOp>(l, x);
+  if (n == "sigmoid") return b.create<arith::DivFOp>(l, one, add(one, b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
+  if (n == "affine") return add(mul(fconst(act.alpha), x), fconst(act.beta));
+  if (n == "leakyrelu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(act.alpha), x), x);
+  if (n == "thresholdedrelu")
+    return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, fconst(act.alpha)),
+                                     x, zero);
+  if (n == "scaledtanh") return mul(fconst(act.alpha), b.create<math::TanhOp>(l, mul(fconst(act.beta), x)));
+  if (n == "hardsigmoid") {
+    Value y = add(mul(fconst(act.alpha), x), fconst(act.beta));
+    return b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, y, zero), one);
+  }
+  if (n == "elu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(act.alpha), b.create<math::ExpM1Op>(l, x)), x);
+  if (n == "softsign") return b.create<arith::DivFOp>(l, x, add(one, b.create<math::AbsFOp>(l, x)));
+  assert(n == "softplus" && "activation names are checked");
+  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
+  Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, b.create<math::AbsFOp>(l, x)));
+  return add(b.create<arith::MaximumFOp>(l, x, zero), b.create<math::Log1pOp>(l, e));
+}
+
+Value v4f::buildRecurrentGate(OpBuilder &b, Location l, std::optional<float> clip, const RecurrentActivation &act,
+                              Value x) {
+  if (clip) {
+    auto fconst = [&](float v) -> Value { return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(v)); };
+    x = b.create<arith::MinimumFOp>(l, b.create<arith::MaximumFOp>(l, x, fconst(-*clip)), fconst(*clip));
+  }
+  return buildRecurrentActivation(b, l, act, x);
 }

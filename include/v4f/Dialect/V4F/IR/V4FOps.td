@@ -403,6 +403,28 @@ def V4F_NonMaxSuppressionOp : V4F_Op<"non_max_suppression", [Pure]> {
   let hasVerifier = 1;
 }
 
+def V4F_SelectBranchOp : V4F_Op<"select_branch", [Pure]> {
+  let summary = "the output of an ONNX If whose condition is known only at run time";
+  let description = [{
+    `then_value` when the one-element `cond` is non-zero, else `else_value`.
+    Unlike an elementwise select, the two values may have different shapes
+    (same rank and element type); a dim is static in the result only where
+    both agree. Codegen runs only the taken branch: every dispatch whose
+    results are needed only through one side of a `select_branch` is guarded
+    by the condition in the plan, and the result's dims are the taken
+    branch's dims (its buffer is sized for the larger of the two).
+
+    ```mlir
+    %y = v4f.select_branch %c, %a, %b : (tensor<1xi1>, tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>) -> tensor<1x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$cond, AnyRankedTensor:$then_value, AnyRankedTensor:$else_value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$cond `,` $then_value `,` $else_value attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def V4F_ShapeOp : V4F_Op<"shape", [Pure]> {
   let summary = "the dims [start, end) of a tensor as a 1-D i64 tensor";
   let description = [{
