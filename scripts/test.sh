@@ -4,8 +4,10 @@
 #   2. the end-to-end numeric suite (test/e2e/run_e2e.py, ONNX Runtime as reference)
 #   3. the real-model set (test/models/run_models.py: exported models compiled
 #      once, run at two or more shapes against ONNX Runtime)
-#   4. hostile ONNX models (test/hostile/run_hostile_models.py)
-#   5. the ONNX backend node test suite with its expected-failure list
+#   4. greedy decoding with a KV cache (examples/greedy_decode: the C example's
+#      tokens must equal ONNX Runtime's; speeds are printed, not asserted)
+#   5. hostile ONNX models (test/hostile/run_hostile_models.py)
+#   6. the ONNX backend node test suite with its expected-failure list
 #      (test/onnx-backend/run_node_tests.py)
 # Runs all phases even if one fails; exits non-zero if anything failed.
 # Extra arguments are passed to run_e2e.py (e.g. --only mlp).
@@ -38,6 +40,7 @@ else
   phase "ctest (unit + lit)" ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
   phase "e2e (test/e2e/run_e2e.py)" .venv/bin/python test/e2e/run_e2e.py --build "$BUILD_DIR" -j "$JOBS" "$@"
   phase "real models (test/models)" .venv/bin/python test/models/run_models.py --build "$BUILD_DIR"
+  phase "greedy decode (examples/greedy_decode)" .venv/bin/python examples/greedy_decode/compare_with_ort.py --build "$BUILD_DIR"
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
 fi

@@ -20,5 +20,5 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%v4f-python", config.python_executable))
 config.substitutions.append(
     ("%onnx-from-text", f"{config.python_executable} {config.test_source_root}/tools/onnx_from_text.py"))
-llvm_config.add_tool_substitutions(["v4f-opt", "v4fc", "FileCheck", "not"],
+llvm_config.add_tool_substitutions(["v4f-opt", "v4fc", "v4f-run", "FileCheck", "not"],
                                    [config.v4f_tools_dir, config.llvm_tools_dir])

@@ -403,6 +403,23 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   return nullptr;
 }
 
+// The run's inputs with every fed-back input replaced by the last run's
+// output (in the session's buffer, no copy); `count` is the model's.
+const v4f_tensor_t* substituteFeedback(v4f_session_s* s, const v4f_tensor_t* inputs, size_t count) {
+  for (size_t i = 0; i < count; ++i) s->feedInputs[i] = inputs[i];
+  for (size_t k = 0; k < s->feedbackCount; ++k) {
+    const auto& f = s->feedback[k];
+    if (!f.hasState) continue;
+    v4f_tensor_t& t = s->feedInputs[f.input];
+    t.data = f.buf[f.cur];
+    t.byte_size = static_cast<size_t>(f.cap[f.cur]);
+    t.dtype = s->model->inputs[f.input].dtype;
+    t.rank = f.rank;
+    for (int32_t d = 0; d < V4F_MAX_RANK; ++d) t.dims[d] = f.dims[d];
+  }
+  return s->feedInputs.data();
+}
+
 void destroySession(v4f_session_s* s) {
   if (!s) return;
   s->pool.stop();
@@ -521,6 +538,8 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
   BusyGuard guard(session->busy);
   if (!guard.acquired) return sessionBusy();
+  if (session->feedbackCount && input_count == session->model->inputs.size() && (inputs || !input_count))
+    inputs = substituteFeedback(session, inputs, input_count);
   if (v4f_status_t st = checkInputs(session, inputs, input_count, false)) return st;
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))
@@ -580,21 +599,7 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
   const v4f_model_s* model = session->model;
   bool feeding = session->feedbackCount > 0 && input_count == model->inputs.size() &&
                  output_count == model->outputs.size() && (inputs || !input_count) && outputs;
-  if (feeding) {
-    // Fed-back inputs read the last run's outputs in place.
-    for (size_t i = 0; i < input_count; ++i) session->feedInputs[i] = inputs[i];
-    for (size_t k = 0; k < session->feedbackCount; ++k) {
-      const auto& f = session->feedback[k];
-      if (!f.hasState) continue;
-      v4f_tensor_t& t = session->feedInputs[f.input];
-      t.data = f.buf[f.cur];
-      t.byte_size = static_cast<size_t>(f.cap[f.cur]);
-      t.dtype = model->inputs[f.input].dtype;
-      t.rank = f.rank;
-      for (int32_t d = 0; d < V4F_MAX_RANK; ++d) t.dims[d] = f.dims[d];
-    }
-    inputs = session->feedInputs.data();
-  }
+  if (feeding) inputs = substituteFeedback(session, inputs, input_count);
   if (v4f_status_t st = checkInputs(session, inputs, input_count, true)) return st;
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))

@@ -37,15 +37,20 @@ const char *kUsage =
     "  --warmup N              warm-up runs before benchmarking (default 5)\n"
     "  --json FILE             write timing numbers as JSON\n"
     "  --print N               values printed per output (default 8)\n"
-    "  --disable-cpu-features LIST  treat these CPU features as absent\n";
+    "  --disable-cpu-features LIST  treat these CPU features as absent\n"
+    "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
+    "                          copying (repeatable; a KV cache: present_key=past_key)\n"
+    "  --steps N               run N times in a row (default 1); outputs are those of the\n"
+    "                          last run\n";
 
 struct Options {
   std::string model;
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> dims;
   std::string outputDir, jsonPath, disabledFeatures;
+  std::vector<std::pair<std::string, std::string>> feedback; // output name, input name
   int threads = 0;
-  long benchmark = 0, warmup = 5, printCount = 8;
+  long benchmark = 0, warmup = 5, printCount = 8, steps = 1;
 };
 
 [[noreturn]] void fail(const std::string &message) {
@@ -102,6 +107,10 @@ Options parseArgs(int argc, char **argv) {
       o.printCount = parseCount(a, value(), 0);
     } else if (a == "--disable-cpu-features") {
       o.disabledFeatures = value();
+    } else if (a == "--feedback") {
+      o.feedback.push_back(splitAssign(a, value()));
+    } else if (a == "--steps") {
+      o.steps = parseCount(a, value(), 1);
     } else if (!a.empty() && a[0] == '-') {
       fail("unknown option '" + a + "'\n" + kUsage);
     } else if (o.model.empty()) {
@@ -112,6 +121,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     fail(std::string("no model given\n") + kUsage);
+  if (!o.feedback.empty() && o.benchmark)
+    fail("--benchmark cannot be combined with --feedback (every run would grow the fed-back state)");
   return o;
 }
 
@@ -425,18 +436,38 @@ int runMain(int argc, char **argv) {
   std::vector<std::vector<uint8_t>> inputData;
   prepareInputs(model, opt, inputs, inputData);
 
-  // Outputs, sized from the resolved shapes.
-  std::vector<v4f_tensor_t> outputs(nout);
-  check(v4f_session_resolve_output_shapes(session, inputs.data(), nin, outputs.data(), nout), where);
-  std::vector<std::vector<uint8_t>> outputData(nout);
-  for (size_t i = 0; i < nout; ++i) {
-    outputData[i].assign(outputs[i].byte_size, 0);
-    outputs[i].data = outputData[i].data();
-  }
+  // --feedback OUT=IN by names.
+  auto indexOf = [&](bool output, const std::string &name) -> size_t {
+    size_t n = output ? nout : nin;
+    for (size_t i = 0; i < n; ++i) {
+      v4f_tensor_info_t info;
+      check(output ? v4f_model_output_info(model, i, &info) : v4f_model_input_info(model, i, &info), where);
+      if (name == info.name) return i;
+    }
+    fail(where + "--feedback names " + (output ? "output" : "input") + " '" + name + "', which the model does not have");
+  };
+  for (const auto &[out, in] : opt.feedback)
+    check(v4f_session_bind_feedback(session, indexOf(true, out), indexOf(false, in)), where);
 
-  t0 = std::chrono::steady_clock::now();
-  check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
-  double firstRunMs = msSince(t0);
+  // Outputs, sized from the resolved shapes before every run (fed-back
+  // outputs live in the session's buffers).
+  std::vector<v4f_tensor_t> outputs(nout);
+  std::vector<std::vector<uint8_t>> outputData(nout);
+  double firstRunMs = 0, allRunsMs = 0;
+  for (long step = 0; step < opt.steps; ++step) {
+    check(v4f_session_resolve_output_shapes(session, inputs.data(), nin, outputs.data(), nout), where);
+    for (size_t i = 0; i < nout; ++i) {
+      if (outputData[i].size() < outputs[i].byte_size) outputData[i].assign(outputs[i].byte_size, 0);
+      outputs[i].data = outputData[i].data();
+      outputs[i].byte_size = outputData[i].size();
+    }
+    t0 = std::chrono::steady_clock::now();
+    check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout),
+          opt.steps > 1 ? where + "step " + std::to_string(step) + ": " : where);
+    double ms = msSince(t0);
+    if (step == 0) firstRunMs = ms;
+    allRunsMs += ms;
+  }
 
   if (!opt.outputDir.empty()) {
     // Create the output folder (and its parents) like `mkdir -p`.
@@ -462,7 +493,7 @@ int runMain(int argc, char **argv) {
     count = std::min<size_t>(count, size_t(shapeCount));
     std::string values;
     for (size_t k = 0; k < count && k < size_t(opt.printCount); ++k)
-      values += (k ? ", " : "") + formatValue(t.dtype, outputData[i].data() + k * elem);
+      values += (k ? ", " : "") + formatValue(t.dtype, static_cast<const uint8_t *>(t.data) + k * elem);
     if (count > size_t(opt.printCount))
       values += ", ...";
     std::printf("output %-20s %-8s %s = [%s]\n", info.name, v4f_dtype_name(t.dtype),
@@ -470,13 +501,14 @@ int runMain(int argc, char **argv) {
     if (!opt.outputDir.empty()) {
       std::string path = opt.outputDir + "/" + sanitizeFileName(info.name) + ".npy";
       std::string error;
-      if (!v4frun::writeNpy(path, t.dtype, t.dims, t.rank, outputData[i].data(),
+      if (!v4frun::writeNpy(path, t.dtype, t.dims, t.rank, t.data,
                             size_t(shapeCount) * elem, error))
         fail(error);
     }
   }
   std::printf("load time:        %.3f ms\n", loadMs);
   std::printf("first run:        %.3f ms\n", firstRunMs);
+  if (opt.steps > 1) std::printf("%ld runs:          %.3f ms (%.3f ms per run)\n", opt.steps, allRunsMs, allRunsMs / opt.steps);
   std::printf("peak arena:       %zu bytes\n", v4f_session_peak_memory(session));
   std::printf("threads:          %d\n", v4f_session_thread_count(session));
 

@@ -205,6 +205,8 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(
  *   - outputs[output_index].data / byte_size are ignored and set to the
  *     session's buffer, which stays valid and unchanged until the next run,
  *     reset or release (read the result there; do not free it).
+ * v4f_session_resolve_output_shapes applies the same substitution (it
+ * reports the shapes the next run will have).
  * The output and input must have the same dtype and rank; an output or input
  * can be in one binding only. A failed run keeps the previous state. */
 V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index,
