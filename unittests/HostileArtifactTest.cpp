@@ -459,6 +459,41 @@ TEST(HostileArtifact, GuardOutOfRangeIsRefused) {
   expectLoadError(file, "dispatch 0 'add' guard refers to shape register -2");
 }
 
+TEST(HostileArtifact, BadLoopsAreRefused) {
+  auto withLoop = [](uint32_t begin, uint32_t end, uint32_t trip, int64_t max) {
+    std::vector<uint8_t> file = buildAddScaleArtifact();
+    editManifest(file, [&](fbt::ManifestT &m) {
+      auto loop = std::make_unique<fbt::LoopT>();
+      loop->begin = begin;
+      loop->end = end;
+      loop->trip_count = trip;
+      loop->max_iterations = max;
+      loop->name = "loop 'L'";
+      m.loops.push_back(std::move(loop));
+    });
+    return file;
+  };
+  expectLoadError(withLoop(1, 1, 0, 4), "loop 0 'loop 'L'' covers dispatches [1, 1), which is empty or outside the 2 dispatches");
+  expectLoadError(withLoop(0, 3, 0, 4), "covers dispatches [0, 3), which is empty or outside the 2 dispatches");
+  expectLoadError(withLoop(0, 2, 1000, 4), "loop 0 'loop 'L'' trip count refers to shape register 1000");
+  expectLoadError(withLoop(0, 2, 0, 0), "loop 0 'loop 'L'' has a non-positive iteration bound 0");
+  std::vector<uint8_t> file = withLoop(0, 2, 0, 4);
+  editManifest(file, [](fbt::ManifestT &m) {
+    auto second = std::make_unique<fbt::LoopT>(*m.loops[0]);
+    second->begin = 1;
+    m.loops.push_back(std::move(second));
+  });
+  expectLoadError(file, "loop 1 'loop 'L'' overlaps the loop before it");
+  // An iteration-number register needs its loop.
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::LoopIndex, 0, 0, 0); });
+  expectLoadError(file, "shape program instruction 0 reads the iteration of loop 0, but there are 0 loops");
+  // A well-formed loop loads.
+  v4f_status_t s = tryLoad(withLoop(0, 2, 0, 4));
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
+}
+
 TEST(HostileArtifact, Format2ArtifactsStillLoad) {
   // A 3.x runtime reads 2.x artifacts (they have no guards).
   std::vector<uint8_t> file = buildAddScaleArtifact();

@@ -59,7 +59,8 @@ V4F_SAME_ENUM(ShapeOpKind::Lt, fb::ShapeOp::Lt);
 V4F_SAME_ENUM(ShapeOpKind::Eq, fb::ShapeOp::Eq);
 V4F_SAME_ENUM(ShapeOpKind::InputScaledDim, fb::ShapeOp::InputScaledDim);
 V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::DataValue);
-V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::MAX);
+V4F_SAME_ENUM(ShapeOpKind::LoopIndex, fb::ShapeOp::LoopIndex);
+V4F_SAME_ENUM(ShapeOpKind::LoopIndex, fb::ShapeOp::MAX);
 V4F_SAME_ENUM(BufferKind::Input, fb::BufferKind::Input);
 V4F_SAME_ENUM(BufferKind::Output, fb::BufferKind::Output);
 V4F_SAME_ENUM(BufferKind::Constant, fb::BufferKind::Constant);
@@ -156,8 +157,16 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Loop>>> loopVec;
+  if (!plan.loops.empty()) {
+    std::vector<flatbuffers::Offset<fb::Loop>> loops;
+    for (const PlanLoop &l : plan.loops)
+      loops.push_back(fb::CreateLoop(fbb, l.begin, l.end, l.tripCount, l.maxIterations, fbb.CreateString(l.name)));
+    loopVec = fbb.CreateVector(loops);
+  }
+
   auto manifest = fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec,
-                                     outVec, programVec, bufferVec, dispatchVec);
+                                     outVec, programVec, bufferVec, dispatchVec, loopVec);
   fb::FinishManifestBuffer(fbb, manifest);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -69,6 +69,7 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   importOptions.dimValues = options.dimValues;
   importOptions.dimBounds = options.dimBounds;
   importOptions.inputValues = options.inputValues;
+  importOptions.maxLoopIterations = options.maxLoopIterations;
   importOptions.notes = &out.notes;
   auto module = importONNXModel(context, path, error, importOptions);
   if (!module) return false;

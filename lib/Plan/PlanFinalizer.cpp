@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "v4f/Plan/ExecutablePlan.h"
 
+#include <algorithm>
+
 namespace v4f {
 
 void computeBufferLifetimes(ExecutablePlan &plan) {
@@ -18,12 +20,29 @@ void computeBufferLifetimes(ExecutablePlan &plan) {
       buf.lastUse = d;
       seen[b] = true;
     }
+  // A buffer written before a loop and read inside it is read again by every
+  // iteration: it lives to the loop's end (no buffer placed later in the
+  // body may reuse its bytes). Buffers first written inside the body are
+  // rewritten before they are read in each iteration, and the loop-carried
+  // buffers are written before the loop, so their intervals span it.
+  for (const PlanLoop &loop : plan.loops)
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      PlanBuffer &buf = plan.buffers[b];
+      if (!seen[b]) continue;
+      if (buf.firstUse < loop.begin && buf.lastUse >= loop.begin)
+        buf.lastUse = std::max<uint32_t>(buf.lastUse, loop.end - 1);
+      // Written inside and read after the loop (a scan output, filled one
+      // slice per iteration): it lives from the loop's first dispatch.
+      if (buf.firstUse >= loop.begin && buf.firstUse < loop.end && buf.lastUse >= loop.end)
+        buf.firstUse = loop.begin;
+    }
 }
 
 namespace {
 
 bool readsInputOnly(ShapeOpKind op) {
-  return op == ShapeOpKind::Const || op == ShapeOpKind::InputDim || op == ShapeOpKind::InputValue;
+  return op == ShapeOpKind::Const || op == ShapeOpKind::InputDim || op == ShapeOpKind::InputValue ||
+         op == ShapeOpKind::LoopIndex;
 }
 /// InputScaledDim and DataValue keep their one register operand in imm.
 bool immIsRegister(ShapeOpKind op) {
@@ -42,6 +61,7 @@ template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) 
     visit(d.scratchSize);
     if (d.guard) visit(*d.guard);
   }
+  for (auto &l : plan.loops) visit(l.tripCount);
 }
 
 } // namespace

@@ -5,7 +5,8 @@
 // root of a region, and an elementwise op whose input is the single-use
 // result of an elementwise region joins that region (a producer -> consumer
 // chain computed element by element in one kernel, with no buffer for the
-// intermediate). The decisions are IR, so --print-ir-after-all and lit tests
+// intermediate). Ops inside a v4f.loop body form regions there; the loop
+// and v4f.select_branch stay outside regions. The decisions are IR, so --print-ir-after-all and lit tests
 // show them; codegen lowers each region as a unit.
 //
 //===----------------------------------------------------------------------===//
@@ -50,6 +51,7 @@ DispatchOp fusibleProducerRegion(Operation *consumer) {
   for (Value v : consumer->getOperands()) {
     auto region = v.getDefiningOp<DispatchOp>();
     if (!region || region.getNumResults() != 1 || !v.hasOneUse()) continue;
+    if (region->getBlock() != consumer->getBlock()) continue; // e.g. a consumer inside a v4f.loop body
     // Only elementwise ops ever join a region, so an elementwise root means
     // an all-elementwise region.
     if (!isFusibleElementwise(region.getRoot())) continue;
@@ -82,11 +84,21 @@ void appendToRegion(DispatchOp region, Operation *consumer) {
 
 struct FormDispatchRegionsPass : impl::FormDispatchRegionsBase<FormDispatchRegionsPass> {
   void runOnOperation() override {
+    // The function's ops and, recursively, those of v4f.loop bodies (a loop
+    // itself and a select_branch stay outside regions: the plan runs them).
     SmallVector<Operation *> ops;
-    for (Operation &op : getOperation().getBody().front())
-      if (op.getDialect() && op.getDialect()->getNamespace() == "v4f" && !isa<DispatchOp, SelectBranchOp>(op) &&
-          !isBufferView(&op))
-        ops.push_back(&op);
+    std::function<void(Block &)> collect = [&](Block &block) {
+      for (Operation &op : block) {
+        if (auto loop = dyn_cast<LoopOp>(op)) {
+          collect(loop.getBody().front());
+          continue;
+        }
+        if (op.getDialect() && op.getDialect()->getNamespace() == "v4f" &&
+            !isa<DispatchOp, SelectBranchOp, LoopYieldOp>(op) && !isBufferView(&op))
+          ops.push_back(&op);
+      }
+    };
+    collect(getOperation().getBody().front());
     for (Operation *op : ops) {
       if (isFusibleElementwise(op))
         if (DispatchOp producer = fusibleProducerRegion(op)) {

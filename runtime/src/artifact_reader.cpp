@@ -232,6 +232,13 @@ v4f_status_t verifyShapeProgram(const fb::Manifest* mf, uint32_t nregs) {
     if (op > static_cast<uint8_t>(fb::ShapeOp::MAX))
       return makeStatus(kBad, "shape program instruction %u has unknown op %u", i, op);
     if (ins->op() == fb::ShapeOp::Const) continue;
+    if (ins->op() == fb::ShapeOp::LoopIndex) {
+      uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
+      if (ins->a() >= nloops)
+        return makeStatus(kBad, "shape program instruction %u reads the iteration of loop %u, but there are %u loops",
+                          i, ins->a(), nloops);
+      continue;
+    }
     if (ins->op() == fb::ShapeOp::InputDim) {
       if (ins->a() >= nin)
         return makeStatus(kBad, "shape program instruction %u reads input %u, but there are %u inputs",
@@ -289,6 +296,32 @@ v4f_status_t verifyShapeProgram(const fb::Manifest* mf, uint32_t nregs) {
       return makeStatus(kBad,
                         "shape program instruction %u selects on register %lld, which is not "
                         "defined before it", i, static_cast<long long>(ins->imm()));
+  }
+  return nullptr;
+}
+
+/// Loops: sorted, non-empty, inside the dispatch list, not overlapping or
+/// nested, a trip-count register in range and a positive iteration bound.
+v4f_status_t verifyLoops(const fb::Manifest* mf, uint32_t nregs) {
+  if (!mf->loops()) return nullptr;
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  uint32_t prevEnd = 0;
+  for (uint32_t l = 0; l < mf->loops()->size(); ++l) {
+    const fb::Loop* loop = mf->loops()->Get(l);
+    const char* name = str(loop->name());
+    if (loop->begin() >= loop->end() || loop->end() > ndis)
+      return makeStatus(kBad, "loop %u '%s' covers dispatches [%u, %u), which is empty or outside the %u dispatches",
+                        l, name, loop->begin(), loop->end(), ndis);
+    if (loop->begin() < prevEnd)
+      return makeStatus(kBad, "loop %u '%s' overlaps the loop before it (loops must be sorted and not nested)", l,
+                        name);
+    prevEnd = loop->end();
+    if (loop->trip_count() >= nregs)
+      return makeStatus(kBad, "loop %u '%s' trip count refers to shape register %u, but there are %u", l, name,
+                        loop->trip_count(), nregs);
+    if (loop->max_iterations() <= 0)
+      return makeStatus(kBad, "loop %u '%s' has a non-positive iteration bound %lld", l, name,
+                        static_cast<long long>(loop->max_iterations()));
   }
   return nullptr;
 }
@@ -433,6 +466,7 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
   if (v4f_status_t s = verifyExecutables(mf)) return s;
 
   if (v4f_status_t s = verifyDispatches(mf, nregs)) return s;
+  if (v4f_status_t s = verifyLoops(mf, nregs)) return s;
   return nullptr;
 }
 

@@ -5,6 +5,7 @@
 #include "thread_pool.h"
 
 #include <atomic>
+#include <cstdio>
 
 using v4f::rt::Array;
 using v4f::rt::makeStatus;
@@ -30,6 +31,7 @@ struct v4f_session_s {
   Array<int64_t> dataCache;         // per register: DataValue read this run
   Array<bool> dataCached;
   Array<bool> skipped;              // per dispatch: its guard was zero this run
+  Array<int64_t> loopIndex;         // per manifest loop: the iteration running
   bool hasDataValues = false;       // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
@@ -352,43 +354,103 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     s->capacity[b] = cap;
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
   if (s->hasDataValues)
     for (size_t r = 0; r < s->dataCached.size(); ++r) s->dataCached[r] = false;
+  for (uint32_t l = 0; l < nloops; ++l) s->loopIndex[l] = 0;
+  // Re-evaluates the shape program once `dispatchesRun` dispatches (of this
+  // iteration) have run; every buffer must still fit its planned capacity.
+  auto refresh = [&](uint32_t dispatchesRun, const char* after) -> v4f_status_t {
+    v4f::rt::DataValues dv{s->bufferPtrs.data(), dispatchesRun, s->dataCache.data(), s->dataCached.data(),
+                           s->skipped.data(), s->loopIndex.data()};
+    if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
+    for (uint32_t b = 0; b < nbuf; ++b) {
+      int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
+      if (size < 0 || static_cast<uint64_t>(size) > s->capacity[b])
+        return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                          "%s, buffer %u needs %lld bytes but %llu were planned "
+                          "from the bounds of data-dependent sizes", after, b,
+                          static_cast<long long>(size), static_cast<unsigned long long>(s->capacity[b]));
+    }
+    return nullptr;
+  };
+  char where[160];
   v4f::rt::DispatchJob job;
-  for (uint32_t d = 0; d < ndis; ++d) {
+  uint32_t nextLoop = 0;         // the next loop to enter
+  const fb::Loop* loop = nullptr;  // the loop running, if any
+  int64_t trips = 0;
+  for (uint32_t d = 0; d < ndis;) {
+    if (!loop && nextLoop < nloops && mf->loops()->Get(nextLoop)->begin() == d) {
+      // Entering a loop: its trip count is final once the dispatches before
+      // it have run.
+      const fb::Loop* l = mf->loops()->Get(nextLoop);
+      trips = reg(s, l->trip_count());
+      if (trips > l->max_iterations())
+        // A count computed by a kernel arrives clamped to the bound + 1.
+        return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                          "%s: the trip count is %lld%s, above the bound of %lld iterations it was "
+                          "compiled for (v4fc compile --max-loop-iterations)",
+                          v4f::rt::str(l->name()), static_cast<long long>(trips),
+                          trips == l->max_iterations() + 1 ? " or more" : "",
+                          static_cast<long long>(l->max_iterations()));
+      if (trips <= 0) {
+        // No iteration: the body is skipped (DataValues it produces keep their bounds).
+        for (uint32_t k = l->begin(); k < l->end(); ++k) s->skipped[k] = true;
+        d = l->end();
+        ++nextLoop;
+        continue;
+      }
+      loop = l;
+    }
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
     // A guarded dispatch (one side of a run-time If) runs only when its
     // guard register is non-zero; its grid and sizes are not even checked.
     s->skipped[d] = dis->guard() >= 0 && reg(s, static_cast<uint32_t>(dis->guard())) == 0;
-    if (s->skipped[d]) continue;
-    if (v4f_status_t st = prepareJob(s, d, dis, &job)) return st;
-    if (job.workgroupCount == 0) continue;
-    const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
-    job.fn = exe.entryPoints[dis->entry_point()];
-    int32_t rc = s->pool.run(&job);
-    if (rc != 0)
-      return makeStatus(V4F_STATUS_KERNEL_ERROR,
-                        "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
-                        v4f::rt::str(dis->name()),
-                        mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(),
-                        rc,
-                        rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
-                        : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
-                                                                  : "",
-                        static_cast<long long>(job.failedWorkgroup.load()));
-    if (s->hasDataValues) {
-      // Sizes that depend on data become known as their producers run; the
-      // buffers were planned for the bounds, so they must still fit.
-      v4f::rt::DataValues dv{s->bufferPtrs.data(), d + 1, s->dataCache.data(), s->dataCached.data(),
-                             s->skipped.data()};
-      if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
-      for (uint32_t b = 0; b < nbuf; ++b) {
-        int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
-        if (size < 0 || static_cast<uint64_t>(size) > s->capacity[b])
+    if (!s->skipped[d]) {
+      if (v4f_status_t st = prepareJob(s, d, dis, &job)) return st;
+      if (job.workgroupCount != 0) {
+        const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
+        job.fn = exe.entryPoints[dis->entry_point()];
+        int32_t rc = s->pool.run(&job);
+        if (rc != 0)
           return makeStatus(V4F_STATUS_KERNEL_ERROR,
-                            "after dispatch %u '%s', buffer %u needs %lld bytes but %llu were planned "
-                            "from the bounds of data-dependent sizes", d, v4f::rt::str(dis->name()), b,
-                            static_cast<long long>(size), static_cast<unsigned long long>(s->capacity[b]));
+                            "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
+                            v4f::rt::str(dis->name()),
+                            mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(),
+                            rc,
+                            rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
+                            : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
+                                                                      : "",
+                            static_cast<long long>(job.failedWorkgroup.load()));
+      }
+      if (s->hasDataValues) {
+        // Sizes that depend on data become known as their producers run; the
+        // buffers were planned for the bounds, so they must still fit.
+        std::snprintf(where, sizeof where, "after dispatch %u '%s'", d, v4f::rt::str(dis->name()));
+        if (v4f_status_t st = refresh(d + 1, where)) return st;
+      }
+    }
+    ++d;
+    if (loop && d == loop->end()) {
+      uint32_t l = nextLoop;
+      if (s->loopIndex[l] + 1 < trips) {
+        // The next iteration: registers that depend on the iteration (and
+        // data the body computes) are re-evaluated before the body reruns.
+        ++s->loopIndex[l];
+        if (mf->shape_program())
+          for (uint32_t i = 0; i < mf->shape_program()->size(); ++i) {
+            const fb::ShapeInstr* ins = mf->shape_program()->Get(i);
+            if (ins->op() != fb::ShapeOp::DataValue) continue;
+            uint32_t producer = mf->buffers()->Get(ins->a())->first_use();
+            if (producer >= loop->begin() && producer < loop->end()) s->dataCached[i] = false;
+          }
+        std::snprintf(where, sizeof where, "in iteration %lld of %s",
+                      static_cast<long long>(s->loopIndex[l]), v4f::rt::str(loop->name()));
+        if (v4f_status_t st = refresh(loop->begin(), where)) return st;
+        d = loop->begin();
+      } else {
+        loop = nullptr;
+        ++nextLoop;
       }
     }
   }
@@ -439,6 +501,7 @@ void destroySession(v4f_session_s* s) {
   s->dataCache.reset();
   s->dataCached.reset();
   s->skipped.reset();
+  s->loopIndex.reset();
   for (size_t i = 0; i < s->feedbackCount; ++i)
     for (void* p : s->feedback[i].buf) s->allocator.free(p);
   s->feedback.reset();
@@ -505,6 +568,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
             s->skipped.allocate(s->allocator, mf->dispatches() && mf->dispatches()->size()
                                                   ? mf->dispatches()->size() : 1) &&
             s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
+            s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
             s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
   if (!ok) {
     destroySession(s);

@@ -75,6 +75,9 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         }
         break;
       }
+      case fb::ShapeOp::LoopIndex:
+        r = data && data->loopIndex ? data->loopIndex[a] : 0;
+        break;
       case fb::ShapeOp::DataValue: {
         uint32_t c = static_cast<uint32_t>(ins->imm());
         if (known && !known[c]) {

@@ -18,13 +18,16 @@ namespace rt {
 // A value is read right after its producer ran and kept in `cache` (per
 // register; `cached` says which are filled), so the buffer may be reused.
 // A value whose producer was skipped (`skipped[dispatch]`, a guarded
-// dispatch of the untaken side of an If) keeps its bound.
+// dispatch of the untaken side of an If) keeps its bound. LoopIndex reads
+// `loopIndex` (0 without it).
 struct DataValues {
   void* const* bufferPtrs;
   uint32_t dispatchesRun;
   int64_t* cache;
   bool* cached;
   const bool* skipped = nullptr;
+  // Per manifest loop: the iteration it is running (LoopIndex; 0 if NULL).
+  const int64_t* loopIndex = nullptr;
 };
 V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
                                            const v4f_tensor_t* inputs,

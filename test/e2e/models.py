@@ -616,6 +616,72 @@ def make_recurrent_dynamic() -> Case:
                 refused_sets=[(bad_batch, "operand dims disagree"), (inputs(3, 2, [4, 1]), "index out of range")])
 
 
+def make_loop_runtime(with_scan: bool = True) -> Case:
+    """Loop with a run-time trip count M and initial condition, run as a loop
+    in the plan (not unrolled): a carried [N, 3] state with a dynamic N, an
+    If inside the body on a condition computed from the data of each
+    iteration (ReduceSum(a) > 0: re-read every iteration), the iteration
+    number used as data, and a scan output of run-time length. Refused at
+    run time: a trip count above the 4096-iteration bound."""
+    then_g = helper.make_graph([helper.make_node("Sub", ["a", "fi"], ["t_out"])], "then_g", [],
+                               [_vi("t_out", F32, ["N", 3])])
+    else_g = helper.make_graph([helper.make_node("Add", ["a", "half"], ["e_out"])], "else_g", [],
+                               [_vi("e_out", F32, ["N", 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("ReduceSum", ["a"], ["s"], keepdims=0),
+         helper.make_node("Greater", ["s", "zero"], ["pos"]),
+         helper.make_node("If", ["pos"], ["an"], then_branch=then_g, else_branch=else_g),
+         helper.make_node("Mul", ["an", "two"], ["sn"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, ["N", 3])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, ["N", 3])] + ([_vi("sn", F32, ["N", 3])] if with_scan else []))
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    outs = [_vi("acc", F32, ["N", 3])] + ([_vi("steps", F32, ["K", "N", 3])] if with_scan else [])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "go", "x"], ["acc", "steps"] if with_scan else ["acc"], body=body)],
+        "loop_runtime", [_vi("m", I64, []), _vi("go", TensorProto.BOOL, []), _vi("x", F32, ["N", 3])], outs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(313)
+
+    def inputs(trips, go, n):
+        return {"m": np.array(trips, np.int64), "go": np.array(go, np.bool_), "x": _randn(rng, [n, 3])}
+
+    if not with_scan:
+        return Case(m, [inputs(3, False, 1), inputs(0, True, 3), inputs(2, True, 2)], note="M,go,N = 3,0,1 / 0,1,3 / 2,1,2")
+    return Case(m, [inputs(5, True, 2), inputs(9, True, 4), inputs(1, True, 3)],
+                note="M,go,N = 5,1,2 / 9,1,4 / 1,1,3",
+                refused_sets=[(inputs(5000, True, 1), "above the bound of 4096 iterations")])
+
+
+def make_scan_runtime() -> Case:
+    """Scan-16 over a run-time sequence length (run as a loop in the plan):
+    two scan inputs on different axes, the second read backwards, a carried
+    state, one scan output along axis 0 and one along axis 1 in reverse."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["xw"]),
+         helper.make_node("Add", ["s", "xw"], ["s_next"]),
+         helper.make_node("Identity", ["s_next"], ["y"]),
+         helper.make_node("Sub", ["x", "w"], ["z"])],
+        "body", [_vi("s", F32, [3]), _vi("x", F32, [3]), _vi("w", F32, [3])],
+        [_vi("s_next", F32, [3]), _vi("y", F32, [3]), _vi("z", F32, [3])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["s0", "X", "W"], ["s", "Y", "Z"], body=body, num_scan_inputs=2,
+                          scan_input_axes=[0, 1], scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+                          scan_output_directions=[0, 1])],
+        "scan_runtime", [_vi("s0", F32, [3]), _vi("X", F32, ["T", 3]), _vi("W", F32, [3, "T"])],
+        [_vi("s", F32, [3]), _vi("Y", F32, ["T", 3]), _vi("Z", F32, [3, "T"])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(419)
+
+    def inputs(t):
+        return {"s0": _randn(rng, [3]), "X": _randn(rng, [t, 3]), "W": _randn(rng, [3, t])}
+
+    return Case(m, [inputs(4), inputs(9), inputs(1)], note="T = 4 / 9 / 1")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -635,6 +701,9 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "resize_runtime_scales": make_resize_runtime_scales,
         "if_runtime_branches": make_if_runtime_branches,
         "recurrent_dynamic": make_recurrent_dynamic,
+        "loop_runtime": make_loop_runtime,
+        "scan_runtime": make_scan_runtime,
+        "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
     }
     for k, fn in OPSET_VARIANTS.items():
         gens[f"opset_variants/{k}"] = fn

@@ -121,6 +121,12 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
       std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s%s\n", i, d->executable(), d->entry_point(),
                   d->bindings() ? d->bindings()->size() : 0, str(d->name()), guard.c_str());
     }
+  if (showPlan && manifest->loops())
+    for (size_t i = 0; i < manifest->loops()->size(); ++i) {
+      const auto *l = manifest->loops()->Get(i);
+      std::printf("  loop %zu: dispatches #%u..#%u run r%u times (at most %lld)  %s\n", i, l->begin(), l->end() - 1,
+                  l->trip_count(), static_cast<long long>(l->max_iterations()), str(l->name()));
+    }
   return true;
 }
 

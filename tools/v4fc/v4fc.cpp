@@ -71,6 +71,7 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
+  int64_t maxLoopIterations = 4096;
   bool printIRAfterAll = false, verbose = false;
 };
 
@@ -166,6 +167,7 @@ int runCompile(const CompileOptions &opts) {
   v4f::CompilerOptions copts;
   std::string shapeError;
   if (!parseShapeOptions(opts, copts, shapeError)) return fail(shapeError);
+  copts.maxLoopIterations = opts.maxLoopIterations;
   copts.targetCpu = opts.targetCpu;
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.producer = "v4fc " V4F_VERSION;
@@ -261,6 +263,11 @@ int main(int argc, char **argv) {
   compile->add_option("--dim", copts.dims,
                       "Fix a symbolic input dim at compile time: NAME=VALUE, or bound it: NAME=MIN..MAX / "
                       "NAME=..MAX (repeatable; an unnamed dim is <input>_dim<i>)");
+  compile->add_option("--max-loop-iterations", copts.maxLoopIterations,
+                      "Iteration bound of a Loop whose trip count is known only at run time (checked at run time; "
+                      "scan outputs of a count computed by kernels are sized for it) and of unrolling")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24))
+      ->capture_default_str();
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
 

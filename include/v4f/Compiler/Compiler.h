@@ -37,6 +37,9 @@ struct CompilerOptions {
   std::map<std::string, std::pair<int64_t, int64_t>> dimBounds;
   /// --input-value NAME=FILE.npy: inputs folded to constants.
   std::map<std::string, InputValue> inputValues;
+  /// --max-loop-iterations: the bound of a Loop run in the plan (a trip count
+  /// known only at run time) and of unrolling.
+  int64_t maxLoopIterations = 4096;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).

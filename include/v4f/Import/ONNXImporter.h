@@ -54,6 +54,9 @@ struct ImportOptions {
   /// V4F_DTYPE code, which must be the input's; shape must fit its dims;
   /// data little-endian, C order). They leave the signature.
   std::map<std::string, InputValue> inputValues;
+  /// Iteration bound of a Loop run in the plan (a trip count known only at
+  /// run time; checked at run time) and of unrolling a Loop or Scan.
+  int64_t maxLoopIterations = 4096;
   /// Filled by the import: one line per input dim the model declares with
   /// dim_value <= 0 (taken as a dynamic dim, as ONNX Runtime does), for
   /// --verbose.

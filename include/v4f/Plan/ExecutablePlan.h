@@ -31,7 +31,8 @@ using Reg = uint32_t;
 enum class ShapeOpKind : uint8_t {
   Const = 0, InputDim = 1, Add = 2, Sub = 3, Mul = 4,
   FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
-  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14
+  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14,
+  LoopIndex = 15 // r = the iteration plan loop `a` is running (0 before it starts)
 };
 
 struct ShapeInstruction {
@@ -103,6 +104,16 @@ struct PlanDispatch {
   std::optional<Reg> guard;
 };
 
+/// Dispatches [begin, end) run `tripCount` times in a row (a v4f.loop);
+/// loops do not nest or overlap. A trip count above maxIterations is a
+/// run-time error.
+struct PlanLoop {
+  uint32_t begin = 0, end = 0;
+  Reg tripCount = 0;
+  int64_t maxIterations = 0;
+  std::string name;
+};
+
 struct ExecutablePlan {
   std::string producer;
   std::string modelName;
@@ -111,6 +122,7 @@ struct ExecutablePlan {
   std::vector<ShapeInstruction> shapeProgram;
   std::vector<PlanBuffer> buffers;
   std::vector<PlanDispatch> dispatches;
+  std::vector<PlanLoop> loops;
 };
 
 /// Computes each transient buffer's [firstUse, lastUse] from the dispatch

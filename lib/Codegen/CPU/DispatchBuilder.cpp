@@ -380,21 +380,11 @@ struct PlanBuilder {
     if (t.values && !t.values->empty()) {
       value = (*t.values)[0];
     } else {
-      Type scalar = bodyScalarType(t.elementType);
       uint32_t buf = ctx.newTransient(sp().constant(8));
-      auto kb = ctx.newKernel("if condition");
-      Value x = kb->load(t.elementType, kb->binding(1), kb->c(0));
-      Value nz;
-      if (llvm::isa<FloatType>(scalar))
-        nz = kb->b.create<arith::CmpFOp>(kb->loc, arith::CmpFPredicate::UNE, x,
-                                         kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0)));
-      else
-        nz = kb->b.create<arith::CmpIOp>(kb->loc, arith::CmpIPredicate::ne, x,
-                                         kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0)));
-      kb->store(kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nz), kb->binding(0), kb->c(0));
-      kb->finish();
-      std::string name = v.getDefiningOp() ? dispatchName(v.getDefiningOp()) : std::string("input");
-      ctx.addDispatch(*kb, {buf, t.buffer}, sp().constant(1), name + " as If condition");
+      Operation *def = v.getDefiningOp();
+      if (auto region = dyn_cast_or_null<DispatchOp>(def)) def = region.getRoot();
+      std::string name = def ? dispatchName(def) : std::string("input");
+      emitScalarToI64(ctx, t, buf, name + " as If condition");
       value = sp().dataValue(buf, 0, sp().constant(1));
     }
     Reg notTaken = sp().eq(value, sp().constant(0));
@@ -453,13 +443,13 @@ struct PlanBuilder {
       return it == need.end() ? std::nullopt : it->second;
     };
     for (Operation &op : llvm::reverse(body)) {
-      if (isa<func::ReturnOp>(op)) continue;
+      if (isa<func::ReturnOp, LoopYieldOp>(op)) continue;
       std::optional<Guard> g;
       bool always = false, used = false;
       for (Value r : op.getResults())
         for (OpOperand &use : r.getUses()) {
           Operation *user = body.findAncestorOpInBlock(*use.getOwner());
-          if (!user || isa<func::ReturnOp>(user)) {
+          if (!user || isa<func::ReturnOp, LoopYieldOp>(user)) {
             always = true;
             continue;
           }
@@ -494,6 +484,180 @@ struct PlanBuilder {
       for (uint32_t d = range.first; d < range.second; ++d)
         if (d >= g->readyAt) ctx.plan.dispatches[d].guard = g->reg;
     }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Run-time Loop: the body's dispatches run trip-count times (a PlanLoop).
+  //===--------------------------------------------------------------------===//
+
+  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> ranges; // dispatches each op appended
+  bool inLoop = false;
+
+  /// Whether register r depends on the iteration number or on data the
+  /// dispatches from `firstDispatch` on compute (it may change per iteration).
+  bool variesInLoop(Reg r, uint32_t firstDispatch) {
+    const auto &instrs = sp().instructions();
+    std::vector<Reg> work = {r};
+    DenseSet<Reg> seen;
+    while (!work.empty()) {
+      Reg x = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      const ShapeInstruction &i = instrs[x];
+      switch (i.op) {
+      case ShapeOpKind::LoopIndex: return true;
+      case ShapeOpKind::Const: case ShapeOpKind::InputDim: case ShapeOpKind::InputValue: break;
+      case ShapeOpKind::DataValue:
+        if (producedAtOrAfter(i.a, firstDispatch)) return true;
+        work.push_back(Reg(i.imm));
+        break;
+      case ShapeOpKind::InputScaledDim: work.push_back(Reg(i.imm)); break;
+      default:
+        work.push_back(i.a);
+        work.push_back(i.b);
+        if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
+      }
+    }
+    return false;
+  }
+  /// Whether the first dispatch binding `buffer` is at or after `d`.
+  bool producedAtOrAfter(uint32_t buffer, uint32_t d) {
+    for (uint32_t k = 0; k < ctx.plan.dispatches.size(); ++k)
+      for (uint32_t b : ctx.plan.dispatches[k].bindings)
+        if (b == buffer) return k >= d;
+    return true;
+  }
+
+  LogicalResult emitLoop(LoopOp op) {
+    if (inLoop) return op.emitOpError("inside another run-time loop is not supported yet (loops do not nest)");
+    std::string name = dispatchName(op);
+    auto &plan = ctx.plan;
+    // The trip count: followed by the plan, or read back from its buffer
+    // (bounded by max_iterations, which sizes the scan outputs then).
+    const TensorInfo trip = info(op.getTripCount());
+    Reg tripReg;
+    if (trip.values && !trip.values->empty()) {
+      tripReg = (*trip.values)[0];
+    } else {
+      uint32_t buf = ctx.newTransient(sp().constant(8));
+      // Clamped to max + 1: the plan refuses a count above the bound
+      // before the loop runs (the scan outputs are sized for max + 1).
+      emitScalarToI64(ctx, trip, buf, name + " trip count", op.getMaxIterations() + 1);
+      tripReg = sp().dataValue(buf, 0, sp().constant(op.getMaxIterations() + 1));
+    }
+    tripReg = sp().max(tripReg, sp().constant(0));
+    Block &body = op.getBody().front();
+    auto yield = cast<LoopYieldOp>(body.getTerminator());
+    size_t n = op.getInits().size();
+    // Carried values live in buffers of their own, filled from the inits.
+    SmallVector<TensorInfo> carry;
+    for (auto [j, init] : llvm::enumerate(op.getInits())) {
+      TensorInfo src = info(init);
+      TensorInfo c = src;
+      c.values.reset(); // they change from iteration to iteration
+      c.buffer = ctx.newTransient(bytesOf(src));
+      emitCopy(ctx, src, c, name + " carried " + std::to_string(j) + " init");
+      carry.push_back(c);
+      infos[body.getArgument(1 + j)] = c;
+    }
+    uint32_t loopId = plan.loops.size();
+    uint32_t begin = plan.dispatches.size();
+    Reg index = sp().loopIndex(loopId);
+    {
+      TensorInfo iter;
+      iter.elementType = IntegerType::get(op.getContext(), 64);
+      iter.values = std::vector<Reg>{index};
+      iter.buffer = ctx.newTransient(sp().constant(8));
+      emitWriteRegister(ctx, index, iter.buffer, name + " iteration");
+      infos[body.getArgument(0)] = iter;
+    }
+    inLoop = true;
+    for (Operation &inner : body.without_terminator())
+      if (failed(emitBlockOp(inner))) return failure();
+    inLoop = false;
+    // Scan outputs: slice i of iteration i; their shape must not change.
+    SmallVector<TensorInfo> scans;
+    for (size_t k = n; k < yield.getValues().size(); ++k) {
+      TensorInfo s = info(yield.getValues()[k]);
+      // The slice dims: static from the result type, else the value's
+      // (which must then be the same in every iteration).
+      auto resultType = llvm::cast<RankedTensorType>(op.getResult(k).getType());
+      std::vector<Reg> slice;
+      for (size_t d = 0; d < s.dims.size(); ++d) {
+        if (!resultType.isDynamicDim(d + 1)) {
+          slice.push_back(sp().constant(resultType.getDimSize(d + 1)));
+          continue;
+        }
+        if (variesInLoop(s.dims[d], begin))
+          return op.emitOpError("scan output ") << k - n << " dim " << d
+                                                << " may change from iteration to iteration (not supported)";
+        slice.push_back(s.dims[d]);
+      }
+      emitDimsCheck(ctx, s.dims, slice, name + " scan " + std::to_string(k - n) + " shape check");
+      TensorInfo out;
+      out.elementType = s.elementType;
+      out.dims = {tripReg};
+      out.dims.insert(out.dims.end(), slice.begin(), slice.end());
+      out.buffer = ctx.newTransient(bytesOf(out));
+      emitCopyAt(ctx, s, out.buffer, sp().mul(index, ctx.numel(s)), name + " scan " + std::to_string(k - n));
+      scans.push_back(out);
+    }
+    // The next carried values: checked against the carried shapes; staged
+    // through temporaries when one reads another's buffer (a swap).
+    SmallVector<TensorInfo> next;
+    bool stage = false;
+    for (size_t j = 0; j < n; ++j) {
+      Value v = yield.getValues()[j];
+      next.push_back(info(v));
+      if (v == body.getArgument(1 + j)) continue;
+      for (size_t k = 0; k < n; ++k)
+        if (k != j && next.back().buffer == carry[k].buffer) stage = true;
+    }
+    for (size_t j = 0; j < n; ++j) {
+      if (yield.getValues()[j] == body.getArgument(1 + j)) continue;
+      emitDimsCheck(ctx, next[j].dims, carry[j].dims, name + " carried " + std::to_string(j) + " shape check");
+      if (stage) {
+        TensorInfo tmp = next[j];
+        tmp.buffer = ctx.newTransient(bytesOf(carry[j]));
+        emitCopy(ctx, next[j], tmp, name + " carried " + std::to_string(j) + " stage");
+        next[j] = tmp;
+      }
+    }
+    for (size_t j = 0; j < n; ++j) {
+      if (yield.getValues()[j] == body.getArgument(1 + j) || next[j].buffer == carry[j].buffer) continue;
+      emitCopy(ctx, next[j], carry[j], name + " carried " + std::to_string(j));
+    }
+    uint32_t end = plan.dispatches.size();
+    PlanLoop loop;
+    loop.begin = begin;
+    loop.end = end;
+    loop.tripCount = tripReg;
+    loop.maxIterations = op.getMaxIterations();
+    loop.name = name;
+    plan.loops.push_back(loop);
+    for (size_t j = 0; j < n; ++j) infos[op.getResult(j)] = carry[j];
+    for (size_t k = 0; k < scans.size(); ++k) infos[op.getResult(n + k)] = scans[k];
+    return success();
+  }
+
+  /// One op of the function body or of a loop body (not the terminator).
+  LogicalResult emitBlockOp(Operation &op) {
+    uint32_t first = ctx.plan.dispatches.size();
+    LogicalResult r = success();
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) r = addConstant(cst);
+    else if (auto sel = dyn_cast<SelectBranchOp>(op)) r = emitSelectBranch(sel);
+    else if (auto loop = dyn_cast<LoopOp>(op)) r = emitLoop(loop);
+    else if (auto region = dyn_cast<DispatchOp>(op)) r = emitRegion(region);
+    else if (isBufferView(&op)) r = emitOp(&op);
+    else if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
+      return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
+                            "generation)");
+    else
+      return op.emitOpError("is not supported by the CPU backend");
+    if (failed(r)) return failure();
+    for (Value v : op.getResults()) noteCond(v);
+    ranges[&op] = {first, uint32_t(ctx.plan.dispatches.size())};
     return success();
   }
 
@@ -681,24 +845,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   func.walk([&](SelectBranchOp sel) { pb.condValues.insert(sel.getCond()); });
   for (BlockArgument arg : func.getArguments()) pb.noteCond(arg);
 
-  // Dispatch indices [first, last) each top-level op appended (for guards).
-  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> ranges;
   for (Operation &op : func.getBody().front()) {
-    uint32_t first = plan.dispatches.size();
-    auto done = [&]() {
-      for (Value r : op.getResults()) pb.noteCond(r);
-      ranges[&op] = {first, uint32_t(plan.dispatches.size())};
-    };
-    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-      if (failed(pb.addConstant(cst))) return failure();
-      done();
-      continue;
-    }
-    if (auto sel = dyn_cast<SelectBranchOp>(op)) {
-      if (failed(pb.emitSelectBranch(sel))) return failure();
-      done();
-      continue;
-    }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::vector<bool> claimed(plan.buffers.size(), false);
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -742,23 +889,14 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
       }
       continue;
     }
-    if (auto region = dyn_cast<DispatchOp>(op)) {
-      if (failed(pb.emitRegion(region))) return failure();
-      done();
-      continue;
-    }
-    if (isBufferView(&op)) {
-      if (failed(pb.emitOp(&op))) return failure();
-      done();
-      continue;
-    }
-    if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
-      return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
-                            "generation)");
-    return op.emitOpError("is not supported by the CPU backend");
+    if (failed(pb.emitBlockOp(op))) return failure();
   }
 
-  if (failed(pb.assignGuards(func.getBody().front(), ranges))) return failure();
+  if (failed(pb.assignGuards(func.getBody().front(), pb.ranges))) return failure();
+  WalkResult guarded = func.walk([&](LoopOp loop) {
+    return failed(pb.assignGuards(loop.getBody().front(), pb.ranges)) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (guarded.wasInterrupted()) return failure();
   plan.shapeProgram = ctx.shapes.instructions();
   computeBufferLifetimes(plan);
   compactShapeProgram(plan);

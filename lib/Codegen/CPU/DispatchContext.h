@@ -70,6 +70,23 @@ mlir::LogicalResult emitGather(DispatchContext &ctx, mlir::Operation *op,
 /// Copies `src` into `dst` (same element count), e.g. for graph outputs.
 void emitCopy(DispatchContext &ctx, const TensorInfo &src, const TensorInfo &dst,
               const std::string &name);
+/// Copies `src` (its elements in row-major order) into `dstBuffer` starting
+/// at element `dstBase` (a scan output's slice of one loop iteration).
+void emitCopyAt(DispatchContext &ctx, const TensorInfo &src, uint32_t dstBuffer, Reg dstBase,
+                const std::string &name);
+/// One-workgroup kernels of the plan's control flow (ControlFlowKernels.cpp):
+/// writes register `value` as an int64 into `buffer`;
+void emitWriteRegister(DispatchContext &ctx, Reg value, uint32_t buffer, const std::string &name);
+/// fails with V4F_KERNEL_ERROR_SHAPE_MISMATCH when any pair of dims differs
+/// at run time (pairs equal at compile time emit nothing; returns false when
+/// no check is needed);
+bool emitDimsCheck(DispatchContext &ctx, const std::vector<Reg> &a, const std::vector<Reg> &b,
+                   const std::string &name);
+/// copies element 0 of `src` (any integer or bool type; a float as 0/1) as
+/// an int64 into `buffer` (a value the plan reads back with a DataValue),
+/// at most `clampAbove` when given (so the read stays within its bound).
+void emitScalarToI64(DispatchContext &ctx, const TensorInfo &src, uint32_t buffer, const std::string &name,
+                     std::optional<int64_t> clampAbove = std::nullopt);
 mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
                                llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,

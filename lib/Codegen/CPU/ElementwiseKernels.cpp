@@ -246,6 +246,15 @@ void emitCopy(DispatchContext &ctx, const TensorInfo &src, const TensorInfo &dst
                  [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
 }
 
+void emitCopyAt(DispatchContext &ctx, const TensorInfo &src, uint32_t dstBuffer, Reg dstBase,
+                const std::string &name) {
+  std::vector<Reg> flat = {ctx.numel(src)};
+  auto unit = [](KernelBuilder &kb) { return std::vector<Value>{kb.c(1)}; };
+  emitStridedMap(ctx, name, flat, src.elementType,
+                 {dstBuffer, unit, [dstBase](KernelBuilder &kb) { return kb.dim(dstBase); }},
+                 {{src.buffer, unit, {}}}, [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+}
+
 void emitStridedCopy(DispatchContext &ctx, const std::string &name, const TensorInfo &src,
                      const TensorInfo &dst, const std::vector<Reg> &srcStrides, Reg srcBase,
                      bool broadcastSource) {

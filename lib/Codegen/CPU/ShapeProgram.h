@@ -44,6 +44,8 @@ public:
   Reg dataValue(uint32_t buffer, uint32_t index, Reg bound) {
     return append({ShapeOpKind::DataValue, buffer, index, int64_t(bound)});
   }
+  /// The iteration plan loop `loop` is running (re-evaluated every iteration).
+  Reg loopIndex(uint32_t loop) { return memo({ShapeOpKind::LoopIndex, loop, 0, 0}); }
   Reg lt(Reg a, Reg b) { return binary(ShapeOpKind::Lt, a, b); }
   Reg eq(Reg a, Reg b) { return binary(ShapeOpKind::Eq, a, b); }
   /// cond != 0 ? a : b

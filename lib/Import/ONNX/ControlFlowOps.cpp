@@ -1,7 +1,7 @@
-//===- ControlFlowOps.cpp - If, Loop and Scan, inlined at import ----------===//
+//===- ControlFlowOps.cpp - If, Loop and Scan ------------------------------===//
 //
-// There are no control-flow ops in the v4f dialect: the subgraphs of If,
-// Loop and Scan are imported into the enclosing function, node by node,
+// The subgraphs of If, Loop and Scan are imported node by node (into the
+// enclosing function, or into a v4f.loop's region),
 // through the ordinary importer table (so every supported op works inside a
 // body, with the same checks and errors).
 //
@@ -10,11 +10,14 @@
 //    v4f.select_branch on the condition: codegen guards the dispatches each
 //    side needs by the condition, so only the taken branch runs, and the
 //    sides may differ in shape (same rank and element type).
-//  - Loop is unrolled: its trip count M must be known at import, and the
-//    condition (initial and the one the body computes) must fold to a
-//    constant. Scan outputs are stacked along a new axis 0.
+//  - Loop is unrolled when its trip count M and its conditions fold to
+//    constants at import (scan outputs are stacked along a new axis 0). A
+//    trip count or initial condition known only at run time makes a
+//    v4f.loop (importLoopInPlan) whose body is imported once into its
+//    region and which the plan runs as a loop, up to --max-loop-iterations.
 //  - Scan is unrolled over the static length of its scan inputs (Scan-8:
-//    per batch entry, with sequence_lens constant and full).
+//    per batch entry, with sequence_lens constant and full); Scan-9+ over a
+//    run-time length becomes a v4f.loop (importScanInPlan).
 //
 // Each iteration (and each branch) is imported in a fresh binding scope: the
 // names a subgraph defines shadow outer names while it is imported and are
@@ -26,6 +29,7 @@
 #include "TensorImport.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
 
 #include <unordered_set>
 
@@ -35,9 +39,9 @@ namespace v4f {
 namespace {
 
 constexpr int64_t kMaxOpset = 28;
-/// Unrolling bounds: more iterations than this are refused, and so are
-/// models whose subgraphs inline more than kMaxInlinedNodes nodes in all.
-constexpr int64_t kMaxIterations = 4096;
+/// Models whose subgraphs inline more than kMaxInlinedNodes nodes in all are
+/// refused; the iteration bound (unrolling, and a Loop run in the plan) is
+/// GraphState::maxLoopIterations (v4fc --max-loop-iterations, default 4096).
 constexpr int64_t kMaxInlinedNodes = int64_t(1) << 18;
 
 /// A named value: a constant (kept foldable) or an SSA value.
@@ -311,8 +315,11 @@ LogicalResult importIf(NodeContext &c) {
       std::string s;
       llvm::raw_string_ostream os(s);
       os << a.type() << " and " << b.type();
-      return c.fail("output " + std::to_string(i) + " of the branches must have one rank and element type "
-                    "(the condition is known only at run time), got " + os.str());
+      bool sameRank = at && bt && at.getRank() == bt.getRank();
+      return c.fail("output " + std::to_string(i) + " of the branches " +
+                    (sameRank ? "differs in element type" : "differs in rank") +
+                    " (the condition is known only at run time, so the branches may differ in dims only), got " +
+                    os.str());
     }
     SmallVector<int64_t> dims;
     for (int64_t d = 0; d < at.getRank(); ++d)
@@ -328,6 +335,162 @@ LogicalResult importIf(NodeContext &c) {
 // Loop
 //===----------------------------------------------------------------------===//
 
+/// `slice` stacked along a new axis 0 of run-time length: dims static where
+/// the value's type or the ONNX-declared shape `declared` says so (the plan
+/// checks them at run time).
+FailureOr<RankedTensorType> stackedType(NodeContext &c, Value slice, const onnx::ValueInfoProto *declared,
+                                        const std::string &what) {
+  auto t = llvm::dyn_cast<RankedTensorType>(slice.getType());
+  if (!t) return c.fail(what + " must be a ranked tensor");
+  SmallVector<int64_t> dims = {ShapedType::kDynamic};
+  dims.append(t.getShape().begin(), t.getShape().end());
+  if (declared && declared->type().tensor_type().has_shape() &&
+      declared->type().tensor_type().shape().dim_size() == t.getRank())
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      const auto &dim = declared->type().tensor_type().shape().dim(int(d));
+      if (!dim.has_dim_value() || dim.dim_value() <= 0) continue;
+      if (!ShapedType::isDynamic(dims[1 + d]) && dims[1 + d] != dim.dim_value())
+        return c.fail(what + " is declared with dim " + std::to_string(d) + " = " + std::to_string(dim.dim_value()) +
+                      " but computes " + std::to_string(dims[1 + d]));
+      dims[1 + d] = dim.dim_value();
+    }
+  return RankedTensorType::get(dims, t.getElementType());
+}
+
+/// The values a v4f.loop body yields: body outputs `first`.. (the carried
+/// ones, then the scan slices, whose stacked types go to scanTypes).
+FailureOr<SmallVector<Value>> yieldBodyOutputs(NodeContext &c, const onnx::GraphProto &body, ArrayRef<Bound> outs,
+                                               size_t first, size_t nCarried, SmallVectorImpl<Type> &scanTypes) {
+  SmallVector<Value> yielded;
+  for (size_t i = first; i < outs.size(); ++i) {
+    Value v = materialize(c, outs[i]);
+    if (i - first >= nCarried) {
+      auto t = stackedType(c, v, &body.output(int(i)), "body output " + std::to_string(i));
+      if (failed(t)) return failure();
+      scanTypes.push_back(*t);
+    }
+    yielded.push_back(v);
+  }
+  return yielded;
+}
+
+/// Builds a v4f.loop running `trip` (a scalar int64 tensor) times over the
+/// carried `inits`. `importBody(iter, carried, scanTypes)` imports the body
+/// at the start of the region and returns the yielded values (the next
+/// carried values, then one slice per scan output, whose stacked types it
+/// appends to scanTypes).
+using LoopBodyFn = llvm::function_ref<FailureOr<SmallVector<Value>>(Value, ArrayRef<Value>, SmallVectorImpl<Type> &)>;
+FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> inits, LoopBodyFn importBody) {
+  auto loop = c.b.create<LoopOp>(c.loc, TypeRange(), trip, inits, c.b.getI64IntegerAttr(c.g.maxLoopIterations));
+  Block *block = new Block();
+  loop.getBody().push_back(block);
+  block->addArgument(RankedTensorType::get({}, c.b.getI64Type()), c.loc);
+  SmallVector<Value> carried;
+  SmallVector<Type> resultTypes;
+  for (Value v : inits) {
+    carried.push_back(block->addArgument(v.getType(), c.loc));
+    resultTypes.push_back(v.getType());
+  }
+  {
+    OpBuilder::InsertionGuard guard(c.b);
+    c.b.setInsertionPointToStart(block);
+    SmallVector<Type> scanTypes;
+    auto yielded = importBody(block->getArgument(0), carried, scanTypes);
+    if (failed(yielded)) {
+      loop->erase();
+      return failure();
+    }
+    c.b.create<LoopYieldOp>(c.loc, *yielded);
+    resultTypes.append(scanTypes.begin(), scanTypes.end());
+  }
+  // Created without results (their types come from the body): recreate it.
+  OpBuilder::InsertionGuard guard(c.b);
+  c.b.setInsertionPoint(loop);
+  auto typed = c.b.create<LoopOp>(c.loc, resultTypes, loop.getTripCount(), loop.getInits(), loop.getMaxIterationsAttr());
+  typed.getBody().takeBody(loop.getBody());
+  loop->erase();
+  if (failed(mlir::verify(typed))) return c.fail("the run-time loop does not verify (see the diagnostic above)");
+  return typed;
+}
+
+/// A Loop whose trip count or initial condition is known only at run time
+/// becomes a v4f.loop (run as a loop in the plan, not unrolled). The body
+/// runs only while the condition holds, so its condition input is bound to
+/// true; the condition it computes must then fold to a constant (true: the
+/// trip count decides; false: one iteration at most). The trip count is
+/// `cond ? M : 0`, bounded by --max-loop-iterations at run time.
+LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int64_t nCarried, int64_t nScan) {
+  if (!c.hasInput(0))
+    return c.fail("a Loop without a trip count M whose condition is known only at run time has no bound on its "
+                  "iterations; it is not supported");
+  auto m = lookup(c.g, c.node.input(0));
+  auto mt = llvm::dyn_cast<RankedTensorType>(m->type());
+  if (!mt || !mt.getElementType().isInteger(64) || !mt.hasStaticShape() || mt.getNumElements() != 1)
+    return c.fail("the trip count M must be a one-element int64 tensor");
+  Bound trip = *m;
+  if (c.hasInput(1)) {
+    auto k = lookup(c.g, c.node.input(1));
+    auto kt = k ? llvm::dyn_cast<RankedTensorType>(k->type()) : RankedTensorType();
+    if (!kt || !kt.hasStaticShape() || kt.getNumElements() != 1)
+      return c.fail("the condition cond must be a one-element tensor");
+    if (auto v = constantInt(*k)) {
+      if (!*v) trip = scalarI64(c, 0);
+    } else {
+      auto zero = scalarI64(c, 0);
+      auto flat = runNode(c, "Reshape", {trip, Bound{{}, DenseElementsAttr::get(
+                                                            RankedTensorType::get({0}, c.b.getI64Type()),
+                                                            ArrayRef<int64_t>{})}});
+      if (failed(flat)) return failure();
+      auto sel = runNode(c, "Where", {*k, *flat, zero});
+      if (failed(sel)) return failure();
+      trip = *sel;
+    }
+  }
+  SmallVector<Value> inits;
+  for (int64_t i = 0; i < nCarried; ++i) {
+    auto v = lookup(c.g, c.node.input(int(2 + i)));
+    if (!v) return c.fail("loop-carried input " + std::to_string(i) + " is not defined");
+    inits.push_back(materialize(c, *v));
+  }
+  Value tripV = materialize(c, trip);
+  auto tt = llvm::cast<RankedTensorType>(tripV.getType());
+  if (tt.getRank() != 0) {
+    auto flat = runNode(c, "Reshape", {Bound{tripV, {}}, Bound{{}, DenseElementsAttr::get(
+                                                                    RankedTensorType::get({0}, c.b.getI64Type()),
+                                                                    ArrayRef<int64_t>{})}});
+    if (failed(flat)) return failure();
+    tripV = materialize(c, *flat);
+  }
+
+  bool oneIteration = false;
+  auto importBody = [&](Value iter, ArrayRef<Value> carried,
+                        SmallVectorImpl<Type> &scanTypes) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Bound> ins = {Bound{iter, {}}, scalarBool(c, true)};
+    for (Value v : carried) ins.push_back(Bound{v, {}});
+    auto outs = importSubgraph(c, body, ins, "body");
+    if (failed(outs)) return failure();
+    auto k = constantInt((*outs)[0]);
+    if (!k)
+      return c.fail("the body computes the loop condition from data; a Loop whose trip count is known only at run "
+                    "time needs a condition that stays constant (e.g. Identity of its condition input)");
+    oneIteration = !*k;
+    return yieldBodyOutputs(c, body, *outs, 1, nCarried, scanTypes);
+  };
+  auto loop = buildPlanLoop(c, tripV, inits, importBody);
+  if (failed(loop)) return failure();
+  if (oneIteration) {
+    // The body stops the loop after its first iteration.
+    OpBuilder::InsertionGuard guard(c.b);
+    c.b.setInsertionPoint(*loop);
+    auto one = runNode(c, "Min", {Bound{tripV, {}}, scalarI64(c, 1)});
+    if (failed(one)) return failure();
+    (*loop)->setOperand(0, materialize(c, *one));
+  }
+  for (int64_t i = 0; i < nCarried + nScan; ++i)
+    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), Bound{loop->getResult(i), {}});
+  return success();
+}
+
 LogicalResult importLoop(NodeContext &c) {
   const auto &body = c.attrs.get("body")->g();
   int64_t nCarried = int64_t(c.numInputs()) - 2;
@@ -337,24 +500,25 @@ LogicalResult importLoop(NodeContext &c) {
     return c.fail("the body must have 2 + " + std::to_string(nCarried) + " inputs and at least 1 + " +
                   std::to_string(nCarried) + " outputs");
   std::optional<int64_t> tripCount;
+  bool runTime = false;
   if (c.hasInput(0)) {
     auto m = lookup(c.g, c.node.input(0));
-    if (!m || !(tripCount = constantInt(*m)))
-      return c.fail("the trip count M is known only at run time; Loop is unrolled at import and needs a constant M");
+    if (!m) return c.fail("the trip count M is not defined");
+    if (!(tripCount = constantInt(*m))) runTime = true;
   }
   bool cond = true;
   if (c.hasInput(1)) {
     auto k = lookup(c.g, c.node.input(1));
     std::optional<int64_t> v = k ? constantInt(*k) : std::nullopt;
-    if (!v) return c.fail("the initial condition is known only at run time; Loop is unrolled at import and needs "
-                          "a constant condition");
-    cond = *v;
+    if (!v) runTime = true;
+    else cond = *v;
   }
+  if (runTime) return importLoopInPlan(c, body, nCarried, nScan);
   if (!tripCount && !c.hasInput(1))
     return c.fail("Loop without M and without cond never ends");
-  if (tripCount && *tripCount > kMaxIterations)
+  if (tripCount && *tripCount > c.g.maxLoopIterations)
     return c.fail("trip count " + std::to_string(*tripCount) + " exceeds the unrolling limit of " +
-                  std::to_string(kMaxIterations));
+                  std::to_string(c.g.maxLoopIterations));
 
   SmallVector<Bound> carried;
   for (int64_t i = 0; i < nCarried; ++i) {
@@ -364,8 +528,8 @@ LogicalResult importLoop(NodeContext &c) {
   }
   std::vector<SmallVector<Bound>> scans(nScan);
   for (int64_t it = 0; cond && (!tripCount || it < *tripCount); ++it) {
-    if (it >= kMaxIterations)
-      return c.fail("the loop runs more than " + std::to_string(kMaxIterations) + " iterations (unrolling limit)");
+    if (it >= c.g.maxLoopIterations)
+      return c.fail("the loop runs more than " + std::to_string(c.g.maxLoopIterations) + " iterations (unrolling limit)");
     SmallVector<Bound> ins = {scalarI64(c, it), scalarBool(c, cond)};
     ins.append(carried.begin(), carried.end());
     std::string where = "iteration " + std::to_string(it);
@@ -438,10 +602,94 @@ FailureOr<int64_t> scanLength(NodeContext &c, ArrayRef<Bound> xs, std::vector<in
     if (length >= 0 && len != length) return c.fail("the scan inputs have different sequence lengths");
     length = len;
   }
-  if (length > kMaxIterations)
+  if (length > c.g.maxLoopIterations)
     return c.fail("sequence length " + std::to_string(length) + " exceeds the unrolling limit of " +
-                  std::to_string(kMaxIterations));
+                  std::to_string(c.g.maxLoopIterations));
   return length;
+}
+
+/// Scan-9+ over a sequence length known only at run time: a v4f.loop whose
+/// trip count is the first scan input's length along its axis; each
+/// iteration gathers slice t (T - 1 - t for a reverse input) of every scan
+/// input. Scan outputs come out stacked along axis 0 and are then reversed
+/// (a reverse output direction) and moved to their output axis.
+LogicalResult importScanInPlan(NodeContext &c, const onnx::GraphProto &body, ArrayRef<Bound> states,
+                               ArrayRef<Bound> xs, std::vector<int64_t> axes, ArrayRef<int64_t> dirs,
+                               ArrayRef<int64_t> outAxes, ArrayRef<int64_t> outDirs) {
+  for (size_t j = 0; j < xs.size(); ++j) {
+    auto t = llvm::dyn_cast<RankedTensorType>(xs[j].type());
+    if (!t) return c.fail("scan input " + std::to_string(j) + " must be a ranked tensor");
+    int64_t r = t.getRank();
+    if (axes[j] < -r || axes[j] >= r) return c.fail("the scan axis of scan input " + std::to_string(j) + " is out of range");
+    if (axes[j] < 0) axes[j] += r;
+  }
+  // T: the first scan input's length (the others must agree at run time:
+  // a shorter one fails its Gather's index check).
+  auto shape = runNode(c, "Shape", {xs[0]});
+  if (failed(shape)) return failure();
+  auto length = runNode(c, "Gather", {*shape, scalarI64(c, axes[0])}, [&](onnx::NodeProto &n) { addIntAttr(n, "axis", 0); });
+  if (failed(length)) return failure();
+  Value trip = materialize(c, *length);
+  SmallVector<Value> inits;
+  for (const Bound &b : states) inits.push_back(materialize(c, b));
+  size_t nState = states.size();
+  auto last = runNode(c, "Sub", {Bound{trip, {}}, scalarI64(c, 1)}); // T - 1, for reverse inputs
+  if (failed(last)) return failure();
+  auto importBody = [&](Value iter, ArrayRef<Value> carried,
+                        SmallVectorImpl<Type> &scanTypes) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Bound> ins;
+    for (Value v : carried) ins.push_back(Bound{v, {}});
+    for (size_t j = 0; j < xs.size(); ++j) {
+      Bound index{iter, {}};
+      if (dirs[j]) {
+        auto rev = runNode(c, "Sub", {*last, index});
+        if (failed(rev)) return failure();
+        index = *rev;
+      }
+      auto slice = runNode(c, "Gather", {xs[j], index}, [&](onnx::NodeProto &n) { addIntAttr(n, "axis", axes[j]); });
+      if (failed(slice)) return failure();
+      ins.push_back(*slice);
+    }
+    auto outs = importSubgraph(c, body, ins, "body");
+    if (failed(outs)) return failure();
+    return yieldBodyOutputs(c, body, *outs, 0, nState, scanTypes);
+  };
+  auto loop = buildPlanLoop(c, trip, inits, importBody);
+  if (failed(loop)) return failure();
+  for (size_t i = 0; i < nState; ++i)
+    if (c.outputUsed(i)) bindName(c.g, c.node.output(int(i)), Bound{loop->getResult(i), {}});
+  for (size_t j = 0; j + nState < loop->getNumResults(); ++j) {
+    if (!c.outputUsed(nState + j)) continue;
+    Bound out{loop->getResult(nState + j), {}};
+    int64_t rank = llvm::cast<RankedTensorType>(out.type()).getRank();
+    if (outDirs[j]) {
+      auto i64s = [&](int64_t v) {
+        return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getI64Type()), ArrayRef<int64_t>{v})};
+      };
+      auto rev = runNode(c, "Slice", {out, i64s(-1), i64s(INT64_MIN), i64s(0), i64s(-1)});
+      if (failed(rev)) return failure();
+      out = *rev;
+    }
+    int64_t axis = outAxes[j] < 0 ? outAxes[j] + rank : outAxes[j];
+    if (axis < 0 || axis >= rank) return c.fail("scan_output_axes entry " + std::to_string(j) + " is out of range");
+    if (axis != 0) {
+      // Axis 0 moves to `axis`.
+      SmallVector<int64_t> perm;
+      for (int64_t d = 1; d <= axis; ++d) perm.push_back(d);
+      perm.push_back(0);
+      for (int64_t d = axis + 1; d < rank; ++d) perm.push_back(d);
+      auto moved = runNode(c, "Transpose", {out}, [&](onnx::NodeProto &n) {
+        auto *a = n.add_attribute();
+        a->set_name("perm");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t p : perm) a->add_ints(p);
+      });
+      if (failed(moved)) return failure();
+      out = *moved;
+    }
+    bindName(c.g, c.node.output(int(nState + j)), out);
+  }
+  return success();
 }
 
 /// Scan-8: an optional sequence_lens input, then states and scan inputs that
@@ -537,6 +785,13 @@ LogicalResult importScan(NodeContext &c) {
     if (!v) return c.fail("input " + std::to_string(i) + " is not defined");
     (i < nState ? states : xs).push_back(*v);
   }
+  bool dynamicLength = false;
+  for (size_t j = 0; j < xs.size(); ++j)
+    if (auto t = llvm::dyn_cast<RankedTensorType>(xs[j].type())) {
+      int64_t axis = inAxes[j] < 0 ? inAxes[j] + t.getRank() : inAxes[j];
+      if (axis >= 0 && axis < t.getRank() && t.isDynamicDim(axis)) dynamicLength = true;
+    }
+  if (dynamicLength) return importScanInPlan(c, body, states, xs, inAxes, inDirs, outAxes, outDirs);
   auto length = scanLength(c, xs, inAxes);
   if (failed(length)) return failure();
   auto r = unrollScan(c, body, states, xs, inAxes, inDirs, *length, k, "");

@@ -41,6 +41,8 @@ struct GraphState {
   /// Nodes imported from If/Loop/Scan subgraphs so far (bounded: unrolling
   /// must not let a small model grow without limit).
   int64_t inlinedNodes = 0;
+  /// Loop/Scan iteration bound (ImportOptions::maxLoopIterations).
+  int64_t maxLoopIterations = 4096;
 };
 
 class NodeContext {

@@ -112,9 +112,15 @@ Value NodeContext::input(size_t i) {
   auto it = g.values.find(name);
   if (it != g.values.end()) return it->second;
   auto cst = g.constants.find(name);
-  // Materialize constants at their first use, at the start of the function.
+  // Materialize constants at their first use, at the start of the function
+  // (also from inside a v4f.loop body: the cached value must dominate every
+  // later use, inside the body or after the loop).
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(b.getInsertionBlock());
+  Block *entry = b.getInsertionBlock();
+  while (entry->getParentOp() && !llvm::isa<func::FuncOp>(entry->getParentOp()) &&
+         entry->getParentOp()->getBlock())
+    entry = entry->getParentOp()->getBlock();
+  b.setInsertionPointToStart(entry);
   Value v = b.create<arith::ConstantOp>(loc, cst->second);
   g.values[name] = v;
   return v;
@@ -454,7 +460,7 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   if (modelDir.empty()) modelDir = "/";
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
-  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0};
+  GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0, options.maxLoopIterations};
 
   for (const auto &init : graph.initializer()) {
     auto attr = importTensor(ctx, init, modelDir, error);

@@ -475,3 +475,54 @@ LogicalResult SelectBranchOp::verify() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// loop
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Same rank and element type, equal where both dims are static.
+bool compatibleTypes(RankedTensorType a, RankedTensorType b, size_t bOffset = 0) {
+  if (a.getElementType() != b.getElementType() || a.getRank() + int64_t(bOffset) != b.getRank()) return false;
+  for (int64_t d = 0; d < a.getRank(); ++d) {
+    int64_t x = a.getDimSize(d), y = b.getDimSize(d + bOffset);
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y) return false;
+  }
+  return true;
+}
+} // namespace
+
+LogicalResult LoopOp::verify() {
+  auto trip = llvm::cast<RankedTensorType>(getTripCount().getType());
+  if (!trip.getElementType().isInteger(64) || !trip.hasStaticShape() || trip.getNumElements() != 1)
+    return emitOpError("trip_count must be a one-element int64 tensor, got ") << trip;
+  if (getMaxIterations() <= 0) return emitOpError("max_iterations must be positive");
+  Block &body = getBody().front();
+  size_t n = getInits().size();
+  if (body.getNumArguments() != 1 + n)
+    return emitOpError("the body must take the iteration number and ") << n << " carried value(s)";
+  auto iter = llvm::dyn_cast<RankedTensorType>(body.getArgument(0).getType());
+  if (!iter || iter.getRank() != 0 || !iter.getElementType().isInteger(64))
+    return emitOpError("the body's first argument (the iteration number) must be tensor<i64>");
+  for (size_t j = 0; j < n; ++j)
+    if (body.getArgument(1 + j).getType() != getInits()[j].getType())
+      return emitOpError("body argument ") << 1 + j << " must have the type of carried input " << j;
+  auto yield = llvm::dyn_cast<LoopYieldOp>(body.getTerminator());
+  if (!yield) return emitOpError("the body must end with v4f.loop_yield");
+  if (yield.getValues().size() < n) return emitOpError("the body yields fewer values than there are carried inputs");
+  if (getNumResults() != yield.getValues().size())
+    return emitOpError("has ") << getNumResults() << " results but the body yields " << yield.getValues().size();
+  for (size_t j = 0; j < n; ++j) {
+    auto init = llvm::cast<RankedTensorType>(getInits()[j].getType());
+    if (getResult(j).getType() != init) return emitOpError("result ") << j << " must have carried input " << j << "'s type";
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yield.getValues()[j].getType()), init))
+      return emitOpError("carried value ") << j << " changes its type across iterations: " << init << " becomes "
+                                           << yield.getValues()[j].getType();
+  }
+  for (size_t k = n; k < getNumResults(); ++k)
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yield.getValues()[k].getType()),
+                         llvm::cast<RankedTensorType>(getResult(k).getType()), 1))
+      return emitOpError("scan result ") << k << " must stack the yielded " << yield.getValues()[k].getType()
+                                         << " along a new axis 0";
+  return success();
+}

@@ -403,6 +403,45 @@ def V4F_NonMaxSuppressionOp : V4F_Op<"non_max_suppression", [Pure]> {
   let hasVerifier = 1;
 }
 
+def V4F_LoopOp : V4F_Op<"loop", [RecursiveMemoryEffects]> {
+  let summary = "an ONNX Loop whose trip count is known only at run time";
+  let description = [{
+    Runs `body` `trip_count` times (a one-element int64 tensor, clamped
+    below at 0). The body's block arguments are the iteration number (a
+    scalar int64 tensor) and the loop-carried values, starting from `inits`;
+    `v4f.loop_yield` gives the next carried values, then one value per scan
+    output. Results: the final carried values (the inits when the loop does
+    not run), then each scan output stacked along a new axis 0 (of length
+    trip_count). Carried values keep their type across iterations; a yielded
+    value may be less static (a dynamic dim) and must then match at run
+    time. `max_iterations` bounds the trip count: the plan checks it at run
+    time and sizes the scan outputs for it when the count is computed by a
+    kernel. The CPU backend runs the body as a loop in the plan.
+
+    ```mlir
+    %y, %ys = v4f.loop %n carried(%y0) {max_iterations = 4096 : i64}
+        : (tensor<i64>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+    ^bb0(%i: tensor<i64>, %y: tensor<2xf32>):
+      %next = v4f.add %y, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      v4f.loop_yield %next, %y : tensor<2xf32>, tensor<2xf32>
+    }
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$trip_count, Variadic<V4F_AnyTensor>:$inits, I64Attr:$max_iterations);
+  let results = (outs Variadic<V4F_AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $trip_count (`carried` `(` $inits^ `)`)? attr-dict `:` functional-type(operands, results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_LoopYieldOp : V4F_Op<"loop_yield", [Pure, Terminator, HasParent<"LoopOp">]> {
+  let summary = "the next carried values and the scan values of one v4f.loop iteration";
+  let arguments = (ins Variadic<V4F_AnyTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
 def V4F_SelectBranchOp : V4F_Op<"select_branch", [Pure]> {
   let summary = "the output of an ONNX If whose condition is known only at run time";
   let description = [{
