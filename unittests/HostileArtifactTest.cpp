@@ -477,6 +477,9 @@ TEST(HostileArtifact, BadLoopsAreRefused) {
   expectLoadError(withLoop(0, 3, 0, 4), "covers dispatches [0, 3), which is empty or outside the 2 dispatches");
   expectLoadError(withLoop(0, 2, 1000, 4), "loop 0 'loop 'L'' trip count refers to shape register 1000");
   expectLoadError(withLoop(0, 2, 0, 0), "loop 0 'loop 'L'' has a non-positive iteration bound 0");
+  std::vector<uint8_t> badCond = withLoop(0, 2, 0, 4);
+  editManifest(badCond, [](fbt::ManifestT &m) { m.loops[0]->cond = 5000; });
+  expectLoadError(badCond, "loop 0 'loop 'L'' condition refers to shape register 5000");
   std::vector<uint8_t> file = withLoop(0, 2, 0, 4);
   editManifest(file, [](fbt::ManifestT &m) {
     auto second = std::make_unique<fbt::LoopT>(*m.loops[0]);

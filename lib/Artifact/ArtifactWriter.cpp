@@ -60,7 +60,8 @@ V4F_SAME_ENUM(ShapeOpKind::Eq, fb::ShapeOp::Eq);
 V4F_SAME_ENUM(ShapeOpKind::InputScaledDim, fb::ShapeOp::InputScaledDim);
 V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::DataValue);
 V4F_SAME_ENUM(ShapeOpKind::LoopIndex, fb::ShapeOp::LoopIndex);
-V4F_SAME_ENUM(ShapeOpKind::LoopIndex, fb::ShapeOp::MAX);
+V4F_SAME_ENUM(ShapeOpKind::LoopCount, fb::ShapeOp::LoopCount);
+V4F_SAME_ENUM(ShapeOpKind::LoopCount, fb::ShapeOp::MAX);
 V4F_SAME_ENUM(BufferKind::Input, fb::BufferKind::Input);
 V4F_SAME_ENUM(BufferKind::Output, fb::BufferKind::Output);
 V4F_SAME_ENUM(BufferKind::Constant, fb::BufferKind::Constant);
@@ -161,7 +162,8 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
   if (!plan.loops.empty()) {
     std::vector<flatbuffers::Offset<fb::Loop>> loops;
     for (const PlanLoop &l : plan.loops)
-      loops.push_back(fb::CreateLoop(fbb, l.begin, l.end, l.tripCount, l.maxIterations, fbb.CreateString(l.name)));
+      loops.push_back(fb::CreateLoop(fbb, l.begin, l.end, l.tripCount, l.maxIterations, fbb.CreateString(l.name),
+                                     l.cond ? int64_t(*l.cond) : int64_t(-1)));
     loopVec = fbb.CreateVector(loops);
   }
 

@@ -44,9 +44,9 @@ bool readsInputOnly(ShapeOpKind op) {
   return op == ShapeOpKind::Const || op == ShapeOpKind::InputDim || op == ShapeOpKind::InputValue ||
          op == ShapeOpKind::LoopIndex;
 }
-/// InputScaledDim and DataValue keep their one register operand in imm.
+/// InputScaledDim, DataValue and LoopCount keep their one register operand in imm.
 bool immIsRegister(ShapeOpKind op) {
-  return op == ShapeOpKind::InputScaledDim || op == ShapeOpKind::DataValue;
+  return op == ShapeOpKind::InputScaledDim || op == ShapeOpKind::DataValue || op == ShapeOpKind::LoopCount;
 }
 
 /// Every register a plan field refers to, through `visit(Reg&)`.
@@ -61,7 +61,10 @@ template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) 
     visit(d.scratchSize);
     if (d.guard) visit(*d.guard);
   }
-  for (auto &l : plan.loops) visit(l.tripCount);
+  for (auto &l : plan.loops) {
+    visit(l.tripCount);
+    if (l.cond) visit(*l.cond);
+  }
 }
 
 } // namespace

@@ -232,11 +232,14 @@ v4f_status_t verifyShapeProgram(const fb::Manifest* mf, uint32_t nregs) {
     if (op > static_cast<uint8_t>(fb::ShapeOp::MAX))
       return makeStatus(kBad, "shape program instruction %u has unknown op %u", i, op);
     if (ins->op() == fb::ShapeOp::Const) continue;
-    if (ins->op() == fb::ShapeOp::LoopIndex) {
+    if (ins->op() == fb::ShapeOp::LoopIndex || ins->op() == fb::ShapeOp::LoopCount) {
       uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
       if (ins->a() >= nloops)
         return makeStatus(kBad, "shape program instruction %u reads the iteration of loop %u, but there are %u loops",
                           i, ins->a(), nloops);
+      if (ins->op() == fb::ShapeOp::LoopCount && (ins->imm() < 0 || ins->imm() >= int64_t(i)))
+        return makeStatus(kBad, "shape program instruction %u bounds by register %lld, which is not "
+                          "defined before it", i, static_cast<long long>(ins->imm()));
       continue;
     }
     if (ins->op() == fb::ShapeOp::InputDim) {
@@ -319,6 +322,9 @@ v4f_status_t verifyLoops(const fb::Manifest* mf, uint32_t nregs) {
     if (loop->trip_count() >= nregs)
       return makeStatus(kBad, "loop %u '%s' trip count refers to shape register %u, but there are %u", l, name,
                         loop->trip_count(), nregs);
+    if (loop->cond() < -1 || (loop->cond() >= 0 && uint64_t(loop->cond()) >= nregs))
+      return makeStatus(kBad, "loop %u '%s' condition refers to shape register %lld, but there are %u", l, name,
+                        static_cast<long long>(loop->cond()), nregs);
     if (loop->max_iterations() <= 0)
       return makeStatus(kBad, "loop %u '%s' has a non-positive iteration bound %lld", l, name,
                         static_cast<long long>(loop->max_iterations()));

@@ -32,6 +32,7 @@ struct v4f_session_s {
   Array<bool> dataCached;
   Array<bool> skipped;              // per dispatch: its guard was zero this run
   Array<int64_t> loopIndex;         // per manifest loop: the iteration running
+  Array<int64_t> loopCount;         // per manifest loop: iterations run once it ended, else -1
   bool hasDataValues = false;       // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
@@ -357,12 +358,15 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
   if (s->hasDataValues)
     for (size_t r = 0; r < s->dataCached.size(); ++r) s->dataCached[r] = false;
-  for (uint32_t l = 0; l < nloops; ++l) s->loopIndex[l] = 0;
+  for (uint32_t l = 0; l < nloops; ++l) {
+    s->loopIndex[l] = 0;
+    s->loopCount[l] = -1;
+  }
   // Re-evaluates the shape program once `dispatchesRun` dispatches (of this
   // iteration) have run; every buffer must still fit its planned capacity.
   auto refresh = [&](uint32_t dispatchesRun, const char* after) -> v4f_status_t {
     v4f::rt::DataValues dv{s->bufferPtrs.data(), dispatchesRun, s->dataCache.data(), s->dataCached.data(),
-                           s->skipped.data(), s->loopIndex.data()};
+                           s->skipped.data(), s->loopIndex.data(), s->loopCount.data()};
     if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
     for (uint32_t b = 0; b < nbuf; ++b) {
       int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
@@ -396,6 +400,9 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       if (trips <= 0) {
         // No iteration: the body is skipped (DataValues it produces keep their bounds).
         for (uint32_t k = l->begin(); k < l->end(); ++k) s->skipped[k] = true;
+        s->loopCount[nextLoop] = 0;
+        std::snprintf(where, sizeof where, "after %s", v4f::rt::str(l->name()));
+        if (v4f_status_t st = refresh(l->end(), where)) return st;
         d = l->end();
         ++nextLoop;
         continue;
@@ -433,7 +440,9 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     ++d;
     if (loop && d == loop->end()) {
       uint32_t l = nextLoop;
-      if (s->loopIndex[l] + 1 < trips) {
+      // A condition the body computes (read back after its last dispatch) ends it early.
+      bool stop = loop->cond() >= 0 && reg(s, static_cast<uint32_t>(loop->cond())) == 0;
+      if (!stop && s->loopIndex[l] + 1 < trips) {
         // The next iteration: registers that depend on the iteration (and
         // data the body computes) are re-evaluated before the body reruns.
         ++s->loopIndex[l];
@@ -449,6 +458,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
         if (v4f_status_t st = refresh(loop->begin(), where)) return st;
         d = loop->begin();
       } else {
+        // Sizes that follow the iterations run (scan outputs) are now final.
+        s->loopCount[l] = s->loopIndex[l] + 1;
+        std::snprintf(where, sizeof where, "after %s", v4f::rt::str(loop->name()));
+        if (v4f_status_t st = refresh(loop->end(), where)) return st;
         loop = nullptr;
         ++nextLoop;
       }
@@ -502,6 +515,7 @@ void destroySession(v4f_session_s* s) {
   s->dataCached.reset();
   s->skipped.reset();
   s->loopIndex.reset();
+  s->loopCount.reset();
   for (size_t i = 0; i < s->feedbackCount; ++i)
     for (void* p : s->feedback[i].buf) s->allocator.free(p);
   s->feedback.reset();
@@ -569,6 +583,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
                                                   ? mf->dispatches()->size() : 1) &&
             s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
             s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
+            s->loopCount.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
             s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
   if (!ok) {
     destroySession(s);
@@ -576,7 +591,9 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   }
   if (mf->shape_program())
     for (uint32_t i = 0; i < mf->shape_program()->size(); ++i)
-      if (mf->shape_program()->Get(i)->op() == fb::ShapeOp::DataValue) s->hasDataValues = true;
+      if (mf->shape_program()->Get(i)->op() == fb::ShapeOp::DataValue ||
+          mf->shape_program()->Get(i)->op() == fb::ShapeOp::LoopCount)
+        s->hasDataValues = true;
   if (v4f_status_t st = s->pool.start(s->allocator, threads)) {
     destroySession(s);
     return st;

@@ -78,6 +78,15 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
       case fb::ShapeOp::LoopIndex:
         r = data && data->loopIndex ? data->loopIndex[a] : 0;
         break;
+      case fb::ShapeOp::LoopCount: {
+        uint32_t c = static_cast<uint32_t>(ins->imm());
+        if (known && !known[c]) {
+          isKnown = false;
+          break;
+        }
+        r = data && data->loopCount && data->loopCount[a] >= 0 ? data->loopCount[a] : regs[c];
+        break;
+      }
       case fb::ShapeOp::DataValue: {
         uint32_t c = static_cast<uint32_t>(ins->imm());
         if (known && !known[c]) {

@@ -26,8 +26,10 @@ struct DataValues {
   int64_t* cache;
   bool* cached;
   const bool* skipped = nullptr;
-  // Per manifest loop: the iteration it is running (LoopIndex; 0 if NULL).
+  // Per manifest loop: the iteration it is running (LoopIndex; 0 if NULL),
+  // and the iterations it ran once it ended (LoopCount; -1 before).
   const int64_t* loopIndex = nullptr;
+  const int64_t* loopCount = nullptr;
 };
 V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
                                            const v4f_tensor_t* inputs,

@@ -682,6 +682,35 @@ def make_scan_runtime() -> Case:
     return Case(m, [inputs(4), inputs(9), inputs(1)], note="T = 4 / 9 / 1")
 
 
+def make_loop_while() -> Case:
+    """A Loop whose body computes its condition from data (a while loop with
+    a trip-count bound M): it ends early once ReduceSum(state) >= limit; the
+    scan output has as many slices as iterations ran (known after the run)."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["a", "k"], ["a2"]),
+         helper.make_node("Add", ["a2", "one"], ["an"]),
+         helper.make_node("ReduceSum", ["an"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["co"]),
+         helper.make_node("Identity", ["an"], ["sn"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, [2])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, [2]), _vi("sn", F32, [2])])
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(True), "go")]
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "go", "x"], ["acc", "steps"], body=body)], "loop_while",
+        [_vi("m", I64, []), _vi("x", F32, [2]), _vi("limit", F32, [])],
+        [_vi("acc", F32, [2]), _vi("steps", F32, ["K", 2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+    def inputs(trips, x, limit):
+        return {"m": np.array(trips, np.int64), "x": np.array(x, np.float32), "limit": np.array(limit, np.float32)}
+
+    return Case(m, [inputs(20, [0.5, 1.0], 40.0), inputs(20, [0.1, 0.2], 1000.0), inputs(3, [0.5, 1.0], 1e9),
+                    inputs(10, [50.0, 50.0], 10.0)],
+                note="stops after 4 / 10 / 3 (M) / 1 iterations")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -703,6 +732,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "recurrent_dynamic": make_recurrent_dynamic,
         "loop_runtime": make_loop_runtime,
         "scan_runtime": make_scan_runtime,
+        "loop_while": make_loop_while,
         "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
     }
     for k, fn in OPSET_VARIANTS.items():

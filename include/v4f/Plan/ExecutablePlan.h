@@ -32,7 +32,8 @@ enum class ShapeOpKind : uint8_t {
   Const = 0, InputDim = 1, Add = 2, Sub = 3, Mul = 4,
   FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
   InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14,
-  LoopIndex = 15 // r = the iteration plan loop `a` is running (0 before it starts)
+  LoopIndex = 15, // r = the iteration plan loop `a` is running (0 before it starts)
+  LoopCount = 16  // r = the iterations loop `a` ran once it ended; r[imm] (a bound) before
 };
 
 struct ShapeInstruction {
@@ -112,6 +113,9 @@ struct PlanLoop {
   Reg tripCount = 0;
   int64_t maxIterations = 0;
   std::string name;
+  /// Read after every iteration: 0 ends the loop (a condition the body
+  /// computes); unset: the trip count alone decides.
+  std::optional<Reg> cond;
 };
 
 struct ExecutablePlan {

@@ -550,6 +550,9 @@ struct PlanBuilder {
     Block &body = op.getBody().front();
     auto yield = cast<LoopYieldOp>(body.getTerminator());
     size_t n = op.getInits().size();
+    // With a condition the body computes, it is yielded first.
+    ValueRange yielded = yield.getValues();
+    if (op.getBodyCondition()) yielded = yielded.drop_front();
     // Carried values live in buffers of their own, filled from the inits.
     SmallVector<TensorInfo> carry;
     for (auto [j, init] : llvm::enumerate(op.getInits())) {
@@ -578,8 +581,11 @@ struct PlanBuilder {
     inLoop = false;
     // Scan outputs: slice i of iteration i; their shape must not change.
     SmallVector<TensorInfo> scans;
-    for (size_t k = n; k < yield.getValues().size(); ++k) {
-      TensorInfo s = info(yield.getValues()[k]);
+    // Their length: the trip count, or the iterations run when the body's
+    // condition can end the loop early (final once the loop ended).
+    Reg length = op.getBodyCondition() ? sp().loopCount(loopId, tripReg) : tripReg;
+    for (size_t k = n; k < yielded.size(); ++k) {
+      TensorInfo s = info(yielded[k]);
       // The slice dims: static from the result type, else the value's
       // (which must then be the same in every iteration).
       auto resultType = llvm::cast<RankedTensorType>(op.getResult(k).getType());
@@ -597,9 +603,11 @@ struct PlanBuilder {
       emitDimsCheck(ctx, s.dims, slice, name + " scan " + std::to_string(k - n) + " shape check");
       TensorInfo out;
       out.elementType = s.elementType;
-      out.dims = {tripReg};
+      out.dims = {length};
       out.dims.insert(out.dims.end(), slice.begin(), slice.end());
-      out.buffer = ctx.newTransient(bytesOf(out));
+      TensorInfo planned = out; // sized for the trip count (the bound of the length)
+      planned.dims[0] = tripReg;
+      out.buffer = ctx.newTransient(bytesOf(planned));
       emitCopyAt(ctx, s, out.buffer, sp().mul(index, ctx.numel(s)), name + " scan " + std::to_string(k - n));
       scans.push_back(out);
     }
@@ -608,14 +616,14 @@ struct PlanBuilder {
     SmallVector<TensorInfo> next;
     bool stage = false;
     for (size_t j = 0; j < n; ++j) {
-      Value v = yield.getValues()[j];
+      Value v = yielded[j];
       next.push_back(info(v));
       if (v == body.getArgument(1 + j)) continue;
       for (size_t k = 0; k < n; ++k)
         if (k != j && next.back().buffer == carry[k].buffer) stage = true;
     }
     for (size_t j = 0; j < n; ++j) {
-      if (yield.getValues()[j] == body.getArgument(1 + j)) continue;
+      if (yielded[j] == body.getArgument(1 + j)) continue;
       emitDimsCheck(ctx, next[j].dims, carry[j].dims, name + " carried " + std::to_string(j) + " shape check");
       if (stage) {
         TensorInfo tmp = next[j];
@@ -625,11 +633,24 @@ struct PlanBuilder {
       }
     }
     for (size_t j = 0; j < n; ++j) {
-      if (yield.getValues()[j] == body.getArgument(1 + j) || next[j].buffer == carry[j].buffer) continue;
+      if (yielded[j] == body.getArgument(1 + j) || next[j].buffer == carry[j].buffer) continue;
       emitCopy(ctx, next[j], carry[j], name + " carried " + std::to_string(j));
+    }
+    std::optional<Reg> cond;
+    if (op.getBodyCondition()) {
+      // Read back after the iteration's last dispatch: 0 ends the loop.
+      const TensorInfo c = info(yield.getValues()[0]);
+      if (c.values && !c.values->empty()) {
+        cond = (*c.values)[0];
+      } else {
+        uint32_t buf = ctx.newTransient(sp().constant(8));
+        emitScalarToI64(ctx, c, buf, name + " condition");
+        cond = sp().dataValue(buf, 0, sp().constant(1));
+      }
     }
     uint32_t end = plan.dispatches.size();
     PlanLoop loop;
+    loop.cond = cond;
     loop.begin = begin;
     loop.end = end;
     loop.tripCount = tripReg;

@@ -46,6 +46,8 @@ public:
   }
   /// The iteration plan loop `loop` is running (re-evaluated every iteration).
   Reg loopIndex(uint32_t loop) { return memo({ShapeOpKind::LoopIndex, loop, 0, 0}); }
+  /// The iterations plan loop `loop` ran, once it ended; `bound` before.
+  Reg loopCount(uint32_t loop, Reg bound) { return memo({ShapeOpKind::LoopCount, loop, 0, int64_t(bound)}); }
   Reg lt(Reg a, Reg b) { return binary(ShapeOpKind::Lt, a, b); }
   Reg eq(Reg a, Reg b) { return binary(ShapeOpKind::Eq, a, b); }
   /// cond != 0 ? a : b

@@ -378,10 +378,13 @@ FailureOr<SmallVector<Value>> yieldBodyOutputs(NodeContext &c, const onnx::Graph
 /// carried `inits`. `importBody(iter, carried, scanTypes)` imports the body
 /// at the start of the region and returns the yielded values (the next
 /// carried values, then one slice per scan output, whose stacked types it
-/// appends to scanTypes).
+/// appends to scanTypes). When `bodyCondition` ends up true, the first
+/// yielded value is the condition the body computes.
 using LoopBodyFn = llvm::function_ref<FailureOr<SmallVector<Value>>(Value, ArrayRef<Value>, SmallVectorImpl<Type> &)>;
-FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> inits, LoopBodyFn importBody) {
-  auto loop = c.b.create<LoopOp>(c.loc, TypeRange(), trip, inits, c.b.getI64IntegerAttr(c.g.maxLoopIterations));
+FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> inits, LoopBodyFn importBody,
+                                bool *bodyCondition = nullptr) {
+  auto loop = c.b.create<LoopOp>(c.loc, TypeRange(), trip, inits, c.b.getI64IntegerAttr(c.g.maxLoopIterations),
+                                 c.b.getBoolAttr(false));
   Block *block = new Block();
   loop.getBody().push_back(block);
   block->addArgument(RankedTensorType::get({}, c.b.getI64Type()), c.loc);
@@ -406,7 +409,8 @@ FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> init
   // Created without results (their types come from the body): recreate it.
   OpBuilder::InsertionGuard guard(c.b);
   c.b.setInsertionPoint(loop);
-  auto typed = c.b.create<LoopOp>(c.loc, resultTypes, loop.getTripCount(), loop.getInits(), loop.getMaxIterationsAttr());
+  auto typed = c.b.create<LoopOp>(c.loc, resultTypes, loop.getTripCount(), loop.getInits(), loop.getMaxIterationsAttr(),
+                                  c.b.getBoolAttr(bodyCondition && *bodyCondition));
   typed.getBody().takeBody(loop.getBody());
   loop->erase();
   if (failed(mlir::verify(typed))) return c.fail("the run-time loop does not verify (see the diagnostic above)");
@@ -416,9 +420,11 @@ FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> init
 /// A Loop whose trip count or initial condition is known only at run time
 /// becomes a v4f.loop (run as a loop in the plan, not unrolled). The body
 /// runs only while the condition holds, so its condition input is bound to
-/// true; the condition it computes must then fold to a constant (true: the
-/// trip count decides; false: one iteration at most). The trip count is
-/// `cond ? M : 0`, bounded by --max-loop-iterations at run time.
+/// true; a condition it computes that folds to a constant means "the trip
+/// count decides" (true) or "one iteration at most" (false), and one computed
+/// from data is read back after every iteration (v4f.loop body_condition).
+/// The trip count is `cond ? M : 0`, bounded by --max-loop-iterations at run
+/// time.
 LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int64_t nCarried, int64_t nScan) {
   if (!c.hasInput(0))
     return c.fail("a Loop without a trip count M whose condition is known only at run time has no bound on its "
@@ -462,7 +468,7 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
     tripV = materialize(c, *flat);
   }
 
-  bool oneIteration = false;
+  bool oneIteration = false, bodyCondition = false;
   auto importBody = [&](Value iter, ArrayRef<Value> carried,
                         SmallVectorImpl<Type> &scanTypes) -> FailureOr<SmallVector<Value>> {
     SmallVector<Bound> ins = {Bound{iter, {}}, scalarBool(c, true)};
@@ -470,13 +476,18 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
     auto outs = importSubgraph(c, body, ins, "body");
     if (failed(outs)) return failure();
     auto k = constantInt((*outs)[0]);
-    if (!k)
-      return c.fail("the body computes the loop condition from data; a Loop whose trip count is known only at run "
-                    "time needs a condition that stays constant (e.g. Identity of its condition input)");
-    oneIteration = !*k;
-    return yieldBodyOutputs(c, body, *outs, 1, nCarried, scanTypes);
+    oneIteration = k && !*k;
+    auto yielded = yieldBodyOutputs(c, body, *outs, 1, nCarried, scanTypes);
+    if (failed(yielded) || k) return yielded;
+    // A condition computed from data: yielded first, read after every iteration.
+    auto kt = llvm::dyn_cast<RankedTensorType>((*outs)[0].type());
+    if (!kt || !kt.hasStaticShape() || kt.getNumElements() != 1)
+      return c.fail("the loop condition the body computes must be a one-element tensor");
+    bodyCondition = true;
+    yielded->insert(yielded->begin(), materialize(c, (*outs)[0]));
+    return yielded;
   };
-  auto loop = buildPlanLoop(c, tripV, inits, importBody);
+  auto loop = buildPlanLoop(c, tripV, inits, importBody, &bodyCondition);
   if (failed(loop)) return failure();
   if (oneIteration) {
     // The body stops the loop after its first iteration.

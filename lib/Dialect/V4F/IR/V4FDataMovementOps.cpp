@@ -509,20 +509,29 @@ LogicalResult LoopOp::verify() {
       return emitOpError("body argument ") << 1 + j << " must have the type of carried input " << j;
   auto yield = llvm::dyn_cast<LoopYieldOp>(body.getTerminator());
   if (!yield) return emitOpError("the body must end with v4f.loop_yield");
-  if (yield.getValues().size() < n) return emitOpError("the body yields fewer values than there are carried inputs");
-  if (getNumResults() != yield.getValues().size())
-    return emitOpError("has ") << getNumResults() << " results but the body yields " << yield.getValues().size();
+  ValueRange yielded = yield.getValues();
+  if (getBodyCondition()) {
+    if (yielded.empty()) return emitOpError("with body_condition the body must yield its condition first");
+    auto cond = llvm::cast<RankedTensorType>(yielded[0].getType());
+    if (!cond.hasStaticShape() || cond.getNumElements() != 1 || !llvm::isa<IntegerType>(cond.getElementType()))
+      return emitOpError("the body's condition must be a one-element bool or integer tensor, got ") << cond;
+    yielded = yielded.drop_front();
+  }
+  if (yielded.size() < n) return emitOpError("the body yields fewer values than there are carried inputs");
+  if (getNumResults() != yielded.size())
+    return emitOpError("has ") << getNumResults() << " results but the body yields " << yielded.size()
+                               << " values after its condition";
   for (size_t j = 0; j < n; ++j) {
     auto init = llvm::cast<RankedTensorType>(getInits()[j].getType());
     if (getResult(j).getType() != init) return emitOpError("result ") << j << " must have carried input " << j << "'s type";
-    if (!compatibleTypes(llvm::cast<RankedTensorType>(yield.getValues()[j].getType()), init))
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[j].getType()), init))
       return emitOpError("carried value ") << j << " changes its type across iterations: " << init << " becomes "
-                                           << yield.getValues()[j].getType();
+                                           << yielded[j].getType();
   }
   for (size_t k = n; k < getNumResults(); ++k)
-    if (!compatibleTypes(llvm::cast<RankedTensorType>(yield.getValues()[k].getType()),
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[k].getType()),
                          llvm::cast<RankedTensorType>(getResult(k).getType()), 1))
-      return emitOpError("scan result ") << k << " must stack the yielded " << yield.getValues()[k].getType()
+      return emitOpError("scan result ") << k << " must stack the yielded " << yielded[k].getType()
                                          << " along a new axis 0";
   return success();
 }

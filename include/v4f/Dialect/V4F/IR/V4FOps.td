@@ -412,7 +412,10 @@ def V4F_LoopOp : V4F_Op<"loop", [RecursiveMemoryEffects]> {
     `v4f.loop_yield` gives the next carried values, then one value per scan
     output. Results: the final carried values (the inits when the loop does
     not run), then each scan output stacked along a new axis 0 (of length
-    trip_count). Carried values keep their type across iterations; a yielded
+    trip_count). With `body_condition`, the body yields a one-element
+    condition first: the loop ends after an iteration whose condition is 0
+    (scan outputs then have as many slices as iterations ran). Carried
+    values keep their type across iterations; a yielded
     value may be less static (a dynamic dim) and must then match at run
     time. `max_iterations` bounds the trip count: the plan checks it at run
     time and sizes the scan outputs for it when the count is computed by a
@@ -427,7 +430,8 @@ def V4F_LoopOp : V4F_Op<"loop", [RecursiveMemoryEffects]> {
     }
     ```
   }];
-  let arguments = (ins V4F_AnyTensor:$trip_count, Variadic<V4F_AnyTensor>:$inits, I64Attr:$max_iterations);
+  let arguments = (ins V4F_AnyTensor:$trip_count, Variadic<V4F_AnyTensor>:$inits, I64Attr:$max_iterations,
+                   DefaultValuedAttr<BoolAttr, "false">:$body_condition);
   let results = (outs Variadic<V4F_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
