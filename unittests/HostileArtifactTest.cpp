@@ -497,6 +497,14 @@ TEST(HostileArtifact, BadLoopsAreRefused) {
   v4f_status_free(s);
 }
 
+TEST(HostileArtifact, BroadcastLabelOutOfRangeIsRefused) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Broadcast, 0, 0, 3));
+  });
+  expectLoadError(file, "names label 3, which does not exist");
+}
+
 TEST(HostileArtifact, Format2ArtifactsStillLoad) {
   // A 3.x runtime reads 2.x artifacts (they have no guards).
   std::vector<uint8_t> file = buildAddScaleArtifact();

@@ -61,7 +61,8 @@ V4F_SAME_ENUM(ShapeOpKind::InputScaledDim, fb::ShapeOp::InputScaledDim);
 V4F_SAME_ENUM(ShapeOpKind::DataValue, fb::ShapeOp::DataValue);
 V4F_SAME_ENUM(ShapeOpKind::LoopIndex, fb::ShapeOp::LoopIndex);
 V4F_SAME_ENUM(ShapeOpKind::LoopCount, fb::ShapeOp::LoopCount);
-V4F_SAME_ENUM(ShapeOpKind::LoopCount, fb::ShapeOp::MAX);
+V4F_SAME_ENUM(ShapeOpKind::Broadcast, fb::ShapeOp::Broadcast);
+V4F_SAME_ENUM(ShapeOpKind::Broadcast, fb::ShapeOp::MAX);
 V4F_SAME_ENUM(BufferKind::Input, fb::BufferKind::Input);
 V4F_SAME_ENUM(BufferKind::Output, fb::BufferKind::Output);
 V4F_SAME_ENUM(BufferKind::Constant, fb::BufferKind::Constant);
@@ -167,8 +168,11 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
     loopVec = fbb.CreateVector(loops);
   }
 
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> labelVec;
+  if (!plan.shapeLabels.empty()) labelVec = fbb.CreateVectorOfStrings(plan.shapeLabels);
+
   auto manifest = fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec,
-                                     outVec, programVec, bufferVec, dispatchVec, loopVec);
+                                     outVec, programVec, bufferVec, dispatchVec, loopVec, labelVec);
   fb::FinishManifestBuffer(fbb, manifest);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -153,6 +153,22 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           break;
         }
         int64_t x = regs[a], y = regs[b];
+        if (ins->op() == fb::ShapeOp::Broadcast) {
+          if (x == y || y == 1) {
+            r = x;
+          } else if (x == 1) {
+            r = y;
+          } else {
+            const char* label = ins->imm() >= 0 && manifest->shape_labels() &&
+                                        uint64_t(ins->imm()) < manifest->shape_labels()->size()
+                                    ? manifest->shape_labels()->Get(uint32_t(ins->imm()))->c_str()
+                                    : "an op";
+            return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                              "%s: dims %lld and %lld cannot be broadcast together (they must be equal or one "
+                              "of them 1)", label, static_cast<long long>(x), static_cast<long long>(y));
+          }
+          break;
+        }
         switch (ins->op()) {
           case fb::ShapeOp::Add: ok = !__builtin_add_overflow(x, y, &r); break;
           case fb::ShapeOp::Sub: ok = !__builtin_sub_overflow(x, y, &r); break;

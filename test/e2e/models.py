@@ -711,6 +711,32 @@ def make_loop_while() -> Case:
                 note="stops after 4 / 10 / 3 (M) / 1 iterations")
 
 
+def make_broadcast_runtime() -> Case:
+    """Elementwise ops and a MatMul whose operands' dims are separate symbols:
+    broadcasting is checked at run time (equal, or one of them 1); a pair
+    that cannot broadcast is refused with the op and both dims named."""
+    nodes = [helper.make_node("Add", ["x", "y"], ["s"]),
+             helper.make_node("MatMul", ["a", "b"], ["p"]),
+             helper.make_node("MatMul", ["c", "d"], ["q"])]
+    graph = helper.make_graph(
+        nodes, "broadcast_runtime",
+        [_vi("x", F32, ["N", 3]), _vi("y", F32, ["M", 3]), _vi("a", F32, ["P", 2, 4]), _vi("b", F32, ["Q", 4, 5]),
+         _vi("c", F32, [2, "K1"]), _vi("d", F32, ["K2", 3])],
+        [_vi("s", F32, ["K", 3]), _vi("p", F32, ["R", 2, 5]), _vi("q", F32, [2, 3])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(523)
+
+    def inputs(n, mm, pp, q, k1=4, k2=4):
+        return {"x": _randn(rng, [n, 3]), "y": _randn(rng, [mm, 3]), "a": _randn(rng, [pp, 2, 4]),
+                "b": _randn(rng, [q, 4, 5]), "c": _randn(rng, [2, k1]), "d": _randn(rng, [k2, 3])}
+
+    return Case(m, [inputs(4, 4, 2, 2), inputs(5, 1, 1, 3, 7, 7), inputs(1, 6, 3, 1, 1, 1)],
+                note="N,M,P,Q,K = 4,4,2,2,4 / 5,1,1,3,7 / 1,6,3,1,1",
+                refused_sets=[(inputs(3, 4, 1, 1), "add 'Add#0': dims 3 and 4 cannot be broadcast together"),
+                              (inputs(2, 2, 2, 3), "matmul 'MatMul#1': dims 2 and 3 cannot be broadcast together"),
+                              (inputs(2, 2, 1, 1, 4, 5), "inner dim check")])
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -733,6 +759,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "loop_runtime": make_loop_runtime,
         "scan_runtime": make_scan_runtime,
         "loop_while": make_loop_while,
+        "broadcast_runtime": make_broadcast_runtime,
         "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
     }
     for k, fn in OPSET_VARIANTS.items():

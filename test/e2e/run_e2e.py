@@ -63,6 +63,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("loop_runtime",      1e-5,  1e-5),
     ("scan_runtime",      1e-5,  1e-5),
     ("loop_while",        1e-5,  1e-5),
+    ("broadcast_runtime", 1e-5,  1e-5),
     ("resize_runtime",     1e-5,  1e-5),
     ("opset_variants/",    1e-4,  1e-4),
 ]

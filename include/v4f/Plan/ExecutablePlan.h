@@ -33,7 +33,9 @@ enum class ShapeOpKind : uint8_t {
   FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
   InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14,
   LoopIndex = 15, // r = the iteration plan loop `a` is running (0 before it starts)
-  LoopCount = 16  // r = the iterations loop `a` ran once it ended; r[imm] (a bound) before
+  LoopCount = 16, // r = the iterations loop `a` ran once it ended; r[imm] (a bound) before
+  Broadcast = 17  // r = r[a] and r[b] broadcast (equal, or one is 1); else a run-time error
+                  // naming shapeLabels[imm] (imm -1: no label)
 };
 
 struct ShapeInstruction {
@@ -124,6 +126,8 @@ struct ExecutablePlan {
   std::vector<PlanExecutable> executables;
   std::vector<TensorSignature> inputs, outputs;
   std::vector<ShapeInstruction> shapeProgram;
+  /// Names of the ops whose run-time shape checks (Broadcast) can fail.
+  std::vector<std::string> shapeLabels;
   std::vector<PlanBuffer> buffers;
   std::vector<PlanDispatch> dispatches;
   std::vector<PlanLoop> loops;

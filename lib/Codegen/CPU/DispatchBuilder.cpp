@@ -204,7 +204,10 @@ struct PlanBuilder {
     SmallVector<SmallVector<Reg>> operandDims;
     for (Value v : op->getOperands()) operandDims.emplace_back(info(v).dims.begin(), info(v).dims.end());
     SmallVector<Reg> ruleDims;
-    if (failed(rule.reifyResultDims(sp(), operandDims, ruleDims))) return failure();
+    sp().setLabel(dispatchName(op));
+    LogicalResult reified = rule.reifyResultDims(sp(), operandDims, ruleDims);
+    sp().setLabel("");
+    if (failed(reified)) return failure();
     if ((int64_t)ruleDims.size() != type.getRank())
       return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank()
                                                  << " result";
@@ -919,6 +922,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   });
   if (guarded.wasInterrupted()) return failure();
   plan.shapeProgram = ctx.shapes.instructions();
+  plan.shapeLabels = ctx.shapes.labels();
   computeBufferLifetimes(plan);
   compactShapeProgram(plan);
   return success();

@@ -167,6 +167,10 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   s.M = result.dims[rank - 2];
   s.N = result.dims[rank - 1];
   s.K = A.dims[A.dims.size() - 1];
+  // The inner dims must agree; two that are only known at run time are
+  // checked first (the GEMM would read past B otherwise).
+  if (A.dims.size() >= 2 && B.dims.size() >= 2)
+    emitDimsCheck(ctx, {s.K}, {B.dims[B.dims.size() - 2]}, s.name + " inner dim check");
   std::vector<Reg> batchDims(result.dims.begin(), result.dims.begin() + batchRank);
   s.batches = sp.product(batchDims, 0, batchRank);
   s.aBuf = A.buffer;

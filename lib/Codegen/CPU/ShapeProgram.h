@@ -67,6 +67,17 @@ public:
   Reg ceilDiv(Reg a, Reg b) override { return binary(ShapeOpKind::CeilDiv, a, b); }
   Reg max(Reg a, Reg b) override { return binary(ShapeOpKind::Max, a, b); }
   Reg min(Reg a, Reg b) override { return binary(ShapeOpKind::Min, a, b); }
+  Reg broadcast(Reg a, Reg b) override {
+    if (a == b) return a;
+    auto ca = constValue(a), cb = constValue(b);
+    if (ca && *ca == 1) return b;
+    if (cb && *cb == 1) return a;
+    if (ca && cb && *ca == *cb) return a;
+    return memo({ShapeOpKind::Broadcast, a, b, labelIndex()});
+  }
+  /// The op whose shape rules build registers next (named in run-time errors).
+  void setLabel(const std::string &name) { label = name; }
+  const std::vector<std::string> &labels() const { return labelList; }
   Reg product(const std::vector<Reg> &regs, size_t begin, size_t end) {
     Reg p = constant(1);
     for (size_t i = begin; i < end; ++i) p = mul(p, regs[i]);
@@ -75,6 +86,16 @@ public:
   const std::vector<ShapeInstruction> &instructions() const { return instrs; }
 
 private:
+  int64_t labelIndex() {
+    if (label.empty()) return -1;
+    auto it = labelIds.find(label);
+    if (it != labelIds.end()) return it->second;
+    labelList.push_back(label);
+    return labelIds[label] = int64_t(labelList.size()) - 1;
+  }
+  std::string label;
+  std::vector<std::string> labelList;
+  std::map<std::string, int64_t> labelIds;
   Reg append(ShapeInstruction i) {
     instrs.push_back(i);
     return instrs.size() - 1;

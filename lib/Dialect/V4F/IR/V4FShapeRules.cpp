@@ -20,8 +20,8 @@ using OperandDims = ArrayRef<SmallVector<Dim>>;
 
 int64_t resultRank(Operation *op) { return llvm::cast<RankedTensorType>(op->getResult(0).getType()).getRank(); }
 
-/// Numpy broadcasting: per dim, the max over the operands that have it (a
-/// valid broadcast pairs N only with N or 1).
+/// Numpy broadcasting: per dim, the broadcast of the operands that have it
+/// (N pairs with N or 1; the plan refuses other pairs at run time).
 LogicalResult broadcastRule(Operation *op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   int64_t rank = resultRank(op);
   for (int64_t d = 0; d < rank; ++d) {
@@ -29,7 +29,7 @@ LogicalResult broadcastRule(Operation *op, DimBuilder &b, OperandDims in, SmallV
     for (const auto &operand : in) {
       int64_t i = d - (rank - (int64_t)operand.size());
       if (i < 0) continue;
-      acc = acc ? b.max(*acc, operand[i]) : operand[i];
+      acc = acc ? b.broadcast(*acc, operand[i]) : operand[i];
     }
     if (!acc) return op->emitOpError("has no operand providing result dim ") << d;
     dims.push_back(*acc);
@@ -85,7 +85,7 @@ LogicalResult shapeRule(MatMulOp op, DimBuilder &b, OperandDims in, SmallVectorI
   const auto &x = in[0], &y = in[1];
   for (int64_t d = 0; d < rank - 2; ++d) {
     int64_t ia = d - (rank - (int64_t)x.size()), ib = d - (rank - (int64_t)y.size());
-    dims.push_back(ia >= 0 && ib >= 0 ? b.max(x[ia], y[ib]) : ia >= 0 ? x[ia] : y[ib]);
+    dims.push_back(ia >= 0 && ib >= 0 ? b.broadcast(x[ia], y[ib]) : ia >= 0 ? x[ia] : y[ib]);
   }
   dims.push_back(x[x.size() - 2]);
   dims.push_back(y[y.size() - 1]);

@@ -26,6 +26,10 @@ public:
   virtual Dim ceilDiv(Dim a, Dim b) = 0;
   virtual Dim max(Dim a, Dim b) = 0;
   virtual Dim min(Dim a, Dim b) = 0;
+  /// Numpy broadcasting of two dims: equal, or one of them is 1 (the other
+  /// wins). Implementations that evaluate at run time check it there; this
+  /// default assumes a valid pair.
+  virtual Dim broadcast(Dim a, Dim b) { return max(a, b); }
 };
 
 } // namespace v4f
