@@ -389,6 +389,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       // it have run.
       const fb::Loop* l = mf->loops()->Get(nextLoop);
       trips = reg(s, l->trip_count());
+      // A loop on the untaken side of a run-time If (its first dispatch is
+      // guarded off) runs no iteration: its count may be a stale bound.
+      const fb::Dispatch* first = mf->dispatches()->Get(l->begin());
+      if (first->guard() >= 0 && reg(s, static_cast<uint32_t>(first->guard())) == 0) trips = 0;
       if (trips > l->max_iterations())
         // A count computed by a kernel arrives clamped to the bound + 1.
         return makeStatus(V4F_STATUS_KERNEL_ERROR,

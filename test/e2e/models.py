@@ -737,6 +737,37 @@ def make_broadcast_runtime() -> Case:
                               (inputs(2, 2, 1, 1, 4, 5), "inner dim check")])
 
 
+def make_loop_in_if() -> Case:
+    """A Loop with a trip count computed from data inside one branch of a
+    run-time If: when the branch is not taken, neither the trip count nor
+    the loop runs (the untaken side's bound must not be read as its count)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Add", ["a", "one"], ["an"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, [2])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, [2])])
+    then_g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Cast", ["s"], ["n"], to=TensorProto.INT64),
+         helper.make_node("Loop", ["n", "", "x"], ["t_out"], body=body)],
+        "then_g", [], [_vi("t_out", F32, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e_out"])], "else_g", [], [_vi("e_out", F32, [2])])
+    inits = [numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero")]
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["flag"], ["f"], keepdims=0),
+         helper.make_node("Greater", ["f", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "loop_in_if", [_vi("x", F32, [2]), _vi("flag", F32, [1])], [_vi("y", F32, [2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+    def inputs(x, flag):
+        return {"x": np.array(x, np.float32), "flag": np.array([flag], np.float32)}
+
+    return Case(m, [inputs([2.0, 3.0], 1.0), inputs([2.0, 3.0], 0.0), inputs([1e6, 1e6], 0.0)],
+                note="taken (5 iterations) / not taken / not taken with a count far above the bound")
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -760,6 +791,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "scan_runtime": make_scan_runtime,
         "loop_while": make_loop_while,
         "broadcast_runtime": make_broadcast_runtime,
+        "loop_in_if": make_loop_in_if,
         "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
     }
     for k, fn in OPSET_VARIANTS.items():
