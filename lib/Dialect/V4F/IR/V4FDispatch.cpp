@@ -1,4 +1,4 @@
-//===- V4FDispatch.cpp - v4f.dispatch regions -----------------------------===//
+//===- V4FDispatch.cpp - v4f.dispatch regions and v4f.loop ----------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 using namespace mlir;
@@ -37,3 +37,65 @@ bool isBufferView(Operation *op) {
 }
 
 } // namespace v4f
+
+using namespace v4f;
+
+//===----------------------------------------------------------------------===//
+// loop
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Same rank and element type, equal where both dims are static.
+bool compatibleTypes(RankedTensorType a, RankedTensorType b, size_t bOffset = 0) {
+  if (a.getElementType() != b.getElementType() || a.getRank() + int64_t(bOffset) != b.getRank()) return false;
+  for (int64_t d = 0; d < a.getRank(); ++d) {
+    int64_t x = a.getDimSize(d), y = b.getDimSize(d + bOffset);
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y) return false;
+  }
+  return true;
+}
+} // namespace
+
+LogicalResult LoopOp::verify() {
+  auto trip = llvm::cast<RankedTensorType>(getTripCount().getType());
+  if (!trip.getElementType().isInteger(64) || !trip.hasStaticShape() || trip.getNumElements() != 1)
+    return emitOpError("trip_count must be a one-element int64 tensor, got ") << trip;
+  if (getMaxIterations() <= 0) return emitOpError("max_iterations must be positive");
+  Block &body = getBody().front();
+  size_t n = getInits().size();
+  if (body.getNumArguments() != 1 + n)
+    return emitOpError("the body must take the iteration number and ") << n << " carried value(s)";
+  auto iter = llvm::dyn_cast<RankedTensorType>(body.getArgument(0).getType());
+  if (!iter || iter.getRank() != 0 || !iter.getElementType().isInteger(64))
+    return emitOpError("the body's first argument (the iteration number) must be tensor<i64>");
+  for (size_t j = 0; j < n; ++j)
+    if (body.getArgument(1 + j).getType() != getInits()[j].getType())
+      return emitOpError("body argument ") << 1 + j << " must have the type of carried input " << j;
+  auto yield = llvm::dyn_cast<LoopYieldOp>(body.getTerminator());
+  if (!yield) return emitOpError("the body must end with v4f.loop_yield");
+  ValueRange yielded = yield.getValues();
+  if (getBodyCondition()) {
+    if (yielded.empty()) return emitOpError("with body_condition the body must yield its condition first");
+    auto cond = llvm::cast<RankedTensorType>(yielded[0].getType());
+    if (!cond.hasStaticShape() || cond.getNumElements() != 1 || !llvm::isa<IntegerType>(cond.getElementType()))
+      return emitOpError("the body's condition must be a one-element bool or integer tensor, got ") << cond;
+    yielded = yielded.drop_front();
+  }
+  if (yielded.size() < n) return emitOpError("the body yields fewer values than there are carried inputs");
+  if (getNumResults() != yielded.size())
+    return emitOpError("has ") << getNumResults() << " results but the body yields " << yielded.size()
+                               << " values after its condition";
+  for (size_t j = 0; j < n; ++j) {
+    auto init = llvm::cast<RankedTensorType>(getInits()[j].getType());
+    if (getResult(j).getType() != init) return emitOpError("result ") << j << " must have carried input " << j << "'s type";
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[j].getType()), init))
+      return emitOpError("carried value ") << j << " changes its type across iterations: " << init << " becomes "
+                                           << yielded[j].getType();
+  }
+  for (size_t k = n; k < getNumResults(); ++k)
+    if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[k].getType()),
+                         llvm::cast<RankedTensorType>(getResult(k).getType()), 1))
+      return emitOpError("scan result ") << k << " must stack the yielded " << yielded[k].getType()
+                                         << " along a new axis 0";
+  return success();
+}

@@ -1,0 +1,266 @@
+"""End-to-end generators for run-time control flow and shapes: If on
+run-time conditions, RNN/GRU/LSTM over run-time lengths, Loop/Scan run as
+loops in the plan, and run-time broadcasting checks. Part of models.py's
+all_generators(); same conventions (deterministic, helper-built)."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from models import F32, I64, Case, _randn, _vi
+
+
+def make_if_runtime_branches() -> Case:
+    """If on run-time conditions whose branches differ in shape: one
+    condition computed from the data (ReduceSum(x) > 0), one from an int64
+    input flag; a nested If inside a branch. Only the taken side runs."""
+    then_g = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["t_out"], axis=1)], "then_g", [],
+        [_vi("t_out", F32, ["N", 8])])
+    inner_then = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["it_out"])], "inner_then", [], [_vi("it_out", F32, ["N", 4])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s0", "s3", "s1"], ["ie_out"])], "inner_else", [],
+        [_vi("ie_out", F32, ["N", 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Greater", ["flag", "zero_i"], ["inner_c"]),
+         helper.make_node("If", ["inner_c"], ["e_out"], then_branch=inner_then, else_branch=inner_else)],
+        "else_g", [], [_vi("e_out", F32, ["N", "K"])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["y", "two"], ["z"]),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero_i"),
+             numpy_helper.from_array(np.array([0], np.int64), "s0"),
+             numpy_helper.from_array(np.array([3], np.int64), "s3"),
+             numpy_helper.from_array(np.array([1], np.int64), "s1")]
+    graph = helper.make_graph(nodes, "if_runtime_branches",
+                              [_vi("x", F32, ["N", 4]), _vi("flag", I64, [1])],
+                              [_vi("z", F32, ["N", "W"])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rng = np.random.default_rng(107)
+    pos = np.abs(_randn(rng, [2, 4])) + 0.1
+    neg = -np.abs(_randn(rng, [3, 4])) - 0.1
+    return Case(m, [{"x": pos, "flag": np.array([0], np.int64)},
+                    {"x": neg, "flag": np.array([1], np.int64)},
+                    {"x": neg[:1], "flag": np.array([0], np.int64)}],
+                note="then [N,8]; else-then [N,4]; else-else [N,3]")
+
+
+def make_recurrent_dynamic() -> Case:
+    """RNN, GRU and LSTM over a run-time sequence length and batch (one
+    time-loop kernel each, not unrolled): a reverse RNN with clip; a
+    bidirectional GRU (linear_before_reset 0) with initial_h and run-time
+    sequence_lens; an LSTM with peepholes, biases and input_forget whose
+    hidden size 16 uses the 8-lane dot products. Refused at run time: an
+    initial_h whose batch (its own symbol G) disagrees with X's, a sequence
+    length > seq."""
+    rng = np.random.default_rng(211)
+    I, H1, H2, H3 = 5, 3, 4, 16
+
+    def w(shape, scale=0.4):
+        return _randn(rng, shape, scale)
+
+    inits = [
+        numpy_helper.from_array(w([1, H1, I]), "rw"), numpy_helper.from_array(w([1, H1, H1]), "rr"),
+        numpy_helper.from_array(w([1, 2 * H1]), "rb"),
+        numpy_helper.from_array(w([2, 3 * H2, I]), "gw"), numpy_helper.from_array(w([2, 3 * H2, H2]), "gr"),
+        numpy_helper.from_array(w([2, 6 * H2]), "gb"),
+        numpy_helper.from_array(w([1, 4 * H3, I]), "lw"), numpy_helper.from_array(w([1, 4 * H3, H3]), "lr"),
+        numpy_helper.from_array(w([1, 8 * H3]), "lb"), numpy_helper.from_array(w([1, 3 * H3]), "lp"),
+    ]
+    nodes = [
+        helper.make_node("RNN", ["x", "rw", "rr", "rb"], ["ry", "rh"], hidden_size=H1, direction="reverse",
+                         clip=1.5),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb", "lens", "gh0"], ["gy", "gh"], hidden_size=H2,
+                         direction="bidirectional"),
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "lens", "", "", "lp"], ["ly", "lh", "lc"],
+                         hidden_size=H3, input_forget=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "recurrent_dynamic",
+        [_vi("x", F32, ["T", "B", I]), _vi("lens", TensorProto.INT32, ["B"]), _vi("gh0", F32, [2, "G", H2])],
+        [_vi("ry", F32, ["T", 1, "B", H1]), _vi("rh", F32, [1, "B", H1]), _vi("gy", F32, ["T", 2, "B", H2]),
+         _vi("gh", F32, [2, "B", H2]), _vi("ly", F32, ["T", 1, "B", H3]), _vi("lc", F32, [1, "B", H3])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+    def inputs(T, B, lens):
+        return {"x": _randn(rng, [T, B, I]), "lens": np.array(lens, np.int32), "gh0": _randn(rng, [2, B, H2], 0.5)}
+
+    bad_batch = inputs(3, 2, [3, 1])
+    bad_batch["gh0"] = _randn(rng, [2, 3, H2])
+    return Case(m, [inputs(4, 2, [4, 2]), inputs(7, 3, [7, 1, 5]), inputs(1, 1, [1])],
+                note="T,B = 4,2 / 7,3 / 1,1 with sequence_lens",
+                refused_sets=[(bad_batch, "operand dims disagree"), (inputs(3, 2, [4, 1]), "index out of range")])
+
+
+def make_loop_runtime(with_scan: bool = True) -> Case:
+    """Loop with a run-time trip count M and initial condition, run as a loop
+    in the plan (not unrolled): a carried [N, 3] state with a dynamic N, an
+    If inside the body on a condition computed from the data of each
+    iteration (ReduceSum(a) > 0: re-read every iteration), the iteration
+    number used as data, and a scan output of run-time length. Refused at
+    run time: a trip count above the 4096-iteration bound."""
+    then_g = helper.make_graph([helper.make_node("Sub", ["a", "fi"], ["t_out"])], "then_g", [],
+                               [_vi("t_out", F32, ["N", 3])])
+    else_g = helper.make_graph([helper.make_node("Add", ["a", "half"], ["e_out"])], "else_g", [],
+                               [_vi("e_out", F32, ["N", 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("ReduceSum", ["a"], ["s"], keepdims=0),
+         helper.make_node("Greater", ["s", "zero"], ["pos"]),
+         helper.make_node("If", ["pos"], ["an"], then_branch=then_g, else_branch=else_g),
+         helper.make_node("Mul", ["an", "two"], ["sn"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, ["N", 3])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, ["N", 3])] + ([_vi("sn", F32, ["N", 3])] if with_scan else []))
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    outs = [_vi("acc", F32, ["N", 3])] + ([_vi("steps", F32, ["K", "N", 3])] if with_scan else [])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "go", "x"], ["acc", "steps"] if with_scan else ["acc"], body=body)],
+        "loop_runtime", [_vi("m", I64, []), _vi("go", TensorProto.BOOL, []), _vi("x", F32, ["N", 3])], outs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(313)
+
+    def inputs(trips, go, n):
+        return {"m": np.array(trips, np.int64), "go": np.array(go, np.bool_), "x": _randn(rng, [n, 3])}
+
+    if not with_scan:
+        return Case(m, [inputs(3, False, 1), inputs(0, True, 3), inputs(2, True, 2)], note="M,go,N = 3,0,1 / 0,1,3 / 2,1,2")
+    return Case(m, [inputs(5, True, 2), inputs(9, True, 4), inputs(1, True, 3)],
+                note="M,go,N = 5,1,2 / 9,1,4 / 1,1,3",
+                refused_sets=[(inputs(5000, True, 1), "above the bound of 4096 iterations")])
+
+
+def make_scan_runtime() -> Case:
+    """Scan-16 over a run-time sequence length (run as a loop in the plan):
+    two scan inputs on different axes, the second read backwards, a carried
+    state, one scan output along axis 0 and one along axis 1 in reverse."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["xw"]),
+         helper.make_node("Add", ["s", "xw"], ["s_next"]),
+         helper.make_node("Identity", ["s_next"], ["y"]),
+         helper.make_node("Sub", ["x", "w"], ["z"])],
+        "body", [_vi("s", F32, [3]), _vi("x", F32, [3]), _vi("w", F32, [3])],
+        [_vi("s_next", F32, [3]), _vi("y", F32, [3]), _vi("z", F32, [3])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["s0", "X", "W"], ["s", "Y", "Z"], body=body, num_scan_inputs=2,
+                          scan_input_axes=[0, 1], scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+                          scan_output_directions=[0, 1])],
+        "scan_runtime", [_vi("s0", F32, [3]), _vi("X", F32, ["T", 3]), _vi("W", F32, [3, "T"])],
+        [_vi("s", F32, [3]), _vi("Y", F32, ["T", 3]), _vi("Z", F32, [3, "T"])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    rng = np.random.default_rng(419)
+
+    def inputs(t):
+        return {"s0": _randn(rng, [3]), "X": _randn(rng, [t, 3]), "W": _randn(rng, [3, t])}
+
+    return Case(m, [inputs(4), inputs(9), inputs(1)], note="T = 4 / 9 / 1")
+
+
+def make_loop_while() -> Case:
+    """A Loop whose body computes its condition from data (a while loop with
+    a trip-count bound M): it ends early once ReduceSum(state) >= limit; the
+    scan output has as many slices as iterations ran (known after the run)."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["a", "k"], ["a2"]),
+         helper.make_node("Add", ["a2", "one"], ["an"]),
+         helper.make_node("ReduceSum", ["an"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["co"]),
+         helper.make_node("Identity", ["an"], ["sn"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, [2])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, [2]), _vi("sn", F32, [2])])
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(True), "go")]
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "go", "x"], ["acc", "steps"], body=body)], "loop_while",
+        [_vi("m", I64, []), _vi("x", F32, [2]), _vi("limit", F32, [])],
+        [_vi("acc", F32, [2]), _vi("steps", F32, ["K", 2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+    def inputs(trips, x, limit):
+        return {"m": np.array(trips, np.int64), "x": np.array(x, np.float32), "limit": np.array(limit, np.float32)}
+
+    return Case(m, [inputs(20, [0.5, 1.0], 40.0), inputs(20, [0.1, 0.2], 1000.0), inputs(3, [0.5, 1.0], 1e9),
+                    inputs(10, [50.0, 50.0], 10.0)],
+                note="stops after 4 / 10 / 3 (M) / 1 iterations")
+
+
+def make_broadcast_runtime() -> Case:
+    """Elementwise ops and a MatMul whose operands' dims are separate symbols:
+    broadcasting is checked at run time (equal, or one of them 1); a pair
+    that cannot broadcast is refused with the op and both dims named."""
+    nodes = [helper.make_node("Add", ["x", "y"], ["s"]),
+             helper.make_node("MatMul", ["a", "b"], ["p"]),
+             helper.make_node("MatMul", ["c", "d"], ["q"])]
+    graph = helper.make_graph(
+        nodes, "broadcast_runtime",
+        [_vi("x", F32, ["N", 3]), _vi("y", F32, ["M", 3]), _vi("a", F32, ["P", 2, 4]), _vi("b", F32, ["Q", 4, 5]),
+         _vi("c", F32, [2, "K1"]), _vi("d", F32, ["K2", 3])],
+        [_vi("s", F32, ["K", 3]), _vi("p", F32, ["R", 2, 5]), _vi("q", F32, [2, 3])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(523)
+
+    def inputs(n, mm, pp, q, k1=4, k2=4):
+        return {"x": _randn(rng, [n, 3]), "y": _randn(rng, [mm, 3]), "a": _randn(rng, [pp, 2, 4]),
+                "b": _randn(rng, [q, 4, 5]), "c": _randn(rng, [2, k1]), "d": _randn(rng, [k2, 3])}
+
+    return Case(m, [inputs(4, 4, 2, 2), inputs(5, 1, 1, 3, 7, 7), inputs(1, 6, 3, 1, 1, 1)],
+                note="N,M,P,Q,K = 4,4,2,2,4 / 5,1,1,3,7 / 1,6,3,1,1",
+                refused_sets=[(inputs(3, 4, 1, 1), "add 'Add#0': dims 3 and 4 cannot be broadcast together"),
+                              (inputs(2, 2, 2, 3), "matmul 'MatMul#1': dims 2 and 3 cannot be broadcast together"),
+                              (inputs(2, 2, 1, 1, 4, 5), "inner dim check")])
+
+
+def make_loop_in_if() -> Case:
+    """A Loop with a trip count computed from data inside one branch of a
+    run-time If: when the branch is not taken, neither the trip count nor
+    the loop runs (the untaken side's bound must not be read as its count)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Add", ["a", "one"], ["an"])],
+        "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, [2])],
+        [_vi("co", TensorProto.BOOL, []), _vi("an", F32, [2])])
+    then_g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Cast", ["s"], ["n"], to=TensorProto.INT64),
+         helper.make_node("Loop", ["n", "", "x"], ["t_out"], body=body)],
+        "then_g", [], [_vi("t_out", F32, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e_out"])], "else_g", [], [_vi("e_out", F32, [2])])
+    inits = [numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero")]
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["flag"], ["f"], keepdims=0),
+         helper.make_node("Greater", ["f", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "loop_in_if", [_vi("x", F32, [2]), _vi("flag", F32, [1])], [_vi("y", F32, [2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+    def inputs(x, flag):
+        return {"x": np.array(x, np.float32), "flag": np.array([flag], np.float32)}
+
+    return Case(m, [inputs([2.0, 3.0], 1.0), inputs([2.0, 3.0], 0.0), inputs([1e6, 1e6], 0.0)],
+                note="taken (5 iterations) / not taken / not taken with a count far above the bound")
+
+
+def generators() -> Dict[str, Callable[[], Case]]:
+    return {
+        "if_runtime_branches": make_if_runtime_branches,
+        "recurrent_dynamic": make_recurrent_dynamic,
+        "loop_runtime": make_loop_runtime,
+        "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
+        "scan_runtime": make_scan_runtime,
+        "loop_while": make_loop_while,
+        "broadcast_runtime": make_broadcast_runtime,
+        "loop_in_if": make_loop_in_if,
+    }
