@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 4.0 is newer than this runtime (3.0)");
+            path + ": artifact format 4.0 is newer than this runtime (3.1)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -242,7 +242,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.0) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.1) and no longer supported: "
                         "recompile the model");
 }
 
@@ -457,6 +457,20 @@ TEST(HostileArtifact, GuardOutOfRangeIsRefused) {
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->guard = -2; });
   expectLoadError(file, "dispatch 0 'add' guard refers to shape register -2");
+}
+
+TEST(HostileArtifact, FlopsRegisterOutOfRangeIsRefused) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  uint32_t nregs = 0;
+  editManifest(file, [&](fbt::ManifestT &m) {
+    nregs = static_cast<uint32_t>(m.shape_program.size());
+    m.dispatches[0]->flops = nregs;
+  });
+  expectLoadError(file, "dispatch 0 'add' flops count refers to shape register " + std::to_string(nregs) +
+                            ", but there are " + std::to_string(nregs));
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->flops = -7; });
+  expectLoadError(file, "dispatch 1 'scale' flops count refers to shape register -7");
 }
 
 TEST(HostileArtifact, BadLoopsAreRefused) {

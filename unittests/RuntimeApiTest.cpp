@@ -311,6 +311,37 @@ TEST(RuntimeApi, LoadsUnalignedMemoryAndTwoModelsAtOnce) {
   runAddScale(b.session, 6);
 }
 
+TEST(RuntimeApi, ProfilingRecordsEveryDispatchOfTheLastRun) {
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 2, l));
+  EXPECT_EQ(v4f_session_profile_count(l.session), 0u);
+  runAddScale(l.session, 3);
+  EXPECT_EQ(v4f_session_profile_count(l.session), 0u);  // off by default
+  ASSERT_OK(v4f_session_set_profiling(l.session, 1));
+  runAddScale(l.session, 3);
+  runAddScale(l.session, 5);
+  ASSERT_EQ(v4f_session_profile_count(l.session), 2u);  // the last run only: add, scale
+  v4f_dispatch_profile_t a{}, b{};
+  ASSERT_OK(v4f_session_profile_entry(l.session, 0, &a));
+  ASSERT_OK(v4f_session_profile_entry(l.session, 1, &b));
+  EXPECT_STREQ(a.name, "add");
+  EXPECT_STREQ(b.name, "scale");
+  EXPECT_EQ(a.dispatch_index, 0u);
+  EXPECT_EQ(b.dispatch_index, 1u);
+  EXPECT_GT(a.workgroups, 0);
+  EXPECT_NE(a.kernel, nullptr);
+  EXPECT_GE(b.start_ns, a.start_ns + a.duration_ns);  // dispatches run in order
+  EXPECT_EQ(a.flops, -1.0);                             // not counted by this artifact
+  expectError(v4f_session_profile_entry(l.session, 2, &a), V4F_STATUS_INVALID_ARGUMENT,
+              "index 2 out of range (the last run recorded 2 entries)");
+  expectError(v4f_session_profile_entry(l.session, 0, nullptr), V4F_STATUS_INVALID_ARGUMENT, "entry is NULL");
+  expectError(v4f_session_set_profiling(nullptr, 1), V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
+  ASSERT_OK(v4f_session_set_profiling(l.session, 0));
+  EXPECT_EQ(v4f_session_profile_count(l.session), 0u);
+  runAddScale(l.session, 2);
+  EXPECT_EQ(v4f_session_profile_count(l.session), 0u);
+}
+
 TEST(RuntimeApi, ResolveOutputShapesWithoutRunning) {
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, l));

@@ -97,6 +97,27 @@ TEST_F(V4fRunTool, RandomInputsAndBenchmarkJson) {
   EXPECT_EQ(outputLine(again.output), outputLine(once.output));
 }
 
+TEST_F(V4fRunTool, ProfileWritesChromeTraceAndHotspots) {
+  Result r = runTool(model + " --dim batch=64 --threads 2 --profile " + dir + "/trace.json --profile-runs 3");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("profile: 3 runs, 2 dispatches"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("%time"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("add ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("scale ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mean per dispatch:"), std::string::npos) << r.output;
+  std::vector<uint8_t> json = readFileBytes(dir + "/trace.json");
+  std::string text(json.begin(), json.end());
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"add\", \"cat\": \"dispatch\", \"ph\": \"X\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"scale\""), std::string::npos) << text;
+  Result bad = runTool(model + " --profile " + dir + "/no/such/dir/t.json");
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.output.find("t.json: cannot create"), std::string::npos) << bad.output;
+  Result zero = runTool(model + " --profile " + dir + "/t.json --profile-runs 0");
+  EXPECT_EQ(zero.exitCode, 1);
+  EXPECT_NE(zero.output.find("--profile-runs expects an integer in [1, 100000]"), std::string::npos) << zero.output;
+}
+
 TEST_F(V4fRunTool, ErrorsNameTheFile) {
   Result r = runTool(dir + "/missing.v4f");
   EXPECT_EQ(r.exitCode, 1);

@@ -155,7 +155,8 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
     auto name = fbb.CreateString(d.name);
     dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
                                             workgroups, d.scratchSize, name,
-                                            d.guard ? int64_t(*d.guard) : int64_t(-1)));
+                                            d.guard ? int64_t(*d.guard) : int64_t(-1),
+                                            d.flops ? int64_t(*d.flops) : int64_t(-1)));
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 

@@ -60,6 +60,7 @@ template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) 
     for (Reg &r : d.workgroupCount) visit(r);
     visit(d.scratchSize);
     if (d.guard) visit(*d.guard);
+    if (d.flops) visit(*d.flops);
   }
   for (auto &l : plan.loops) {
     visit(l.tripCount);

@@ -368,6 +368,9 @@ v4f_status_t verifyDispatches(const fb::Manifest* mf, uint32_t nregs) {
     if (dis->guard() < -1 || (dis->guard() >= 0 && uint64_t(dis->guard()) >= nregs))
       return makeStatus(kBad, "dispatch %u '%s' guard refers to shape register %lld, but there are %u", d,
                         name, static_cast<long long>(dis->guard()), nregs);
+    if (dis->flops() < -1 || (dis->flops() >= 0 && uint64_t(dis->flops()) >= nregs))
+      return makeStatus(kBad, "dispatch %u '%s' flops count refers to shape register %lld, but there are %u", d,
+                        name, static_cast<long long>(dis->flops()), nregs);
     if (dis->scratch_size() >= nregs)
       return makeStatus(kBad,
                         "dispatch %u '%s' scratch size refers to shape register %u, but there are %u",

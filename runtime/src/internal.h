@@ -84,6 +84,11 @@ class Array {
     data_ = nullptr;
     size_ = 0;
   }
+  void swap(Array& o) {
+    T* d = data_; data_ = o.data_; o.data_ = d;
+    size_t n = size_; size_ = o.size_; o.size_ = n;
+    const Allocator* a = alloc_; alloc_ = o.alloc_; o.alloc_ = a;
+  }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
   size_t size() const { return size_; }

@@ -4,6 +4,8 @@
 #include "shape_program.h"
 #include "thread_pool.h"
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdio>
 
@@ -59,9 +61,33 @@ struct v4f_session_s {
   // thread entering at the same time is refused instead of corrupting the
   // registers, arena and scratch the first one is using.
   std::atomic<bool> busy{false};
+  // Per-dispatch timing (v4f_session_set_profiling): entries of the last run.
+  bool profiling = false;
+  Array<v4f_dispatch_profile_t> profile;
+  size_t profileCount = 0;
+  uint64_t runStartNs = 0;
 };
 
 namespace {
+
+uint64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Appends one profile entry, growing the table by doubling; an entry that
+// cannot be stored (out of memory) is dropped rather than failing the run.
+void recordProfile(v4f_session_s* s, const v4f_dispatch_profile_t& e) {
+  if (s->profileCount == s->profile.size()) {
+    size_t n = s->profile.size() ? 2 * s->profile.size() : 256;
+    Array<v4f_dispatch_profile_t> grown;
+    if (!grown.allocate(s->allocator, n)) return;
+    for (size_t i = 0; i < s->profileCount; ++i) grown[i] = s->profile[i];
+    s->profile.swap(grown);
+  }
+  s->profile[s->profileCount++] = e;
+}
 
 // Holds the session's busy flag for one call; `acquired` is false when
 // another thread holds it.
@@ -355,6 +381,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     s->capacity[b] = cap;
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  s->profileCount = 0;
+  if (s->profiling) s->runStartNs = nowNs();
   uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
   if (s->hasDataValues)
     for (size_t r = 0; r < s->dataCached.size(); ++r) s->dataCached[r] = false;
@@ -422,7 +450,20 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       if (job.workgroupCount != 0) {
         const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
         job.fn = exe.entryPoints[dis->entry_point()];
+        uint64_t t0 = s->profiling ? nowNs() : 0;
         int32_t rc = s->pool.run(&job);
+        if (s->profiling) {
+          uint64_t t1 = nowNs();
+          v4f_dispatch_profile_t e{};
+          e.name = v4f::rt::str(dis->name());
+          e.kernel = mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
+          e.dispatch_index = d;
+          e.workgroups = job.workgroupCount;
+          e.start_ns = t0 - s->runStartNs;
+          e.duration_ns = t1 - t0;
+          e.flops = dis->flops() >= 0 ? static_cast<double>(reg(s, static_cast<uint32_t>(dis->flops()))) : -1.0;
+          recordProfile(s, e);
+        }
         if (rc != 0)
           return makeStatus(V4F_STATUS_KERNEL_ERROR,
                             "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
@@ -610,6 +651,32 @@ V4F_API void v4f_session_release(v4f_session_t* session) { destroySession(sessio
 
 V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session) {
   return session ? session->pool.threadCount() : 0;
+}
+
+V4F_API v4f_status_t v4f_session_set_profiling(v4f_session_t* session, int32_t enable) {
+  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "v4f_session_set_profiling: session is NULL");
+  BusyGuard guard(session->busy);
+  if (!guard.acquired) return sessionBusy();
+  session->profiling = enable != 0;
+  session->profileCount = 0;
+  return nullptr;
+}
+
+V4F_API size_t v4f_session_profile_count(const v4f_session_t* session) {
+  return session ? session->profileCount : 0;
+}
+
+V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, size_t index,
+                                               v4f_dispatch_profile_t* entry) {
+  if (!session || !entry)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "v4f_session_profile_entry: %s is NULL",
+                      session ? "entry" : "session");
+  if (index >= session->profileCount)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                      "v4f_session_profile_entry: index %zu out of range (the last run recorded %zu entries)",
+                      index, session->profileCount);
+  *entry = session->profile[index];
+  return nullptr;
 }
 
 V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "Npy.h"
+#include "Profile.h"
 #include "v4f/artifact_format.h"
 #include "v4f/runtime.h"
 
@@ -40,6 +41,11 @@ const char *kUsage =
     "  --disable-cpu-features LIST  treat these CPU features as absent\n"
     "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
     "                          copying (repeatable; a KV cache: present_key=past_key)\n"
+    "  --profile FILE          time every dispatch over --profile-runs runs: write the\n"
+    "                          last run as a Chrome trace (chrome://tracing, Perfetto) and\n"
+    "                          print the hotspot table (% of time, GFLOP/s, % of the FMA\n"
+    "                          peak measured on this host at the session's threads)\n"
+    "  --profile-runs N        runs profiled after 2 warm-up runs (default 10)\n"
     "  --steps N               run N times in a row (default 1); outputs are those of the\n"
     "                          last run\n";
 
@@ -50,7 +56,8 @@ struct Options {
   std::string outputDir, jsonPath, disabledFeatures;
   std::vector<std::pair<std::string, std::string>> feedback; // output name, input name
   int threads = 0;
-  long benchmark = 0, warmup = 5, printCount = 8, steps = 1;
+  std::string profilePath;
+  long benchmark = 0, warmup = 5, printCount = 8, steps = 1, profileRuns = 10;
 };
 
 [[noreturn]] void fail(const std::string &message) {
@@ -109,6 +116,10 @@ Options parseArgs(int argc, char **argv) {
       o.disabledFeatures = value();
     } else if (a == "--feedback") {
       o.feedback.push_back(splitAssign(a, value()));
+    } else if (a == "--profile") {
+      o.profilePath = value();
+    } else if (a == "--profile-runs") {
+      o.profileRuns = parseCount(a, value(), 1, 100000);
     } else if (a == "--steps") {
       o.steps = parseCount(a, value(), 1);
     } else if (!a.empty() && a[0] == '-') {
@@ -121,6 +132,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     fail(std::string("no model given\n") + kUsage);
+  if (!o.feedback.empty() && !o.profilePath.empty())
+    fail("--profile cannot be combined with --feedback (every run would grow the fed-back state)");
   if (!o.feedback.empty() && o.benchmark)
     fail("--benchmark cannot be combined with --feedback (every run would grow the fed-back state)");
   return o;
@@ -516,6 +529,22 @@ int runMain(int argc, char **argv) {
     runBenchmark(session, opt, inputs, outputs, loadMs, firstRunMs);
   } else if (!opt.jsonPath.empty()) {
     fail("--json needs --benchmark N");
+  }
+  if (!opt.profilePath.empty()) {
+    for (int i = 0; i < 2; ++i) check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+    check(v4f_session_set_profiling(session, 1), where);
+    v4frun::Profile profile;
+    for (long i = 0; i < opt.profileRuns; ++i) {
+      check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+      profile.addRun(session);
+    }
+    check(v4f_session_set_profiling(session, 0), where);
+    std::string error, isa;
+    if (!profile.writeChromeTrace(opt.profilePath, error)) fail(error);
+    int threads = v4f_session_thread_count(session);
+    double peak = v4frun::measureFmaPeakGflops(threads, &isa);
+    profile.printHotspots(stdout, 25, peak, threads);
+    std::printf("trace:            %s\n", opt.profilePath.c_str());
   }
 
   v4f_session_release(session);

@@ -105,6 +105,9 @@ struct PlanDispatch {
   /// Runs only when this register is non-zero (the dispatches of one side
   /// of a run-time If); unset: always runs.
   std::optional<Reg> guard;
+  /// Floating-point (or integer multiply-add) operations the dispatch does,
+  /// counting a multiply-add as 2, for profiles; unset: not counted.
+  std::optional<Reg> flops;
 };
 
 /// Dispatches [begin, end) run `tripCount` times in a row (a v4f.loop);

@@ -137,6 +137,8 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   if (s.biasBuf) bindings.push_back(*s.biasBuf);
   if (s.residualBuf) bindings.push_back(*s.residualBuf);
   ctx.addDispatch(*kb, bindings, groups, s.name);
+  ctx.plan.dispatches.back().flops =
+      sp.mul(sp.constant(2), sp.mul(sp.mul(s.batches, s.M), sp.mul(s.N, s.K)));
 }
 
 

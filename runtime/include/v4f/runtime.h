@@ -223,6 +223,30 @@ V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session);
 /* Threads the session runs workgroups on (the caller included). */
 V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session);
 
+/* ---- profiling ---------------------------------------------------------- */
+
+/* One dispatch run of the last v4f_session_run (a dispatch inside a loop
+ * appears once per iteration; skipped dispatches do not appear). */
+typedef struct v4f_dispatch_profile_t {
+  const char* name;          /* source op / ONNX node (valid for the model's lifetime) */
+  const char* kernel;        /* the kernel's entry point */
+  uint32_t dispatch_index;   /* position in the artifact's plan */
+  int64_t workgroups;        /* workgroups run */
+  uint64_t start_ns;         /* from the start of the run */
+  uint64_t duration_ns;      /* wall time, the barrier after it included */
+  double flops;              /* operations (a multiply-add counts 2), or -1 when not counted */
+} v4f_dispatch_profile_t;
+
+/* Enables (non-zero) or disables per-dispatch timing for the following runs
+ * of `session`. Off by default; when on, each run records one entry per
+ * dispatch run (two clock reads each). */
+V4F_API v4f_status_t v4f_session_set_profiling(v4f_session_t* session, int32_t enable);
+
+/* Entries recorded by the last run (0 when profiling is off or before a run). */
+V4F_API size_t v4f_session_profile_count(const v4f_session_t* session);
+V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, size_t index,
+                                               v4f_dispatch_profile_t* entry);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif
