@@ -122,16 +122,18 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
   Value nVec = kb->add(nFull, kb->mul(kb->div(kb->sub(n1, nFull), kb->c(kLanes)), kb->c(kLanes)));
-  auto rowsOf = [&](Value lo, Value hi, Value step, int rows) {
-    kb->forLoop(lo, hi, step, [&](Value m) {
-      kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { emitTile(*kb, s, t, m, n, rows, kNR / kLanes); });
-      if (kNR > kLanes)
-        kb->forLoop(nFull, nVec, kb->c(kLanes), [&](Value n) { emitTile(*kb, s, t, m, n, rows, 1); });
-      kb->forLoop(kNR > kLanes ? nVec : nFull, n1, kb->c(1), [&](Value n) { emitTile(*kb, s, t, m, n, rows, 0); });
+  // Column panels outside, row tiles inside: one K x NR panel of B stays in
+  // cache while every row tile of the workgroup streams past it (the other
+  // order re-read all NB columns of B, page by page, for every row tile).
+  auto colsOf = [&](Value lo, Value hi, Value step, int vecs) {
+    kb->forLoop(lo, hi, step, [&](Value n) {
+      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, m, n, kMR, vecs); });
+      kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, m, n, 1, vecs); });
     });
   };
-  rowsOf(m0, mFull, kb->c(kMR), kMR);
-  rowsOf(mFull, m1, kb->c(1), 1);
+  colsOf(n0, nFull, kb->c(kNR), kNR / kLanes);
+  if (kNR > kLanes) colsOf(nFull, nVec, kb->c(kLanes), 1);
+  colsOf(kNR > kLanes ? nVec : nFull, n1, kb->c(1), 0);
   kb->finish();
   std::vector<uint32_t> bindings = {s.cBuf, s.aBuf, s.bBuf};
   if (s.biasBuf) bindings.push_back(*s.biasBuf);
