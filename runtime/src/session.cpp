@@ -1,10 +1,6 @@
 // session.cpp - v4f_session_* : input checks, shape evaluation, arena planning, dispatch.
-#include "memory_planner.h"
-#include "model.h"
+#include "session.h"
 #include "shape_program.h"
-#include "thread_pool.h"
-
-#include <time.h>
 
 #include <atomic>
 #include <cstdio>
@@ -12,99 +8,12 @@
 using v4f::rt::Array;
 using v4f::rt::makeStatus;
 namespace fb = v4f::fb;
+using v4f::rt::BusyGuard;
+using v4f::rt::sessionBusy;
 
-struct v4f_session_s {
-  v4f_model_s* model = nullptr;
-  v4f::rt::Allocator allocator;
-  v4f::rt::ThreadPool pool;
-
-  Array<int64_t> regs;
-  Array<void*> bufferPtrs;      // per manifest buffer, for the current run
-  Array<void*> bindingScratch;  // the largest dispatch's bindings
-  Array<uint64_t> lengthScratch;  // and their lengths in bytes
-  Array<int64_t> pushScratch;   // the largest dispatch's push constants
-
-  // Arena placement, cached for the input dims it was computed for.
-  Array<v4f::rt::TransientBuffer> transients;
-  Array<uint32_t> planScratch;
-  Array<uint64_t> transientOffset;  // per manifest buffer (transients only)
-  Array<int64_t> plannedDims;       // inputs x V4F_MAX_RANK
-  Array<uint64_t> capacity;         // per manifest buffer: bytes available this run
-  Array<int64_t> dataCache;         // per register: DataValue read this run
-  Array<bool> dataCached;
-  Array<bool> skipped;              // per dispatch: its guard was zero this run
-  Array<int64_t> loopIndex;         // per manifest loop: the iteration running
-  Array<int64_t> loopCount;         // per manifest loop: iterations run once it ended, else -1
-  bool hasDataValues = false;       // the shape program reads sizes from buffers
-  bool planned = false;
-  uint64_t arenaSize = 0;
-  void* arena = nullptr;
-  uint64_t arenaCapacity = 0;
-  // Per-worker kernel scratch: threadCount slices of scratchStride bytes.
-  void* scratch = nullptr;
-  uint64_t scratchStride = 0;
-  // Feedback bindings (v4f_session_bind_feedback): per binding two
-  // session-owned buffers; the last run's output lives in buf[cur].
-  struct Feedback {
-    uint32_t output = 0, input = 0;
-    void* buf[2] = {nullptr, nullptr};
-    uint64_t cap[2] = {0, 0};
-    int cur = 0;
-    bool hasState = false;
-    int32_t rank = 0;
-    int64_t dims[V4F_MAX_RANK] = {};
-  };
-  Array<Feedback> feedback;   // capacity: one per model output
-  size_t feedbackCount = 0;
-  Array<v4f_tensor_t> feedInputs;  // the run's inputs with fed-back ones substituted
-  // Set while a run (or output-shape resolution) uses the session: a second
-  // thread entering at the same time is refused instead of corrupting the
-  // registers, arena and scratch the first one is using.
-  std::atomic<bool> busy{false};
-  // Per-dispatch timing (v4f_session_set_profiling): entries of the last run.
-  bool profiling = false;
-  Array<v4f_dispatch_profile_t> profile;
-  size_t profileCount = 0;
-  uint64_t runStartNs = 0;
-};
 
 namespace {
 
-uint64_t nowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Appends one profile entry, growing the table by doubling; an entry that
-// cannot be stored (out of memory) is dropped rather than failing the run.
-void recordProfile(v4f_session_s* s, const v4f_dispatch_profile_t& e) {
-  if (s->profileCount == s->profile.size()) {
-    size_t n = s->profile.size() ? 2 * s->profile.size() : 256;
-    Array<v4f_dispatch_profile_t> grown;
-    if (!grown.allocate(s->allocator, n)) return;
-    for (size_t i = 0; i < s->profileCount; ++i) grown[i] = s->profile[i];
-    s->profile.swap(grown);
-  }
-  s->profile[s->profileCount++] = e;
-}
-
-// Holds the session's busy flag for one call; `acquired` is false when
-// another thread holds it.
-struct BusyGuard {
-  explicit BusyGuard(std::atomic<bool>& flag) : flag(flag), acquired(!flag.exchange(true, std::memory_order_acquire)) {}
-  ~BusyGuard() {
-    if (acquired) flag.store(false, std::memory_order_release);
-  }
-  std::atomic<bool>& flag;
-  bool acquired;
-};
-
-v4f_status_t sessionBusy() {
-  return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                    "the session is in use by another thread (a session must be used by one thread at a "
-                    "time; create one session per thread)");
-}
 
 const fb::Manifest* manifestOf(const v4f_session_s* s) { return s->model->manifest; }
 
@@ -382,7 +291,7 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
   s->profileCount = 0;
-  if (s->profiling) s->runStartNs = nowNs();
+  if (s->profiling) s->runStartNs = v4f::rt::nowNs();
   uint32_t nloops = mf->loops() ? mf->loops()->size() : 0;
   if (s->hasDataValues)
     for (size_t r = 0; r < s->dataCached.size(); ++r) s->dataCached[r] = false;
@@ -450,10 +359,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       if (job.workgroupCount != 0) {
         const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
         job.fn = exe.entryPoints[dis->entry_point()];
-        uint64_t t0 = s->profiling ? nowNs() : 0;
+        uint64_t t0 = s->profiling ? v4f::rt::nowNs() : 0;
         int32_t rc = s->pool.run(&job);
         if (s->profiling) {
-          uint64_t t1 = nowNs();
+          uint64_t t1 = v4f::rt::nowNs();
           v4f_dispatch_profile_t e{};
           e.name = v4f::rt::str(dis->name());
           e.kernel = mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
@@ -462,7 +371,7 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
           e.start_ns = t0 - s->runStartNs;
           e.duration_ns = t1 - t0;
           e.flops = dis->flops() >= 0 ? static_cast<double>(reg(s, static_cast<uint32_t>(dis->flops()))) : -1.0;
-          recordProfile(s, e);
+          v4f::rt::recordProfile(s, e);
         }
         if (rc != 0)
           return makeStatus(V4F_STATUS_KERNEL_ERROR,
@@ -651,32 +560,6 @@ V4F_API void v4f_session_release(v4f_session_t* session) { destroySession(sessio
 
 V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session) {
   return session ? session->pool.threadCount() : 0;
-}
-
-V4F_API v4f_status_t v4f_session_set_profiling(v4f_session_t* session, int32_t enable) {
-  if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "v4f_session_set_profiling: session is NULL");
-  BusyGuard guard(session->busy);
-  if (!guard.acquired) return sessionBusy();
-  session->profiling = enable != 0;
-  session->profileCount = 0;
-  return nullptr;
-}
-
-V4F_API size_t v4f_session_profile_count(const v4f_session_t* session) {
-  return session ? session->profileCount : 0;
-}
-
-V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, size_t index,
-                                               v4f_dispatch_profile_t* entry) {
-  if (!session || !entry)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "v4f_session_profile_entry: %s is NULL",
-                      session ? "entry" : "session");
-  if (index >= session->profileCount)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                      "v4f_session_profile_entry: index %zu out of range (the last run recorded %zu entries)",
-                      index, session->profileCount);
-  *entry = session->profile[index];
-  return nullptr;
 }
 
 V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session) {
