@@ -110,6 +110,7 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   if (options.printIRAfterAll) enableIRPrinting(codegen);
   codegen.addNestedPass<mlir::func::FuncOp>(createFormDispatchRegionsPass());
   codegen.addPass(createSelectCPUStrategy());
+  codegen.addPass(createPackWeights());
   codegen.addPass(createGenerateCPUKernelsPass(&generated));
   buildCPULowerToLLVMPipeline(codegen);
   if (mlir::failed(codegen.run(*module))) {

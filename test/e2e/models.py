@@ -549,6 +549,9 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
     # Run-time control flow, recurrences and shape checks (models_control_flow.py).
     import models_control_flow
     gens.update(models_control_flow.generators())
+    # GEMM edges with compile-time packed weights (models_gemm.py).
+    import models_gemm
+    gens.update(models_gemm.generators())
     for k, fn in OPSET_VARIANTS.items():
         gens[f"opset_variants/{k}"] = fn
     return gens

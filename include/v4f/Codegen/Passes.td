@@ -26,6 +26,33 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
   let dependentDialects = ["v4f::V4FDialect"];
 }
 
+def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
+  let summary = "Choose compile-time panel packing for the constant weights of GEMM-based ops";
+  let description = [{
+    Input invariants: `v4f.matmul` / `v4f.conv` carry `v4f.tiling`
+    (v4f-select-cpu-strategy).
+    Output: an op whose weight (operand 1) is a float32 `arith.constant` of
+    static shape gets `v4f.packed_weight`, naming the layout kernel
+    generation writes into the artifact's constants instead of the weight as
+    the model stores it:
+    - `"b_panels"` on `v4f.matmul`: B [batch..., K, N] becomes, per batch
+      matrix, ceil(N/nr) panels of K x nr (row k of a panel is nr
+      consecutive floats), the columns past N zero;
+    - `"a_panels"` on `v4f.conv`: W [OC, C/G, KH, KW] becomes, per group,
+      ceil((OC/G)/mr) panels of K x mr (K = C/G * KH * KW), the rows past
+      OC/G zero.
+    `nr`/`mr` come from the op's tiling; the packed copy starts 64-byte
+    aligned in the artifact's constants.
+    The micro-kernel then reads one contiguous stream per operand instead of
+    `mr` (or K) strided rows. A constant also used by an op that does not
+    pack it keeps its plain copy; one used only by packing ops is stored only
+    packed, and one packed the same way twice is stored once.
+    Preserves: semantics and types (only attributes are added); ops whose
+    weight is computed at run time are left as they are.
+  }];
+  let dependentDialects = ["v4f::V4FDialect"];
+}
+
 def GenerateCPUKernels : Pass<"v4f-cpu-generate-kernels", "mlir::ModuleOp"> {
   let summary = "Lower dispatch regions to CPU kernels and build the execution plan";
   let description = [{

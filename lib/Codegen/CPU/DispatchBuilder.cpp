@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
+#include "WeightPacking.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -90,6 +91,18 @@ uint32_t DispatchContext::newTransient(Reg sizeBytes) {
   return plan.buffers.size() - 1;
 }
 
+uint32_t DispatchContext::newConstant(size_t bytes, const std::function<void(uint8_t *)> &fill) {
+  size_t offset = (constants.size() + 63) / 64 * 64;
+  constants.resize(offset + bytes, 0);
+  fill(constants.data() + offset);
+  PlanBuffer b;
+  b.kind = BufferKind::Constant;
+  b.constantOffset = offset;
+  b.sizeReg = shapes.constant(bytes);
+  plan.buffers.push_back(b);
+  return plan.buffers.size() - 1;
+}
+
 std::pair<Reg, Reg> DispatchContext::splitRows(Reg rows, Reg rowSize, int64_t grain) {
   Reg perGroup = shapes.max(shapes.constant(1), shapes.floorDiv(shapes.constant(grain),
                                                                 shapes.max(rowSize, shapes.constant(1))));
@@ -131,9 +144,8 @@ DType dtypeOf(Type t) {
 }
 
 struct PlanBuilder {
-  PlanBuilder(DispatchContext &ctx, std::vector<uint8_t> &constants) : ctx(ctx), constants(constants) {}
+  explicit PlanBuilder(DispatchContext &ctx) : ctx(ctx) {}
   DispatchContext &ctx;
-  std::vector<uint8_t> &constants;
   DenseMap<Value, TensorInfo> infos;
 
   ShapeProgramBuilder &sp() { return ctx.shapes; }
@@ -150,29 +162,11 @@ struct PlanBuilder {
     if (!attr || !type || dtypeOf(type.getElementType()) == DType::Unknown)
       return op.emitOpError("constant of this type is not supported by the CPU backend");
     size_t width = elementBytes(type.getElementType());
-    size_t offset = (constants.size() + 63) / 64 * 64;
     size_t count = type.getNumElements();
     size_t bytes = count * width;
-    constants.resize(offset + bytes, 0);
-    uint8_t *dst = constants.data() + offset;
-    if (type.getElementType().isInteger(1)) {
-      // MLIR packs i1 as bits; ONNX bool is one byte per element.
-      size_t i = 0;
-      for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
-    } else if (type.getElementType().getIntOrFloatBitWidth() < 8) {
-      // [u]int4 / [u]int2: one byte per element holding the extended value.
-      bool u = type.getElementType().isUnsignedInteger();
-      size_t i = 0;
-      for (const APInt &v : attr.getValues<APInt>()) dst[i++] = uint8_t(u ? v.getZExtValue() : v.getSExtValue());
-    } else if (bytes) {
-      ArrayRef<char> raw = attr.getRawData();
-      if (attr.isSplat())
-        for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);
-      else
-        std::memcpy(dst, raw.data(), bytes);
-    }
     TensorInfo t;
     t.elementType = type.getElementType();
+    t.constant = attr;
     for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
     // Small integer (and bool: 0/1) constants may take part in shape
     // computations: their values become registers.
@@ -182,12 +176,33 @@ struct PlanBuilder {
       for (const APInt &v : attr.getValues<APInt>())
         t.values->push_back(sp().constant(v.getBitWidth() == 1 ? int64_t(v.getBoolValue()) : v.getSExtValue()));
     }
-    PlanBuffer b;
-    b.kind = BufferKind::Constant;
-    b.constantOffset = offset;
-    b.sizeReg = sp().constant(bytes);
-    ctx.plan.buffers.push_back(b);
-    t.buffer = ctx.plan.buffers.size() - 1;
+    // A weight every user packs (v4f-pack-weights) is stored only packed.
+    bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+      return use.getOperandNumber() == 1 && packingOf(use.getOwner());
+    });
+    if (onlyPacked) {
+      t.buffer = ~0u;
+      infos[op.getResult()] = t;
+      return success();
+    }
+    t.buffer = ctx.newConstant(bytes, [&](uint8_t *dst) {
+      if (type.getElementType().isInteger(1)) {
+        // MLIR packs i1 as bits; ONNX bool is one byte per element.
+        size_t i = 0;
+        for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
+      } else if (type.getElementType().getIntOrFloatBitWidth() < 8) {
+        // [u]int4 / [u]int2: one byte per element holding the extended value.
+        bool u = type.getElementType().isUnsignedInteger();
+        size_t i = 0;
+        for (const APInt &v : attr.getValues<APInt>()) dst[i++] = uint8_t(u ? v.getZExtValue() : v.getSExtValue());
+      } else if (bytes) {
+        ArrayRef<char> raw = attr.getRawData();
+        if (attr.isSplat())
+          for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);
+        else
+          std::memcpy(dst, raw.data(), bytes);
+      }
+    });
     infos[op.getResult()] = t;
     return success();
   }
@@ -814,8 +829,8 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   auto func = graph.lookupSymbol<func::FuncOp>("main");
   if (!func) return graph.emitError("module has no func @main");
   plan.executables.emplace_back();
-  DispatchContext ctx(kernels, plan, plan.executables.size() - 1);
-  PlanBuilder pb(ctx, constants);
+  DispatchContext ctx(kernels, plan, plan.executables.size() - 1, constants);
+  PlanBuilder pb(ctx);
 
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = llvm::cast<RankedTensorType>(arg.getType());

@@ -20,17 +20,22 @@ struct TensorInfo {
   /// For small integer tensors whose elements the plan can follow (shape
   /// computations): every element, row-major, as a shape register.
   std::optional<std::vector<Reg>> values;
+  /// For a compile-time constant: its value (the GEMM emitters pack weights
+  /// from it). `buffer` is ~0u when the constant is stored only packed.
+  mlir::DenseElementsAttr constant;
 };
 
 class DispatchContext {
 public:
   /// Kernels become entry points of `executable` (an index into plan.executables).
-  DispatchContext(mlir::ModuleOp kernels, ExecutablePlan &plan, uint32_t executable)
-      : kernels(kernels), plan(plan), executable(executable) {}
+  DispatchContext(mlir::ModuleOp kernels, ExecutablePlan &plan, uint32_t executable,
+                  std::vector<uint8_t> &constants)
+      : kernels(kernels), plan(plan), executable(executable), constants(constants) {}
 
   mlir::ModuleOp kernels;
   ExecutablePlan &plan;
   uint32_t executable;
+  std::vector<uint8_t> &constants;
   ShapeProgramBuilder shapes;
 
   /// Starts a kernel named after `opName`.
@@ -41,6 +46,15 @@ public:
   void addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
                    const std::string &name, std::optional<Reg> scratchBytes = std::nullopt);
   uint32_t newTransient(Reg sizeBytes);
+  /// A constant buffer of `bytes`, 64-byte aligned in the constants blob;
+  /// `fill` writes its contents (zeroed before).
+  uint32_t newConstant(size_t bytes, const std::function<void(uint8_t *)> &fill);
+  /// The buffer holding the float32 constant `weight`, seen as `matrices`
+  /// matrices whose packed side has `cols` entries and whose other side is
+  /// `K`, packed as `packing` (WeightPacking.h; written once per distinct
+  /// constant and layout).
+  uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices,
+                        int64_t K, int64_t cols);
   Reg numel(const TensorInfo &t) { return shapes.product(t.dims, 0, t.dims.size()); }
   /// Number of workgroups for `rows` rows of `rowSize` elements each so a
   /// workgroup handles about `grain` elements; returns {count, rowsPerGroup}.
@@ -49,6 +63,7 @@ public:
 private:
   std::map<std::vector<const void *>, uint32_t> kernelsByBody;
   unsigned kernelCounter = 0;
+  std::map<std::tuple<const void *, int, int64_t>, uint32_t> packedByWeight;
 };
 
 // Emitters, one per op family; each appends dispatches writing `result`.

@@ -3,14 +3,16 @@
 // One GEMM emitter serves MatMul and Conv: C[M,N] = A[M,K] * B[K,N] per batch,
 // with a fused epilogue (bias per row or column, residual, activation).
 // Workgroups own MB x NB output tiles; inside, an MR x NR register tile of
-// vector<LANESxf32> accumulators runs the K loop with FMAs; column edges fall
-// back to one-vector and then scalar columns, row edges to single rows. The
+// vector<LANESxf32> accumulators runs the K loop with FMAs; the column edge
+// is one lane-masked tile, row edges are single rows. A constant weight is
+// read from its compile-time panels (v4f-pack-weights, WeightPacking.h). The
 // sizes come from the op's `v4f.tiling` (#v4f.gemm_tiling), chosen for the
 // target by v4f-select-cpu-strategy (e.g. 6x16 of 8 lanes for AVX2, 8x32 of
 // 16 lanes for AVX-512).
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
+#include "WeightPacking.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -35,6 +37,8 @@ struct GemmSpec {
   std::string act = "none";
   float alpha = 0, beta = 0;
   int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0; // from #v4f.gemm_tiling
+  /// A / B are the weight's a_panels / b_panels (v4f-pack-weights).
+  bool aPacked = false, bPacked = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<Value(KernelBuilder &, Value)> aOffset, bOffset, cOffset, biasOffset;
 };
@@ -43,61 +47,85 @@ struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
 };
 
+/// One register tile: rows [m, m + rows) by the NR columns from n, or by the
+/// first `edgeCols` of them (the column edge: lane-masked loads of an
+/// unpacked B, masked stores; packed B panels are zero-padded instead).
 void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m, Value n, int rows,
-              int vecs) {
+              Value edgeCols) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t kLanes = s.lanes;
-  Type accType = vecs ? kb.vec(kLanes) : kb.f32();
-  int cols = vecs ? vecs : 1;
-  SmallVector<Value> init(rows * cols, kb.cf(0.f, accType));
+  const int vecs = int(s.nr / kLanes);
+  Type vt = kb.vec(kLanes);
+  SmallVector<Value> masks;
+  if (edgeCols)
+    for (int v = 0; v < vecs; ++v) masks.push_back(kb.laneMask(kb.sub(edgeCols, kb.c(v * kLanes)), kLanes));
+  SmallVector<Value> init(rows * vecs, kb.cf(0.f, vt));
   Value A = kb.binding(1), B = kb.binding(2);
+  // Element k of row r is at rowBase[r] + k * aStep: rows of A, or the
+  // row's lane of its a_panel (WeightPacking.h).
   SmallVector<Value> rowBase;
-  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.add(t.aOff, kb.mul(kb.add(m, kb.c(r)), t.K)));
+  Value aStep = kb.c(s.aPacked ? s.mr : 1);
+  for (int r = 0; r < rows; ++r) {
+    Value row = kb.add(m, kb.c(r));
+    if (s.aPacked) {
+      Value panel = kb.div(row, kb.c(s.mr));
+      rowBase.push_back(kb.add(t.aOff, kb.add(kb.mul(panel, kb.mul(t.K, kb.c(s.mr))), kb.rem(row, kb.c(s.mr)))));
+    } else {
+      rowBase.push_back(kb.add(t.aOff, kb.mul(row, t.K)));
+    }
+  }
+  // Row k of the tile's B columns is at bBase + k * bStep.
+  Value bBase = s.bPacked ? kb.add(t.bOff, kb.mul(kb.div(n, kb.c(s.nr)), kb.mul(t.K, kb.c(s.nr))))
+                          : kb.add(t.bOff, n);
+  Value bStep = s.bPacked ? kb.c(s.nr) : t.N;
+  bool maskB = edgeCols && !s.bPacked;
   auto acc = kb.forLoop(kb.c(0), t.K, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
-    Value bRow = kb.add(t.bOff, kb.add(kb.mul(k, t.N), n));
+    Value bRow = kb.add(bBase, kb.mul(k, bStep));
     SmallVector<Value> bv;
-    for (int v = 0; v < cols; ++v) bv.push_back(kb.load(accType, B, kb.add(bRow, kb.c(v * kLanes))));
+    for (int v = 0; v < vecs; ++v) {
+      Value idx = kb.add(bRow, kb.c(v * kLanes));
+      bv.push_back(maskB ? kb.maskedLoad(vt, B, idx, masks[v]) : kb.load(vt, B, idx));
+    }
     SmallVector<Value> next;
     for (int r = 0; r < rows; ++r) {
-      Value av = kb.load(kb.f32(), A, kb.add(rowBase[r], k));
-      if (vecs) av = kb.splat(av, kLanes);
-      for (int v = 0; v < cols; ++v) {
-        Value prev = a[r * cols + v];
-        next.push_back(vecs ? (Value)b.create<vector::FMAOp>(loc, av, bv[v], prev)
-                            : (Value)b.create<math::FmaOp>(loc, av, bv[v], prev));
-      }
+      Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], kb.mul(k, aStep))), kLanes);
+      for (int v = 0; v < vecs; ++v) next.push_back(b.create<vector::FMAOp>(loc, av, bv[v], a[r * vecs + v]));
     }
     return next;
   });
   Value C = kb.binding(0);
+  auto load = [&](Value base, Value idx, int v) {
+    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
+  };
   for (int r = 0; r < rows; ++r) {
     Value row = kb.add(m, kb.c(r));
     Value rowBias;
-    if (s.biasMode == BiasMode::PerRow) {
-      rowBias = kb.load(kb.f32(), kb.binding(3), kb.add(t.biasOff, row));
-      if (vecs) rowBias = kb.splat(rowBias, kLanes);
-    }
-    for (int v = 0; v < cols; ++v) {
+    if (s.biasMode == BiasMode::PerRow)
+      rowBias = kb.splat(kb.load(kb.f32(), kb.binding(3), kb.add(t.biasOff, row)), kLanes);
+    for (int v = 0; v < vecs; ++v) {
       Value col = kb.add(n, kb.c(v * kLanes));
-      Value val = acc[r * cols + v];
+      Value val = acc[r * vecs + v];
       if (s.biasMode == BiasMode::PerRow) val = b.create<arith::AddFOp>(loc, val, rowBias);
       if (s.biasMode == BiasMode::PerColumn)
-        val = b.create<arith::AddFOp>(loc, val, kb.load(accType, kb.binding(3), kb.add(t.biasOff, col)));
+        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, col), v));
       Value cIdx = kb.add(t.cOff, kb.add(kb.mul(row, t.N), col));
       if (s.residualBuf) {
         unsigned slot = s.biasBuf ? 4 : 3;
-        val = b.create<arith::AddFOp>(loc, val, kb.load(accType, kb.binding(slot), cIdx));
+        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(slot), cIdx, v));
       }
       val = applyActivation(kb, val, s.act, s.alpha, s.beta);
-      kb.store(val, C, cIdx);
+      if (edgeCols)
+        kb.maskedStore(val, C, cIdx, masks[v]);
+      else
+        kb.store(val, C, cIdx);
     }
   }
 }
 
 void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   auto &sp = ctx.shapes;
-  const int64_t kMR = s.mr, kNR = s.nr, kLanes = s.lanes, kMB = s.mb, kNB = s.nb;
+  const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb;
   Reg mTiles = sp.ceilDiv(s.M, sp.constant(kMB));
   Reg nTiles = sp.ceilDiv(s.N, sp.constant(kNB));
   Reg tiles = sp.mul(mTiles, nTiles);
@@ -121,19 +149,16 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
   Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
-  Value nVec = kb->add(nFull, kb->mul(kb->div(kb->sub(n1, nFull), kb->c(kLanes)), kb->c(kLanes)));
   // Column panels outside, row tiles inside: one K x NR panel of B stays in
   // cache while every row tile of the workgroup streams past it (the other
   // order re-read all NB columns of B, page by page, for every row tile).
-  auto colsOf = [&](Value lo, Value hi, Value step, int vecs) {
-    kb->forLoop(lo, hi, step, [&](Value n) {
-      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, m, n, kMR, vecs); });
-      kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, m, n, 1, vecs); });
-    });
+  // Rows past the last whole MR tile run as single-row tiles.
+  auto panel = [&](Value n, Value edgeCols) {
+    kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, m, n, kMR, edgeCols); });
+    kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, m, n, 1, edgeCols); });
   };
-  colsOf(n0, nFull, kb->c(kNR), kNR / kLanes);
-  if (kNR > kLanes) colsOf(nFull, nVec, kb->c(kLanes), 1);
-  colsOf(kNR > kLanes ? nVec : nFull, n1, kb->c(1), 0);
+  kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
+  kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
   kb->finish();
   std::vector<uint32_t> bindings = {s.cBuf, s.aBuf, s.bBuf};
   if (s.biasBuf) bindings.push_back(*s.biasBuf);
@@ -180,6 +205,15 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   s.aBuf = A.buffer;
   s.bBuf = B.buffer;
   s.cBuf = result.buffer;
+  Reg bMat = sp.mul(B.dims[B.dims.size() - 2], B.dims[B.dims.size() - 1]);
+  if (auto packing = packingOf(op); packing && B.constant) {
+    auto bShape = llvm::cast<RankedTensorType>(mm.getRhs().getType()).getShape();
+    int64_t Kc = bShape[bShape.size() - 2], Nc = bShape[bShape.size() - 1], matrices = 1;
+    for (size_t i = 0; i + 2 < bShape.size(); ++i) matrices *= bShape[i];
+    s.bBuf = ctx.packedWeight(B, *packing, matrices, Kc, Nc);
+    s.bPacked = true;
+    bMat = sp.constant(packedMatrixFloats(Nc, Kc, packing->panel));
+  }
   if (mm.getBias()) {
     s.biasBuf = operands[2].buffer;
     s.biasMode = BiasMode::PerColumn;
@@ -188,7 +222,6 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   s.alpha = mm.getActAlpha().convertToFloat();
   s.beta = mm.getActBeta().convertToFloat();
   Reg aMat = sp.mul(A.dims[A.dims.size() - 2], A.dims[A.dims.size() - 1]);
-  Reg bMat = sp.mul(B.dims[B.dims.size() - 2], B.dims[B.dims.size() - 1]);
   Reg cMat = sp.mul(s.M, s.N);
   std::vector<Reg> aBatch(A.dims.begin(), A.dims.end() - 2), bBatch(B.dims.begin(), B.dims.end() - 2);
   // Offset of a broadcast operand: decompose b over the result batch dims.
@@ -248,9 +281,13 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   s.act = conv.getActivation().str();
   s.alpha = conv.getActAlpha().convertToFloat();
   s.beta = conv.getActBeta().convertToFloat();
-  s.aOffset = [OCg, Kdim, G](KernelBuilder &kb, Value b) {
-    return kb.mul(kb.rem(b, kb.c(G)), kb.c(OCg * Kdim));
-  };
+  int64_t aMat = OCg * Kdim;
+  if (auto packing = packingOf(op); packing && W.constant) {
+    s.aBuf = ctx.packedWeight(W, *packing, G, Kdim, OCg);
+    s.aPacked = true;
+    aMat = packedMatrixFloats(OCg, Kdim, packing->panel);
+  }
+  s.aOffset = [aMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(aMat)); };
   s.cOffset = [P, OCg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(OCg), kb.dim(P))); };
   if (pointwise) {
     s.bBuf = X.buffer;

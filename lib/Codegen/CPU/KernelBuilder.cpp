@@ -139,6 +139,31 @@ Value KernelBuilder::splat(Value scalar, int64_t lanes) {
   return b.create<vector::BroadcastOp>(loc, vec(lanes), scalar);
 }
 
+Value KernelBuilder::laneMask(Value count, int64_t lanes) {
+  auto idxType = VectorType::get({lanes}, b.getI64Type());
+  SmallVector<int64_t> iota(lanes);
+  for (int64_t i = 0; i < lanes; ++i) iota[i] = i;
+  Value lane = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iota)));
+  Value bound = b.create<vector::BroadcastOp>(loc, idxType, count);
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lane, bound);
+}
+
+Value KernelBuilder::maskedLoad(Type vectorType, Value base, Value index, Value mask) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type elem = llvm::cast<VectorType>(vectorType).getElementType();
+  Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
+  Value zero = b.create<arith::ConstantOp>(loc, vectorType, b.getZeroAttr(vectorType));
+  return b.create<LLVM::MaskedLoadOp>(loc, vectorType, p, mask, ValueRange{zero},
+                                      uint32_t(elem.getIntOrFloatBitWidth() / 8));
+}
+
+void KernelBuilder::maskedStore(Value value, Value base, Value index, Value mask) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type elem = llvm::cast<VectorType>(value.getType()).getElementType();
+  Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
+  b.create<LLVM::MaskedStoreOp>(loc, value, p, mask, uint32_t(elem.getIntOrFloatBitWidth() / 8));
+}
+
 Value KernelBuilder::toF32(Value i64) { return b.create<arith::SIToFPOp>(loc, f32(), i64); }
 
 void KernelBuilder::forLoop(Value lb, Value ub, Value step, const std::function<void(Value)> &body) {

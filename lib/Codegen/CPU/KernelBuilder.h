@@ -66,6 +66,12 @@ public:
   mlir::Value load(mlir::Type type, mlir::Value base, mlir::Value index);
   void store(mlir::Value value, mlir::Value base, mlir::Value index);
   mlir::Value splat(mlir::Value scalar, int64_t lanes = 8);
+  /// vector<lanes x i1>: lane i is set when i < count (an i64, any value).
+  mlir::Value laneMask(mlir::Value count, int64_t lanes);
+  /// Vector load / store of the lanes `mask` sets (the others read as 0 and
+  /// are not written); no memory is touched for an unset lane.
+  mlir::Value maskedLoad(mlir::Type vectorType, mlir::Value base, mlir::Value index, mlir::Value mask);
+  void maskedStore(mlir::Value value, mlir::Value base, mlir::Value index, mlir::Value mask);
   mlir::Value toF32(mlir::Value i64);
 
   /// scf.for over [lb, ub) with `step`.

@@ -1,0 +1,70 @@
+"""End-to-end generators for the GEMM kernels' edges with compile-time
+packed weights (v4f-pack-weights): sizes that are not multiples of the
+register tile on any target, batched and shared constant weights, a weight
+also read as a plain tensor, grouped / pointwise convs with bias, residual
+and activation epilogues, and a run-time batch. Part of models.py's
+all_generators(); each case also runs compiled for AVX2 and SSE tiles."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+import numpy as np
+
+from models import F32, Case, GraphBuilder, _randn, _vi
+
+
+def make_packed_matmuls(flags=()) -> Case:
+    g = GraphBuilder(seed=31)
+    w = g.randn([37, 45], 0.2)                          # N = 45: whole panels + a 13-column edge
+    h = g.op("MatMul", ["x", w])
+    h = g.op("Add", [h, g.randn([45], 0.1)])            # per-column bias epilogue
+    h = g.op("Relu", [h])
+    y2 = g.op("MatMul", ["x", w])                        # the same packed weight again
+    # ... and read as a plain tensor too (its plain copy stays in the artifact)
+    y3 = g.op("Add", [y2, g.op("ReduceSum", [w, g.const(np.array([0], np.int64), "axes")], keepdims=0)])
+    wb = g.randn([3, 45, 7], 0.2)                        # batched constant B, N = 7 (edge only)
+    hb = g.op("Reshape", [h, g.const(np.array([-1, 1, 1, 45], np.int64), "shape")])
+    yb = g.op("MatMul", [g.op("Expand", [hb, g.const(np.array([1, 3, 2, 45], np.int64), "shape")]), wb])
+    gw = g.randn([45, 37], 0.2)                          # Gemm transB over the plain copy below
+    yg = g.op("Gemm", ["x", gw], transB=1)
+    g.op("ReduceSum", [gw, g.const(np.array([1], np.int64), "axes")], out_names=["gw_sum"], keepdims=0)
+    g.op("Identity", [h], out_names=["y"])
+    g.op("Identity", [y3], out_names=["y3"])
+    g.op("Identity", [yb], out_names=["yb"])
+    g.op("Identity", [yg], out_names=["yg"])
+    m = g.model("packed_matmuls", [_vi("x", F32, ["N", 37])],
+                [_vi("y", F32, ["N", 45]), _vi("y3", F32, ["N", 45]), _vi("yb", F32, ["N", 3, 2, 7]),
+                 _vi("yg", F32, ["N", 45]), _vi("gw_sum", F32, [45])])
+    rng = np.random.default_rng(131)
+    return Case(m, [{"x": _randn(rng, [7, 37])}, {"x": _randn(rng, [1, 37])}, {"x": _randn(rng, [13, 37])}],
+                note="N = 7, 1, 13", compile_flags=list(flags))
+
+
+def make_packed_convs(flags=()) -> Case:
+    g = GraphBuilder(seed=32)
+    # 13 output channels (not a multiple of 6 or 8), 5 x 7 = 35 output columns.
+    h = g.conv("x", 5, 13, 3, pads=[1, 1, 1, 1])
+    h = g.op("Relu", [h])
+    # grouped: 2 groups of 7 output channels
+    h2 = g.conv(g.conv(h, 13, 14, 1, pads=[0, 0, 0, 0]), 14, 14, 3, group=2, pads=[1, 1, 1, 1])
+    # pointwise conv with bias + residual add + relu (the residual read masked at the edge)
+    r = g.conv(h2, 14, 14, 1, pads=[0, 0, 0, 0])
+    y = g.op("Relu", [g.op("Add", [r, h2])])
+    # depthwise 3x3, stride 2
+    d = g.conv(y, 14, 14, 3, stride=2, group=14, pads=[1, 1, 1, 1])
+    g.op("Identity", [y], out_names=["y"])
+    g.op("Identity", [d], out_names=["d"])
+    m = g.model("packed_convs", [_vi("x", F32, ["N", 5, 5, 7])],
+                [_vi("y", F32, ["N", 14, 5, 7]), _vi("d", F32, ["N", 14, 3, 4])])
+    rng = np.random.default_rng(132)
+    return Case(m, [{"x": _randn(rng, [2, 5, 5, 7])}, {"x": _randn(rng, [1, 5, 5, 7])}],
+                note="N = 2, 1", compile_flags=list(flags))
+
+
+def generators() -> Dict[str, Callable[[], Case]]:
+    gens: Dict[str, Callable[[], Case]] = {}
+    for suffix, flags in (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--target-cpu=x86-64-v2",))):
+        gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
+        gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
+    return gens
