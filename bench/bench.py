@@ -144,6 +144,43 @@ def count_macs(model_path: Path, inputs: Dict[str, np.ndarray]) -> Optional[int]
 # v4f side
 
 
+class BenchError(SystemExit):
+    """A step of one model's measurement failed (v4fc, v4f-run or the v4f-run JSON).
+    A SystemExit so the single-model CLIs (bench.py, compare_builds.py) still stop with
+    the message; bench/suite.py catches it and goes on with the next model."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def first_line(self) -> str:
+        """The first informative line of the tool output (skipping the command echo)."""
+        lines = [l.strip() for l in self.message.splitlines() if l.strip()]
+        body = lines[1:] if len(lines) > 1 and lines[0].startswith("`") else lines
+        return body[0] if body else (lines[0] if lines else "")
+
+
+def write_inputs(inputs: Dict[str, np.ndarray], workdir: Path, prefix: str = "in") -> Dict[str, Path]:
+    """One .npy per input (for v4f-run --input name=file)."""
+    files = {}
+    for k, v in inputs.items():
+        f = workdir / f"{prefix}_{re.sub(r'[^A-Za-z0-9._-]', '_', k)}.npy"
+        np.save(f, v)
+        files[k] = f
+    return files
+
+
+def compile_model(v4fc: Path, model_path: Path, artifact: Path, flags: Optional[List[str]] = None) -> float:
+    """`v4fc compile model -o artifact [flags]`; returns the compile time in seconds."""
+    cmd = [str(v4fc), "compile", str(model_path), "-o", str(artifact)] + list(flags or [])
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    compile_s = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise BenchError(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+    return compile_s
+
+
 def _unit_scale(key: str) -> float:
     k = key.lower()
     if k.endswith("_ns") or k.endswith("ns"):
@@ -183,17 +220,21 @@ def parse_v4f_json(doc) -> Tuple[List[float], Optional[float]]:
 
 
 def run_v4f(v4frun: Path, artifact: Path, input_files: Dict[str, Path], n: int, threads: int,
-            json_path: Path) -> Tuple[List[float], float]:
+            json_path: Path, warmup: Optional[int] = None) -> Tuple[List[float], float]:
+    """One v4f-run --benchmark n; returns (per-run samples in ms, possibly empty; median ms).
+    warmup=None leaves v4f-run's own default warm-up."""
     cmd = [str(v4frun), str(artifact)]
     for k, f in input_files.items():
         cmd += ["--input", f"{k}={f}"]
     cmd += ["--benchmark", str(n), "--threads", str(threads), "--json", str(json_path)]
+    if warmup is not None:
+        cmd += ["--warmup", str(warmup)]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     if p.returncode != 0:
-        raise SystemExit(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+        raise BenchError(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
     samples, median = parse_v4f_json(json.loads(json_path.read_text()))
     if median is None:
-        raise SystemExit(f"cannot find per-run latencies or p50 in {json_path}; see bench/README.md")
+        raise BenchError(f"cannot find per-run latencies or p50 in {json_path}; see bench/README.md")
     return samples, median
 
 
@@ -221,6 +262,96 @@ def run_ort(sess, inputs, n: int) -> List[float]:
         sess.run(None, inputs)
         out.append((time.perf_counter() - t0) * 1e3)
     return out
+
+
+# ---------------------------------------------------------------------------
+# one model at one thread count
+
+
+def measure(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np.ndarray],
+            input_files: Dict[str, Path], threads: int, *, runs: int = 50, rounds: int = 5,
+            warmup: int = 5, v4f_warmup: Optional[int] = None, macs: Optional[int] = None,
+            workdir: Path, tag: str = "v4f") -> Dict:
+    """The bench.py method for one (model, thread count): an ORT session (warmed up with
+    `warmup` runs), then `rounds` alternating rounds v4f, ORT, each side doing
+    ceil(runs / rounds) timed runs.  Returns the result row (medians, ratio = median of
+    per-round ratios, all samples, GFLOP/s when `macs` is known).  Raises BenchError
+    when v4f-run fails."""
+    per_round = max(1, math.ceil(runs / rounds))
+    sess, ort_create_ms = make_ort_session(model_path, threads)
+    run_ort(sess, inputs, warmup)
+    v_all, o_all, ratios = [], [], []
+    try:
+        for r in range(rounds):
+            vs, vmed = run_v4f(v4frun, artifact, input_files, per_round, threads,
+                               workdir / f"{tag}_{threads}_{r}.json", warmup=v4f_warmup)
+            os_ = run_ort(sess, inputs, per_round)
+            v_all += vs if vs else [vmed]
+            o_all += os_
+            ratios.append(vmed / statistics.median(os_))
+    finally:
+        del sess
+    v_med = statistics.median(v_all)
+    o_med = statistics.median(o_all)
+    row = {
+        "threads": threads,
+        "v4f_median_ms": v_med,
+        "ort_median_ms": o_med,
+        "ratio_v4f_over_ort": statistics.median(ratios),
+        "ratio_per_round": ratios,
+        "v4f_runs": per_round * rounds,
+        "ort_runs": len(o_all),
+        # v4f-run --json reports only p50 per invocation unless it writes samples_ms:
+        # then these are the per-round medians.
+        "v4f_samples_ms": v_all,
+        "ort_samples_ms": o_all,
+        "ort_session_create_ms": ort_create_ms,
+    }
+    if macs:
+        row["v4f_gflops"] = 2 * macs / (v_med * 1e-3) / 1e9
+        row["ort_gflops"] = 2 * macs / (o_med * 1e-3) / 1e9
+    return row
+
+
+def _output_file_name(name: str) -> str:
+    """v4f-run --output-dir's file name for an output (sanitizeFileName in v4f-run.cpp)."""
+    s = re.sub(r"[^A-Za-z0-9._-]", "_", name or "output")
+    return ("_" + s[1:] if s.startswith(".") else s) + ".npy"
+
+
+def check_outputs(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np.ndarray],
+                  input_files: Dict[str, Path], threads: int, workdir: Path) -> Dict:
+    """One run of each side on the benchmark inputs: max abs difference of the model's
+    first output, v4f vs ORT, and that difference relative to max |ORT output|."""
+    out_dir = workdir / "check_outputs"
+    cmd = [str(v4frun), str(artifact)]
+    for k, f in input_files.items():
+        cmd += ["--input", f"{k}={f}"]
+    cmd += ["--threads", str(threads), "--output-dir", str(out_dir)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if p.returncode != 0:
+        raise BenchError(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+    sess, _ = make_ort_session(model_path, threads)
+    name = sess.get_outputs()[0].name
+    ref = np.asarray(sess.run([name], inputs)[0])
+    del sess
+    got = np.load(out_dir / _output_file_name(name))
+    res = {"output": name, "shape": list(ref.shape), "v4f_shape": list(got.shape)}
+    if got.shape != ref.shape:
+        res.update(max_abs_diff=None, max_abs_ref=None, rel_err=None, ok=False, error="shape mismatch")
+        return res
+    diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    max_abs = float(np.max(diff)) if diff.size else 0.0
+    max_ref = float(np.max(np.abs(ref))) if ref.size else 0.0
+    rel = max_abs / max_ref if max_ref > 0 else max_abs
+    res.update(max_abs_diff=max_abs, max_abs_ref=max_ref, rel_err=rel, ok=bool(np.isfinite(rel) and rel <= 1e-3))
+    return res
+
+
+def git_commit() -> Optional[str]:
+    git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    return git or None
 
 
 # ---------------------------------------------------------------------------
@@ -254,65 +385,31 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="v4f-bench-") as td:
         work = Path(td)
         name, model_path, inputs = load_model(args.model, dims, work)
-        input_files = {}
-        for k, v in inputs.items():
-            f = work / f"in_{re.sub(r'[^A-Za-z0-9._-]', '_', k)}.npy"
-            np.save(f, v)
-            input_files[k] = f
+        input_files = write_inputs(inputs, work)
         macs = count_macs(model_path, inputs)
 
         artifact = work / "model.v4f"
-        cmd = [str(v4fc), "compile", str(model_path), "-o", str(artifact)] + args.compile_flags.split()
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        compile_s = time.perf_counter() - t0
-        if p.returncode != 0:
-            raise SystemExit(f"`{' '.join(cmd)}` failed (rc={p.returncode}):\n{p.stdout[-3000:]}")
+        compile_s = compile_model(v4fc, model_path, artifact, args.compile_flags.split())
         print(f"{name}: compiled in {compile_s:.2f}s, artifact {artifact.stat().st_size} bytes"
               + (f", {macs / 1e9:.3f} GMAC/inference" if macs else ""), flush=True)
 
         rows = []
         for T in threads_list:
-            sess, ort_create_ms = make_ort_session(model_path, T)
-            run_ort(sess, inputs, args.warmup)
-            v_all, o_all, ratios = [], [], []
-            for r in range(args.rounds):
-                vs, vmed = run_v4f(v4frun, artifact, input_files, per_round, T, work / f"v4f_{T}_{r}.json")
-                os_ = run_ort(sess, inputs, per_round)
-                v_all += vs if vs else [vmed]
-                o_all += os_
-                ratios.append(vmed / statistics.median(os_))
-            del sess
-            v_med = statistics.median(v_all)
-            o_med = statistics.median(o_all)
-            row = {
-                "threads": T,
-                "v4f_median_ms": v_med,
-                "ort_median_ms": o_med,
-                "ratio_v4f_over_ort": statistics.median(ratios),
-                "ratio_per_round": ratios,
-                "v4f_runs": per_round * args.rounds,
-                "ort_runs": len(o_all),
-                "v4f_samples_ms": v_all,
-                "ort_samples_ms": o_all,
-                "ort_session_create_ms": ort_create_ms,
-            }
-            if macs:
-                row["v4f_gflops"] = 2 * macs / (v_med * 1e-3) / 1e9
-                row["ort_gflops"] = 2 * macs / (o_med * 1e-3) / 1e9
+            row = measure(v4frun, artifact, model_path, inputs, input_files, T, runs=args.runs,
+                          rounds=args.rounds, warmup=args.warmup, macs=macs, workdir=work)
             rows.append(row)
-            print(f"  T={T}: v4f {v_med:.3f} ms, ORT {o_med:.3f} ms, v4f/ORT {row['ratio_v4f_over_ort']:.3f}",
-                  flush=True)
+            print(f"  T={T}: v4f {row['v4f_median_ms']:.3f} ms, ORT {row['ort_median_ms']:.3f} ms, "
+                  f"v4f/ORT {row['ratio_v4f_over_ort']:.3f}", flush=True)
+        artifact_bytes = artifact.stat().st_size
 
-    git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    git = git_commit()
     result = {
         "model": name,
         "model_source": args.model,
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "macs_per_inference": macs,
         "compile_s": compile_s,
-        "artifact_bytes": artifact.stat().st_size if artifact.exists() else None,
+        "artifact_bytes": artifact_bytes,
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "v4f_commit": git or None,
         "onnxruntime": ort.__version__,

@@ -1,10 +1,39 @@
-// thread_pool.cpp - a blocking (condition-variable) pool that splits workgroups by atomic counter.
+// thread_pool.cpp - a pool that splits workgroups by atomic counter; threads spin briefly, then sleep.
+//
+// The sleep protocol (both directions): the side that may sleep first
+// announces itself (sleepers_ / callerWaiting_, sequentially consistent),
+// then re-checks the condition under the mutex before waiting; the other
+// side changes the condition (sequentially consistent), then takes the mutex
+// to signal only when someone announced. Either the sleeper sees the change,
+// or the signaller sees the announcement.
 #include "thread_pool.h"
 
 #include <errno.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define V4F_CPU_RELAX() _mm_pause()
+#else
+#define V4F_CPU_RELAX() ((void)0)
+#endif
+
 namespace v4f {
 namespace rt {
+
+namespace {
+// About 20-60 us of pause instructions, depending on the CPU's pause latency.
+constexpr int kSpinIterations = 4000;
+
+// Spins until `done()` or the budget is spent; true when done.
+template <typename F>
+bool spinUntil(F done) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (done()) return true;
+    V4F_CPU_RELAX();
+  }
+  return done();
+}
+}  // namespace
 
 v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
   allocator_ = &allocator;
@@ -34,7 +63,7 @@ v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
 void ThreadPool::stop() {
   if (!initialized_) return;
   pthread_mutex_lock(&mutex_);
-  stopping_ = true;
+  stopping_.store(true);
   pthread_cond_broadcast(&wake_);
   pthread_mutex_unlock(&mutex_);
   for (int i = 0; i < workerCount_; ++i) pthread_join(threads_[static_cast<size_t>(i)], nullptr);
@@ -73,19 +102,24 @@ void* ThreadPool::workerMain(void* arg) {
   auto* worker = static_cast<WorkerArg*>(arg);
   ThreadPool* pool = worker->pool;
   uint64_t seen = 0;
-  pthread_mutex_lock(&pool->mutex_);
   for (;;) {
-    while (pool->generation_ == seen && !pool->stopping_)
-      pthread_cond_wait(&pool->wake_, &pool->mutex_);
-    if (pool->stopping_) break;
-    seen = pool->generation_;
-    DispatchJob* job = pool->job_;
-    pthread_mutex_unlock(&pool->mutex_);
-    pool->work(job, worker->id);
-    pthread_mutex_lock(&pool->mutex_);
-    if (--pool->active_ == 0) pthread_cond_signal(&pool->done_);
+    auto ready = [&] { return pool->generation_.load() != seen || pool->stopping_.load(); };
+    if (!spinUntil(ready)) {
+      pthread_mutex_lock(&pool->mutex_);
+      pool->sleepers_.fetch_add(1);
+      while (!ready()) pthread_cond_wait(&pool->wake_, &pool->mutex_);
+      pool->sleepers_.fetch_sub(1);
+      pthread_mutex_unlock(&pool->mutex_);
+    }
+    if (pool->stopping_.load()) break;
+    seen = pool->generation_.load();
+    pool->work(pool->job_.load(), worker->id);
+    if (pool->active_.fetch_sub(1) == 1 && pool->callerWaiting_.load()) {
+      pthread_mutex_lock(&pool->mutex_);
+      pthread_cond_signal(&pool->done_);
+      pthread_mutex_unlock(&pool->mutex_);
+    }
   }
-  pthread_mutex_unlock(&pool->mutex_);
   return nullptr;
 }
 
@@ -98,19 +132,26 @@ int32_t ThreadPool::run(DispatchJob* job) {
     work(job, 0);
     return job->error.load();
   }
-  pthread_mutex_lock(&mutex_);
-  job_ = job;
   // Every worker observes the generation change; those that find the
-  // counter exhausted go back to sleep at once.
-  active_ = workerCount_;
-  ++generation_;
-  pthread_cond_broadcast(&wake_);
-  pthread_mutex_unlock(&mutex_);
+  // counter exhausted go back to waiting at once.
+  job_.store(job);
+  active_.store(workerCount_);
+  generation_.fetch_add(1);
+  if (sleepers_.load() > 0) {
+    pthread_mutex_lock(&mutex_);
+    pthread_cond_broadcast(&wake_);
+    pthread_mutex_unlock(&mutex_);
+  }
   work(job, 0);
-  pthread_mutex_lock(&mutex_);
-  while (active_ > 0) pthread_cond_wait(&done_, &mutex_);
-  job_ = nullptr;
-  pthread_mutex_unlock(&mutex_);
+  auto finished = [&] { return active_.load() == 0; };
+  if (!spinUntil(finished)) {
+    pthread_mutex_lock(&mutex_);
+    callerWaiting_.store(true);
+    while (!finished()) pthread_cond_wait(&done_, &mutex_);
+    callerWaiting_.store(false);
+    pthread_mutex_unlock(&mutex_);
+  }
+  job_.store(nullptr);
   return job->error.load();
 }
 

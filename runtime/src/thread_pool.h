@@ -27,8 +27,12 @@ struct DispatchJob {
   std::atomic<int64_t> failedWorkgroup{-1};
 };
 
-// Workers sleep on a condition variable between dispatches (no idle spinning).
-// With threadCount == 1 no thread is created and run() calls the kernel inline.
+// Between dispatches a worker spins for a bounded time (kSpinIterations
+// pause instructions, tens of microseconds) watching for the next one, so a
+// plan's back-to-back dispatches do not pay a futex wake each; then it sleeps
+// on a condition variable (an idle session spins at most that long). The
+// caller waits for the workers the same way. With threadCount == 1 no
+// thread is created and run() calls the kernel inline.
 class ThreadPool {
  public:
   ThreadPool() = default;
@@ -59,10 +63,13 @@ class ThreadPool {
   pthread_mutex_t mutex_;
   pthread_cond_t wake_;
   pthread_cond_t done_;
-  DispatchJob* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int active_ = 0;
-  bool stopping_ = false;
+  // Published by run() before generation_ is bumped; read after it is seen.
+  std::atomic<DispatchJob*> job_{nullptr};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> active_{0};       // workers still in the current dispatch
+  std::atomic<int> sleepers_{0};     // workers inside (or entering) wake_'s wait
+  std::atomic<bool> callerWaiting_{false};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace rt

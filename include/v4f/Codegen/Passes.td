@@ -11,11 +11,12 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
     (set by the compile pipeline from `--target-cpu`; the `target-cpu` option
     of this pass sets it for tests when absent).
     Output: every `v4f.matmul` and `v4f.conv` gets `v4f.tiling =
-    #v4f.gemm_tiling<mr, nr, lanes, mb, nb>`: `lanes` = vector bits / 32;
+    #v4f.gemm_tiling<mr, nr, lanes, mb, nb, kc>`: `lanes` = vector bits / 32;
     `nr` = two vectors; `mr` the most rows whose `mr * nr / lanes`
     accumulators plus the B vectors and the broadcast A value fit the vector
     register file (at most 8); `mb`/`nb` sized so an A panel (mb x 256) and a
-    B panel (256 x nb) of float32 stay within L2.
+    B panel (256 x nb) of float32 stay within L2; `kc` the K block whose
+    kc x nr slice of B fills half of L1 (a multiple of 8, at least 32).
     Preserves: semantics (only attributes are added); kernel generation reads
     the attribute and fails clearly when it is missing.
   }];
@@ -64,7 +65,8 @@ def GenerateCPUKernels : Pass<"v4f-cpu-generate-kernels", "mlir::ModuleOp"> {
     (kernel ABI v2: the argument is the dispatch state), built from
     scf/arith/math/vector/llvm ops, each with `v4f.dispatches`, the names of
     the dispatches that run it. A fused elementwise region is one kernel; a
-    conv without a pointwise shape is an im2col kernel and a GEMM kernel.
+    conv without a pointwise shape is an im2col kernel (writing B straight
+    into b_panels) and a GEMM kernel.
     The execution plan (buffers, lifetimes, shape program, dispatches) and
     the packed constants go to the caller (the compile pipeline); the module
     attribute `v4f.plan` summarizes them for tests.

@@ -36,7 +36,7 @@ struct GemmSpec {
   BiasMode biasMode = BiasMode::None;
   std::string act = "none";
   float alpha = 0, beta = 0;
-  int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0; // from #v4f.gemm_tiling
+  int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0, kc = 0; // from #v4f.gemm_tiling
   /// A / B are the weight's a_panels / b_panels (v4f-pack-weights).
   bool aPacked = false, bPacked = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
@@ -47,11 +47,18 @@ struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
 };
 
+/// The K block [k0, k1) a tile accumulates: the first starts from zero,
+/// later ones from the partial sums in C; only the last applies the
+/// epilogue.
+struct KBlock {
+  Value k0, k1, first, last;
+};
+
 /// One register tile: rows [m, m + rows) by the NR columns from n, or by the
 /// first `edgeCols` of them (the column edge: lane-masked loads of an
 /// unpacked B, masked stores; packed B panels are zero-padded instead).
-void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m, Value n, int rows,
-              Value edgeCols) {
+void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KBlock &kblk, Value m, Value n,
+              int rows, Value edgeCols) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t kLanes = s.lanes;
@@ -60,7 +67,22 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m,
   SmallVector<Value> masks;
   if (edgeCols)
     for (int v = 0; v < vecs; ++v) masks.push_back(kb.laneMask(kb.sub(edgeCols, kb.c(v * kLanes)), kLanes));
-  SmallVector<Value> init(rows * vecs, kb.cf(0.f, vt));
+  auto load = [&](Value base, Value idx, int v) {
+    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
+  };
+  Value C = kb.binding(0);
+  auto cIndex = [&](int r, int v) {
+    return kb.add(t.cOff, kb.add(kb.mul(kb.add(m, kb.c(r)), t.N), kb.add(n, kb.c(v * kLanes))));
+  };
+  SmallVector<Type> accTypes(rows * vecs, vt);
+  SmallVector<Value> init = kb.ifYield(
+      kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
+      [&] {
+        SmallVector<Value> partial;
+        for (int r = 0; r < rows; ++r)
+          for (int v = 0; v < vecs; ++v) partial.push_back(load(C, cIndex(r, v), v));
+        return partial;
+      });
   Value A = kb.binding(1), B = kb.binding(2);
   // Element k of row r is at rowBase[r] + k * aStep: rows of A, or the
   // row's lane of its a_panel (WeightPacking.h).
@@ -80,7 +102,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m,
                           : kb.add(t.bOff, n);
   Value bStep = s.bPacked ? kb.c(s.nr) : t.N;
   bool maskB = edgeCols && !s.bPacked;
-  auto acc = kb.forLoop(kb.c(0), t.K, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
+  auto acc = kb.forLoop(kblk.k0, kblk.k1, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
     Value bRow = kb.add(bBase, kb.mul(k, bStep));
     SmallVector<Value> bv;
     for (int v = 0; v < vecs; ++v) {
@@ -94,50 +116,61 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, Value m,
     }
     return next;
   });
-  Value C = kb.binding(0);
-  auto load = [&](Value base, Value idx, int v) {
-    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
+  auto store = [&](Value val, Value idx, int v) {
+    if (edgeCols)
+      kb.maskedStore(val, C, idx, masks[v]);
+    else
+      kb.store(val, C, idx);
   };
-  for (int r = 0; r < rows; ++r) {
-    Value row = kb.add(m, kb.c(r));
-    Value rowBias;
-    if (s.biasMode == BiasMode::PerRow)
-      rowBias = kb.splat(kb.load(kb.f32(), kb.binding(3), kb.add(t.biasOff, row)), kLanes);
-    for (int v = 0; v < vecs; ++v) {
-      Value col = kb.add(n, kb.c(v * kLanes));
-      Value val = acc[r * vecs + v];
-      if (s.biasMode == BiasMode::PerRow) val = b.create<arith::AddFOp>(loc, val, rowBias);
-      if (s.biasMode == BiasMode::PerColumn)
-        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, col), v));
-      Value cIdx = kb.add(t.cOff, kb.add(kb.mul(row, t.N), col));
-      if (s.residualBuf) {
-        unsigned slot = s.biasBuf ? 4 : 3;
-        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(slot), cIdx, v));
+  auto storePartial = [&] {
+    for (int r = 0; r < rows; ++r)
+      for (int v = 0; v < vecs; ++v) store(acc[r * vecs + v], cIndex(r, v), v);
+  };
+  auto storeFinal = [&] {
+    for (int r = 0; r < rows; ++r) {
+      Value row = kb.add(m, kb.c(r));
+      Value rowBias;
+      if (s.biasMode == BiasMode::PerRow)
+        rowBias = kb.splat(kb.load(kb.f32(), kb.binding(3), kb.add(t.biasOff, row)), kLanes);
+      for (int v = 0; v < vecs; ++v) {
+        Value col = kb.add(n, kb.c(v * kLanes));
+        Value val = acc[r * vecs + v];
+        if (s.biasMode == BiasMode::PerRow) val = b.create<arith::AddFOp>(loc, val, rowBias);
+        if (s.biasMode == BiasMode::PerColumn)
+          val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, col), v));
+        Value cIdx = cIndex(r, v);
+        // The residual is never C's buffer (their lifetimes overlap at this
+        // dispatch), so partial sums in C leave it intact.
+        if (s.residualBuf) {
+          unsigned slot = s.biasBuf ? 4 : 3;
+          val = b.create<arith::AddFOp>(loc, val, load(kb.binding(slot), cIdx, v));
+        }
+        store(applyActivation(kb, val, s.act, s.alpha, s.beta), cIdx, v);
       }
-      val = applyActivation(kb, val, s.act, s.alpha, s.beta);
-      if (edgeCols)
-        kb.maskedStore(val, C, cIdx, masks[v]);
-      else
-        kb.store(val, C, cIdx);
     }
-  }
+  };
+  kb.ifThenElse(kblk.last, storeFinal, storePartial);
 }
 
 void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   auto &sp = ctx.shapes;
-  const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb;
+  const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
   Reg mTiles = sp.ceilDiv(s.M, sp.constant(kMB));
   Reg nTiles = sp.ceilDiv(s.N, sp.constant(kNB));
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
   auto kb = ctx.newKernel(s.name);
   Value wg = kb->workgroupId();
-  Value tilesV = kb->dim(tiles), nTilesV = kb->dim(nTiles);
+  Value tilesV = kb->dim(tiles);
   Value batch = kb->div(wg, tilesV);
   Value tile = kb->rem(wg, tilesV);
   Value M = kb->dim(s.M), N = kb->dim(s.N);
-  Value m0 = kb->mul(kb->div(tile, nTilesV), kb->c(kMB));
-  Value n0 = kb->mul(kb->rem(tile, nTilesV), kb->c(kNB));
+  // Consecutive workgroups share a column block of B (row blocks vary
+  // fastest): the NB columns of B stay in cache while MB-row blocks of A,
+  // the smaller operand per workgroup, stream past them.
+  Value mTilesV = kb->dim(mTiles);
+  Value m0 = kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
+  Value n0 = kb->mul(kb->div(tile, mTilesV), kb->c(kNB));
   Value m1 = kb->min(kb->add(m0, kb->c(kMB)), M);
   Value n1 = kb->min(kb->add(n0, kb->c(kNB)), N);
   TileState t;
@@ -149,16 +182,24 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
   Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
-  // Column panels outside, row tiles inside: one K x NR panel of B stays in
-  // cache while every row tile of the workgroup streams past it (the other
-  // order re-read all NB columns of B, page by page, for every row tile).
-  // Rows past the last whole MR tile run as single-row tiles.
-  auto panel = [&](Value n, Value edgeCols) {
-    kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, m, n, kMR, edgeCols); });
-    kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, m, n, 1, edgeCols); });
-  };
-  kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
-  kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+  // K blocks outermost: a KC x NR slice of B stays in L1 while the row
+  // tiles pass over it. Within a block, column panels outside and row
+  // tiles inside; rows past the last whole MR tile run as single-row tiles.
+  // A K of 0 still runs one (empty) block, which writes the epilogue of 0.
+  Value kEnd = kb->max(t.K, kb->c(1));
+  kb->forLoop(kb->c(0), kEnd, kb->c(kKC), [&](Value k0) {
+    KBlock blk;
+    blk.k0 = k0;
+    blk.k1 = kb->min(kb->add(k0, kb->c(kKC)), t.K);
+    blk.first = kb->cmp(arith::CmpIPredicate::eq, k0, kb->c(0));
+    blk.last = kb->cmp(arith::CmpIPredicate::sge, kb->add(k0, kb->c(kKC)), t.K);
+    auto panel = [&](Value n, Value edgeCols) {
+      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
+      kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, blk, m, n, 1, edgeCols); });
+    };
+    kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
+    kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+  });
   kb->finish();
   std::vector<uint32_t> bindings = {s.cBuf, s.aBuf, s.bBuf};
   if (s.biasBuf) bindings.push_back(*s.biasBuf);
@@ -179,6 +220,7 @@ LogicalResult readTiling(Operation *op, GemmSpec &s) {
   s.lanes = tiling.getLanes();
   s.mb = tiling.getMb();
   s.nb = tiling.getNb();
+  s.kc = tiling.getKc();
   return success();
 }
 
@@ -295,33 +337,44 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     emitGemm(ctx, s);
     return success();
   }
-  // im2col: col[(n*G + g)*K + k][p] for k = (c, kh, kw), p = (oh, ow).
+  // im2col straight into b_panels (WeightPacking.h): for k = (c, kh, kw)
+  // and p = (oh, ow), column p of row k of matrix ng = n*G + g goes to
+  // panel p / NR, lane p % NR; the columns past P are zero. Row by row, so
+  // reads and the NR-float runs written stay sequential.
+  const int64_t kNR = s.nr;
+  Reg panels = sp.ceilDiv(P, sp.constant(kNR));
+  Reg matFloats = sp.mul(panels, sp.constant(kNR * Kdim));
   Reg colRows = sp.mul(s.batches, sp.constant(Kdim));
-  Reg colBytes = sp.mul(sp.mul(colRows, P), sp.constant(4));
+  Reg colBytes = sp.mul(sp.mul(s.batches, matFloats), sp.constant(4));
   uint32_t col = ctx.newTransient(colBytes);
   {
     auto [groups, rowsPerGroup] = ctx.splitRows(colRows, P, 8192);
     auto kb = ctx.newKernel(s.name + " im2col");
     auto [begin, end] = kb->workgroupRange(kb->dim(colRows), kb->dim(rowsPerGroup));
     Value h = kb->dim(H), w = kb->dim(Wd), oh = kb->dim(OH), ow = kb->dim(OW), p = kb->dim(P);
-    Value hw = kb->mul(h, w);
+    Value hw = kb->mul(h, w), mat = kb->dim(matFloats);
+    Value panelFloats = kb->c(kNR * Kdim);
+    // Where column q of a row lands within its matrix's panels.
+    auto column = [&](Value q) {
+      return kb->add(kb->mul(kb->div(q, kb->c(kNR)), panelFloats), kb->rem(q, kb->c(kNR)));
+    };
     kb->forLoop(begin, end, kb->c(1), [&](Value r) {
-      Value kw = kb->rem(r, kb->c(KW));
-      Value t = kb->div(r, kb->c(KW));
+      Value k = kb->rem(r, kb->c(Kdim));
+      Value ng = kb->div(r, kb->c(Kdim));
+      Value kw = kb->rem(k, kb->c(KW));
+      Value t = kb->div(k, kb->c(KW));
       Value kh = kb->rem(t, kb->c(KH));
-      t = kb->div(t, kb->c(KH));
-      Value c = kb->rem(t, kb->c(Cg));
-      Value ng = kb->div(t, kb->c(Cg));
+      Value c = kb->div(t, kb->c(KH));
       Value n = kb->div(ng, kb->c(G)), g = kb->rem(ng, kb->c(G));
       Value channel = kb->add(kb->mul(n, kb->c(G * Cg)), kb->add(kb->mul(g, kb->c(Cg)), c));
       Value plane = kb->mul(channel, hw);
-      Value dst = kb->mul(r, p);
+      Value dst = kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(kNR)));
       kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
         Value ih = kb->add(kb->sub(kb->mul(y, kb->c(strides[0])), kb->c(pads[0])), kb->mul(kh, kb->c(dil[0])));
         Value rowOk = kb->b.create<arith::AndIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
                                                   kb->cmp(arith::CmpIPredicate::slt, ih, h));
         Value rowBase = kb->add(plane, kb->mul(kb->select(rowOk, ih, kb->c(0)), w));
-        Value dstRow = kb->add(dst, kb->mul(y, ow));
+        Value rowP = kb->mul(y, ow);
         kb->forLoop(kb->c(0), ow, kb->c(1), [&](Value x) {
           Value iw = kb->add(kb->sub(kb->mul(x, kb->c(strides[1])), kb->c(pads[1])), kb->mul(kw, kb->c(dil[1])));
           Value ok = kb->b.create<arith::AndIOp>(
@@ -330,15 +383,19 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                                           kb->cmp(arith::CmpIPredicate::slt, iw, w)));
           Value v = kb->load(kb->f32(), kb->binding(1), kb->add(rowBase, kb->select(ok, iw, kb->c(0))));
           v = kb->b.create<arith::SelectOp>(kb->loc, ok, v, kb->cf(0.f));
-          kb->store(v, kb->binding(0), kb->add(dstRow, x));
+          kb->store(v, kb->binding(0), kb->add(dst, column(kb->add(rowP, x))));
         });
       });
+      // The last panel's columns past P.
+      kb->forLoop(p, kb->mul(kb->dim(panels), kb->c(kNR)), kb->c(1),
+                  [&](Value q) { kb->store(kb->cf(0.f), kb->binding(0), kb->add(dst, column(q))); });
     });
     kb->finish();
     ctx.addDispatch(*kb, {col, X.buffer}, groups, s.name + " im2col");
   }
   s.bBuf = col;
-  s.bOffset = [P, Kdim](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Kdim), kb.dim(P))); };
+  s.bPacked = true;
+  s.bOffset = [matFloats](KernelBuilder &kb, Value b) { return kb.mul(b, kb.dim(matFloats)); };
   emitGemm(ctx, s);
   return success();
 }

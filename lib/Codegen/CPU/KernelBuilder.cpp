@@ -197,6 +197,29 @@ void KernelBuilder::ifThen(Value cond, const std::function<void()> &then) {
   then();
 }
 
+void KernelBuilder::ifThenElse(Value cond, const std::function<void()> &then,
+                               const std::function<void()> &otherwise) {
+  auto op = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  then();
+  b.setInsertionPoint(op.elseBlock()->getTerminator());
+  otherwise();
+}
+
+SmallVector<Value> KernelBuilder::ifYield(Value cond, TypeRange types, const std::function<SmallVector<Value>()> &then,
+                                          const std::function<SmallVector<Value>()> &otherwise) {
+  auto op = b.create<scf::IfOp>(loc, types, cond, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    b.create<scf::YieldOp>(loc, then());
+    b.setInsertionPointToStart(op.elseBlock());
+    b.create<scf::YieldOp>(loc, otherwise());
+  }
+  return SmallVector<Value>(op.getResults());
+}
+
 std::pair<Value, Value> KernelBuilder::workgroupRange(Value rows, Value rowsPerGroup) {
   Value begin = mul(wgId, rowsPerGroup);
   Value end = min(add(begin, rowsPerGroup), rows);

@@ -83,6 +83,12 @@ public:
           const std::function<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::ValueRange)> &body);
   /// scf.if without results.
   void ifThen(mlir::Value cond, const std::function<void()> &then);
+  /// scf.if without results, with an else branch.
+  void ifThenElse(mlir::Value cond, const std::function<void()> &then, const std::function<void()> &otherwise);
+  /// scf.if yielding the values of `then` or of `otherwise` (same types).
+  llvm::SmallVector<mlir::Value> ifYield(mlir::Value cond, mlir::TypeRange types,
+                                         const std::function<llvm::SmallVector<mlir::Value>()> &then,
+                                         const std::function<llvm::SmallVector<mlir::Value>()> &otherwise);
 
   /// Range of rows [begin, end) that this workgroup owns when `rows` are
   /// split into chunks of `rowsPerGroup`.

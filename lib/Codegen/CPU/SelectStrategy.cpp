@@ -33,7 +33,10 @@ GemmTilingAttr chooseGemmTiling(CPUTargetAttr target) {
   int64_t mr = std::clamp<int64_t>((target.getVectorRegisters() - vectors - 1) / vectors, 1, 8);
   int64_t mb = 8 * mr;
   int64_t nb = std::max<int64_t>(nr, 256 / nr * nr);
-  return GemmTilingAttr::get(target.getContext(), mr, nr, lanes, mb, nb);
+  // A kc x nr slice of B takes half of L1, leaving the rest to the A rows,
+  // C and the prefetch stream (kc a multiple of 8, at least 32).
+  int64_t kc = std::max<int64_t>(32, target.getL1CacheBytes() / 2 / (nr * 4) / 8 * 8);
+  return GemmTilingAttr::get(target.getContext(), mr, nr, lanes, mb, nb, kc);
 }
 
 namespace {

@@ -7,13 +7,13 @@
 // register tile of 8 lanes, AVX-512 (32 zmm registers) an 8x32 tile of 16
 // lanes, SSE a 6x8 tile of 4 lanes.
 // V3: module attributes {v4f.target = #v4f.cpu_target<cpu = "x86-64-v3", isa = "avx2", vector_bits = 256, vector_registers = 16
-// V3: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8, mb = 48, nb = 256>
-// V3: v4f.conv {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8, mb = 48, nb = 256>
+// V3: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8, mb = 48, nb = 256, kc = 256>
+// V3: v4f.conv {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8, mb = 48, nb = 256, kc = 256>
 // V3-NOT: v4f.tiling
 // V4: module attributes {v4f.target = #v4f.cpu_target<cpu = "x86-64-v4", isa = "avx512", vector_bits = 512, vector_registers = 32
-// V4: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256>
-// V4: v4f.conv {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256>
-// V2: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 8, lanes = 4, mb = 48, nb = 256>
+// V4: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
+// V4: v4f.conv {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
+// V2: v4f.matmul {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 8, lanes = 4, mb = 48, nb = 256, kc = 512>
 
 // NOTARGET: error: v4f-select-cpu-strategy needs the module attribute v4f.target
 

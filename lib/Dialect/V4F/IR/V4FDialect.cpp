@@ -15,7 +15,7 @@ using namespace mlir;
 #include "v4f/Dialect/V4F/IR/V4FOpsAttrDefs.cpp.inc"
 
 LogicalResult v4f::GemmTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t mr, int64_t nr,
-                                          int64_t lanes, int64_t mb, int64_t nb) {
+                                          int64_t lanes, int64_t mb, int64_t nb, int64_t kc) {
   if (lanes != 4 && lanes != 8 && lanes != 16)
     return emitError() << "gemm_tiling: lanes must be 4, 8 or 16, got " << lanes;
   if (mr < 1 || mr > 16 || nr < lanes || nr % lanes != 0 || nr / lanes > 4)
@@ -24,6 +24,7 @@ LogicalResult v4f::GemmTilingAttr::verify(function_ref<InFlightDiagnostic()> emi
   if (mb < mr || mb % mr != 0 || nb < nr || nb % nr != 0)
     return emitError() << "gemm_tiling: the workgroup tile " << mb << "x" << nb
                        << " must be a multiple of the register tile " << mr << "x" << nr;
+  if (kc < 1) return emitError() << "gemm_tiling: the K block must be at least 1, got " << kc;
   return success();
 }
 

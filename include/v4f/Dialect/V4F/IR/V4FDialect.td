@@ -62,11 +62,13 @@ def V4F_GemmTilingAttr : V4F_Attr<"GemmTiling", "gemm_tiling"> {
   let description = [{
     Chosen by `v4f-select-cpu-strategy` for `v4f.matmul` and `v4f.conv`:
     `lanes` f32 lanes per vector, a register tile of `mr` rows by `nr`
-    columns (`nr` a multiple of `lanes`) accumulated over K, inside a
-    workgroup tile of `mb` x `nb` output elements.
+    columns (`nr` a multiple of `lanes`) accumulated over blocks of `kc`
+    steps of K (a `kc` x `nr` slice of B stays in L1 while the workgroup's
+    row tiles pass over it), inside a workgroup tile of `mb` x `nb` output
+    elements.
   }];
   let parameters = (ins "int64_t":$mr, "int64_t":$nr, "int64_t":$lanes,
-                        "int64_t":$mb, "int64_t":$nb);
+                        "int64_t":$mb, "int64_t":$nb, "int64_t":$kc);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
