@@ -62,9 +62,39 @@ def make_packed_convs(flags=()) -> Case:
                 note="N = 2, 1", compile_flags=list(flags))
 
 
+def make_depthwise_convs(flags=()) -> Case:
+    """The direct depthwise kernel (v4f.conv_algorithm = "depthwise") at
+    run-time H and W: rows narrower than one vector, whole interior chunks
+    plus masked border chunks, stride 2 with odd and even widths, dilation,
+    asymmetric pads, a 5x5 kernel, a channel multiplier, a one-channel input,
+    fused bias / residual / activations, a weight computed at run time, and
+    a stride-3 depthwise conv that stays on im2col + GEMM."""
+    g = GraphBuilder(seed=33)
+    a = g.op("Relu", [g.conv("x", 6, 6, 3, group=6)])                       # 3x3 s1 p1 + relu
+    b = g.conv(a, 6, 6, 3, stride=2, group=6, pads=[1, 0, 1, 2])              # s2, asymmetric pads
+    c = g.conv("x", 6, 12, 5, group=6, dilation=2)                           # 5x5, dilation 2, multiplier 2
+    hs = g.op("HardSwish", [c])
+    r = g.op("Add", [g.conv(a, 6, 6, 3, group=6, bias=False), "x"])           # residual epilogue
+    one = g.conv(g.op("ReduceMean", ["x"], axes=[1], keepdims=1), 1, 4, 3)
+    wt = g.op("Mul", ["wr", g.const(np.array(0.5, np.float32), "half")])      # run-time weight
+    rw = g.op("Conv", ["x", wt], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=6)
+    s3 = g.conv("x", 6, 6, 3, stride=3, group=6)                              # stays im2col + GEMM
+    for name, v in (("b", b), ("hs", hs), ("r", r), ("one", one), ("rw", rw), ("s3", s3)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("depthwise_convs", [_vi("x", F32, ["N", 6, "H", "W"]), _vi("wr", F32, [6, 1, 3, 3])],
+                [_vi(n, F32, ["N", c, n + "_h", n + "_w"])
+                 for n, c in (("b", 6), ("hs", 12), ("r", 6), ("one", 4), ("rw", 6), ("s3", 6))])
+    rng = np.random.default_rng(133)
+    wr = _randn(rng, [6, 1, 3, 3], 0.3)
+    return Case(m, [{"x": _randn(rng, [1, 6, 9, 40]), "wr": wr}, {"x": _randn(rng, [2, 6, 5, 7]), "wr": wr},
+                    {"x": _randn(rng, [1, 6, 12, 71]), "wr": wr}],
+                note="H x W = 9x40, 5x7 (N = 2), 12x71", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     for suffix, flags in (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--target-cpu=x86-64-v2",))):
         gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
         gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
+        gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
     return gens

@@ -28,6 +28,12 @@ struct CPUTarget {
 CPUTargetAttr getCPUTargetAttr(mlir::MLIRContext *ctx, const CPUTarget &target);
 /// The GEMM tiling v4f-select-cpu-strategy picks for `target`.
 GemmTilingAttr chooseGemmTiling(CPUTargetAttr target);
+/// The attribute naming a conv's kernel when it is not im2col + GEMM.
+inline constexpr const char *kConvAlgorithmAttr = "v4f.conv_algorithm";
+/// Whether `conv` takes the direct depthwise kernel: each group reads one
+/// input channel (static OIHW weight [OC, 1, KH, KW], KH, KW <= 11) at a
+/// width stride of 1 or 2.
+bool isDirectDepthwise(ConvOp conv);
 
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.

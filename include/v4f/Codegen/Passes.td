@@ -17,6 +17,12 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
     register file (at most 8); `mb`/`nb` sized so an A panel (mb x 256) and a
     B panel (256 x nb) of float32 stay within L2; `kc` the K block whose
     kc x nr slice of B fills half of L1 (a multiple of 8, at least 32).
+    A `v4f.conv` whose groups each read one input channel (static weight
+    shape `[OC, 1, KH, KW]`, KH and KW at most 11, width stride 1 or 2:
+    depthwise convs, and convs of a one-channel input) also gets
+    `v4f.conv_algorithm = "depthwise"`: it lowers to the direct depthwise
+    kernel (vectorized along the output row, `lanes` from the tiling)
+    instead of im2col + GEMM, whose K of KH*KW would leave it copy-bound.
     Preserves: semantics (only attributes are added); kernel generation reads
     the attribute and fails clearly when it is missing.
   }];
@@ -49,7 +55,9 @@ def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
     pack it keeps its plain copy; one used only by packing ops is stored only
     packed, and one packed the same way twice is stored once.
     Preserves: semantics and types (only attributes are added); ops whose
-    weight is computed at run time are left as they are.
+    weight is computed at run time, and convs marked
+    `v4f.conv_algorithm = "depthwise"` (their direct kernel reads the weight
+    as OIHW), are left as they are.
   }];
   let dependentDialects = ["v4f::V4FDialect"];
 }

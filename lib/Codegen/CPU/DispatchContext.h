@@ -106,6 +106,9 @@ mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
                                llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).
+mlir::LogicalResult emitDepthwiseConv(DispatchContext &ctx, mlir::Operation *op,
+                                      llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitPool(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitReduceMean(DispatchContext &ctx, mlir::Operation *op,

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
+#include "v4f/Codegen/CPUCodegen.h"
 #include "WeightPacking.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -294,6 +295,8 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
 LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
+  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr); algorithm && algorithm == "depthwise")
+    return emitDepthwiseConv(ctx, op, operands, result);
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];
   auto wShape = conv.getWeight().getType().getShape();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "WeightPacking.h"
 #include "DispatchContext.h"
+#include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Codegen/Passes.h"
 
@@ -52,7 +53,8 @@ struct PackWeightsPass : impl::PackWeightsBase<PackWeightsPass> {
         if (isPackableConstant(mm->getOperand(1)) && mm.getType().getElementType().isF32())
           op->setAttr(kPackedWeightAttr, b.getStringAttr("b_panels"));
       } else if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
-        if (isPackableConstant(conv.getWeight()) && conv.getType().getElementType().isF32())
+        if (isPackableConstant(conv.getWeight()) && conv.getType().getElementType().isF32() &&
+            !conv->hasAttr(kConvAlgorithmAttr))
           op->setAttr(kPackedWeightAttr, b.getStringAttr("a_panels"));
       }
     });

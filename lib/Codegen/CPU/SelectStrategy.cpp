@@ -2,7 +2,8 @@
 //
 // Turns the module's #v4f.cpu_target into per-dispatch lowering choices, so
 // that kernel generation never hard-codes a vector width: today the GEMM
-// register and workgroup tiles of every v4f.matmul and v4f.conv.
+// register and workgroup tiles of every v4f.matmul and v4f.conv, and which
+// convs take the direct depthwise kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
@@ -39,6 +40,15 @@ GemmTilingAttr chooseGemmTiling(CPUTargetAttr target) {
   return GemmTilingAttr::get(target.getContext(), mr, nr, lanes, mb, nb, kc);
 }
 
+bool isDirectDepthwise(ConvOp conv) {
+  auto wType = conv.getWeight().getType();
+  if (!wType.hasStaticShape() || wType.getRank() != 4) return false;
+  auto shape = wType.getShape();
+  auto strides = conv.getStrides();
+  return shape[1] == 1 && shape[2] <= 11 && shape[3] <= 11 && strides.size() == 2 &&
+         (strides[1] == 1 || strides[1] == 2);
+}
+
 namespace {
 
 struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass> {
@@ -65,6 +75,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
     GemmTilingAttr gemm = chooseGemmTiling(target);
     module.walk([&](Operation *op) {
       if (isa<MatMulOp, ConvOp>(op)) op->setAttr("v4f.tiling", gemm);
+      if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
+        op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
     });
   }
 };

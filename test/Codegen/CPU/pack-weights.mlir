@@ -60,3 +60,18 @@ func.func @main(%x: tensor<1x3x8x8xf32>, %v: tensor<4x3x3x3xf32>) -> (tensor<1x4
        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0, %1 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// A depthwise conv takes the direct kernel, which reads its weight as OIHW:
+// not packed, the plain 3 x 1 x 3 x 3 floats (108 bytes) stored as they are.
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, %cst {{{.*}}v4f.conv_algorithm = "depthwise"
+// CHECK-NOT: packed_weight
+// BYTES: constant_bytes = 108 :
+func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<3x1x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, groups = 3 : i64}
+       : (tensor<1x3x8x8xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}

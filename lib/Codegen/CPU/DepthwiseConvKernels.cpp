@@ -1,0 +1,190 @@
+//===- DepthwiseConvKernels.cpp - direct convolution of one-channel groups ===//
+//
+// A v4f.conv whose groups each read one input channel (depthwise, and any
+// conv of a single-channel input) has a GEMM K of only KH*KW: im2col + GEMM
+// would spend its time copying. v4f-select-cpu-strategy marks such convs
+// `v4f.conv_algorithm = "depthwise"` and they lower here instead: a direct
+// NCHW kernel, vectorized along the output row.
+//
+// Work item = one output row of one (batch, output channel) plane. The
+// plane's KH*KW taps are broadcast once per row; the row runs in chunks of
+// two vectors. A chunk whose every tap reads inside the input row uses
+// plain vector loads (stride 1: one load per tap; stride 2: two loads and an
+// even-lane shuffle); the chunks at the borders use lane-masked loads that
+// read the padding as 0 and masked stores. Each kernel row accumulates
+// separately (KH x 2 independent FMA chains) and is skipped when it falls in
+// the vertical padding. Bias, residual and the fused activation apply before
+// the store, as in the GEMM epilogue.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+#include "v4f/Codegen/CPUCodegen.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+constexpr int64_t kVectorsPerChunk = 2;
+} // namespace
+
+LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                const TensorInfo &result) {
+  auto conv = cast<ConvOp>(op);
+  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling)
+    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  auto &sp = ctx.shapes;
+  const TensorInfo &X = operands[0], &W = operands[1];
+  auto wShape = conv.getWeight().getType().getShape();
+  const int64_t G = conv.getGroups(), OC = wShape[0], KH = wShape[2], KW = wShape[3];
+  const int64_t OCg = OC / G, taps = KH * KW;
+  const int64_t L = tiling.getLanes(), U = kVectorsPerChunk, CW = L * U;
+  auto strides = conv.getStrides(), dil = conv.getDilations(), pads = conv.getPads();
+  const int64_t sh = strides[0], sw = strides[1];
+  if (wShape[1] != 1 || (sw != 1 && sw != 2))
+    return op->emitOpError("is marked depthwise but its groups read ") << wShape[1] << " channels at stride " << sw;
+  Reg Nb = X.dims[0], H = X.dims[2], Wd = X.dims[3], OH = result.dims[2], OW = result.dims[3];
+  Reg rows = sp.mul(sp.mul(Nb, sp.constant(OC)), OH);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, sp.mul(OW, sp.constant(taps)));
+  std::string name = dispatchName(op);
+  auto kb = ctx.newKernel(name);
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  Type vt = kb->vec(L);
+  using P = arith::CmpIPredicate;
+  auto land = [&](Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y).getResult(); };
+
+  size_t next = 2;
+  std::optional<unsigned> biasSlot, residualSlot;
+  std::vector<uint32_t> bindings = {result.buffer, X.buffer, W.buffer};
+  if (conv.getBias()) {
+    biasSlot = bindings.size();
+    bindings.push_back(operands[next++].buffer);
+  }
+  if (conv.getResidual()) {
+    residualSlot = bindings.size();
+    bindings.push_back(operands[next++].buffer);
+  }
+  std::string act = conv.getActivation().str();
+  float alpha = conv.getActAlpha().convertToFloat(), beta = conv.getActBeta().convertToFloat();
+
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value h = kb->dim(H), w = kb->dim(Wd), oh = kb->dim(OH), ow = kb->dim(OW);
+  Value inPlaneSize = kb->mul(h, w), outPlaneSize = kb->mul(oh, ow);
+  Value Xp = kb->binding(1), Wp = kb->binding(2), Out = kb->binding(0);
+  // Lane i of `iota` is i (i64), for the border masks.
+  auto idxType = VectorType::get({L}, b.getI64Type());
+  SmallVector<int64_t> iotaValues(L);
+  for (int64_t i = 0; i < L; ++i) iotaValues[i] = i;
+  Value iota = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
+  Value zeroV = kb->cf(0.f, vt);
+
+  kb->forLoop(begin, end, kb->c(1), [&](Value r) {
+    Value plane = kb->div(r, oh), y = kb->rem(r, oh);
+    Value n = kb->div(plane, kb->c(OC)), oc = kb->rem(plane, kb->c(OC));
+    Value channel = kb->add(kb->mul(n, kb->c(G)), kb->div(oc, kb->c(OCg)));
+    Value inPlane = kb->mul(channel, inPlaneSize);
+    Value outRow = kb->add(kb->mul(plane, outPlaneSize), kb->mul(y, ow));
+    SmallVector<Value> wv;
+    for (int64_t t = 0; t < taps; ++t)
+      wv.push_back(kb->splat(kb->load(kb->f32(), Wp, kb->add(kb->mul(oc, kb->c(taps)), kb->c(t))), L));
+    Value bias = biasSlot ? kb->splat(kb->load(kb->f32(), kb->binding(*biasSlot), oc), L) : Value();
+    SmallVector<Value> rowOk, rowBase;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      Value ih = kb->add(kb->mul(y, kb->c(sh)), kb->c(kh * dil[0] - pads[0]));
+      Value ok = land(kb->cmp(P::sge, ih, kb->c(0)), kb->cmp(P::slt, ih, h));
+      rowOk.push_back(ok);
+      rowBase.push_back(kb->add(inPlane, kb->mul(kb->select(ok, ih, kb->c(0)), w)));
+    }
+    // L input floats from column `iw` of a row; masked: lanes outside
+    // [0, W) read as 0 and touch no memory.
+    auto loadRun = [&](Value base, Value iw, bool masked) -> Value {
+      Value idx = kb->add(base, iw);
+      if (!masked) return kb->load(vt, Xp, idx);
+      Value col = b.create<arith::AddIOp>(loc, iota, b.create<vector::BroadcastOp>(loc, idxType, iw));
+      Value lo = b.create<arith::CmpIOp>(loc, P::sge, col, b.create<vector::BroadcastOp>(loc, idxType, kb->c(0)));
+      Value hi = b.create<arith::CmpIOp>(loc, P::slt, col, b.create<vector::BroadcastOp>(loc, idxType, w));
+      return kb->maskedLoad(vt, Xp, idx, land(lo, hi));
+    };
+    // Inputs of output columns x .. x+L-1 for kernel column offset `shift`.
+    auto loadInputs = [&](Value base, Value x, int64_t kw, bool masked) -> Value {
+      Value iw = kb->add(kb->mul(x, kb->c(sw)), kb->c(kw * dil[1] - pads[1]));
+      if (sw == 1) return loadRun(base, iw, masked);
+      Value lo = loadRun(base, iw, masked), hi = loadRun(base, kb->add(iw, kb->c(L)), masked);
+      SmallVector<int64_t> even(L);
+      for (int64_t i = 0; i < L; ++i) even[i] = 2 * i;
+      return b.create<vector::ShuffleOp>(loc, lo, hi, even);
+    };
+    auto chunk = [&](Value x0, bool masked) {
+      SmallVector<Value> xs;
+      for (int64_t u = 0; u < U; ++u) xs.push_back(kb->add(x0, kb->c(u * L)));
+      SmallVector<SmallVector<Value>> perRow;
+      SmallVector<Type> types(U, vt);
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        perRow.push_back(kb->ifYield(
+            rowOk[kh], types,
+            [&] {
+              SmallVector<Value> acc(U);
+              for (int64_t kw = 0; kw < KW; ++kw)
+                for (int64_t u = 0; u < U; ++u) {
+                  Value v = loadInputs(rowBase[kh], xs[u], kw, masked);
+                  Value tap = wv[kh * KW + kw];
+                  acc[u] = acc[u] ? b.create<vector::FMAOp>(loc, tap, v, acc[u]).getResult()
+                                  : b.create<arith::MulFOp>(loc, tap, v).getResult();
+                }
+              return acc;
+            },
+            [&] { return SmallVector<Value>(U, zeroV); }));
+      }
+      for (int64_t u = 0; u < U; ++u) {
+        // Pairwise sum over the kernel rows.
+        SmallVector<Value> terms;
+        for (int64_t kh = 0; kh < KH; ++kh) terms.push_back(perRow[kh][u]);
+        while (terms.size() > 1) {
+          SmallVector<Value> folded;
+          for (size_t i = 0; i + 1 < terms.size(); i += 2)
+            folded.push_back(b.create<arith::AddFOp>(loc, terms[i], terms[i + 1]));
+          if (terms.size() % 2) folded.push_back(terms.back());
+          terms = folded;
+        }
+        Value val = terms[0];
+        if (bias) val = b.create<arith::AddFOp>(loc, val, bias);
+        Value idx = kb->add(outRow, xs[u]);
+        Value mask = masked ? kb->laneMask(kb->sub(ow, xs[u]), L) : Value();
+        if (residualSlot) {
+          Value res = masked ? kb->maskedLoad(vt, kb->binding(*residualSlot), idx, mask)
+                             : kb->load(vt, kb->binding(*residualSlot), idx);
+          val = b.create<arith::AddFOp>(loc, val, res);
+        }
+        val = applyActivation(*kb, val, act, alpha, beta);
+        if (masked)
+          kb->maskedStore(val, Out, idx, mask);
+        else
+          kb->store(val, Out, idx);
+      }
+    };
+    kb->forLoop(kb->c(0), ow, kb->c(CW), [&](Value x0) {
+      // Every tap of the chunk reads inside the row: the first input column
+      // is >= 0 and the last (of the last output column, with the stride-2
+      // window's extra lane) is < W.
+      Value first = kb->sub(kb->mul(x0, kb->c(sw)), kb->c(pads[1]));
+      Value last = kb->add(kb->mul(kb->add(x0, kb->c(CW - 1)), kb->c(sw)),
+                           kb->c((KW - 1) * dil[1] - pads[1] + (sw == 2 ? 1 : 0)));
+      Value interior = land(land(kb->cmp(P::sge, first, kb->c(0)), kb->cmp(P::slt, last, w)),
+                            kb->cmp(P::sle, kb->add(x0, kb->c(CW)), ow));
+      kb->ifThenElse(interior, [&] { chunk(x0, false); }, [&] { chunk(x0, true); });
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, bindings, groups, name);
+  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * taps), sp.mul(rows, OW));
+  return success();
+}
+
+} // namespace v4f
