@@ -1,5 +1,6 @@
 // V4fRunToolTest.cpp - v4f-run end to end: .npy in/out, random inputs, benchmark JSON, errors.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <cstring>
@@ -90,6 +91,11 @@ TEST_F(V4fRunTool, RandomInputsAndBenchmarkJson) {
   for (const char *key : {"\"mean_ms\"", "\"p50_ms\"", "\"p90_ms\"", "\"p99_ms\"",
                           "\"throughput_per_s\"", "\"iterations\": 20"})
     EXPECT_NE(text.find(key), std::string::npos) << key << " in " << text;
+  // Every timed run's sample, in run order: 20 numbers.
+  size_t at = text.find("\"samples_ms\": [");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string list = text.substr(at, text.find(']', at) - at);
+  EXPECT_EQ(std::count(list.begin(), list.end(), ','), 19) << list;
   // Deterministic random inputs: two runs print the same values.
   Result again = runTool(model + " --dim batch=5 --threads 1");
   Result once = runTool(model + " --dim batch=5 --threads 3");

@@ -387,6 +387,7 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
   for (double t : times)
     mean += t;
   mean /= double(times.size());
+  const std::vector<double> samples = times; // in run order, for --json
   std::sort(times.begin(), times.end());
   double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
   double throughput = mean > 0 ? 1000.0 / mean : 0;
@@ -402,10 +403,13 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
                  "{\"model\": \"%s\", \"threads\": %d, \"warmup\": %ld, \"iterations\": %ld,\n"
                  " \"load_ms\": %.6f, \"first_run_ms\": %.6f, \"mean_ms\": %.6f, \"p50_ms\": %.6f,\n"
                  " \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,\n"
-                 " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu}\n",
+                 " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu,\n \"samples_ms\": [",
                  jsonEscape(opt.model).c_str(), v4f_session_thread_count(session),
                  opt.warmup, opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99,
                  times.front(), times.back(), throughput, v4f_session_peak_memory(session));
+    for (size_t i = 0; i < samples.size(); ++i)
+      std::fprintf(f, "%s%.6f", i ? ", " : "", samples[i]);
+    std::fprintf(f, "]}\n");
     if (std::fclose(f) != 0)
       fail(opt.jsonPath + ": write failed");
   }
