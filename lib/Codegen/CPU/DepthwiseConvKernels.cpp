@@ -8,12 +8,15 @@
 //
 // Work item = one output row of one (batch, output channel) plane. The
 // plane's KH*KW taps are broadcast once per row; the row runs in chunks of
-// two vectors. A chunk whose every tap reads inside the input row uses
-// plain vector loads (stride 1: one load per tap; stride 2: two loads and an
-// even-lane shuffle); the chunks at the borders use lane-masked loads that
-// read the padding as 0 and masked stores. Each kernel row accumulates
-// separately (KH x 2 independent FMA chains) and is skipped when it falls in
-// the vertical padding. Bias, residual and the fused activation apply before
+// one vector (kVectorsPerChunk). A chunk whose every tap reads inside the
+// input row uses plain vector loads (stride 1: one load per tap; stride 2:
+// two loads and an even-lane shuffle); the chunks at the borders use
+// lane-masked loads that read the padding as 0 (masks built once per chunk
+// and kernel column) and masked stores. Each kernel row accumulates
+// separately (KH independent FMA chains per vector) and is skipped when it
+// falls in the vertical padding. (Two-vector chunks were measured slower:
+// at AVX-512's 32 columns per chunk nearly every chunk of a 56-wide row is
+// a border chunk; stride 2 at 112 -> 56 went 1.69 -> 0.86 ms with one.) Bias, residual and the fused activation apply before
 // the store, as in the GEMM epilogue.
 //
 //===----------------------------------------------------------------------===//
@@ -30,7 +33,7 @@ using namespace mlir;
 namespace v4f {
 
 namespace {
-constexpr int64_t kVectorsPerChunk = 2;
+constexpr int64_t kVectorsPerChunk = 1;
 } // namespace
 
 LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -104,26 +107,46 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
     }
     // L input floats from column `iw` of a row; masked: lanes outside
     // [0, W) read as 0 and touch no memory.
-    auto loadRun = [&](Value base, Value iw, bool masked) -> Value {
-      Value idx = kb->add(base, iw);
-      if (!masked) return kb->load(vt, Xp, idx);
+    // The lanes of an L-float run from input column `iw` that lie in
+    // [0, W). Depends on the column only, so a chunk builds them once and
+    // every kernel row reuses them.
+    auto runMask = [&](Value iw) -> Value {
       Value col = b.create<arith::AddIOp>(loc, iota, b.create<vector::BroadcastOp>(loc, idxType, iw));
       Value lo = b.create<arith::CmpIOp>(loc, P::sge, col, b.create<vector::BroadcastOp>(loc, idxType, kb->c(0)));
       Value hi = b.create<arith::CmpIOp>(loc, P::slt, col, b.create<vector::BroadcastOp>(loc, idxType, w));
-      return kb->maskedLoad(vt, Xp, idx, land(lo, hi));
+      return land(lo, hi);
     };
-    // Inputs of output columns x .. x+L-1 for kernel column offset `shift`.
-    auto loadInputs = [&](Value base, Value x, int64_t kw, bool masked) -> Value {
-      Value iw = kb->add(kb->mul(x, kb->c(sw)), kb->c(kw * dil[1] - pads[1]));
-      if (sw == 1) return loadRun(base, iw, masked);
-      Value lo = loadRun(base, iw, masked), hi = loadRun(base, kb->add(iw, kb->c(L)), masked);
+    // Column offset and border masks (empty when unmasked) of the runs that
+    // output columns x .. x+L-1 read for kernel column kw: one run at
+    // stride 1, two (then the even lanes) at stride 2.
+    struct Taps {
+      Value iw;
+      SmallVector<Value, 2> masks;
+    };
+    auto tapsFor = [&](Value x, int64_t kw, bool masked) {
+      Taps t;
+      t.iw = kb->add(kb->mul(x, kb->c(sw)), kb->c(kw * dil[1] - pads[1]));
+      if (masked)
+        for (int64_t half = 0; half < sw; ++half) t.masks.push_back(runMask(kb->add(t.iw, kb->c(half * L))));
+      return t;
+    };
+    auto loadInputs = [&](Value base, const Taps &t) -> Value {
+      SmallVector<Value, 2> runs;
+      for (int64_t half = 0; half < sw; ++half) {
+        Value idx = kb->add(base, kb->add(t.iw, kb->c(half * L)));
+        runs.push_back(t.masks.empty() ? kb->load(vt, Xp, idx) : kb->maskedLoad(vt, Xp, idx, t.masks[half]));
+      }
+      if (sw == 1) return runs[0];
       SmallVector<int64_t> even(L);
       for (int64_t i = 0; i < L; ++i) even[i] = 2 * i;
-      return b.create<vector::ShuffleOp>(loc, lo, hi, even);
+      return b.create<vector::ShuffleOp>(loc, runs[0], runs[1], even);
     };
     auto chunk = [&](Value x0, bool masked) {
       SmallVector<Value> xs;
       for (int64_t u = 0; u < U; ++u) xs.push_back(kb->add(x0, kb->c(u * L)));
+      SmallVector<Taps> taps;
+      for (int64_t kw = 0; kw < KW; ++kw)
+        for (int64_t u = 0; u < U; ++u) taps.push_back(tapsFor(xs[u], kw, masked));
       SmallVector<SmallVector<Value>> perRow;
       SmallVector<Type> types(U, vt);
       for (int64_t kh = 0; kh < KH; ++kh) {
@@ -133,7 +156,7 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
               SmallVector<Value> acc(U);
               for (int64_t kw = 0; kw < KW; ++kw)
                 for (int64_t u = 0; u < U; ++u) {
-                  Value v = loadInputs(rowBase[kh], xs[u], kw, masked);
+                  Value v = loadInputs(rowBase[kh], taps[kw * U + u]);
                   Value tap = wv[kh * KW + kw];
                   acc[u] = acc[u] ? b.create<vector::FMAOp>(loc, tap, v, acc[u]).getResult()
                                   : b.create<arith::MulFOp>(loc, tap, v).getResult();
