@@ -121,6 +121,8 @@ struct FuseActivation : OpRewritePattern<ActOp> {
       return {op.getAlpha().convertToFloat(), 0.f};
     if constexpr (std::is_same_v<ActOp, ClipOp>)
       return {op.getMin().convertToFloat(), op.getMax().convertToFloat()};
+    if constexpr (std::is_same_v<ActOp, HardSigmoidOp>)
+      return {op.getAlpha().convertToFloat(), op.getBeta().convertToFloat()};
     return {0.f, 0.f};
   }
 
@@ -165,6 +167,8 @@ void v4f::populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   patterns.add<FuseActivation<ClipOp>>(ctx, "clip");
   patterns.add<FuseActivation<SigmoidOp>>(ctx, "sigmoid");
   patterns.add<FuseActivation<TanhOp>>(ctx, "tanh");
+  patterns.add<FuseActivation<HardSigmoidOp>>(ctx, "hard_sigmoid");
+  patterns.add<FuseActivation<HardSwishOp>>(ctx, "hard_swish");
 }
 
 std::unique_ptr<Pass> v4f::createFuseEpiloguesPass() {

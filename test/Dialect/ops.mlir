@@ -23,7 +23,11 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32
   %10 = v4f.exp %9 : tensor<2x3xf32>
   // CHECK: v4f.sqrt
   %11 = v4f.sqrt %10 : tensor<2x3xf32>
-  return %11 : tensor<2x3xf32>
+  // CHECK: v4f.hard_sigmoid %{{.*}} {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32}
+  %12 = v4f.hard_sigmoid %11 {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
+  // CHECK: v4f.hard_swish %{{.*}} : tensor<2x3xf32>
+  %13 = v4f.hard_swish %12 : tensor<2x3xf32>
+  return %13 : tensor<2x3xf32>
 }
 
 // CHECK-LABEL: func @dynamic_broadcast

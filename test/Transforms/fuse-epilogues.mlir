@@ -60,3 +60,33 @@ func.func @not_per_channel(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %1 = v4f.add %c, %b : (tensor<1x2x4x4xf32>, tensor<4x1xf32>) -> tensor<1x2x4x4xf32>
   return %1 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// MobileNetV3's conv + bias + HardSwish, and HardSigmoid with its alpha/beta
+// after a matmul, become the ops' epilogues.
+// CHECK-LABEL: func @conv_hard_swish
+// CHECK: %[[C:.*]] = v4f.conv %{{.*}}, %{{.*}} bias(%{{.*}}) {activation = "hard_swish"
+// CHECK-NOT: v4f.hard_swish
+// CHECK: return %[[C]]
+func.func @conv_hard_swish(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = arith.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = arith.constant dense<[[[0.5]], [[-0.5]]]> : tensor<2x1x1xf32>
+  %c = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = v4f.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = v4f.hard_swish %1 : tensor<1x2x4x4xf32>
+  return %2 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @matmul_hard_sigmoid
+// CHECK: v4f.matmul %{{.*}}, %{{.*}} {act_alpha = 2.000000e-01 : f32, act_beta = 5.000000e-01 : f32, activation = "hard_sigmoid"}
+// CHECK-NOT: v4f.hard_sigmoid
+func.func @matmul_hard_sigmoid(%a: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<1.0> : tensor<4x2xf32>
+  %m = v4f.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %1 = v4f.hard_sigmoid %m {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}

@@ -804,7 +804,7 @@ struct PlanBuilder {
     if (isa<ScatterNDOp>(op)) return emitScatterND(ctx, op, operands, result);
     if (isa<GatherNDOp>(op)) return emitGatherND(ctx, op, operands, result);
     if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
-    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
+    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp,
             ElementwiseOp>(op))
       return emitElementwise(ctx, op, operands, result);
     if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);

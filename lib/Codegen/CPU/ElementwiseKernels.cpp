@@ -118,6 +118,9 @@ Value unaryBody(KernelBuilder &kb, Operation *op, Value x) {
     return applyActivation(kb, x, "leaky_relu", l.getAlpha().convertToFloat(), 0);
   if (auto c = dyn_cast<ClipOp>(op))
     return applyActivation(kb, x, "clip", c.getMin().convertToFloat(), c.getMax().convertToFloat());
+  if (auto h = dyn_cast<HardSigmoidOp>(op))
+    return applyActivation(kb, x, "hard_sigmoid", h.getAlpha().convertToFloat(), h.getBeta().convertToFloat());
+  if (isa<HardSwishOp>(op)) return applyActivation(kb, x, "hard_swish", 0, 0);
   return {};
 }
 
@@ -152,6 +155,13 @@ Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, fl
     return b.create<arith::DivFOp>(loc, kb.cf(1.f, t), b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
   }
   if (act == "tanh") return b.create<math::TanhOp>(loc, v);
+  // min(max(alpha * v + beta, 0), 1), and v times that with alpha 1/6, beta 1/2.
+  auto hardSigmoid = [&](float a, float c) -> Value {
+    Value y = b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, v, kb.cf(a, t)), kb.cf(c, t));
+    return b.create<arith::MinimumFOp>(loc, b.create<arith::MaximumFOp>(loc, y, kb.cf(0.f, t)), kb.cf(1.f, t));
+  };
+  if (act == "hard_sigmoid") return hardSigmoid(alpha, beta);
+  if (act == "hard_swish") return b.create<arith::MulFOp>(loc, v, hardSigmoid(float(1.0 / 6.0), 0.5f));
   return {};
 }
 

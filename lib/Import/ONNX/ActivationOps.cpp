@@ -14,6 +14,20 @@ using namespace mlir::arith;
 namespace v4f {
 using namespace elementwise;
 
+namespace {
+/// `generic` for non-float32 inputs; for float32, the named v4f op `named`
+/// builds.
+OpImporter f32Named(OpImporter generic, std::function<Value(NodeContext &)> named) {
+  auto fallback = generic.import;
+  generic.import = [fallback, named](NodeContext &c) -> LogicalResult {
+    if (!c.inputType(0).getElementType().isF32()) return fallback(c);
+    c.setOutput(0, named(c));
+    return success();
+  };
+  return generic;
+}
+} // namespace
+
 void addActivationImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Ceil"] = mathUnary<math::CeilOp>(6);
   t["Floor"] = mathUnary<math::FloorOp>(6);
@@ -64,18 +78,28 @@ void addActivationImporters(std::unordered_map<std::string, OpImporter> &t) {
     Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, 0));
     return b.create<MulFOp>(l, gamma, b.create<SelectOp>(l, gt, x, neg));
   });
-  t["HardSigmoid"] = floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
-                               fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
-    return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-  });
-  t["HardSwish"] = floatUnary(14, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    Type ty = x.getType();
-    Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
-    y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-    return b.create<MulFOp>(l, x, y);
-  });
+  // float32: the named ops, which v4f-fuse-epilogues folds into a
+  // preceding conv / matmul (MobileNetV3's HardSwish); other float types:
+  // the same formula as an elementwise body.
+  t["HardSigmoid"] = f32Named(
+      floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+        Type ty = x.getType();
+        Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
+                                   fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
+        return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+      }),
+      [](NodeContext &c) -> Value {
+        return c.b.create<HardSigmoidOp>(c.loc, c.input(0), c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.2f)),
+                                         c.b.getF32FloatAttr(c.attrs.getFloat("beta", 0.5f)));
+      });
+  t["HardSwish"] = f32Named(
+      floatUnary(14, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+        Type ty = x.getType();
+        Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
+        y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+        return b.create<MulFOp>(l, x, y);
+      }),
+      [](NodeContext &c) -> Value { return c.b.create<HardSwishOp>(c.loc, c.input(0)); });
   t["ThresholdedRelu"] = floatUnary(10, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
     Type ty = x.getType();
     Value gt = b.create<CmpFOp>(l, CmpFPredicate::OGT, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 1.0f)));

@@ -25,7 +25,7 @@ Operation *DispatchOp::getRoot() {
 }
 
 bool isFusibleElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
+  return isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp,
              ElementwiseOp>(op) &&
          op->getNumResults() == 1;
 }

@@ -104,7 +104,8 @@ static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides,
 
 static bool isKnownActivation(StringRef act) {
   return act == "none" || act == "relu" || act == "leaky_relu" ||
-         act == "clip" || act == "sigmoid" || act == "tanh";
+         act == "clip" || act == "sigmoid" || act == "tanh" || act == "hard_sigmoid" ||
+         act == "hard_swish";
 }
 
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

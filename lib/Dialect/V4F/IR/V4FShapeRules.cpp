@@ -200,7 +200,7 @@ template <template <typename> class Model, typename... Ops> void attach(MLIRCont
 
 void attachShapeRules(MLIRContext &ctx) {
   attach<BroadcastRule, AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(ctx);
-  attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, SoftmaxOp,
+  attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp, SoftmaxOp,
          LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
   attach<OpRule, ConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
          GatherOp, GatherNDOp, GatherElementsOp, ReshapeOp>(ctx);

@@ -75,6 +75,9 @@ def V4F_ExpOp : V4F_UnaryOp<"exp", "e^x">;
 def V4F_SqrtOp : V4F_UnaryOp<"sqrt", "the square root">;
 def V4F_LeakyReluOp : V4F_UnaryOp<"leaky_relu", "x if x >= 0 else alpha * x",
     (ins F32Attr:$alpha)>;
+def V4F_HardSigmoidOp : V4F_UnaryOp<"hard_sigmoid", "min(max(alpha * x + beta, 0), 1)",
+    (ins F32Attr:$alpha, F32Attr:$beta)>;
+def V4F_HardSwishOp : V4F_UnaryOp<"hard_swish", "x * min(max(x / 6 + 1/2, 0), 1)">;
 def V4F_ClipOp : V4F_UnaryOp<"clip", "min(max(x, min), max)",
     (ins F32Attr:$min, F32Attr:$max)> {
   let hasVerifier = 1;
