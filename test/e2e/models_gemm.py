@@ -91,10 +91,30 @@ def make_depthwise_convs(flags=()) -> Case:
                 note="H x W = 9x40, 5x7 (N = 2), 12x71", compile_flags=list(flags))
 
 
+def make_gemm_edges(flags=()) -> Case:
+    """Row and K edges of the GEMM: a run-time M whose remainder after the
+    whole MR tiles takes every combination of the 4-, 2- and 1-row edge
+    tiles (M = 7, 11, 13, 15, 50, 1), K = 1000 and 520 split into equal K
+    blocks (the epilogue only on the last), a bias + relu epilogue, and a
+    matmul of two run-time operands (unpacked B)."""
+    g = GraphBuilder(seed=35)
+    h = g.op("Relu", [g.op("Add", [g.op("MatMul", ["x", g.randn([1000, 40], 0.05)]), g.randn([40], 0.1)])])
+    y2 = g.op("MatMul", ["x2", g.randn([520, 21], 0.05)])
+    y3 = g.op("MatMul", [h, g.op("Transpose", [h], perm=[1, 0])])   # [M, 40] x [40, M]
+    for name, v in (("y", h), ("y2", y2), ("y3", y3)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("gemm_edges", [_vi("x", F32, ["M", 1000]), _vi("x2", F32, ["M", 520])],
+                [_vi("y", F32, ["M", 40]), _vi("y2", F32, ["M", 21]), _vi("y3", F32, ["M", "M"])])
+    rng = np.random.default_rng(135)
+    return Case(m, [{"x": _randn(rng, [M, 1000]), "x2": _randn(rng, [M, 520])} for M in (7, 11, 13, 15, 50, 1)],
+                note="M = 7, 11, 13, 15, 50, 1", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     for suffix, flags in (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--target-cpu=x86-64-v2",))):
         gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
         gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
         gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
+        gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
     return gens

@@ -4,7 +4,8 @@
 // with a fused epilogue (bias per row or column, residual, activation).
 // Workgroups own MB x NB output tiles; inside, an MR x NR register tile of
 // vector<LANESxf32> accumulators runs the K loop with FMAs; the column edge
-// is one lane-masked tile, row edges are single rows. A constant weight is
+// is one lane-masked tile, row edges are tiles of the powers of two below
+// MR, and K runs in equal blocks of at most KC. A constant weight is
 // read from its compile-time panels (v4f-pack-weights, WeightPacking.h). The
 // sizes come from the op's `v4f.tiling` (#v4f.gemm_tiling), chosen for the
 // target by v4f-select-cpu-strategy (e.g. 6x16 of 8 lanes for AVX2, 8x32 of
@@ -183,20 +184,41 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
   Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
+  // K blocks of equal size (at most KC, a multiple of 8 where K allows):
+  // a fixed KC would leave a short last block (K = 1040: 4 x 256 + 16) whose
+  // C round trip costs more than its FMAs. A K of 0 still runs one (empty)
+  // block, which writes the epilogue of 0.
+  Value kEnd = kb->max(t.K, kb->c(1));
+  Value kBlocks = kb->div(kb->add(kEnd, kb->c(kKC - 1)), kb->c(kKC));
+  Value kStep = kb->div(kb->add(kEnd, kb->sub(kBlocks, kb->c(1))), kBlocks);
+  kStep = kb->min(kb->mul(kb->div(kb->add(kStep, kb->c(7)), kb->c(8)), kb->c(8)), kb->c(kKC));
+  // The rows past the last whole MR tile run as tiles of the powers of two
+  // below MR (a remainder of 5 as 4 + 1), never as MR single-row tiles,
+  // which load 3 values per 2 FMAs.
+  SmallVector<int64_t> edgeRows;
+  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
+    if (r < kMR) edgeRows.push_back(r);
   // K blocks outermost: a KC x NR slice of B stays in L1 while the row
   // tiles pass over it. Within a block, column panels outside and row
-  // tiles inside; rows past the last whole MR tile run as single-row tiles.
-  // A K of 0 still runs one (empty) block, which writes the epilogue of 0.
-  Value kEnd = kb->max(t.K, kb->c(1));
-  kb->forLoop(kb->c(0), kEnd, kb->c(kKC), [&](Value k0) {
+  // tiles inside.
+  kb->forLoop(kb->c(0), kEnd, kStep, [&](Value k0) {
     KBlock blk;
     blk.k0 = k0;
-    blk.k1 = kb->min(kb->add(k0, kb->c(kKC)), t.K);
+    blk.k1 = kb->min(kb->add(k0, kStep), t.K);
     blk.first = kb->cmp(arith::CmpIPredicate::eq, k0, kb->c(0));
-    blk.last = kb->cmp(arith::CmpIPredicate::sge, kb->add(k0, kb->c(kKC)), t.K);
+    blk.last = kb->cmp(arith::CmpIPredicate::sge, kb->add(k0, kStep), t.K);
     auto panel = [&](Value n, Value edgeCols) {
       kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
-      kb->forLoop(mFull, m1, kb->c(1), [&](Value m) { emitTile(*kb, s, t, blk, m, n, 1, edgeCols); });
+      Value rest = kb->sub(m1, mFull);
+      for (int64_t rows : edgeRows) {
+        // Tile `rows` covers bit `rows` of the remainder, after the larger
+        // tiles' rows.
+        Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
+        Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
+        kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)), [&] {
+          emitTile(*kb, s, t, blk, kb->add(mFull, before), n, int(rows), edgeCols);
+        });
+      }
     };
     kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
     kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
