@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 4.0 is newer than this runtime (3.1)");
+            path + ": artifact format 4.0 is newer than this runtime (3.2)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -234,6 +234,57 @@ TEST(HostileArtifact, ExecutablesThisRuntimeCannotRun) {
   expectLoadError(file, "executables 0 and 1 share section");
 }
 
+// A multi-ISA artifact whose variant is a copy of the add_scale plan that
+// needs sse4.1 (every machine here has it, so loading picks the variant).
+std::vector<uint8_t> buildWithVariant() {
+  v4f::ExecutablePlan plan = addScalePlan();
+  v4f::ExecutablePlan variant = plan;
+  variant.producer.clear();
+  variant.modelName.clear();
+  variant.executables.front().features = {"sse4.1"};
+  plan.variants.push_back(variant);
+  return buildArtifact(plan, testKernelLibrary(), addScaleConstants());
+}
+
+TEST(HostileArtifact, BadPlanVariantsAreRefused) {
+  ASSERT_EQ(tryLoad(buildWithVariant()), nullptr);
+  // The variant picked is verified like any plan.
+  std::vector<uint8_t> file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) { m.variants[0]->dispatches[1]->bindings[2] = 99; });
+  expectLoadError(file, "dispatch 1 'scale' binding 2 refers to buffer 99, but there are 5 buffers");
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) { m.variants[0]->executables[0]->section = 7; });
+  expectLoadError(file, "executable 0 refers to section 7, which is not a CPU library section");
+  // Its executables live in the artifact's sections: a variant naming the
+  // constants section is refused.
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.variants[0]->executables[0]->section = static_cast<uint32_t>(sectionIndex(m, V4F_SECTION_CONSTANTS));
+  });
+  expectLoadError(file, "which is not a CPU library section");
+  // Sections and variants belong to the artifact's own manifest only.
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.variants[0]->sections.push_back(std::make_unique<fbt::SectionT>(*m.sections[0]));
+  });
+  expectLoadError(file, "plan variant 1 has sections or variants of its own");
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.variants[0]->variants.push_back(std::make_unique<fbt::ManifestT>());
+  });
+  expectLoadError(file, "plan variant 1 has sections or variants of its own");
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) {
+    for (int i = 0; i < 65; ++i) m.variants.push_back(std::make_unique<fbt::ManifestT>());
+  });
+  expectLoadError(file, "the artifact has 66 plan variants, more than 64");
+  // A variant with an unknown CPU feature is never picked; an unknown
+  // feature in the baseline is still an error.
+  file = buildWithVariant();
+  editManifest(file, [](fbt::ManifestT &m) { m.variants[0]->executables[0]->features = {"sse9"}; });
+  ASSERT_EQ(tryLoad(file), nullptr);
+}
+
 TEST(HostileArtifact, OldFormatVersionIsRefused) {
   // An artifact of format 1 (kernel ABI v1, one CPU kernel list) is refused
   // before its manifest is read, with a message saying what to do.
@@ -242,7 +293,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.1) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.2) and no longer supported: "
                         "recompile the model");
 }
 

@@ -13,6 +13,9 @@
 #include "v4f/artifact_format.h"
 
 using namespace v4f::test;
+using v4f::BufferKind;
+using v4f::ExecutablePlan;
+using v4f::PlanBuffer;
 
 namespace {
 
@@ -119,6 +122,86 @@ TEST(RuntimeApi, LoadFromFileAndQuerySignature) {
   expectError(v4f_model_input_info(model, 2, &info), V4F_STATUS_INVALID_ARGUMENT, "out of range");
   v4f_model_release(model);
   unlink(path.c_str());
+}
+
+// add_scale with a variant plan that needs `features` and scales by
+// {10, 20, 30, 40} (its own constant at offset 64 of the shared section), so
+// the outputs tell which plan ran.
+std::vector<uint8_t> buildMultiIsaArtifact(std::vector<std::string> variantFeatures) {
+  ExecutablePlan plan = addScalePlan();
+  ExecutablePlan variant = addScalePlan();
+  variant.producer.clear();
+  variant.modelName.clear();
+  variant.executables.front().features = std::move(variantFeatures);
+  variant.executables.front().cpu = "variant-cpu";
+  for (PlanBuffer &b : variant.buffers)
+    if (b.kind == BufferKind::Constant) b.constantOffset = 64;
+  plan.variants.push_back(variant);
+  std::vector<uint8_t> constants = addScaleConstants();
+  constants.resize(64);
+  const float c[4] = {10.f, 20.f, 30.f, 40.f};
+  constants.insert(constants.end(), reinterpret_cast<const uint8_t *>(c), reinterpret_cast<const uint8_t *>(c + 4));
+  return buildArtifact(plan, testKernelLibrary(), constants);
+}
+
+// Runs add_scale for 2 rows and returns out[0..3] for x = 1, y = 1.
+std::vector<float> runTwoOnes(v4f_session_t *session) {
+  std::vector<float> x(8, 1.f), y(8, 1.f), out(8, -1.f);
+  v4f_tensor_t inputs[2] = {makeTensor(x.data(), 32, V4F_DTYPE_FLOAT32, {2, 4}),
+                            makeTensor(y.data(), 32, V4F_DTYPE_FLOAT32, {2, 4})};
+  v4f_tensor_t output = makeTensor(out.data(), 32, 0, {});
+  v4f_status_t s = v4f_session_run(session, inputs, 2, &output, 1);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
+  return std::vector<float>(out.begin(), out.begin() + 4);
+}
+
+TEST(RuntimeApi, MultiIsaArtifactRunsThePlanWithTheMostFeaturesTheCpuHas) {
+  // sse4.1 is on every machine this project runs on (x86-64-v2 and up).
+  std::vector<uint8_t> file = buildMultiIsaArtifact({"sse4.1"});
+  {
+    Loaded l;
+    ASSERT_NO_FATAL_FAILURE(loadAndCreate(file, 1, l));
+    EXPECT_EQ(v4f_model_variant_count(l.model), 2u);
+    EXPECT_EQ(v4f_model_variant(l.model), 1u);
+    EXPECT_STREQ(v4f_model_target_cpu(l.model), "variant-cpu");
+    EXPECT_EQ(runTwoOnes(l.session), (std::vector<float>{20.f, 40.f, 60.f, 80.f}));
+  }
+  // Without sse4.1 only the baseline fits.
+  v4f_model_options_t options;
+  v4f_model_options_init(&options);
+  options.disabled_cpu_features = "sse4.1";
+  v4f_model_t *model = nullptr;
+  ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), &options, nullptr, &model));
+  EXPECT_EQ(v4f_model_variant(model), 0u);
+  v4f_session_t *session = nullptr;
+  ASSERT_OK(v4f_session_create(model, nullptr, nullptr, &session));
+  EXPECT_EQ(runTwoOnes(session), (std::vector<float>{2.f, 4.f, 6.f, 8.f}));
+  v4f_session_release(session);
+  v4f_model_release(model);
+  // A single-plan artifact reports one plan.
+  Loaded single;
+  ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 1, single));
+  EXPECT_EQ(v4f_model_variant_count(single.model), 1u);
+  EXPECT_EQ(v4f_model_variant(single.model), 0u);
+}
+
+TEST(RuntimeApi, MultiIsaArtifactWithNoFittingPlanNamesTheBaselinesFeatures) {
+  ExecutablePlan plan = addScalePlan();
+  plan.executables.front().features = {"sse4.1"};
+  ExecutablePlan variant = plan;
+  variant.producer.clear();
+  variant.modelName.clear();
+  variant.executables.front().features = {"sse4.1", "avx2"};
+  plan.variants.push_back(variant);
+  std::vector<uint8_t> file = buildArtifact(plan, testKernelLibrary(), addScaleConstants());
+  v4f_model_options_t options;
+  v4f_model_options_init(&options);
+  options.disabled_cpu_features = "sse4.1,avx2";
+  v4f_model_t *model = nullptr;
+  expectError(v4f_model_load_memory(file.data(), file.size(), &options, nullptr, &model),
+              V4F_STATUS_UNSUPPORTED, "requires CPU features not available on this machine: sse4.1");
+  EXPECT_EQ(model, nullptr);
 }
 
 TEST(RuntimeApi, MissingFileNamesThePath) {

@@ -165,6 +165,8 @@ ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll) {
 std::vector<uint8_t> buildArtifact(ExecutablePlan plan, const std::vector<uint8_t> &library,
                                    const std::vector<uint8_t> &constants) {
   for (PlanExecutable &e : plan.executables) e.image = library;
+  for (ExecutablePlan &variant : plan.variants)
+    for (PlanExecutable &e : variant.executables) e.image = library;
   std::vector<uint8_t> out;
   std::string error;
   EXPECT_TRUE(serializeArtifact(plan, constants, out, error)) << error;

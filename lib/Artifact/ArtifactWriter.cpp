@@ -112,22 +112,34 @@ flatbuffers::Offset<fb::Executable> buildExecutable(flatbuffers::FlatBufferBuild
                               triple, cpu, features, entries);
 }
 
-std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
-                                   const std::vector<SectionInfo> &sections,
-                                   const std::vector<uint32_t> &executableSections) {
-  flatbuffers::FlatBufferBuilder fbb(4096);
-  auto producer = fbb.CreateString(plan.producer);
-  auto modelName = fbb.CreateString(plan.modelName);
-
-  std::vector<flatbuffers::Offset<fb::Section>> sectionOffsets;
-  for (const SectionInfo &s : sections)
-    sectionOffsets.push_back(fb::CreateSection(
-        fbb, s.kind, s.offset, s.bytes->size(), v4f_digest64(s.bytes->data(), s.bytes->size())));
-  auto sectionVec = fbb.CreateVector(sectionOffsets);
+/// One plan as a Manifest table: the artifact's own (with `sections`,
+/// producer, model name and the variants) or a variant's (plan fields only).
+flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder &fbb, const ExecutablePlan &plan,
+                                                 const std::vector<SectionInfo> *sections,
+                                                 const std::vector<std::vector<uint32_t>> &executableSections,
+                                                 size_t variant) {
+  flatbuffers::Offset<flatbuffers::String> producer, modelName;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Section>>> sectionVec;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Manifest>>> variantVec;
+  if (sections) {
+    producer = fbb.CreateString(plan.producer);
+    modelName = fbb.CreateString(plan.modelName);
+    std::vector<flatbuffers::Offset<fb::Section>> sectionOffsets;
+    for (const SectionInfo &s : *sections)
+      sectionOffsets.push_back(fb::CreateSection(
+          fbb, s.kind, s.offset, s.bytes->size(), v4f_digest64(s.bytes->data(), s.bytes->size())));
+    sectionVec = fbb.CreateVector(sectionOffsets);
+    if (!plan.variants.empty()) {
+      std::vector<flatbuffers::Offset<fb::Manifest>> variants;
+      for (size_t v = 0; v < plan.variants.size(); ++v)
+        variants.push_back(buildPlanTable(fbb, plan.variants[v], nullptr, executableSections, v + 1));
+      variantVec = fbb.CreateVector(variants);
+    }
+  }
 
   std::vector<flatbuffers::Offset<fb::Executable>> executables;
   for (size_t i = 0; i < plan.executables.size(); ++i)
-    executables.push_back(buildExecutable(fbb, plan.executables[i], executableSections[i]));
+    executables.push_back(buildExecutable(fbb, plan.executables[i], executableSections[variant][i]));
   auto executableVec = fbb.CreateVector(executables);
 
   std::vector<flatbuffers::Offset<fb::TensorSig>> ins, outs;
@@ -172,9 +184,14 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan,
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> labelVec;
   if (!plan.shapeLabels.empty()) labelVec = fbb.CreateVectorOfStrings(plan.shapeLabels);
 
-  auto manifest = fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec,
-                                     outVec, programVec, bufferVec, dispatchVec, loopVec, labelVec);
-  fb::FinishManifestBuffer(fbb, manifest);
+  return fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec, outVec, programVec,
+                            bufferVec, dispatchVec, loopVec, labelVec, variantVec);
+}
+
+std::vector<uint8_t> buildManifest(const ExecutablePlan &plan, const std::vector<SectionInfo> &sections,
+                                   const std::vector<std::vector<uint32_t>> &executableSections) {
+  flatbuffers::FlatBufferBuilder fbb(4096);
+  fb::FinishManifestBuffer(fbb, buildPlanTable(fbb, plan, &sections, executableSections, 0));
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
@@ -199,18 +216,29 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
       return false;
     }
 
+  for (const ExecutablePlan &variant : plan.variants)
+    if (!variant.variants.empty()) {
+      error = "a plan variant cannot have variants of its own";
+      return false;
+    }
+  // Sections: the baseline's executables, the constants, then each
+  // variant's executables.
   std::vector<SectionInfo> sections;
-  std::vector<uint32_t> executableSections;
+  std::vector<std::vector<uint32_t>> executableSections(1 + plan.variants.size());
   uint64_t offset = sizeof(v4f_file_header_t);
-  for (const PlanExecutable &e : plan.executables) {
-    executableSections.push_back(sections.size());
-    sections.push_back({sectionKind(e.target), offset, &e.image});
-    offset = alignTo64(offset + e.image.size());
-  }
+  auto addExecutables = [&](const ExecutablePlan &p, size_t variant) {
+    for (const PlanExecutable &e : p.executables) {
+      executableSections[variant].push_back(sections.size());
+      sections.push_back({sectionKind(e.target), offset, &e.image});
+      offset = alignTo64(offset + e.image.size());
+    }
+  };
+  addExecutables(plan, 0);
   if (!constants.empty()) {
     sections.push_back({V4F_SECTION_CONSTANTS, offset, &constants});
     offset = alignTo64(offset + constants.size());
   }
+  for (size_t v = 0; v < plan.variants.size(); ++v) addExecutables(plan.variants[v], v + 1);
   std::vector<uint8_t> manifest = buildManifest(plan, sections, executableSections);
   const uint64_t manifestOffset = offset;
   const uint64_t fileSize = manifestOffset + manifest.size();

@@ -18,7 +18,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
 
 namespace v4f {
 
@@ -45,6 +50,103 @@ struct Phases {
   }
 };
 
+/// Codegen of the optimized graph `module` for `target`: dispatch regions,
+/// strategy, kernels and the plan, LLVM, object, shared object. Consumes
+/// `module` (the passes rewrite it).
+bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const CompilerOptions &options,
+                       const Phases &phases, std::string &diagnostics, const std::string &path,
+                       CompiledModel &out, ExecutablePlan &plan, std::vector<uint8_t> &constants,
+                       std::string &error) {
+  mlir::MLIRContext &context = *module.getContext();
+  module->setAttr("v4f.target", getCPUTargetAttr(&context, target));
+  GeneratedKernels generated;
+  mlir::PassManager codegen(&context);
+  if (options.printIRAfterAll) enableIRPrinting(codegen);
+  codegen.addNestedPass<mlir::func::FuncOp>(createFormDispatchRegionsPass());
+  codegen.addPass(createSelectCPUStrategy());
+  codegen.addPass(createPackWeights());
+  codegen.addPass(createGenerateCPUKernelsPass(&generated));
+  buildCPULowerToLLVMPipeline(codegen);
+  if (mlir::failed(codegen.run(module))) {
+    error = path + ": code generation failed (target " + target.cpu + "):\n" + diagnostics;
+    return false;
+  }
+  plan = std::move(generated.plan);
+  constants = std::move(generated.constants);
+  phases.done("dispatch formation, strategy, kernels, LLVM dialect");
+
+  std::vector<uint8_t> object;
+  if (!compileKernelsToObject(module, target, object, options.wantLLVMIR ? &out.llvmIR : nullptr, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  phases.done("LLVM O3 + object emission");
+  if (options.stopAfter == CompilerOptions::Stage::Object) {
+    out.object = std::move(object);
+    return true;
+  }
+  PlanExecutable &exe = plan.executables.front();
+  if (!linkSharedObject(object, exe.image, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  phases.done("link (embedded LLD)");
+  exe.target = ExecutableTarget::Cpu;
+  exe.format = ExecutableFormat::ElfSharedObject;
+  exe.abiVersion = V4F_KERNEL_ABI_VERSION;
+  exe.triple = target.triple;
+  exe.cpu = target.cpu;
+  exe.features = target.requiredFeatures;
+  return true;
+}
+
+/// Appends the constants of a variant plan to the artifact's constants
+/// section, storing each distinct run of bytes once: a constant both plans
+/// keep plainly (or pack the same way) is shared, a weight packed for the
+/// variant's register tile is added. Rewrites the variant's constant
+/// offsets to point into `merged`.
+void mergeVariantConstants(ExecutablePlan &variant, const std::vector<uint8_t> &constants,
+                           const ExecutablePlan &baseline, std::vector<uint8_t> &merged) {
+  // A constant's bytes run from its offset to the next constant's offset
+  // (alignment padding included, which is zero) or the end of its blob.
+  auto runsOf = [](const ExecutablePlan &plan, size_t blobSize) {
+    std::vector<uint64_t> offsets;
+    for (const PlanBuffer &b : plan.buffers)
+      if (b.kind == BufferKind::Constant) offsets.push_back(b.constantOffset);
+    std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    std::vector<std::pair<uint64_t, uint64_t>> runs; // [begin, end)
+    for (size_t i = 0; i < offsets.size(); ++i)
+      runs.push_back({offsets[i], i + 1 < offsets.size() ? offsets[i + 1] : uint64_t(blobSize)});
+    return runs;
+  };
+  auto key = [](const uint8_t *p, uint64_t n) {
+    return std::make_pair(llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(p, n)), n);
+  };
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> stored; // key -> offsets in merged
+  for (auto [begin, end] : runsOf(baseline, merged.size()))
+    stored[key(merged.data() + begin, end - begin)].push_back(begin);
+  std::map<uint64_t, uint64_t> moved; // variant offset -> merged offset
+  for (auto [begin, end] : runsOf(variant, constants.size())) {
+    const uint8_t *bytes = constants.data() + begin;
+    uint64_t n = end - begin;
+    auto &candidates = stored[key(bytes, n)];
+    std::optional<uint64_t> found;
+    for (uint64_t off : candidates)
+      if (std::equal(bytes, bytes + n, merged.begin() + off)) found = off;
+    if (!found) {
+      merged.resize((merged.size() + V4F_ARTIFACT_SECTION_ALIGNMENT - 1) / V4F_ARTIFACT_SECTION_ALIGNMENT *
+                    V4F_ARTIFACT_SECTION_ALIGNMENT);
+      found = merged.size();
+      merged.insert(merged.end(), bytes, bytes + n);
+      candidates.push_back(*found);
+    }
+    moved[begin] = *found;
+  }
+  for (PlanBuffer &b : variant.buffers)
+    if (b.kind == BufferKind::Constant) b.constantOffset = moved.at(b.constantOffset);
+}
+
 } // namespace
 
 bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out,
@@ -61,8 +163,12 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
     return mlir::success();
   });
 
-  CPUTarget target;
-  if (!resolveCPUTarget(options.targetCpu, target, error)) return false;
+  std::vector<CPUTarget> targets;
+  if (!resolveCPUTargetList(options.targetCpu, targets, error)) return false;
+  if (targets.size() > 1 && options.stopAfter == CompilerOptions::Stage::Object) {
+    error = "--emit=llvm and --emit=obj take one --target-cpu, not a list ('" + options.targetCpu + "')";
+    return false;
+  }
 
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
@@ -102,45 +208,31 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
     return true;
   }
 
-  // Codegen: dispatch regions, the target's strategy, kernels + the
-  // target-independent plan, then the kernels' lowering to the LLVM dialect.
-  (*module)->setAttr("v4f.target", getCPUTargetAttr(&context, target));
-  GeneratedKernels generated;
-  mlir::PassManager codegen(&context);
-  if (options.printIRAfterAll) enableIRPrinting(codegen);
-  codegen.addNestedPass<mlir::func::FuncOp>(createFormDispatchRegionsPass());
-  codegen.addPass(createSelectCPUStrategy());
-  codegen.addPass(createPackWeights());
-  codegen.addPass(createGenerateCPUKernelsPass(&generated));
-  buildCPULowerToLLVMPipeline(codegen);
-  if (mlir::failed(codegen.run(*module))) {
-    error = path + ": code generation failed:\n" + diagnostics;
-    return false;
+  // Codegen, once per target of --target-cpu (a list makes a multi-ISA
+  // artifact): each target gets its own dispatch regions, strategy, kernels
+  // and plan from a copy of the optimized graph. The first (fewest features)
+  // is the artifact's baseline plan; the others become its variants, their
+  // constants merged into one section (CompiledModel::plan.variants).
+  for (size_t i = 0; i < targets.size(); ++i) {
+    mlir::OwningOpRef<mlir::ModuleOp> copy;
+    mlir::ModuleOp graphModule = *module;
+    if (i + 1 < targets.size()) {
+      copy = module->clone();
+      graphModule = *copy;
+    }
+    ExecutablePlan plan;
+    std::vector<uint8_t> constants;
+    if (!generateForTarget(graphModule, targets[i], options, phases, diagnostics, path, out, plan, constants, error))
+      return false;
+    if (options.stopAfter == CompilerOptions::Stage::Object) return true;
+    if (i == 0) {
+      out.plan = std::move(plan);
+      out.constants = std::move(constants);
+    } else {
+      mergeVariantConstants(plan, constants, out.plan, out.constants);
+      out.plan.variants.push_back(std::move(plan));
+    }
   }
-  out.plan = std::move(generated.plan);
-  out.constants = std::move(generated.constants);
-  phases.done("dispatch formation, strategy, kernels, LLVM dialect");
-
-  mlir::ModuleOp kernels = *module;
-  if (!compileKernelsToObject(kernels, target, out.object, options.wantLLVMIR ? &out.llvmIR : nullptr, error)) {
-    error = path + ": " + error;
-    return false;
-  }
-  phases.done("LLVM O3 + object emission");
-  if (options.stopAfter == CompilerOptions::Stage::Object) return true;
-
-  PlanExecutable &exe = out.plan.executables.front();
-  if (!linkSharedObject(out.object, exe.image, error)) {
-    error = path + ": " + error;
-    return false;
-  }
-  phases.done("link (embedded LLD)");
-  exe.target = ExecutableTarget::Cpu;
-  exe.format = ExecutableFormat::ElfSharedObject;
-  exe.abiVersion = V4F_KERNEL_ABI_VERSION;
-  exe.triple = target.triple;
-  exe.cpu = target.cpu;
-  exe.features = target.requiredFeatures;
   out.plan.producer = options.producer;
   out.plan.modelName = baseName(path);
   return true;

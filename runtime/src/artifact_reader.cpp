@@ -89,7 +89,7 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOf
 
 v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifestOffset,
                             uint64_t manifestSize) {
-  const auto* sections = m->manifest->sections();
+  const auto* sections = m->root->sections();
   if (!sections) return nullptr;
   bool seen[4] = {false, false, false, false};
   for (uint32_t i = 0; i < sections->size(); ++i) {
@@ -187,9 +187,9 @@ v4f_status_t verifyTensorSigs(v4f_model_s* m, bool isInput) {
 
 // Every executable must be one this runtime can load: a CPU ELF shared
 // object in a CPU library section, following this runtime's kernel ABI.
-v4f_status_t verifyExecutables(const fb::Manifest* mf) {
+v4f_status_t verifyExecutables(const fb::Manifest* mf, const fb::Manifest* root) {
   uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
-  uint32_t nsec = mf->sections() ? mf->sections()->size() : 0;
+  uint32_t nsec = root->sections() ? root->sections()->size() : 0;
   for (uint32_t i = 0; i < nexe; ++i) {
     const fb::Executable* e = mf->executables()->Get(i);
     if (e->target() != fb::ExecutableTarget::Cpu)
@@ -203,7 +203,7 @@ v4f_status_t verifyExecutables(const fb::Manifest* mf) {
                         "executable %u uses kernel ABI version %u, this runtime supports %d "
                         "(recompile the model with a matching v4fc)",
                         i, e->abi_version(), V4F_KERNEL_ABI_VERSION);
-    if (e->section() >= nsec || mf->sections()->Get(e->section())->kind() != V4F_SECTION_CPU_LIBRARY)
+    if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != V4F_SECTION_CPU_LIBRARY)
       return makeStatus(kBad, "executable %u refers to section %u, which is not a CPU library section", i,
                         e->section());
     for (uint32_t j = 0; j < nexe; ++j)
@@ -476,7 +476,7 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
   if (v4f_status_t s = verifyTensorSigs(m, true)) return s;
   if (v4f_status_t s = verifyTensorSigs(m, false)) return s;
 
-  if (v4f_status_t s = verifyExecutables(mf)) return s;
+  if (v4f_status_t s = verifyExecutables(mf, m->root)) return s;
 
   if (v4f_status_t s = verifyDispatches(mf, nregs)) return s;
   if (v4f_status_t s = verifyLoops(mf, nregs)) return s;
@@ -537,6 +537,10 @@ bool eightByteVectorsAligned(const fb::Manifest* mf) {
 
 }  // namespace
 
+// Plans of a multi-ISA artifact besides the baseline (the compiler writes
+// at most 7).
+constexpr uint32_t kMaxVariants = 64;
+
 v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   uint64_t manifestOffset = 0, manifestSize = 0;
   if (v4f_status_t s = verifyHeader(m->base, m->size, &manifestOffset, &manifestSize)) return s;
@@ -546,13 +550,51 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
                                  /*max_depth=*/32, /*max_tables=*/1u << 20);
   if (!fb::VerifyManifestBuffer(verifier))
     return makeStatus(kBad, "manifest failed FlatBuffers verification (corrupted or not a v4f manifest)");
-  m->manifest = fb::GetManifest(manifestBytes);
-  if (!eightByteVectorsAligned(m->manifest))
-    return makeStatus(kBad, "manifest failed FlatBuffers verification (misaligned 8-byte vector)");
-  m->registerCount = m->manifest->shape_program() ? m->manifest->shape_program()->size() : 0;
+  m->root = m->manifest = fb::GetManifest(manifestBytes);
+  m->variant = 0;
+  const auto* variants = m->root->variants();
+  const uint32_t nvariants = variants ? variants->size() : 0;
+  if (nvariants > kMaxVariants)
+    return makeStatus(kBad, "the artifact has %u plan variants, more than %u", nvariants, kMaxVariants);
+  for (uint32_t v = 0; v <= nvariants; ++v) {
+    const fb::Manifest* plan = v ? variants->Get(v - 1) : m->root;
+    if (!eightByteVectorsAligned(plan))
+      return makeStatus(kBad, "manifest failed FlatBuffers verification (misaligned 8-byte vector)");
+    if (v && ((plan->sections() && plan->sections()->size()) || (plan->variants() && plan->variants()->size())))
+      return makeStatus(kBad, "plan variant %u has sections or variants of its own", v);
+  }
 
   if (v4f_status_t s = verifySections(m, options.verifyDigests, manifestOffset, manifestSize))
     return s;
+  // Multi-ISA: run the plan whose CPU features this machine has, preferring
+  // the one that needs the most; when none fits, report the baseline's
+  // missing features.
+  if (nvariants) {
+    int64_t best = -1;
+    uint64_t bestFeatures = 0;
+    for (uint32_t v = 0; v <= nvariants; ++v) {
+      const fb::Manifest* plan = v ? variants->Get(v - 1) : m->root;
+      bool fits = true;
+      uint64_t features = 0;
+      if (const auto* exes = plan->executables())
+        for (uint32_t i = 0; i < exes->size() && fits; ++i) {
+          if (v4f_status_t s = verifyCpuFeatures(exes->Get(i), options.disabledFeatures)) {
+            v4f_status_free(s);
+            fits = false;
+          }
+          features += exes->Get(i)->features() ? exes->Get(i)->features()->size() : 0;
+        }
+      if (fits && (best < 0 || features > bestFeatures)) {
+        best = v;
+        bestFeatures = features;
+      }
+    }
+    if (best > 0) {
+      m->variant = static_cast<uint32_t>(best);
+      m->manifest = variants->Get(m->variant - 1);
+    }
+  }
+  m->registerCount = m->manifest->shape_program() ? m->manifest->shape_program()->size() : 0;
   if (v4f_status_t s = verifyPlan(m)) return s;
   if (const auto* exes = m->manifest->executables())
     for (uint32_t i = 0; i < exes->size(); ++i)

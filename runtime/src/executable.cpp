@@ -30,7 +30,7 @@ bool writeAll(int fd, const uint8_t* p, uint64_t n) {
 // range, kind CPU library, entry point names non-empty) into `out`.
 v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e,
                                LoadedExecutable* out) {
-  const fb::Section* lib = m->manifest->sections()->Get(e->section());
+  const fb::Section* lib = m->root->sections()->Get(e->section());
   if (lib->size() < 4 || memcmp(m->base + lib->offset(), "\x7f" "ELF", 4) != 0)
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file",
                       index);

@@ -162,11 +162,23 @@ V4F_API size_t v4f_model_output_count(const v4f_model_t* model) {
 }
 
 V4F_API const char* v4f_model_name(const v4f_model_t* model) {
-  return model ? v4f::rt::str(model->manifest->model_name()) : "";
+  return model ? v4f::rt::str(model->root->model_name()) : "";
 }
 
 V4F_API const char* v4f_model_producer(const v4f_model_t* model) {
-  return model ? v4f::rt::str(model->manifest->producer()) : "";
+  return model ? v4f::rt::str(model->root->producer()) : "";
+}
+
+V4F_API const char* v4f_model_target_cpu(const v4f_model_t* model) {
+  if (!model || !model->manifest->executables() || model->manifest->executables()->size() == 0) return "";
+  return v4f::rt::str(model->manifest->executables()->Get(0)->cpu());
+}
+
+V4F_API size_t v4f_model_variant(const v4f_model_t* model) { return model ? model->variant : 0; }
+
+V4F_API size_t v4f_model_variant_count(const v4f_model_t* model) {
+  if (!model) return 0;
+  return 1 + (model->root->variants() ? model->root->variants()->size() : 0);
 }
 
 V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index,

@@ -17,7 +17,12 @@ struct v4f_model_s {
   void* mapping = nullptr;   // munmap on release when set
   void* ownedCopy = nullptr; // allocator.free on release when set
 
+  // The artifact's own manifest (sections, producer, model name, variants)
+  // and the plan this model runs: `root` itself or, in a multi-ISA
+  // artifact, the variant chosen for this CPU (index `variant`, 0 = root).
+  const v4f::fb::Manifest* root = nullptr;
   const v4f::fb::Manifest* manifest = nullptr;
+  uint32_t variant = 0;
   const uint8_t* constants = nullptr;
   uint64_t constantsSize = 0;
   uint32_t registerCount = 0;

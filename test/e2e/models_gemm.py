@@ -112,7 +112,10 @@ def make_gemm_edges(flags=()) -> Case:
 
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
-    for suffix, flags in (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--target-cpu=x86-64-v2",))):
+    # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
+    # runs the best one this machine has (AVX2 or AVX-512 here).
+    for suffix, flags in (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--target-cpu=x86-64-v2",)),
+                          ("/multi_isa", ("--target-cpu=x86-64-v2,x86-64-v3,x86-64-v4",))):
         gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
         gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
         gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)

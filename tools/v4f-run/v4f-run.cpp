@@ -524,6 +524,8 @@ int runMain(int argc, char **argv) {
     }
   }
   std::printf("load time:        %.3f ms\n", loadMs);
+  std::printf("kernels:          %s (variant %zu of the artifact's %zu plans, 0 = baseline)\n",
+              v4f_model_target_cpu(model), v4f_model_variant(model), v4f_model_variant_count(model));
   std::printf("first run:        %.3f ms\n", firstRunMs);
   if (opt.steps > 1) std::printf("%ld runs:          %.3f ms (%.3f ms per run)\n", opt.steps, allRunsMs, allRunsMs / opt.steps);
   std::printf("peak arena:       %zu bytes\n", v4f_session_peak_memory(session));

@@ -46,6 +46,49 @@ static void printSignature(const char *what, const flatbuffers::Vector<flatbuffe
   }
 }
 
+static const char *str(const flatbuffers::String *s) { return s ? s->c_str() : ""; }
+
+/// Prints a plan's executables; returns their entry-point count.
+static size_t printExecutables(const fb::Manifest *manifest) {
+  size_t kernels = 0;
+  if (manifest->executables())
+    for (size_t i = 0; i < manifest->executables()->size(); ++i) {
+      const auto *e = manifest->executables()->Get(i);
+      size_t entries = e->entry_points() ? e->entry_points()->size() : 0;
+      kernels += entries;
+      std::printf("executable %zu: %s %s, kernel ABI v%u, section %u, %zu entry points\n", i,
+                  fb::EnumNameExecutableTarget(e->target()), fb::EnumNameExecutableFormat(e->format()),
+                  e->abi_version(), e->section(), entries);
+      std::printf("  target:       %s, cpu %s\n", str(e->triple()), str(e->cpu()));
+      std::printf("  cpu features:");
+      if (e->features())
+        for (const auto *f : *e->features()) std::printf(" %s", f->c_str());
+      std::printf("\n");
+    }
+  return kernels;
+}
+
+static void printPlan(const fb::Manifest *manifest, size_t kernels, bool showPlan) {
+  size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
+  size_t buffers = manifest->buffers() ? manifest->buffers()->size() : 0;
+  size_t regs = manifest->shape_program() ? manifest->shape_program()->size() : 0;
+  std::printf("plan:         %zu dispatches, %zu kernels, %zu buffers, %zu shape registers\n", dispatches, kernels,
+              buffers, regs);
+  if (showPlan && manifest->dispatches())
+    for (size_t i = 0; i < dispatches; ++i) {
+      const auto *d = manifest->dispatches()->Get(i);
+      std::string guard = d->guard() >= 0 ? "  (runs if r" + std::to_string(d->guard()) + " != 0)" : "";
+      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s%s\n", i, d->executable(), d->entry_point(),
+                  d->bindings() ? d->bindings()->size() : 0, str(d->name()), guard.c_str());
+    }
+  if (showPlan && manifest->loops())
+    for (size_t i = 0; i < manifest->loops()->size(); ++i) {
+      const auto *l = manifest->loops()->Get(i);
+      std::printf("  loop %zu: dispatches #%u..#%u run r%u times (at most %lld)  %s\n", i, l->begin(), l->end() - 1,
+                  l->trip_count(), static_cast<long long>(l->max_iterations()), str(l->name()));
+    }
+}
+
 bool inspectArtifact(const std::string &path, bool showPlan, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -80,26 +123,11 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
     return false;
   }
   const fb::Manifest *manifest = fb::GetManifest(m);
-  auto str = [](const flatbuffers::String *s) { return s ? s->c_str() : ""; };
   std::printf("artifact:     %s (%zu bytes, format %u.%u)\n", path.c_str(), bytes.size(), header.format_major,
               header.format_minor);
   std::printf("producer:     %s\n", str(manifest->producer()));
   std::printf("model:        %s\n", str(manifest->model_name()));
-  size_t kernels = 0;
-  if (manifest->executables())
-    for (size_t i = 0; i < manifest->executables()->size(); ++i) {
-      const auto *e = manifest->executables()->Get(i);
-      size_t entries = e->entry_points() ? e->entry_points()->size() : 0;
-      kernels += entries;
-      std::printf("executable %zu: %s %s, kernel ABI v%u, section %u, %zu entry points\n", i,
-                  fb::EnumNameExecutableTarget(e->target()), fb::EnumNameExecutableFormat(e->format()),
-                  e->abi_version(), e->section(), entries);
-      std::printf("  target:       %s, cpu %s\n", str(e->triple()), str(e->cpu()));
-      std::printf("  cpu features:");
-      if (e->features())
-        for (const auto *f : *e->features()) std::printf(" %s", f->c_str());
-      std::printf("\n");
-    }
+  size_t kernels = printExecutables(manifest);
   printSignature("inputs", manifest->inputs());
   printSignature("outputs", manifest->outputs());
   std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
@@ -109,24 +137,15 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
     for (const auto *s : *manifest->sections())
       std::printf("  %-12s %12llu %12llu  %016llx\n", sectionName(s->kind()), (unsigned long long)s->offset(),
                   (unsigned long long)s->size(), (unsigned long long)s->digest());
-  size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
-  size_t buffers = manifest->buffers() ? manifest->buffers()->size() : 0;
-  size_t regs = manifest->shape_program() ? manifest->shape_program()->size() : 0;
-  std::printf("plan:         %zu dispatches, %zu kernels, %zu buffers, %zu shape registers\n", dispatches, kernels,
-              buffers, regs);
-  if (showPlan && manifest->dispatches())
-    for (size_t i = 0; i < dispatches; ++i) {
-      const auto *d = manifest->dispatches()->Get(i);
-      std::string guard = d->guard() >= 0 ? "  (runs if r" + std::to_string(d->guard()) + " != 0)" : "";
-      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s%s\n", i, d->executable(), d->entry_point(),
-                  d->bindings() ? d->bindings()->size() : 0, str(d->name()), guard.c_str());
-    }
-  if (showPlan && manifest->loops())
-    for (size_t i = 0; i < manifest->loops()->size(); ++i) {
-      const auto *l = manifest->loops()->Get(i);
-      std::printf("  loop %zu: dispatches #%u..#%u run r%u times (at most %lld)  %s\n", i, l->begin(), l->end() - 1,
-                  l->trip_count(), static_cast<long long>(l->max_iterations()), str(l->name()));
-    }
+  printPlan(manifest, kernels, showPlan);
+  // Multi-ISA artifacts: the plan of every other CPU target; the runtime
+  // loads the one whose features the machine has, preferring the most.
+  size_t variants = manifest->variants() ? manifest->variants()->size() : 0;
+  for (size_t v = 0; v < variants; ++v) {
+    const fb::Manifest *variant = manifest->variants()->Get(v);
+    std::printf("variant %zu of %zu (the plan above is variant 0, the baseline):\n", v + 1, variants + 1);
+    printPlan(variant, printExecutables(variant), showPlan);
+  }
   return true;
 }
 

@@ -38,6 +38,11 @@ bool isDirectDepthwise(ConvOp conv);
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.
 bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &error);
+/// Resolves a comma-separated `--target-cpu` list (one target per kernel
+/// library of a multi-ISA artifact), ordered by the number of required CPU
+/// features, fewest first. Refuses empty entries, two targets with the same
+/// feature set, and more than 8 targets.
+bool resolveCPUTargetList(const std::string &list, std::vector<CPUTarget> &targets, std::string &error);
 
 /// Turns the graph (func @main whose work is in v4f.dispatch regions) into dispatch kernels
 /// (appended to `kernels` as func.func in the scf/arith/math/vector/llvm

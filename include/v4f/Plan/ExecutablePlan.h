@@ -134,6 +134,13 @@ struct ExecutablePlan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanDispatch> dispatches;
   std::vector<PlanLoop> loops;
+  /// Multi-ISA artifacts (format 3.2): the same model planned for other CPU
+  /// targets, each with its own executables, shape program, buffers and
+  /// dispatches; the runtime runs the variant (or this baseline) whose CPU
+  /// features the host has, preferring the one that needs the most. Their
+  /// constant offsets point into the one constants section; producer,
+  /// modelName and their own variants stay empty.
+  std::vector<ExecutablePlan> variants;
 };
 
 /// Computes each transient buffer's [firstUse, lastUse] from the dispatch

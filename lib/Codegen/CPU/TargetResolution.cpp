@@ -106,3 +106,39 @@ bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &er
 }
 
 } // namespace v4f
+
+namespace v4f {
+
+bool resolveCPUTargetList(const std::string &list, std::vector<CPUTarget> &targets, std::string &error) {
+  targets.clear();
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(list).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  for (llvm::StringRef name : names) {
+    name = name.trim();
+    if (name.empty()) {
+      error = "--target-cpu '" + list + "' has an empty entry (expected CPU[,CPU...])";
+      return false;
+    }
+    CPUTarget target;
+    if (!resolveCPUTarget(name.str(), target, error)) return false;
+    for (const CPUTarget &other : targets)
+      if (other.requiredFeatures == target.requiredFeatures) {
+        error = "--target-cpu '" + list + "': '" + name.str() + "' needs the same CPU features as '" + other.cpu +
+                "'; a multi-ISA artifact keeps one kernel library per feature set";
+        return false;
+      }
+    targets.push_back(std::move(target));
+  }
+  if (targets.size() > 8) {
+    error = "--target-cpu '" + list + "' names " + std::to_string(targets.size()) + " targets; at most 8";
+    return false;
+  }
+  // The baseline (fewest features) first: it is the plan a runtime that
+  // does not know variants runs.
+  std::stable_sort(targets.begin(), targets.end(), [](const CPUTarget &a, const CPUTarget &b) {
+    return a.requiredFeatures.size() < b.requiredFeatures.size();
+  });
+  return true;
+}
+
+} // namespace v4f

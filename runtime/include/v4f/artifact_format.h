@@ -34,11 +34,13 @@ extern "C" {
  * dims), which a 2.0 reader may ignore.
  * Major 3 adds Dispatch.guard: a dispatch runs only when its guard register is
  * non-zero (one side of a run-time If). A 2.x reader would ignore the guard and
- * run both sides, so it must refuse the artifact: hence a new major. A 3.x
+ * run both sides, so it must refuse the artifact: hence a new major. 3.1 adds
+ * Dispatch.flops, 3.2 Manifest.variants (multi-ISA: one plan per CPU target;
+ * a 3.1 reader runs the baseline plan). A 3.x
  * reader still reads 2.x artifacts (they have no guards), and refuses majors
  * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. */
 #define V4F_ARTIFACT_FORMAT_MAJOR 3
-#define V4F_ARTIFACT_FORMAT_MINOR 1
+#define V4F_ARTIFACT_FORMAT_MINOR 2
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 

@@ -124,6 +124,16 @@ V4F_API size_t v4f_model_output_count(const v4f_model_t* model);
 /* Manifest strings (never NULL; "" when absent), valid for the model's life. */
 V4F_API const char* v4f_model_name(const v4f_model_t* model);
 V4F_API const char* v4f_model_producer(const v4f_model_t* model);
+/* Multi-ISA artifacts (v4fc --target-cpu A,B): the artifact holds one plan
+ * per CPU target, and loading picks the one whose CPU features this machine
+ * has, preferring the one that needs the most (AVX-512 over AVX2 over SSE).
+ * v4f_model_variant_count: plans in the artifact (1 for a single target);
+ * v4f_model_variant: the index of the plan loaded (0 = the baseline);
+ * v4f_model_target_cpu: the LLVM CPU name its kernels were compiled for
+ * ("" for a NULL model). */
+V4F_API size_t v4f_model_variant_count(const v4f_model_t* model);
+V4F_API size_t v4f_model_variant(const v4f_model_t* model);
+V4F_API const char* v4f_model_target_cpu(const v4f_model_t* model);
 
 typedef struct v4f_tensor_info_t {
   const char* name;                      /* valid for the model's lifetime */
