@@ -110,6 +110,33 @@ def make_gemm_edges(flags=()) -> Case:
                 note="M = 7, 11, 13, 15, 50, 1", compile_flags=list(flags))
 
 
+def make_im2col_rows(flags=()) -> Case:
+    """The im2col paths at run-time H and W: rows of several vectors written
+    in vector chunks (stride 1 and 2 contiguous loads, chunks at padding
+    borders and row ends lane by lane, columns past P), dilation, stride 3
+    (always lane by lane), asymmetric pads, a 5x5 kernel, a 1x1 stride-2
+    conv, and narrow rows element by element; widths 61, 50, 100 and 9 make
+    the chunked and row-by-row paths meet on every target."""
+    g = GraphBuilder(seed=37)
+    outs = {
+        "s1": g.conv("x", 3, 5, 3),                                   # stride 1, pad 1
+        "s2": g.conv("x", 3, 4, 3, stride=2, pads=[0, 1, 1, 0]),       # stride 2, asymmetric pads
+        "d2": g.conv("x", 3, 4, 3, dilation=2),                        # dilation 2
+        "s3": g.conv("x", 3, 4, 3, stride=3),                          # stride 3
+        "k5": g.op("Relu", [g.conv("x", 3, 6, 5)]),                   # 5x5, pad 2, epilogue
+        "p1": g.conv("x", 3, 4, 1, stride=2, pads=[0, 0, 0, 0]),       # 1x1 stride 2 (not pointwise)
+    }
+    for name, v in outs.items():
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("im2col_rows", [_vi("x", F32, ["N", 3, "H", "W"])],
+                [_vi(n, F32, ["N", c, n + "_h", n + "_w"])
+                 for n, c in (("s1", 5), ("s2", 4), ("d2", 4), ("s3", 4), ("k5", 6), ("p1", 4))])
+    rng = np.random.default_rng(137)
+    return Case(m, [{"x": _randn(rng, [1, 3, 7, 61])}, {"x": _randn(rng, [2, 3, 5, 50])},
+                    {"x": _randn(rng, [1, 3, 4, 100])}, {"x": _randn(rng, [1, 3, 6, 9])}],
+                note="H x W = 7x61, 5x50 (N = 2), 4x100, 6x9", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -120,4 +147,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
         gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
         gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
+        gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
     return gens

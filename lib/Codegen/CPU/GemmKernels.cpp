@@ -364,9 +364,15 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   }
   // im2col straight into b_panels (WeightPacking.h): for k = (c, kh, kw)
   // and p = (oh, ow), column p of row k of matrix ng = n*G + g goes to
-  // panel p / NR, lane p % NR; the columns past P are zero. Row by row, so
-  // reads and the NR-float runs written stay sequential.
-  const int64_t kNR = s.nr;
+  // panel p / NR, lane p % NR; the columns past P are zero. Outputs at least
+  // 3 vectors wide (OW >= 3 x LANES) are written in vector chunks of LANES
+  // columns (inside one panel): a chunk inside one output row and inside
+  // the input is one vector load (stride 1) or two and an even-lane shuffle
+  // (stride 2); the other chunks (padding borders, row ends) go lane by
+  // lane. Outputs narrower than 3 vectors go row by row, element by element. The scalar
+  // paths avoid gathers, which cost more than the scalar copies on AVX2
+  // (i64 index arithmetic included).
+  const int64_t kNR = s.nr, kL = s.lanes;
   Reg panels = sp.ceilDiv(P, sp.constant(kNR));
   Reg matFloats = sp.mul(panels, sp.constant(kNR * Kdim));
   Reg colRows = sp.mul(s.batches, sp.constant(Kdim));
@@ -375,14 +381,26 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   {
     auto [groups, rowsPerGroup] = ctx.splitRows(colRows, P, 8192);
     auto kb = ctx.newKernel(s.name + " im2col");
+    OpBuilder &b = kb->b;
+    Location loc = kb->loc;
     auto [begin, end] = kb->workgroupRange(kb->dim(colRows), kb->dim(rowsPerGroup));
     Value h = kb->dim(H), w = kb->dim(Wd), oh = kb->dim(OH), ow = kb->dim(OW), p = kb->dim(P);
     Value hw = kb->mul(h, w), mat = kb->dim(matFloats);
     Value panelFloats = kb->c(kNR * Kdim);
+    Value Xp = kb->binding(1), Col = kb->binding(0);
+    Type vt = kb->vec(kL);
+    auto land = [&](Value x, Value y) -> Value { return b.create<arith::AndIOp>(loc, x, y); };
+    auto inRange = [&](Value v, Value hi) {
+      return land(kb->cmp(arith::CmpIPredicate::sge, v, kb->c(0)), kb->cmp(arith::CmpIPredicate::slt, v, hi));
+    };
     // Where column q of a row lands within its matrix's panels.
     auto column = [&](Value q) {
       return kb->add(kb->mul(kb->div(q, kb->c(kNR)), panelFloats), kb->rem(q, kb->c(kNR)));
     };
+    // Chunks only pay off on rows of several vectors: on narrower rows
+    // (ResNet's 14-wide stage 3 on AVX2) most chunks touch a border or a
+    // row end and go lane by lane, slower than the plain element loop.
+    Value wideRows = kb->cmp(arith::CmpIPredicate::sge, ow, kb->c(3 * kL));
     kb->forLoop(begin, end, kb->c(1), [&](Value r) {
       Value k = kb->rem(r, kb->c(Kdim));
       Value ng = kb->div(r, kb->c(Kdim));
@@ -394,26 +412,75 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
       Value channel = kb->add(kb->mul(n, kb->c(G * Cg)), kb->add(kb->mul(g, kb->c(Cg)), c));
       Value plane = kb->mul(channel, hw);
       Value dst = kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(kNR)));
-      kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
-        Value ih = kb->add(kb->sub(kb->mul(y, kb->c(strides[0])), kb->c(pads[0])), kb->mul(kh, kb->c(dil[0])));
-        Value rowOk = kb->b.create<arith::AndIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
-                                                  kb->cmp(arith::CmpIPredicate::slt, ih, h));
-        Value rowBase = kb->add(plane, kb->mul(kb->select(rowOk, ih, kb->c(0)), w));
-        Value rowP = kb->mul(y, ow);
-        kb->forLoop(kb->c(0), ow, kb->c(1), [&](Value x) {
-          Value iw = kb->add(kb->sub(kb->mul(x, kb->c(strides[1])), kb->c(pads[1])), kb->mul(kw, kb->c(dil[1])));
-          Value ok = kb->b.create<arith::AndIOp>(
-              kb->loc, rowOk,
-              kb->b.create<arith::AndIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
-                                          kb->cmp(arith::CmpIPredicate::slt, iw, w)));
-          Value v = kb->load(kb->f32(), kb->binding(1), kb->add(rowBase, kb->select(ok, iw, kb->c(0))));
-          v = kb->b.create<arith::SelectOp>(kb->loc, ok, v, kb->cf(0.f));
-          kb->store(v, kb->binding(0), kb->add(dst, column(kb->add(rowP, x))));
+      // Input row / column of output (y, x): y * stride - pad + kh * dilation.
+      Value khOff = kb->sub(kb->mul(kh, kb->c(dil[0])), kb->c(pads[0]));
+      Value kwOff = kb->sub(kb->mul(kw, kb->c(dil[1])), kb->c(pads[1]));
+      // Element (y, x) of the row: the input value, or 0 in the padding.
+      auto element = [&](Value y, Value x) {
+        Value ih = kb->add(kb->mul(y, kb->c(strides[0])), khOff);
+        Value iw = kb->add(kb->mul(x, kb->c(strides[1])), kwOff);
+        Value ok = land(inRange(ih, h), inRange(iw, w));
+        Value idx = kb->select(ok, kb->add(plane, kb->add(kb->mul(ih, w), iw)), kb->c(0));
+        return b.create<arith::SelectOp>(loc, ok, kb->load(kb->f32(), Xp, idx), kb->cf(0.f)).getResult();
+      };
+      auto chunked = [&] {
+        Value chunks = kb->mul(kb->dim(panels), kb->c(kNR / kL));
+        kb->forLoop(kb->c(0), chunks, kb->c(1), [&](Value chunk) {
+          Value q0 = kb->mul(chunk, kb->c(kL));
+          Value dstIdx = kb->add(dst, column(q0));
+          Value y0 = kb->div(q0, ow), x0 = kb->rem(q0, ow);
+          // Lane by lane: a lane past the row's end is on the next row (OW >
+          // LANES: at most one wrap); one past P is 0.
+          auto lanewise = [&] {
+            kb->forLoop(kb->c(0), kb->c(kL), kb->c(1), [&](Value lane) {
+              Value x = kb->add(x0, lane);
+              Value wrap = kb->cmp(arith::CmpIPredicate::sge, x, ow);
+              Value y = kb->select(wrap, kb->add(y0, kb->c(1)), y0);
+              x = kb->select(wrap, kb->sub(x, ow), x);
+              Value v = element(y, x);
+              v = b.create<arith::SelectOp>(loc, kb->cmp(arith::CmpIPredicate::slt, kb->add(q0, lane), p), v,
+                                            kb->cf(0.f));
+              kb->store(v, Col, kb->add(dstIdx, lane));
+            });
+          };
+          if (strides[1] != 1 && strides[1] != 2) return lanewise();
+          // Stride 1: LANES contiguous inputs; stride 2: the even lanes of
+          // 2 x LANES contiguous inputs.
+          Value ih0 = kb->add(kb->mul(y0, kb->c(strides[0])), khOff);
+          Value iw0 = kb->add(kb->mul(x0, kb->c(strides[1])), kwOff);
+          Value contiguous =
+              land(land(kb->cmp(arith::CmpIPredicate::sle, kb->add(x0, kb->c(kL)), ow),
+                        kb->cmp(arith::CmpIPredicate::sle, kb->add(q0, kb->c(kL)), p)),
+                   land(inRange(ih0, h), land(kb->cmp(arith::CmpIPredicate::sge, iw0, kb->c(0)),
+                                              kb->cmp(arith::CmpIPredicate::sle,
+                                                      kb->add(iw0, kb->c(strides[1] * kL)), w))));
+          kb->ifThenElse(
+              contiguous,
+              [&] {
+                Value src = kb->add(plane, kb->add(kb->mul(ih0, w), iw0));
+                Value v = kb->load(vt, Xp, src);
+                if (strides[1] == 2) {
+                  SmallVector<int64_t> even(kL);
+                  for (int64_t i = 0; i < kL; ++i) even[i] = 2 * i;
+                  v = b.create<vector::ShuffleOp>(loc, v, kb->load(vt, Xp, kb->add(src, kb->c(kL))), even);
+                }
+                kb->store(v, Col, dstIdx);
+              },
+              lanewise);
         });
-      });
-      // The last panel's columns past P.
-      kb->forLoop(p, kb->mul(kb->dim(panels), kb->c(kNR)), kb->c(1),
-                  [&](Value q) { kb->store(kb->cf(0.f), kb->binding(0), kb->add(dst, column(q))); });
+      };
+      auto rowByRow = [&] {
+        kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
+          Value rowP = kb->mul(y, ow);
+          kb->forLoop(kb->c(0), ow, kb->c(1), [&](Value x) {
+            kb->store(element(y, x), Col, kb->add(dst, column(kb->add(rowP, x))));
+          });
+        });
+        // The last panel's columns past P.
+        kb->forLoop(p, kb->mul(kb->dim(panels), kb->c(kNR)), kb->c(1),
+                    [&](Value q) { kb->store(kb->cf(0.f), Col, kb->add(dst, column(q))); });
+      };
+      kb->ifThenElse(wideRows, chunked, rowByRow);
     });
     kb->finish();
     ctx.addDispatch(*kb, {col, X.buffer}, groups, s.name + " im2col");

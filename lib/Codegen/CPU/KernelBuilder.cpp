@@ -141,9 +141,7 @@ Value KernelBuilder::splat(Value scalar, int64_t lanes) {
 
 Value KernelBuilder::laneMask(Value count, int64_t lanes) {
   auto idxType = VectorType::get({lanes}, b.getI64Type());
-  SmallVector<int64_t> iota(lanes);
-  for (int64_t i = 0; i < lanes; ++i) iota[i] = i;
-  Value lane = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iota)));
+  Value lane = iota(lanes);
   Value bound = b.create<vector::BroadcastOp>(loc, idxType, count);
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lane, bound);
 }
@@ -162,6 +160,13 @@ void KernelBuilder::maskedStore(Value value, Value base, Value index, Value mask
   Type elem = llvm::cast<VectorType>(value.getType()).getElementType();
   Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
   b.create<LLVM::MaskedStoreOp>(loc, value, p, mask, uint32_t(elem.getIntOrFloatBitWidth() / 8));
+}
+
+Value KernelBuilder::iota(int64_t lanes) {
+  auto idxType = VectorType::get({lanes}, b.getI64Type());
+  SmallVector<int64_t> values(lanes);
+  for (int64_t i = 0; i < lanes; ++i) values[i] = i;
+  return b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(values)));
 }
 
 Value KernelBuilder::toF32(Value i64) { return b.create<arith::SIToFPOp>(loc, f32(), i64); }

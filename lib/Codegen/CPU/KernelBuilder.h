@@ -72,6 +72,8 @@ public:
   /// are not written); no memory is touched for an unset lane.
   mlir::Value maskedLoad(mlir::Type vectorType, mlir::Value base, mlir::Value index, mlir::Value mask);
   void maskedStore(mlir::Value value, mlir::Value base, mlir::Value index, mlir::Value mask);
+  /// vector<lanes x i64> of 0, 1, ..., lanes - 1.
+  mlir::Value iota(int64_t lanes);
   mlir::Value toF32(mlir::Value i64);
 
   /// scf.for over [lb, ub) with `step`.
