@@ -158,7 +158,17 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   auto &sp = ctx.shapes;
   const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
   Reg mTiles = sp.ceilDiv(s.M, sp.constant(kMB));
-  Reg nTiles = sp.ceilDiv(s.N, sp.constant(kNB));
+  // Columns per workgroup: NB, or fewer (a multiple of NR) when the GEMM
+  // would otherwise have fewer than kMinWorkgroups workgroups. A BERT
+  // matmul of M = 16 rows and N = 768 made 3 workgroups of 256 columns,
+  // which two threads split 2 : 1. Only GEMMs with few row blocks are
+  // split: every column block of a conv re-reads its weight rows (ResNet's
+  // stage-4 K = 4608 rows of A per row block), so more is not free.
+  constexpr int64_t kMinWorkgroups = 8;
+  Reg wantNTiles = sp.ceilDiv(sp.constant(kMinWorkgroups), sp.max(sp.mul(s.batches, mTiles), sp.constant(1)));
+  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantNTiles), sp.constant(kNR)), sp.constant(kNR));
+  nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
+  Reg nTiles = sp.ceilDiv(s.N, nbReg);
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
   auto kb = ctx.newKernel(s.name);
@@ -172,9 +182,10 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   // the smaller operand per workgroup, stream past them.
   Value mTilesV = kb->dim(mTiles);
   Value m0 = kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
-  Value n0 = kb->mul(kb->div(tile, mTilesV), kb->c(kNB));
+  Value nb = kb->dim(nbReg);
+  Value n0 = kb->mul(kb->div(tile, mTilesV), nb);
   Value m1 = kb->min(kb->add(m0, kb->c(kMB)), M);
-  Value n1 = kb->min(kb->add(n0, kb->c(kNB)), N);
+  Value n1 = kb->min(kb->add(n0, nb), N);
   TileState t;
   t.K = kb->dim(s.K);
   t.N = N;
