@@ -137,6 +137,31 @@ def make_im2col_rows(flags=()) -> Case:
                 note="H x W = 7x61, 5x50 (N = 2), 4x100, 6x9", compile_flags=list(flags))
 
 
+def make_conv_packed_b(flags=()) -> Case:
+    """Convs whose im2col is packed per workgroup into scratch (G = 1, static
+    P >= 4 column blocks): several K blocks (K = 32 x 9 = 288 and 32 x 25 =
+    800),
+    M = 50 rows (a partial row block and edge tiles), P not a multiple of the
+    column block, batch 2, stride 1 and 2, wide rows (chunks) and narrow ones
+    (element loop: 11 wide), bias + residual + relu epilogue, and a grouped
+    conv that keeps the materialized im2col."""
+    g = GraphBuilder(seed=39)
+    a = g.op("Relu", [g.op("Add", [g.conv("x", 32, 50, 3), "r"])])          # 40x30 -> 40x30, residual
+    b2 = g.conv("xs", 8, 20, 5, stride=2, pads=[2, 1, 2, 2])                  # 80x62 -> 40x31
+    n = g.conv("xn", 32, 18, 5, dilation=2)                                   # 100x11, narrow rows, K = 800
+    gr = g.conv("x", 32, 16, 3, group=2)                                      # grouped: materialized
+    for name, v in (("a", a), ("b2", b2), ("n", n), ("gr", gr)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("conv_packed_b", [_vi("x", F32, [2, 32, 40, 30]), _vi("r", F32, [2, 50, 40, 30]),
+                                  _vi("xn", F32, [1, 32, 100, 11]), _vi("xs", F32, [1, 8, 80, 62])],
+                [_vi("a", F32, [2, 50, 40, 30]), _vi("b2", F32, [1, 20, 40, 31]), _vi("n", F32, [1, 18, 100, 11]),
+                 _vi("gr", F32, [2, 16, 40, 30])])
+    rng = np.random.default_rng(139)
+    return Case(m, [{"x": _randn(rng, [2, 32, 40, 30]), "r": _randn(rng, [2, 50, 40, 30]),
+                     "xn": _randn(rng, [1, 32, 100, 11]), "xs": _randn(rng, [1, 8, 80, 62])}],
+                note="static 2x32x40x30, 1x32x100x11, 1x8x80x62", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -148,4 +173,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
         gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
+        gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
     return gens

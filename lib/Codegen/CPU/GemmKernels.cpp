@@ -6,7 +6,10 @@
 // vector<LANESxf32> accumulators runs the K loop with FMAs; the column edge
 // is one lane-masked tile, row edges are tiles of the powers of two below
 // MR, and K runs in equal blocks of at most KC. A constant weight is
-// read from its compile-time panels (v4f-pack-weights, WeightPacking.h). The
+// read from its compile-time panels (v4f-pack-weights, WeightPacking.h). A
+// conv's B (the im2col matrix) is either materialized by an im2col dispatch
+// or, for convs with many column blocks, packed by each workgroup one K
+// block at a time into its scratch (GemmSpec::packB). The
 // sizes come from the op's `v4f.tiling` (#v4f.gemm_tiling), chosen for the
 // target by v4f-select-cpu-strategy (e.g. 6x16 of 8 lanes for AVX2, 8x32 of
 // 16 lanes for AVX-512).
@@ -43,10 +46,17 @@ struct GemmSpec {
   bool aPacked = false, bPacked = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<Value(KernelBuilder &, Value)> aOffset, bOffset, cOffset, biasOffset;
+  /// Set when B is not in memory but packed by each workgroup, one K block
+  /// at a time, into its scratch (a conv's im2col, never materialized):
+  /// packB(kb, batch, k0, k1, n0, n1) writes rows [k0, k1) x columns
+  /// [n0, n1) of B as panels of (k1 - k0) x NR, the last zero-padded.
+  /// Workgroups then own all M rows of NB columns.
+  std::function<void(KernelBuilder &, Value, Value, Value, Value, Value)> packB;
 };
 
 struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
+  Value n0; // packB: the first column the scratch panels hold
 };
 
 /// The K block [k0, k1) a tile accumulates: the first starts from zero,
@@ -85,7 +95,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
           for (int v = 0; v < vecs; ++v) partial.push_back(load(C, cIndex(r, v), v));
         return partial;
       });
-  Value A = kb.binding(1), B = kb.binding(2);
+  Value A = kb.binding(1), B = s.packB ? kb.scratch() : kb.binding(2);
   // Element k of row r is at rowBase[r] + k * aStep: rows of A, or the
   // row's lane of its a_panel (WeightPacking.h).
   SmallVector<Value> rowBase;
@@ -102,6 +112,9 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   // Row k of the tile's B columns is at bBase + k * bStep.
   Value bBase = s.bPacked ? kb.add(t.bOff, kb.mul(kb.div(n, kb.c(s.nr)), kb.mul(t.K, kb.c(s.nr))))
                           : kb.add(t.bOff, n);
+  if (s.packB) // this K block's panels in scratch: (k1 - k0) x NR each, from column n0
+    bBase = kb.sub(kb.mul(kb.div(kb.sub(n, t.n0), kb.c(s.nr)), kb.mul(kb.sub(kblk.k1, kblk.k0), kb.c(s.nr))),
+                   kb.mul(kblk.k0, kb.c(s.nr)));
   Value bStep = s.bPacked ? kb.c(s.nr) : t.N;
   bool maskB = edgeCols && !s.bPacked;
   auto acc = kb.forLoop(kblk.k0, kblk.k1, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
@@ -157,7 +170,8 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
 void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   auto &sp = ctx.shapes;
   const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
-  Reg mTiles = sp.ceilDiv(s.M, sp.constant(kMB));
+  // packB: one row block of all M rows per workgroup.
+  Reg mTiles = s.packB ? sp.constant(1) : sp.ceilDiv(s.M, sp.constant(kMB));
   // Columns per workgroup: NB, or fewer (a multiple of NR) when the GEMM
   // would otherwise have fewer than kMinWorkgroups workgroups. A BERT
   // matmul of M = 16 rows and N = 768 made 3 workgroups of 256 columns,
@@ -168,6 +182,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   Reg wantNTiles = sp.ceilDiv(sp.constant(kMinWorkgroups), sp.max(sp.mul(s.batches, mTiles), sp.constant(1)));
   Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantNTiles), sp.constant(kNR)), sp.constant(kNR));
   nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
+  if (s.packB) nbReg = sp.constant(kNB);
   Reg nTiles = sp.ceilDiv(s.N, nbReg);
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
@@ -181,10 +196,10 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   // fastest): the NB columns of B stay in cache while MB-row blocks of A,
   // the smaller operand per workgroup, stream past them.
   Value mTilesV = kb->dim(mTiles);
-  Value m0 = kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
+  Value m0 = s.packB ? kb->c(0) : kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
   Value nb = kb->dim(nbReg);
   Value n0 = kb->mul(kb->div(tile, mTilesV), nb);
-  Value m1 = kb->min(kb->add(m0, kb->c(kMB)), M);
+  Value m1 = s.packB ? M : kb->min(kb->add(m0, kb->c(kMB)), M);
   Value n1 = kb->min(kb->add(n0, nb), N);
   TileState t;
   t.K = kb->dim(s.K);
@@ -193,7 +208,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
   t.bOff = s.bOffset(*kb, batch);
   t.cOff = s.cOffset(*kb, batch);
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
-  Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
+  t.n0 = n0;
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
   // K blocks of equal size (at most KC, a multiple of 8 where K allows):
   // a fixed KC would leave a short last block (K = 1040: 4 x 256 + 16) whose
@@ -218,27 +233,39 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
     blk.k1 = kb->min(kb->add(k0, kStep), t.K);
     blk.first = kb->cmp(arith::CmpIPredicate::eq, k0, kb->c(0));
     blk.last = kb->cmp(arith::CmpIPredicate::sge, kb->add(k0, kStep), t.K);
-    auto panel = [&](Value n, Value edgeCols) {
-      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
-      Value rest = kb->sub(m1, mFull);
-      for (int64_t rows : edgeRows) {
-        // Tile `rows` covers bit `rows` of the remainder, after the larger
-        // tiles' rows.
-        Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
-        Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
-        kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)), [&] {
-          emitTile(*kb, s, t, blk, kb->add(mFull, before), n, int(rows), edgeCols);
-        });
-      }
+    // Rows [m0, m1) of the workgroup's columns for this K block.
+    auto rowBlock = [&](Value m0, Value m1) {
+      Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
+      auto panel = [&](Value n, Value edgeCols) {
+        kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
+        Value rest = kb->sub(m1, mFull);
+        for (int64_t rows : edgeRows) {
+          // Tile `rows` covers bit `rows` of the remainder, after the larger
+          // tiles' rows.
+          Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
+          Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
+          kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)), [&] {
+            emitTile(*kb, s, t, blk, kb->add(mFull, before), n, int(rows), edgeCols);
+          });
+        }
+      };
+      kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
+      kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
     };
-    kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
-    kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+    if (!s.packB) return rowBlock(m0, m1);
+    // Pack this K block of the workgroup's columns once, then run every
+    // MB-row block of M over it (the packed block stays in L2, each MB x KC
+    // block of A in L2 while a KC x NR panel of B is in L1).
+    s.packB(*kb, batch, blk.k0, blk.k1, n0, n1);
+    kb->forLoop(m0, m1, kb->c(kMB), [&](Value mb0) { rowBlock(mb0, kb->min(kb->add(mb0, kb->c(kMB)), m1)); });
   });
   kb->finish();
   std::vector<uint32_t> bindings = {s.cBuf, s.aBuf, s.bBuf};
   if (s.biasBuf) bindings.push_back(*s.biasBuf);
   if (s.residualBuf) bindings.push_back(*s.residualBuf);
-  ctx.addDispatch(*kb, bindings, groups, s.name);
+  std::optional<Reg> scratch;
+  if (s.packB) scratch = sp.constant(kKC * kNB * 4);
+  ctx.addDispatch(*kb, bindings, groups, s.name, scratch);
   ctx.plan.dispatches.back().flops =
       sp.mul(sp.constant(2), sp.mul(sp.mul(s.batches, s.M), sp.mul(s.N, s.K)));
 }
@@ -373,17 +400,146 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     emitGemm(ctx, s);
     return success();
   }
-  // im2col straight into b_panels (WeightPacking.h): for k = (c, kh, kw)
-  // and p = (oh, ow), column p of row k of matrix ng = n*G + g goes to
-  // panel p / NR, lane p % NR; the columns past P are zero. Outputs at least
-  // 3 vectors wide (OW >= 3 x LANES) are written in vector chunks of LANES
-  // columns (inside one panel): a chunk inside one output row and inside
-  // the input is one vector load (stride 1) or two and an even-lane shuffle
-  // (stride 2); the other chunks (padding borders, row ends) go lane by
-  // lane. Outputs narrower than 3 vectors go row by row, element by element. The scalar
-  // paths avoid gathers, which cost more than the scalar copies on AVX2
-  // (i64 index arithmetic included).
+  // im2col into b_panels (WeightPacking.h): for k = (c, kh, kw) and p =
+  // (oh, ow), column p of row k of matrix ng = n*G + g goes to panel p / NR,
+  // lane p % NR of that row; the columns past P are zero. `writeColumns`
+  // writes columns [qBegin, qEnd) (multiples of NR) of row r = ng*Kdim + k,
+  // column q to rowDst + ((q - qBase) / NR) * panelStride + (q - qBase) % NR.
+  // Output rows at least 3 vectors wide (OW >= 3 x LANES) go in vector
+  // chunks of LANES columns (inside one panel): a chunk inside one output
+  // row and inside the input is one vector load (stride 1) or two and an
+  // even-lane shuffle (stride 2); the other chunks (padding borders, row
+  // ends) go lane by lane. Narrower rows go element by element. The scalar
+  // paths avoid gathers, which cost more than scalar copies on AVX2.
   const int64_t kNR = s.nr, kL = s.lanes;
+  auto writeColumns = [=, &sp](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
+                               Value qBegin, Value qEnd, bool wholeRows) {
+    KernelBuilder *kb = &kbr;
+    OpBuilder &b = kb->b;
+    Location loc = kb->loc;
+    Value h = kb->dim(H), w = kb->dim(Wd), oh = kb->dim(OH), ow = kb->dim(OW), p = kb->dim(P);
+    Value hw = kb->mul(h, w);
+    Value Xp = kb->binding(wholeRows ? 1 : 2);
+    Value Col = wholeRows ? kb->binding(0) : kb->scratch();
+    Type vt = kb->vec(kL);
+    auto land = [&](Value x, Value y) -> Value { return b.create<arith::AndIOp>(loc, x, y); };
+    auto inRange = [&](Value v, Value hi) {
+      return land(kb->cmp(arith::CmpIPredicate::sge, v, kb->c(0)), kb->cmp(arith::CmpIPredicate::slt, v, hi));
+    };
+    auto column = [&](Value q) {
+      Value rel = kb->sub(q, qBase);
+      return kb->add(rowDst, kb->add(kb->mul(kb->div(rel, kb->c(kNR)), panelStride), kb->rem(rel, kb->c(kNR))));
+    };
+    // Chunks only pay off on rows of several vectors: on narrower rows
+    // (ResNet's 14-wide stage 3 on AVX2) most chunks touch a border or a
+    // row end and go lane by lane, slower than the plain element loop.
+    Value wideRows = kb->cmp(arith::CmpIPredicate::sge, ow, kb->c(3 * kL));
+    Value k = kb->rem(r, kb->c(Kdim));
+    Value ng = kb->div(r, kb->c(Kdim));
+    Value kw = kb->rem(k, kb->c(KW));
+    Value t = kb->div(k, kb->c(KW));
+    Value kh = kb->rem(t, kb->c(KH));
+    Value c = kb->div(t, kb->c(KH));
+    Value n = kb->div(ng, kb->c(G)), g = kb->rem(ng, kb->c(G));
+    Value channel = kb->add(kb->mul(n, kb->c(G * Cg)), kb->add(kb->mul(g, kb->c(Cg)), c));
+    Value plane = kb->mul(channel, hw);
+    // Input row / column of output (y, x): y * stride - pad + kh * dilation.
+    Value khOff = kb->sub(kb->mul(kh, kb->c(dil[0])), kb->c(pads[0]));
+    Value kwOff = kb->sub(kb->mul(kw, kb->c(dil[1])), kb->c(pads[1]));
+    // Element (y, x) of the row: the input value, or 0 in the padding.
+    auto element = [&](Value y, Value x) {
+      Value ih = kb->add(kb->mul(y, kb->c(strides[0])), khOff);
+      Value iw = kb->add(kb->mul(x, kb->c(strides[1])), kwOff);
+      Value ok = land(inRange(ih, h), inRange(iw, w));
+      Value idx = kb->select(ok, kb->add(plane, kb->add(kb->mul(ih, w), iw)), kb->c(0));
+      return b.create<arith::SelectOp>(loc, ok, kb->load(kb->f32(), Xp, idx), kb->cf(0.f)).getResult();
+    };
+    auto chunked = [&] {
+      kb->forLoop(qBegin, qEnd, kb->c(kL), [&](Value q0) {
+        Value dstIdx = column(q0);
+        Value y0 = kb->div(q0, ow), x0 = kb->rem(q0, ow);
+        // Lane by lane: a lane past the row's end is on the next row (OW >
+        // LANES: at most one wrap); one past P is 0.
+        auto lanewise = [&] {
+          kb->forLoop(kb->c(0), kb->c(kL), kb->c(1), [&](Value lane) {
+            Value x = kb->add(x0, lane);
+            Value wrap = kb->cmp(arith::CmpIPredicate::sge, x, ow);
+            Value y = kb->select(wrap, kb->add(y0, kb->c(1)), y0);
+            x = kb->select(wrap, kb->sub(x, ow), x);
+            Value v = element(y, x);
+            v = b.create<arith::SelectOp>(loc, kb->cmp(arith::CmpIPredicate::slt, kb->add(q0, lane), p), v,
+                                          kb->cf(0.f));
+            kb->store(v, Col, kb->add(dstIdx, lane));
+          });
+        };
+        if (strides[1] != 1 && strides[1] != 2) return lanewise();
+        // Stride 1: LANES contiguous inputs; stride 2: the even lanes of
+        // 2 x LANES contiguous inputs.
+        Value ih0 = kb->add(kb->mul(y0, kb->c(strides[0])), khOff);
+        Value iw0 = kb->add(kb->mul(x0, kb->c(strides[1])), kwOff);
+        Value contiguous =
+            land(land(kb->cmp(arith::CmpIPredicate::sle, kb->add(x0, kb->c(kL)), ow),
+                      kb->cmp(arith::CmpIPredicate::sle, kb->add(q0, kb->c(kL)), p)),
+                 land(inRange(ih0, h), land(kb->cmp(arith::CmpIPredicate::sge, iw0, kb->c(0)),
+                                            kb->cmp(arith::CmpIPredicate::sle,
+                                                    kb->add(iw0, kb->c(strides[1] * kL)), w))));
+        kb->ifThenElse(
+            contiguous,
+            [&] {
+              Value src = kb->add(plane, kb->add(kb->mul(ih0, w), iw0));
+              Value v = kb->load(vt, Xp, src);
+              if (strides[1] == 2) {
+                SmallVector<int64_t> even(kL);
+                for (int64_t i = 0; i < kL; ++i) even[i] = 2 * i;
+                v = b.create<vector::ShuffleOp>(loc, v, kb->load(vt, Xp, kb->add(src, kb->c(kL))), even);
+              }
+              kb->store(v, Col, dstIdx);
+            },
+            lanewise);
+      });
+    };
+    auto narrow = [&] {
+      if (wholeRows) {
+        kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
+          Value rowP = kb->mul(y, ow);
+          kb->forLoop(kb->c(0), ow, kb->c(1),
+                      [&](Value x) { kb->store(element(y, x), Col, column(kb->add(rowP, x))); });
+        });
+        // The last panel's columns past P.
+        kb->forLoop(p, qEnd, kb->c(1), [&](Value q) { kb->store(kb->cf(0.f), Col, column(q)); });
+        return;
+      }
+      kb->forLoop(qBegin, qEnd, kb->c(1), [&](Value q) {
+        Value inside = kb->cmp(arith::CmpIPredicate::slt, q, p);
+        Value qc = kb->select(inside, q, kb->c(0));
+        Value v = element(kb->div(qc, ow), kb->rem(qc, ow));
+        kb->store(b.create<arith::SelectOp>(loc, inside, v, kb->cf(0.f)), Col, column(q));
+      });
+    };
+    kb->ifThenElse(wideRows, chunked, narrow);
+  };
+  // Convolutions with many column blocks (G = 1, static P >= 4 x NB: the
+  // large early layers, whose im2col matrix is megabytes) pack B per
+  // workgroup and K block into scratch instead: the data stays in L2 and
+  // nothing is written to memory. The others materialize im2col: with few
+  // column blocks each would be packed once per row block.
+  std::optional<int64_t> staticP = sp.constValue(P);
+  if (G == 1 && staticP && *staticP >= 4 * s.nb) {
+    s.bBuf = X.buffer;
+    s.bPacked = true;
+    s.bOffset = [](KernelBuilder &kb, Value) { return kb.c(0); };
+    s.packB = [=](KernelBuilder &kb, Value batch, Value k0, Value k1, Value n0, Value n1) {
+      Value kLen = kb.sub(k1, k0);
+      Value panelStride = kb.mul(kLen, kb.c(kNR));
+      Value qEnd = kb.add(n0, kb.mul(kb.div(kb.add(kb.sub(n1, n0), kb.c(kNR - 1)), kb.c(kNR)), kb.c(kNR)));
+      kb.forLoop(k0, k1, kb.c(1), [&](Value k) {
+        writeColumns(kb, kb.add(kb.mul(batch, kb.c(Kdim)), k), kb.mul(kb.sub(k, k0), kb.c(kNR)), n0, panelStride,
+                     n0, qEnd, /*wholeRows=*/false);
+      });
+    };
+    emitGemm(ctx, s);
+    return success();
+  }
   Reg panels = sp.ceilDiv(P, sp.constant(kNR));
   Reg matFloats = sp.mul(panels, sp.constant(kNR * Kdim));
   Reg colRows = sp.mul(s.batches, sp.constant(Kdim));
@@ -392,106 +548,12 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   {
     auto [groups, rowsPerGroup] = ctx.splitRows(colRows, P, 8192);
     auto kb = ctx.newKernel(s.name + " im2col");
-    OpBuilder &b = kb->b;
-    Location loc = kb->loc;
     auto [begin, end] = kb->workgroupRange(kb->dim(colRows), kb->dim(rowsPerGroup));
-    Value h = kb->dim(H), w = kb->dim(Wd), oh = kb->dim(OH), ow = kb->dim(OW), p = kb->dim(P);
-    Value hw = kb->mul(h, w), mat = kb->dim(matFloats);
-    Value panelFloats = kb->c(kNR * Kdim);
-    Value Xp = kb->binding(1), Col = kb->binding(0);
-    Type vt = kb->vec(kL);
-    auto land = [&](Value x, Value y) -> Value { return b.create<arith::AndIOp>(loc, x, y); };
-    auto inRange = [&](Value v, Value hi) {
-      return land(kb->cmp(arith::CmpIPredicate::sge, v, kb->c(0)), kb->cmp(arith::CmpIPredicate::slt, v, hi));
-    };
-    // Where column q of a row lands within its matrix's panels.
-    auto column = [&](Value q) {
-      return kb->add(kb->mul(kb->div(q, kb->c(kNR)), panelFloats), kb->rem(q, kb->c(kNR)));
-    };
-    // Chunks only pay off on rows of several vectors: on narrower rows
-    // (ResNet's 14-wide stage 3 on AVX2) most chunks touch a border or a
-    // row end and go lane by lane, slower than the plain element loop.
-    Value wideRows = kb->cmp(arith::CmpIPredicate::sge, ow, kb->c(3 * kL));
+    Value mat = kb->dim(matFloats), qEnd = kb->mul(kb->dim(panels), kb->c(kNR));
     kb->forLoop(begin, end, kb->c(1), [&](Value r) {
-      Value k = kb->rem(r, kb->c(Kdim));
-      Value ng = kb->div(r, kb->c(Kdim));
-      Value kw = kb->rem(k, kb->c(KW));
-      Value t = kb->div(k, kb->c(KW));
-      Value kh = kb->rem(t, kb->c(KH));
-      Value c = kb->div(t, kb->c(KH));
-      Value n = kb->div(ng, kb->c(G)), g = kb->rem(ng, kb->c(G));
-      Value channel = kb->add(kb->mul(n, kb->c(G * Cg)), kb->add(kb->mul(g, kb->c(Cg)), c));
-      Value plane = kb->mul(channel, hw);
-      Value dst = kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(kNR)));
-      // Input row / column of output (y, x): y * stride - pad + kh * dilation.
-      Value khOff = kb->sub(kb->mul(kh, kb->c(dil[0])), kb->c(pads[0]));
-      Value kwOff = kb->sub(kb->mul(kw, kb->c(dil[1])), kb->c(pads[1]));
-      // Element (y, x) of the row: the input value, or 0 in the padding.
-      auto element = [&](Value y, Value x) {
-        Value ih = kb->add(kb->mul(y, kb->c(strides[0])), khOff);
-        Value iw = kb->add(kb->mul(x, kb->c(strides[1])), kwOff);
-        Value ok = land(inRange(ih, h), inRange(iw, w));
-        Value idx = kb->select(ok, kb->add(plane, kb->add(kb->mul(ih, w), iw)), kb->c(0));
-        return b.create<arith::SelectOp>(loc, ok, kb->load(kb->f32(), Xp, idx), kb->cf(0.f)).getResult();
-      };
-      auto chunked = [&] {
-        Value chunks = kb->mul(kb->dim(panels), kb->c(kNR / kL));
-        kb->forLoop(kb->c(0), chunks, kb->c(1), [&](Value chunk) {
-          Value q0 = kb->mul(chunk, kb->c(kL));
-          Value dstIdx = kb->add(dst, column(q0));
-          Value y0 = kb->div(q0, ow), x0 = kb->rem(q0, ow);
-          // Lane by lane: a lane past the row's end is on the next row (OW >
-          // LANES: at most one wrap); one past P is 0.
-          auto lanewise = [&] {
-            kb->forLoop(kb->c(0), kb->c(kL), kb->c(1), [&](Value lane) {
-              Value x = kb->add(x0, lane);
-              Value wrap = kb->cmp(arith::CmpIPredicate::sge, x, ow);
-              Value y = kb->select(wrap, kb->add(y0, kb->c(1)), y0);
-              x = kb->select(wrap, kb->sub(x, ow), x);
-              Value v = element(y, x);
-              v = b.create<arith::SelectOp>(loc, kb->cmp(arith::CmpIPredicate::slt, kb->add(q0, lane), p), v,
-                                            kb->cf(0.f));
-              kb->store(v, Col, kb->add(dstIdx, lane));
-            });
-          };
-          if (strides[1] != 1 && strides[1] != 2) return lanewise();
-          // Stride 1: LANES contiguous inputs; stride 2: the even lanes of
-          // 2 x LANES contiguous inputs.
-          Value ih0 = kb->add(kb->mul(y0, kb->c(strides[0])), khOff);
-          Value iw0 = kb->add(kb->mul(x0, kb->c(strides[1])), kwOff);
-          Value contiguous =
-              land(land(kb->cmp(arith::CmpIPredicate::sle, kb->add(x0, kb->c(kL)), ow),
-                        kb->cmp(arith::CmpIPredicate::sle, kb->add(q0, kb->c(kL)), p)),
-                   land(inRange(ih0, h), land(kb->cmp(arith::CmpIPredicate::sge, iw0, kb->c(0)),
-                                              kb->cmp(arith::CmpIPredicate::sle,
-                                                      kb->add(iw0, kb->c(strides[1] * kL)), w))));
-          kb->ifThenElse(
-              contiguous,
-              [&] {
-                Value src = kb->add(plane, kb->add(kb->mul(ih0, w), iw0));
-                Value v = kb->load(vt, Xp, src);
-                if (strides[1] == 2) {
-                  SmallVector<int64_t> even(kL);
-                  for (int64_t i = 0; i < kL; ++i) even[i] = 2 * i;
-                  v = b.create<vector::ShuffleOp>(loc, v, kb->load(vt, Xp, kb->add(src, kb->c(kL))), even);
-                }
-                kb->store(v, Col, dstIdx);
-              },
-              lanewise);
-        });
-      };
-      auto rowByRow = [&] {
-        kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
-          Value rowP = kb->mul(y, ow);
-          kb->forLoop(kb->c(0), ow, kb->c(1), [&](Value x) {
-            kb->store(element(y, x), Col, kb->add(dst, column(kb->add(rowP, x))));
-          });
-        });
-        // The last panel's columns past P.
-        kb->forLoop(p, kb->mul(kb->dim(panels), kb->c(kNR)), kb->c(1),
-                    [&](Value q) { kb->store(kb->cf(0.f), Col, kb->add(dst, column(q))); });
-      };
-      kb->ifThenElse(wideRows, chunked, rowByRow);
+      Value k = kb->rem(r, kb->c(Kdim)), ng = kb->div(r, kb->c(Kdim));
+      writeColumns(*kb, r, kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(kNR))), kb->c(0), kb->c(kNR * Kdim),
+                   kb->c(0), qEnd, /*wholeRows=*/true);
     });
     kb->finish();
     ctx.addDispatch(*kb, {col, X.buffer}, groups, s.name + " im2col");
