@@ -757,6 +757,9 @@ def V4F_ElementwiseOp : V4F_Op<"elementwise", [Pure, IsolatedFromAbove]> {
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results) $body";
   let hasVerifier = 1;
+  // Pow by a constant 2 or 1 (LayerNorm as exporters write it squares with
+  // Pow) becomes a multiply / the input itself.
+  let hasCanonicalizer = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::ValueRange":$inputs)>
