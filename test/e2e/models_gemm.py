@@ -162,6 +162,25 @@ def make_conv_packed_b(flags=()) -> Case:
                 note="static 2x32x40x30, 1x32x100x11, 1x8x80x62", compile_flags=list(flags))
 
 
+def make_softmax_rows(flags=()) -> Case:
+    """Softmax over the last axis (the vector path: whole vectors, a masked
+    tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
+    -1e9, beside Softmax over axis 1 (the scalar path)."""
+    g = GraphBuilder(seed=41)
+    masked = g.op("Add", [g.op("Mul", ["x", g.const(np.array(30.0, np.float32), "scale")]), "mask"])
+    g.op("Softmax", [masked], out_names=["last"], axis=-1)
+    g.op("Softmax", ["x"], out_names=["mid"], axis=1)
+    m = g.model("softmax_rows", [_vi("x", F32, ["N", 3, "L"]), _vi("mask", F32, [1, 1, "L"])],
+                [_vi("last", F32, ["N", 3, "L"]), _vi("mid", F32, ["N", 3, "L"])])
+    rng = np.random.default_rng(141)
+    sets = []
+    for n, length in ((2, 1), (1, 7), (3, 8), (1, 13), (2, 130)):
+        mask = np.zeros([1, 1, length], np.float32)
+        mask[..., length // 2:] = -1e9 if length > 1 else 0
+        sets.append({"x": _randn(rng, [n, 3, length]), "mask": mask})
+    return Case(m, sets, note="L = 1, 7, 8, 13, 130", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -174,4 +193,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
+        gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
     return gens

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -168,6 +169,54 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
   Value L = kb->dim(len), I = kb->dim(inner);
   StringRef mode = cast<SoftmaxOp>(op).getMode();
+  // Softmax over the last axis (attention scores): vectors of kLanes with
+  // vector max / sum accumulators and a masked tail; LLVM does not vectorize
+  // the scalar loops below (their float reductions may not be reassociated).
+  std::optional<int64_t> staticInner = ctx.shapes.constValue(inner);
+  if (mode == "softmax" && staticInner && *staticInner == 1) {
+    constexpr int64_t kLanes = 8;
+    OpBuilder &b = kb->b;
+    Location loc = kb->loc;
+    Type vt = kb->vec(kLanes);
+    Value Xp = kb->binding(1), Y = kb->binding(0);
+    Value full = kb->mul(kb->div(L, kb->c(kLanes)), kb->c(kLanes));
+    Value tailMask = kb->laneMask(kb->sub(L, full), kLanes);
+    Value negInf = kb->cf(-INFINITY, vt), zero = kb->cf(0.f, vt);
+    kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+      Value base = kb->mul(row, L);
+      auto at = [&](Value j) { return kb->add(base, j); };
+      // Max: the tail's missing lanes read as -inf.
+      auto vmax = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{negInf},
+                              [&](Value j, ValueRange a) -> SmallVector<Value> {
+        return {b.create<arith::MaximumFOp>(loc, a[0], kb->load(vt, Xp, at(j)))};
+      });
+      Value tail = b.create<arith::SelectOp>(loc, tailMask, kb->maskedLoad(vt, Xp, at(full), tailMask), negInf);
+      Value mxv = b.create<arith::MaximumFOp>(loc, vmax[0], tail);
+      Value mx = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXIMUMF, mxv);
+      Value mxs = kb->splat(mx, kLanes);
+      // exp(x - max), stored, and summed.
+      auto vsum = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{zero},
+                              [&](Value j, ValueRange a) -> SmallVector<Value> {
+        Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->load(vt, Xp, at(j)), mxs));
+        kb->store(e, Y, at(j));
+        return {b.create<arith::AddFOp>(loc, a[0], e)};
+      });
+      Value te = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->maskedLoad(vt, Xp, at(full), tailMask), mxs));
+      te = b.create<arith::SelectOp>(loc, tailMask, te, zero);
+      kb->maskedStore(te, Y, at(full), tailMask);
+      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
+                                                b.create<arith::AddFOp>(loc, vsum[0], te));
+      Value inv = kb->splat(divf(*kb, kb->cf(1.f), sum), kLanes);
+      kb->forLoop(kb->c(0), full, kb->c(kLanes), [&](Value j) {
+        kb->store(b.create<arith::MulFOp>(loc, kb->load(vt, Y, at(j)), inv), Y, at(j));
+      });
+      kb->maskedStore(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv), Y, at(full),
+                      tailMask);
+    });
+    kb->finish();
+    ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+    return success();
+  }
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
