@@ -165,13 +165,15 @@ def make_conv_packed_b(flags=()) -> Case:
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
-    -1e9, beside Softmax over axis 1 (the scalar path)."""
+    -1e9, beside Softmax over axis 1 (the scalar path), and ReduceMean over
+    the last axis (vector partial sums and a masked tail)."""
     g = GraphBuilder(seed=41)
     masked = g.op("Add", [g.op("Mul", ["x", g.const(np.array(30.0, np.float32), "scale")]), "mask"])
     g.op("Softmax", [masked], out_names=["last"], axis=-1)
     g.op("Softmax", ["x"], out_names=["mid"], axis=1)
+    g.op("ReduceMean", ["x"], out_names=["mean"], axes=[2], keepdims=1)      # contiguous rows: vector sums
     m = g.model("softmax_rows", [_vi("x", F32, ["N", 3, "L"]), _vi("mask", F32, [1, 1, "L"])],
-                [_vi("last", F32, ["N", 3, "L"]), _vi("mid", F32, ["N", 3, "L"])])
+                [_vi("last", F32, ["N", 3, "L"]), _vi("mid", F32, ["N", 3, "L"]), _vi("mean", F32, ["N", 3, 1])])
     rng = np.random.default_rng(141)
     sets = []
     for n, length in ((2, 1), (1, 7), (3, 8), (1, 13), (2, 130)):

@@ -103,6 +103,32 @@ void emitContiguousMean(DispatchContext &ctx, const std::string &name, const Ten
   auto [begin, end] = kb->workgroupRange(kb->dim(outer), kb->dim(rowsPerGroup));
   Value R = kb->dim(red), I = kb->dim(inner);
   Value scale = divf(*kb, kb->cf(1.f), kb->toF32(kb->max(R, kb->c(1))));
+  // Contiguous rows (I = 1: LayerNorm's means, global pooling): 8-lane
+  // partial sums and a masked tail; the scalar chain below is bound by the
+  // latency of one add per element.
+  std::optional<int64_t> staticInner = sp.constValue(inner);
+  if (staticInner && *staticInner == 1) {
+    constexpr int64_t kLanes = 8;
+    OpBuilder &b = kb->b;
+    Location loc = kb->loc;
+    Type vt = kb->vec(kLanes);
+    Value full = kb->mul(kb->div(R, kb->c(kLanes)), kb->c(kLanes));
+    Value tailMask = kb->laneMask(kb->sub(R, full), kLanes);
+    Value Xp = kb->binding(1);
+    kb->forLoop(begin, end, kb->c(1), [&](Value o) {
+      Value src = kb->mul(o, R);
+      auto acc = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{kb->cf(0.f, vt)},
+                             [&](Value j, ValueRange a) -> SmallVector<Value> {
+        return {b.create<arith::AddFOp>(loc, a[0], kb->load(vt, Xp, kb->add(src, j)))};
+      });
+      Value total = b.create<arith::AddFOp>(loc, acc[0], kb->maskedLoad(vt, Xp, kb->add(src, full), tailMask));
+      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, total);
+      kb->store(mulf(*kb, sum, scale), kb->binding(0), o);
+    });
+    kb->finish();
+    ctx.addDispatch(*kb, {dst, X.buffer}, groups, name);
+    return;
+  }
   kb->forLoop(begin, end, kb->c(1), [&](Value o) {
     Value src = kb->mul(o, kb->mul(R, I));
     Value out = kb->mul(o, I);
