@@ -183,6 +183,25 @@ def make_softmax_rows(flags=()) -> Case:
     return Case(m, sets, note="L = 1, 7, 8, 13, 130", compile_flags=list(flags))
 
 
+def make_layer_norm_rows(flags=()) -> Case:
+    """LayerNormalization over contiguous rows (vector sums and
+    normalization with a masked tail): 37 columns (4 vectors + 5), the last
+    two axes (185), a 1-column row, without bias, and a scale broadcast
+    inside the row (the scalar normalization pass)."""
+    g = GraphBuilder(seed=43)
+    g.op("LayerNormalization", ["x", g.randn([37], 0.5), g.randn([37], 0.1)], out_names=["a"], axis=-1,
+         epsilon=1e-5)
+    g.op("LayerNormalization", ["x", g.randn([5, 37], 0.5), g.randn([5, 37], 0.1)], out_names=["b"], axis=-2)
+    g.op("LayerNormalization", ["x1", g.randn([1], 0.5)], out_names=["c"], axis=-1)
+    g.op("LayerNormalization", ["x", g.randn([1, 37], 0.5)], out_names=["d"], axis=-2)   # scale broadcast over rows
+    m = g.model("layer_norm_rows", [_vi("x", F32, [2, 5, 37]), _vi("x1", F32, [3, 1])],
+                [_vi("a", F32, [2, 5, 37]), _vi("b", F32, [2, 5, 37]), _vi("c", F32, [3, 1]),
+                 _vi("d", F32, [2, 5, 37])], opset=17)
+    rng = np.random.default_rng(143)
+    return Case(m, [{"x": _randn(rng, [2, 5, 37]) * 3 + 1, "x1": _randn(rng, [3, 1])}],
+                note="rows of 37, 185 and 1", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -196,4 +215,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
+        gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
     return gens

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 
@@ -516,20 +517,56 @@ LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   Value L = kb->dim(len);
   Value invL = divf(*kb, kb->cf(1.f), kb->toF32(kb->max(L, kb->c(1))));
   float eps = ln.getEpsilon().convertToFloat();
+  // Rows are contiguous: the two sums run on 8-lane partial sums with a
+  // masked tail (a scalar add chain is bound by the add latency), and the
+  // normalization pass on vectors too when scale and bias cover the whole
+  // row (no broadcast inside it).
+  constexpr int64_t kLanes = 8;
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  Type vt = kb->vec(kLanes);
+  Value Xp = kb->binding(1);
+  Value full = kb->mul(kb->div(L, kb->c(kLanes)), kb->c(kLanes));
+  Value tailMask = kb->laneMask(kb->sub(L, full), kLanes);
+  std::optional<int64_t> staticLen = sp.constValue(len);
+  bool vectorAffine = staticLen && scaleCount == *staticLen && (biasCount == 0 || biasCount == *staticLen);
+  // Sum over the row of f(x) (f maps a vector; masked-off lanes are zeroed).
+  auto rowSum = [&](Value base, const std::function<Value(Value)> &f) {
+    auto acc = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{kb->cf(0.f, vt)},
+                           [&](Value j, ValueRange a) -> SmallVector<Value> {
+      return {b.create<arith::AddFOp>(loc, a[0], f(kb->load(vt, Xp, kb->add(base, j))))};
+    });
+    Value tail = b.create<arith::SelectOp>(loc, tailMask, f(kb->maskedLoad(vt, Xp, kb->add(base, full), tailMask)),
+                                           kb->cf(0.f, vt));
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
+                                         b.create<arith::AddFOp>(loc, acc[0], tail)).getResult();
+  };
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value base = kb->mul(row, L);
-    auto sum = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
-                           [&](Value j, ValueRange a) -> SmallVector<Value> {
-      return {addf(*kb, a[0], kb->load(kb->f32(), kb->binding(1), kb->add(base, j)))};
+    Value mean = ln.getRms() ? kb->cf(0.f) : mulf(*kb, rowSum(base, [](Value x) { return x; }), invL);
+    Value meanV = kb->splat(mean, kLanes);
+    Value sq = rowSum(base, [&](Value x) -> Value {
+      Value d = b.create<arith::SubFOp>(loc, x, meanV);
+      return b.create<arith::MulFOp>(loc, d, d);
     });
-    Value mean = ln.getRms() ? kb->cf(0.f) : mulf(*kb, sum[0], invL);
-    auto sq = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
-                          [&](Value j, ValueRange a) -> SmallVector<Value> {
-      Value dlt = subf(*kb, kb->load(kb->f32(), kb->binding(1), kb->add(base, j)), mean);
-      return {addf(*kb, a[0], mulf(*kb, dlt, dlt))};
-    });
-    Value var = mulf(*kb, sq[0], invL);
+    Value var = mulf(*kb, sq, invL);
     Value rstd = divf(*kb, kb->cf(1.f), kb->b.create<math::SqrtOp>(kb->loc, addf(*kb, var, kb->cf(eps))));
+    if (vectorAffine) {
+      Value rstdV = kb->splat(rstd, kLanes);
+      auto normalize = [&](Value j, Value mask) {
+        auto ld = [&](Value ptr, Value idx) { return mask ? kb->maskedLoad(vt, ptr, idx, mask) : kb->load(vt, ptr, idx); };
+        Value y = b.create<arith::MulFOp>(loc, b.create<arith::SubFOp>(loc, ld(Xp, kb->add(base, j)), meanV), rstdV);
+        y = b.create<arith::MulFOp>(loc, y, ld(kb->binding(2), j));
+        if (biasCount) y = b.create<arith::AddFOp>(loc, y, ld(kb->binding(3), j));
+        if (mask)
+          kb->maskedStore(y, kb->binding(0), kb->add(base, j), mask);
+        else
+          kb->store(y, kb->binding(0), kb->add(base, j));
+      };
+      kb->forLoop(kb->c(0), full, kb->c(kLanes), [&](Value j) { normalize(j, Value()); });
+      normalize(full, tailMask);
+      return;
+    }
     kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
       Value x = kb->load(kb->f32(), kb->binding(1), kb->add(base, j));
       Value y = mulf(*kb, subf(*kb, x, mean), rstd);
