@@ -20,6 +20,7 @@ void v4f::buildGraphOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFoldBatchNormPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCanonicalizerPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseNormalizationsPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpiloguesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCSEPass());
 }

@@ -186,17 +186,24 @@ def make_softmax_rows(flags=()) -> Case:
 def make_layer_norm_rows(flags=()) -> Case:
     """LayerNormalization over contiguous rows (vector sums and
     normalization with a masked tail): 37 columns (4 vectors + 5), the last
-    two axes (185), a 1-column row, without bias, and a scale broadcast
-    inside the row (the scalar normalization pass)."""
+    two axes (185), a 1-column row, without bias, a scale broadcast inside
+    the row (the scalar normalization pass), and LayerNorm as exporters
+    write it (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add)."""
     g = GraphBuilder(seed=43)
     g.op("LayerNormalization", ["x", g.randn([37], 0.5), g.randn([37], 0.1)], out_names=["a"], axis=-1,
          epsilon=1e-5)
     g.op("LayerNormalization", ["x", g.randn([5, 37], 0.5), g.randn([5, 37], 0.1)], out_names=["b"], axis=-2)
     g.op("LayerNormalization", ["x1", g.randn([1], 0.5)], out_names=["c"], axis=-1)
     g.op("LayerNormalization", ["x", g.randn([1, 37], 0.5)], out_names=["d"], axis=-2)   # scale broadcast over rows
+    # As exporters write it (v4f-fuse-normalizations makes it one layer_norm).
+    mean = g.op("ReduceMean", ["x"], axes=[-1], keepdims=1)
+    dlt = g.op("Sub", ["x", mean])
+    var = g.op("ReduceMean", [g.op("Pow", [dlt, g.const(np.array(2.0, np.float32), "two")])], axes=[-1], keepdims=1)
+    norm = g.op("Div", [dlt, g.op("Sqrt", [g.op("Add", [var, g.const(np.array(1e-5, np.float32), "eps")])])])
+    g.op("Add", [g.op("Mul", [norm, g.randn([37], 0.5)]), g.randn([37], 0.1)], out_names=["e"])
     m = g.model("layer_norm_rows", [_vi("x", F32, [2, 5, 37]), _vi("x1", F32, [3, 1])],
                 [_vi("a", F32, [2, 5, 37]), _vi("b", F32, [2, 5, 37]), _vi("c", F32, [3, 1]),
-                 _vi("d", F32, [2, 5, 37])], opset=17)
+                 _vi("d", F32, [2, 5, 37]), _vi("e", F32, [2, 5, 37])], opset=17)
     rng = np.random.default_rng(143)
     return Case(m, [{"x": _randn(rng, [2, 5, 37]) * 3 + 1, "x1": _randn(rng, [3, 1])}],
                 note="rows of 37, 185 and 1", compile_flags=list(flags))

@@ -11,6 +11,7 @@
 namespace v4f {
 std::unique_ptr<mlir::Pass> createFoldBatchNormPass();
 std::unique_ptr<mlir::Pass> createFuseEpiloguesPass();
+std::unique_ptr<mlir::Pass> createFuseNormalizationsPass();
 std::unique_ptr<mlir::Pass> createDecomposeActivationsPass();
 std::unique_ptr<mlir::Pass> createDecomposeAttentionPass();
 std::unique_ptr<mlir::Pass> createDecomposeEinsumPass();
@@ -22,6 +23,7 @@ std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
+void populateFuseNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeActivationsPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeEinsumPatterns(mlir::RewritePatternSet &patterns);

@@ -23,6 +23,23 @@ def FoldBatchNorm : Pass<"v4f-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def FuseNormalizations : Pass<"v4f-fuse-normalizations", "mlir::func::FuncOp"> {
+  let summary = "Recognize LayerNorm as exporters write it and make it one v4f.layer_norm";
+  let description = [{
+    Input invariants: canonicalized (a Pow by 2 is already `v4f.mul d, d`).
+    Output: `(x - reduce_mean(x)) / sqrt(reduce_mean((x - mean)^2) + eps)`
+    over the trailing axes of a float32 `x` with static normalized dims,
+    optionally followed by `* scale` and `+ bias` constants that broadcast
+    over the normalized dims only, becomes `v4f.layer_norm` (ones as the
+    scale when there is none). Intermediates other than the difference must
+    have a single use; the difference may feed only the square and the
+    division. Preserves: results up to float rounding (the kernel multiplies
+    by 1/sqrt instead of dividing).
+  }];
+  let constructor = "v4f::createFuseNormalizationsPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Fuse bias, residual add and activation into conv and matmul";
   let description = [{

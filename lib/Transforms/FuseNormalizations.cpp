@@ -1,0 +1,150 @@
+//===- FuseNormalizations.cpp - LayerNorm as exporters write it -> v4f.layer_norm ===//
+//
+// Exporters (torch.onnx before opset 17, TF2ONNX, hand-written graphs) spell
+// LayerNorm as ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div / Mul /
+// Add. Each piece is its own dispatch over the whole tensor; v4f.layer_norm
+// is one pass over each row (ReductionKernels.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace v4f {
+#define GEN_PASS_DEF_FUSENORMALIZATIONS
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+
+/// The op of type T defining `v`, when `v` has exactly one use.
+template <typename T> T singleUse(Value v) {
+  if (!v || !v.hasOneUse()) return nullptr;
+  return v.getDefiningOp<T>();
+}
+
+/// The only user of `v`, when it is of type T.
+template <typename T> T soleUser(Value v) {
+  if (!v.hasOneUse()) return nullptr;
+  return llvm::dyn_cast<T>(*v.getUsers().begin());
+}
+
+/// The float32 value of a one-element constant.
+std::optional<float> scalarConstant(Value v) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32() || attr.getNumElements() != 1)
+    return std::nullopt;
+  return *attr.getValues<float>().begin();
+}
+
+/// The first normalized axis when `mean` averages the trailing axes of its
+/// input with keepdims; nullopt otherwise.
+std::optional<int64_t> trailingAxes(ReduceMeanOp mean) {
+  auto type = llvm::cast<RankedTensorType>(mean.getInput().getType());
+  ArrayRef<int64_t> axes = mean.getAxes();
+  if (!mean.getKeepdims() || axes.empty()) return std::nullopt;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != type.getRank() - int64_t(axes.size()) + int64_t(i)) return std::nullopt;
+  return axes.front();
+}
+
+/// A constant that broadcasts to (and only over) the normalized dims
+/// `trailing`, usable as v4f.layer_norm's scale or bias.
+bool isAffineParameter(Value v, ArrayRef<int64_t> trailing) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return false;
+  auto type = llvm::cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> out;
+  return type.getRank() <= int64_t(trailing.size()) &&
+         succeeded(broadcastShapes(trailing, type.getShape(), out)) && ArrayRef<int64_t>(out) == trailing;
+}
+
+/// Matches from the Div: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps),
+/// then an optional `* scale` and `+ bias` of constants over the normalized
+/// dims. The square is a `v4f.mul d, d` (Pow by 2 canonicalizes to it).
+struct FuseLayerNorm : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp div, PatternRewriter &rewriter) const override {
+    auto sub = div.getLhs().getDefiningOp<SubOp>();
+    auto sqrt = singleUse<SqrtOp>(div.getRhs());
+    if (!sub || !sqrt) return failure();
+    auto mean = singleUse<ReduceMeanOp>(sub.getRhs());
+    if (!mean || mean.getInput() != sub.getLhs()) return failure();
+    Value x = sub.getLhs();
+    auto xType = llvm::cast<RankedTensorType>(x.getType());
+    if (!xType.getElementType().isF32() || sub.getType() != xType || div.getType() != xType) return failure();
+    std::optional<int64_t> axis = trailingAxes(mean);
+    if (!axis) return failure();
+    // sqrt(var + eps), the add either way round.
+    auto addEps = singleUse<AddOp>(sqrt.getInput());
+    if (!addEps) return failure();
+    Value varValue = addEps.getLhs();
+    std::optional<float> eps = scalarConstant(addEps.getRhs());
+    if (!eps) {
+      varValue = addEps.getRhs();
+      eps = scalarConstant(addEps.getLhs());
+    }
+    if (!eps || *eps < 0) return failure();
+    auto var = singleUse<ReduceMeanOp>(varValue);
+    if (!var || var.getAxes() != mean.getAxes() || !var.getKeepdims()) return failure();
+    auto square = singleUse<MulOp>(var.getInput());
+    if (!square || square.getLhs() != sub.getResult() || square.getRhs() != sub.getResult()) return failure();
+    // The difference feeds only the square and the division.
+    for (Operation *user : sub->getUsers())
+      if (user != square && user != div) return failure();
+    ArrayRef<int64_t> trailing = xType.getShape().drop_front(*axis);
+    if (ShapedType::isDynamicShape(trailing)) return failure();
+
+    // Optional affine tail: * scale, then + bias.
+    Operation *last = div;
+    Value scale, bias;
+    auto otherOperand = [](Operation *op, Value v) { return op->getOperand(0) == v ? op->getOperand(1) : op->getOperand(0); };
+    if (auto mul = soleUser<MulOp>(div.getResult())) {
+      Value s = otherOperand(mul, div.getResult());
+      if (mul.getType() == xType && isAffineParameter(s, trailing)) {
+        scale = s;
+        last = mul;
+        if (auto add = soleUser<AddOp>(mul.getResult())) {
+          Value b = otherOperand(add, mul.getResult());
+          if (add.getType() == xType && isAffineParameter(b, trailing)) {
+            bias = b;
+            last = add;
+          }
+        }
+      }
+    }
+    if (!scale) {
+      auto onesType = RankedTensorType::get(trailing, rewriter.getF32Type());
+      scale = rewriter.create<arith::ConstantOp>(div.getLoc(), onesType,
+                                                 DenseElementsAttr::get(onesType, rewriter.getF32FloatAttr(1.f)));
+    }
+    rewriter.setInsertionPoint(last);
+    auto ln = rewriter.create<LayerNormOp>(last->getLoc(), xType, x, scale, bias, rewriter.getI64IntegerAttr(*axis),
+                                           rewriter.getF32FloatAttr(*eps), rewriter.getBoolAttr(false));
+    rewriter.replaceOp(last, ln.getResult());
+    return success();
+  }
+};
+
+struct FuseNormalizationsPass : v4f::impl::FuseNormalizationsBase<FuseNormalizationsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseNormalizationPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void v4f::populateFuseNormalizationPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseLayerNorm>(patterns.getContext());
+}
+
+std::unique_ptr<Pass> v4f::createFuseNormalizationsPass() { return std::make_unique<FuseNormalizationsPass>(); }

@@ -1,0 +1,89 @@
+// RUN: v4f-opt %s -split-input-file -v4f-fuse-normalizations | FileCheck %s
+
+// LayerNorm as exporters write it, with scale and bias.
+// CHECK-LABEL: func @layer_norm_affine
+// CHECK: %[[LN:.*]] = v4f.layer_norm %arg0, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+// CHECK-NOT: v4f.reduce_mean
+// CHECK-NOT: v4f.sqrt
+// CHECK: return %[[LN]]
+func.func @layer_norm_affine(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %eps = arith.constant dense<1.0e-5> : tensor<f32>
+  %g = arith.constant dense<2.0> : tensor<8xf32>
+  %b = arith.constant dense<0.5> : tensor<8xf32>
+  %m = v4f.reduce_mean %x {axes = array<i64: 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>
+  %d = v4f.sub %x, %m : (tensor<2x4x8xf32>, tensor<2x4x1xf32>) -> tensor<2x4x8xf32>
+  %sq = v4f.mul %d, %d : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %v = v4f.reduce_mean %sq {axes = array<i64: 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>
+  %ve = v4f.add %v, %eps : (tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x1xf32>
+  %s = v4f.sqrt %ve : tensor<2x4x1xf32>
+  %n = v4f.div %d, %s : (tensor<2x4x8xf32>, tensor<2x4x1xf32>) -> tensor<2x4x8xf32>
+  %y = v4f.mul %n, %g : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  %z = v4f.add %b, %y : (tensor<8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %z : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Over the last two axes, eps added on the left, no affine tail: the scale
+// is ones.
+// CHECK-LABEL: func @layer_norm_two_axes
+// CHECK: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<4x8xf32>
+// CHECK: v4f.layer_norm %arg0, %[[ONES]] {axis = 1 : i64
+func.func @layer_norm_two_axes(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %eps = arith.constant dense<1.0e-6> : tensor<1xf32>
+  %m = v4f.reduce_mean %x {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %d = v4f.sub %x, %m : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  %sq = v4f.mul %d, %d : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %v = v4f.reduce_mean %sq {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %ve = v4f.add %eps, %v : (tensor<1xf32>, tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+  %s = v4f.sqrt %ve : tensor<2x1x1xf32>
+  %n = v4f.div %d, %s : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  return %n : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A scale that varies along a non-normalized dim stays a multiply after the
+// fused norm.
+// CHECK-LABEL: func @scale_over_rows
+// CHECK: %[[LN:.*]] = v4f.layer_norm %arg0, %{{.*}} {axis = 1 : i64
+// CHECK: v4f.mul %[[LN]], %{{.*}} : (tensor<4x8xf32>, tensor<4x1xf32>)
+func.func @scale_over_rows(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %eps = arith.constant dense<1.0e-5> : tensor<f32>
+  %g = arith.constant dense<2.0> : tensor<4x1xf32>
+  %m = v4f.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = v4f.sub %x, %m : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = v4f.mul %d, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = v4f.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = v4f.add %v, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = v4f.sqrt %ve : tensor<4x1xf32>
+  %n = v4f.div %d, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %y = v4f.mul %n, %g : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Not a LayerNorm: the mean is over a leading axis, or the difference has
+// another user.
+// CHECK-LABEL: func @not_layer_norm
+// CHECK-NOT: v4f.layer_norm
+// CHECK: return
+func.func @not_layer_norm(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %eps = arith.constant dense<1.0e-5> : tensor<f32>
+  %m = v4f.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %d = v4f.sub %x, %m : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  %sq = v4f.mul %d, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = v4f.reduce_mean %sq {axes = array<i64: 0>, keepdims = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %ve = v4f.add %v, %eps : (tensor<1x8xf32>, tensor<f32>) -> tensor<1x8xf32>
+  %s = v4f.sqrt %ve : tensor<1x8xf32>
+  %n = v4f.div %d, %s : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  %m2 = v4f.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d2 = v4f.sub %x, %m2 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq2 = v4f.mul %d2, %d2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v2 = v4f.reduce_mean %sq2 {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve2 = v4f.add %v2, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s2 = v4f.sqrt %ve2 : tensor<4x1xf32>
+  %n2 = v4f.div %d2, %s2 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %n, %n2, %d2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
