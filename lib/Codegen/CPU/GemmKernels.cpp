@@ -412,7 +412,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // ends) go lane by lane. Narrower rows go element by element. The scalar
   // paths avoid gathers, which cost more than scalar copies on AVX2.
   const int64_t kNR = s.nr, kL = s.lanes;
-  auto writeColumns = [=, &sp](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
+  auto writeColumns = [=](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
                                Value qBegin, Value qEnd, bool wholeRows) {
     KernelBuilder *kb = &kbr;
     OpBuilder &b = kb->b;

@@ -92,6 +92,42 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
 }
 
 namespace {
+/// Lanes of the vector paths over contiguous rows (a multiple of every
+/// target's f32 vector but AVX-512's, where LLVM uses half registers).
+constexpr int64_t kRowLanes = 8;
+
+/// A row [base, base + len) of f32 at `ptr` walked in kRowLanes vectors:
+/// `full` columns in whole vectors, then a masked tail.
+struct VectorRow {
+  KernelBuilder &kb;
+  Value ptr, full, tailMask;
+  Type vt;
+  VectorRow(KernelBuilder &kb, Value ptr, Value len)
+      : kb(kb), ptr(ptr), full(kb.mul(kb.div(len, kb.c(kRowLanes)), kb.c(kRowLanes))),
+        tailMask(kb.laneMask(kb.sub(len, full), kRowLanes)), vt(kb.vec(kRowLanes)) {}
+
+  /// Reduces map(x) over the row with `kind`: vector partials from
+  /// `identity`, the tail's missing lanes taking `identity`.
+  Value reduce(Value base, vector::CombiningKind kind, float identity,
+               const std::function<Value(Value)> &map = {}) {
+    OpBuilder &b = kb.b;
+    Location loc = kb.loc;
+    auto f = [&](Value x) { return map ? map(x) : x; };
+    auto combine = [&](Value a, Value c) -> Value {
+      return kind == vector::CombiningKind::ADD ? b.create<arith::AddFOp>(loc, a, c).getResult()
+                                                : b.create<arith::MaximumFOp>(loc, a, c).getResult();
+    };
+    Value init = kb.cf(identity, vt);
+    auto acc = kb.forLoop(kb.c(0), full, kb.c(kRowLanes), ValueRange{init},
+                          [&](Value j, ValueRange a) -> SmallVector<Value> {
+      return {combine(a[0], f(kb.load(vt, ptr, kb.add(base, j))))};
+    });
+    Value tail = b.create<arith::SelectOp>(loc, tailMask, f(kb.maskedLoad(vt, ptr, kb.add(base, full), tailMask)),
+                                           init);
+    return b.create<vector::ReductionOp>(loc, kind, combine(acc[0], tail));
+  }
+};
+
 /// Mean over the contiguous dims [a0, a1) of `X` into buffer `dst`.
 void emitContiguousMean(DispatchContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0,
                         int64_t a1, uint32_t dst) {
@@ -109,21 +145,9 @@ void emitContiguousMean(DispatchContext &ctx, const std::string &name, const Ten
   // latency of one add per element.
   std::optional<int64_t> staticInner = sp.constValue(inner);
   if (staticInner && *staticInner == 1) {
-    constexpr int64_t kLanes = 8;
-    OpBuilder &b = kb->b;
-    Location loc = kb->loc;
-    Type vt = kb->vec(kLanes);
-    Value full = kb->mul(kb->div(R, kb->c(kLanes)), kb->c(kLanes));
-    Value tailMask = kb->laneMask(kb->sub(R, full), kLanes);
-    Value Xp = kb->binding(1);
+    VectorRow rowOf(*kb, kb->binding(1), R);
     kb->forLoop(begin, end, kb->c(1), [&](Value o) {
-      Value src = kb->mul(o, R);
-      auto acc = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{kb->cf(0.f, vt)},
-                             [&](Value j, ValueRange a) -> SmallVector<Value> {
-        return {b.create<arith::AddFOp>(loc, a[0], kb->load(vt, Xp, kb->add(src, j)))};
-      });
-      Value total = b.create<arith::AddFOp>(loc, acc[0], kb->maskedLoad(vt, Xp, kb->add(src, full), tailMask));
-      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, total);
+      Value sum = rowOf.reduce(kb->mul(o, R), vector::CombiningKind::ADD, 0.f);
       kb->store(mulf(*kb, sum, scale), kb->binding(0), o);
     });
     kb->finish();
@@ -201,25 +225,18 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   // the scalar loops below (their float reductions may not be reassociated).
   std::optional<int64_t> staticInner = ctx.shapes.constValue(inner);
   if (mode == "softmax" && staticInner && *staticInner == 1) {
-    constexpr int64_t kLanes = 8;
+    constexpr int64_t kLanes = kRowLanes;
     OpBuilder &b = kb->b;
     Location loc = kb->loc;
-    Type vt = kb->vec(kLanes);
     Value Xp = kb->binding(1), Y = kb->binding(0);
-    Value full = kb->mul(kb->div(L, kb->c(kLanes)), kb->c(kLanes));
-    Value tailMask = kb->laneMask(kb->sub(L, full), kLanes);
-    Value negInf = kb->cf(-INFINITY, vt), zero = kb->cf(0.f, vt);
+    VectorRow rowOf(*kb, Xp, L);
+    Type vt = rowOf.vt;
+    Value full = rowOf.full, tailMask = rowOf.tailMask;
+    Value zero = kb->cf(0.f, vt);
     kb->forLoop(begin, end, kb->c(1), [&](Value row) {
       Value base = kb->mul(row, L);
       auto at = [&](Value j) { return kb->add(base, j); };
-      // Max: the tail's missing lanes read as -inf.
-      auto vmax = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{negInf},
-                              [&](Value j, ValueRange a) -> SmallVector<Value> {
-        return {b.create<arith::MaximumFOp>(loc, a[0], kb->load(vt, Xp, at(j)))};
-      });
-      Value tail = b.create<arith::SelectOp>(loc, tailMask, kb->maskedLoad(vt, Xp, at(full), tailMask), negInf);
-      Value mxv = b.create<arith::MaximumFOp>(loc, vmax[0], tail);
-      Value mx = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXIMUMF, mxv);
+      Value mx = rowOf.reduce(base, vector::CombiningKind::MAXIMUMF, -INFINITY);
       Value mxs = kb->splat(mx, kLanes);
       // exp(x - max), stored, and summed.
       auto vsum = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{zero},
@@ -521,25 +538,17 @@ LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   // masked tail (a scalar add chain is bound by the add latency), and the
   // normalization pass on vectors too when scale and bias cover the whole
   // row (no broadcast inside it).
-  constexpr int64_t kLanes = 8;
+  constexpr int64_t kLanes = kRowLanes;
   OpBuilder &b = kb->b;
   Location loc = kb->loc;
-  Type vt = kb->vec(kLanes);
   Value Xp = kb->binding(1);
-  Value full = kb->mul(kb->div(L, kb->c(kLanes)), kb->c(kLanes));
-  Value tailMask = kb->laneMask(kb->sub(L, full), kLanes);
+  VectorRow rowOf(*kb, Xp, L);
+  Type vt = rowOf.vt;
+  Value full = rowOf.full, tailMask = rowOf.tailMask;
   std::optional<int64_t> staticLen = sp.constValue(len);
   bool vectorAffine = staticLen && scaleCount == *staticLen && (biasCount == 0 || biasCount == *staticLen);
-  // Sum over the row of f(x) (f maps a vector; masked-off lanes are zeroed).
   auto rowSum = [&](Value base, const std::function<Value(Value)> &f) {
-    auto acc = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{kb->cf(0.f, vt)},
-                           [&](Value j, ValueRange a) -> SmallVector<Value> {
-      return {b.create<arith::AddFOp>(loc, a[0], f(kb->load(vt, Xp, kb->add(base, j))))};
-    });
-    Value tail = b.create<arith::SelectOp>(loc, tailMask, f(kb->maskedLoad(vt, Xp, kb->add(base, full), tailMask)),
-                                           kb->cf(0.f, vt));
-    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
-                                         b.create<arith::AddFOp>(loc, acc[0], tail)).getResult();
+    return rowOf.reduce(base, vector::CombiningKind::ADD, 0.f, f);
   };
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value base = kb->mul(row, L);
