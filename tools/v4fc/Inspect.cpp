@@ -1,7 +1,9 @@
 //===- Inspect.cpp - `v4fc inspect`: print an artifact's manifest ---------===//
 //
 // Reads the artifact with its own bounds checks and the FlatBuffers verifier
-// (the compiler does not link the runtime; they share only the format headers).
+// (the compiler does not link the runtime; they share only the format headers)
+// into one JSON description; `--json` prints it as is (the Python package's
+// v4f.inspect reads it), the text form is rendered from it.
 //
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
@@ -9,14 +11,21 @@
 #include "v4f/artifact_format.h"
 #include "v4f/artifact_manifest_generated.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <vector>
 
 namespace v4f {
+namespace json = llvm::json;
 
-static const char *sectionName(uint32_t kind) {
+namespace {
+
+const char *sectionName(uint32_t kind) {
   switch (kind) {
   case V4F_SECTION_CPU_LIBRARY: return "cpu-library";
   case V4F_SECTION_CONSTANTS: return "constants";
@@ -25,71 +34,95 @@ static const char *sectionName(uint32_t kind) {
   }
 }
 
-static void printSignature(const char *what, const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSig>> *sigs) {
-  std::printf("%s:\n", what);
-  if (!sigs) return;
+std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
+
+std::string hex64(uint64_t v) { return llvm::formatv("{0:x-16}", v).str(); }
+
+//===----------------------------------------------------------------------===//
+// The description
+//===----------------------------------------------------------------------===//
+
+/// One signature entry: shape holds ints, or the dim's name ("?" when it has
+/// none) where it is symbolic; dim_bounds ([min, max] or null per dim) only
+/// when some dim has compile-time bounds.
+json::Array describeSignature(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSig>> *sigs) {
+  json::Array out;
+  if (!sigs) return out;
   for (const auto *s : *sigs) {
-    std::printf("  %-24s %-8s [", s->name() ? s->name()->c_str() : "?", v4f_dtype_format_name(s->dtype()));
-    if (s->dims())
-      for (size_t i = 0; i < s->dims()->size(); ++i) {
-        if (i) std::printf(", ");
-        const char *name = s->dim_names() && i < s->dim_names()->size() ? s->dim_names()->Get(i)->c_str() : "";
-        if (s->dims()->Get(i) < 0) {
-          std::printf("%s", *name ? name : "?");
-          // Bounds set at compile time: N[1..8].
-          if (s->dim_min() && s->dim_max() && i < s->dim_max()->size() && s->dim_max()->Get(i) >= 0)
-            std::printf("[%lld..%lld]", (long long)s->dim_min()->Get(i), (long long)s->dim_max()->Get(i));
-        }
-        else std::printf("%lld", (long long)s->dims()->Get(i));
+    json::Array shape, bounds;
+    bool anyBound = false;
+    size_t rank = s->dims() ? s->dims()->size() : 0;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t d = s->dims()->Get(i);
+      std::string name = s->dim_names() && i < s->dim_names()->size() ? s->dim_names()->Get(i)->str() : "";
+      if (d >= 0) shape.push_back(d);
+      else shape.push_back(name.empty() ? "?" : name);
+      if (d < 0 && s->dim_min() && s->dim_max() && i < s->dim_max()->size() && i < s->dim_min()->size() &&
+          s->dim_max()->Get(i) >= 0) {
+        bounds.push_back(json::Array{s->dim_min()->Get(i), s->dim_max()->Get(i)});
+        anyBound = true;
+      } else {
+        bounds.push_back(nullptr);
       }
-    std::printf("]\n");
+    }
+    json::Object o{{"name", str(s->name())}, {"dtype", v4f_dtype_format_name(s->dtype())}, {"shape", std::move(shape)}};
+    if (anyBound) o["dim_bounds"] = std::move(bounds);
+    out.push_back(std::move(o));
   }
+  return out;
 }
 
-static const char *str(const flatbuffers::String *s) { return s ? s->c_str() : ""; }
-
-/// Prints a plan's executables; returns their entry-point count.
-static size_t printExecutables(const fb::Manifest *manifest) {
+json::Object describePlan(const fb::Manifest *manifest, bool showPlan) {
+  json::Array executables;
   size_t kernels = 0;
   if (manifest->executables())
     for (size_t i = 0; i < manifest->executables()->size(); ++i) {
       const auto *e = manifest->executables()->Get(i);
       size_t entries = e->entry_points() ? e->entry_points()->size() : 0;
       kernels += entries;
-      std::printf("executable %zu: %s %s, kernel ABI v%u, section %u, %zu entry points\n", i,
-                  fb::EnumNameExecutableTarget(e->target()), fb::EnumNameExecutableFormat(e->format()),
-                  e->abi_version(), e->section(), entries);
-      std::printf("  target:       %s, cpu %s\n", str(e->triple()), str(e->cpu()));
-      std::printf("  cpu features:");
+      json::Array features;
       if (e->features())
-        for (const auto *f : *e->features()) std::printf(" %s", f->c_str());
-      std::printf("\n");
+        for (const auto *f : *e->features()) features.push_back(f->str());
+      executables.push_back(json::Object{{"target", fb::EnumNameExecutableTarget(e->target())},
+                                         {"format", fb::EnumNameExecutableFormat(e->format())},
+                                         {"abi_version", e->abi_version()},
+                                         {"section", e->section()},
+                                         {"entry_points", int64_t(entries)},
+                                         {"triple", str(e->triple())},
+                                         {"cpu", str(e->cpu())},
+                                         {"cpu_features", std::move(features)}});
     }
-  return kernels;
-}
-
-static void printPlan(const fb::Manifest *manifest, size_t kernels, bool showPlan) {
   size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
-  size_t buffers = manifest->buffers() ? manifest->buffers()->size() : 0;
-  size_t regs = manifest->shape_program() ? manifest->shape_program()->size() : 0;
-  std::printf("plan:         %zu dispatches, %zu kernels, %zu buffers, %zu shape registers\n", dispatches, kernels,
-              buffers, regs);
-  if (showPlan && manifest->dispatches())
-    for (size_t i = 0; i < dispatches; ++i) {
-      const auto *d = manifest->dispatches()->Get(i);
-      std::string guard = d->guard() >= 0 ? "  (runs if r" + std::to_string(d->guard()) + " != 0)" : "";
-      std::printf("  #%-4zu exe %u kernel %-4u bindings %-3u  %s%s\n", i, d->executable(), d->entry_point(),
-                  d->bindings() ? d->bindings()->size() : 0, str(d->name()), guard.c_str());
-    }
-  if (showPlan && manifest->loops())
-    for (size_t i = 0; i < manifest->loops()->size(); ++i) {
-      const auto *l = manifest->loops()->Get(i);
-      std::printf("  loop %zu: dispatches #%u..#%u run r%u times (at most %lld)  %s\n", i, l->begin(), l->end() - 1,
-                  l->trip_count(), static_cast<long long>(l->max_iterations()), str(l->name()));
-    }
+  json::Object plan{{"executables", std::move(executables)},
+                    {"dispatch_count", int64_t(dispatches)},
+                    {"kernel_count", int64_t(kernels)},
+                    {"buffer_count", int64_t(manifest->buffers() ? manifest->buffers()->size() : 0)},
+                    {"shape_register_count", int64_t(manifest->shape_program() ? manifest->shape_program()->size() : 0)}};
+  if (!showPlan) return plan;
+  json::Array list, loops;
+  for (size_t i = 0; i < dispatches; ++i) {
+    const auto *d = manifest->dispatches()->Get(i);
+    json::Object o{{"index", int64_t(i)},
+                   {"name", str(d->name())},
+                   {"executable", d->executable()},
+                   {"entry_point", d->entry_point()},
+                   {"bindings", int64_t(d->bindings() ? d->bindings()->size() : 0)}};
+    if (d->guard() >= 0) o["guard_register"] = d->guard();
+    list.push_back(std::move(o));
+  }
+  if (manifest->loops())
+    for (const auto *l : *manifest->loops())
+      loops.push_back(json::Object{{"name", str(l->name())},
+                                   {"begin", l->begin()},
+                                   {"end", l->end()},
+                                   {"trip_count_register", l->trip_count()},
+                                   {"max_iterations", l->max_iterations()}});
+  plan["dispatches"] = std::move(list);
+  plan["loops"] = std::move(loops);
+  return plan;
 }
 
-bool inspectArtifact(const std::string &path, bool showPlan, std::string &error) {
+bool describeArtifact(const std::string &path, bool showPlan, json::Object &out, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open";
@@ -123,28 +156,135 @@ bool inspectArtifact(const std::string &path, bool showPlan, std::string &error)
     return false;
   }
   const fb::Manifest *manifest = fb::GetManifest(m);
-  std::printf("artifact:     %s (%zu bytes, format %u.%u)\n", path.c_str(), bytes.size(), header.format_major,
-              header.format_minor);
-  std::printf("producer:     %s\n", str(manifest->producer()));
-  std::printf("model:        %s\n", str(manifest->model_name()));
-  size_t kernels = printExecutables(manifest);
-  printSignature("inputs", manifest->inputs());
-  printSignature("outputs", manifest->outputs());
-  std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
-  std::printf("  %-12s %12llu %12llu  %016llx\n", "manifest", (unsigned long long)header.manifest_offset,
-              (unsigned long long)header.manifest_size, (unsigned long long)header.manifest_digest);
+  json::Array sections;
+  sections.push_back(json::Object{{"kind", "manifest"},
+                                  {"offset", int64_t(header.manifest_offset)},
+                                  {"size", int64_t(header.manifest_size)},
+                                  {"digest", hex64(header.manifest_digest)}});
   if (manifest->sections())
     for (const auto *s : *manifest->sections())
-      std::printf("  %-12s %12llu %12llu  %016llx\n", sectionName(s->kind()), (unsigned long long)s->offset(),
-                  (unsigned long long)s->size(), (unsigned long long)s->digest());
-  printPlan(manifest, kernels, showPlan);
-  // Multi-ISA artifacts: the plan of every other CPU target; the runtime
-  // loads the one whose features the machine has, preferring the most.
-  size_t variants = manifest->variants() ? manifest->variants()->size() : 0;
-  for (size_t v = 0; v < variants; ++v) {
-    const fb::Manifest *variant = manifest->variants()->Get(v);
-    std::printf("variant %zu of %zu (the plan above is variant 0, the baseline):\n", v + 1, variants + 1);
-    printPlan(variant, printExecutables(variant), showPlan);
+      sections.push_back(json::Object{{"kind", sectionName(s->kind())},
+                                      {"offset", int64_t(s->offset())},
+                                      {"size", int64_t(s->size())},
+                                      {"digest", hex64(s->digest())}});
+  // Multi-ISA artifacts: plan 0 is the baseline (the top-level manifest),
+  // then the plan of every other CPU target; the runtime loads the one whose
+  // features the machine has, preferring the most.
+  json::Array plans;
+  plans.push_back(describePlan(manifest, showPlan));
+  if (manifest->variants())
+    for (const fb::Manifest *variant : *manifest->variants()) plans.push_back(describePlan(variant, showPlan));
+  out = json::Object{{"path", path},
+                     {"file_size", int64_t(bytes.size())},
+                     {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
+                     {"producer", str(manifest->producer())},
+                     {"model", str(manifest->model_name())},
+                     {"inputs", describeSignature(manifest->inputs())},
+                     {"outputs", describeSignature(manifest->outputs())},
+                     {"sections", std::move(sections)},
+                     {"plans", std::move(plans)}};
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The text form
+//===----------------------------------------------------------------------===//
+
+std::string getStr(const json::Object &o, llvm::StringRef key) { return o.getString(key).value_or("").str(); }
+long long getInt(const json::Object &o, llvm::StringRef key) { return o.getInteger(key).value_or(-1); }
+
+void printSignature(const char *what, const json::Array &sigs) {
+  std::printf("%s:\n", what);
+  for (const json::Value &v : sigs) {
+    const json::Object &s = *v.getAsObject();
+    std::printf("  %-24s %-8s [", getStr(s, "name").c_str(), getStr(s, "dtype").c_str());
+    const json::Array &shape = *s.getArray("shape");
+    const json::Array *bounds = s.getArray("dim_bounds");
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (i) std::printf(", ");
+      if (auto d = shape[i].getAsInteger()) {
+        std::printf("%lld", (long long)*d);
+        continue;
+      }
+      std::printf("%s", shape[i].getAsString().value_or("?").str().c_str());
+      if (bounds && (*bounds)[i].getAsArray()) // bounds set at compile time: N[1..8]
+        std::printf("[%lld..%lld]", (long long)*(*(*bounds)[i].getAsArray())[0].getAsInteger(),
+                    (long long)*(*(*bounds)[i].getAsArray())[1].getAsInteger());
+    }
+    std::printf("]\n");
+  }
+}
+
+void printExecutables(const json::Object &plan) {
+  size_t i = 0;
+  for (const json::Value &v : *plan.getArray("executables")) {
+    const json::Object &e = *v.getAsObject();
+    std::printf("executable %zu: %s %s, kernel ABI v%lld, section %lld, %lld entry points\n", i++,
+                getStr(e, "target").c_str(), getStr(e, "format").c_str(), getInt(e, "abi_version"),
+                getInt(e, "section"), getInt(e, "entry_points"));
+    std::printf("  target:       %s, cpu %s\n", getStr(e, "triple").c_str(), getStr(e, "cpu").c_str());
+    std::printf("  cpu features:");
+    for (const json::Value &f : *e.getArray("cpu_features"))
+      std::printf(" %s", f.getAsString().value_or("").str().c_str());
+    std::printf("\n");
+  }
+}
+
+void printPlan(const json::Object &plan) {
+  std::printf("plan:         %lld dispatches, %lld kernels, %lld buffers, %lld shape registers\n",
+              getInt(plan, "dispatch_count"), getInt(plan, "kernel_count"), getInt(plan, "buffer_count"),
+              getInt(plan, "shape_register_count"));
+  if (const json::Array *list = plan.getArray("dispatches"))
+    for (const json::Value &v : *list) {
+      const json::Object &d = *v.getAsObject();
+      std::string guard = d.get("guard_register") ? "  (runs if r" + std::to_string(getInt(d, "guard_register")) + " != 0)" : "";
+      std::printf("  #%-4lld exe %lld kernel %-4lld bindings %-3lld  %s%s\n", getInt(d, "index"),
+                  getInt(d, "executable"), getInt(d, "entry_point"), getInt(d, "bindings"), getStr(d, "name").c_str(),
+                  guard.c_str());
+    }
+  size_t i = 0;
+  if (const json::Array *loops = plan.getArray("loops"))
+    for (const json::Value &v : *loops) {
+      const json::Object &l = *v.getAsObject();
+      std::printf("  loop %zu: dispatches #%lld..#%lld run r%lld times (at most %lld)  %s\n", i++, getInt(l, "begin"),
+                  getInt(l, "end") - 1, getInt(l, "trip_count_register"), getInt(l, "max_iterations"),
+                  getStr(l, "name").c_str());
+    }
+}
+
+void printText(const json::Object &a) {
+  std::printf("artifact:     %s (%lld bytes, format %s)\n", getStr(a, "path").c_str(), getInt(a, "file_size"),
+              getStr(a, "format_version").c_str());
+  std::printf("producer:     %s\n", getStr(a, "producer").c_str());
+  std::printf("model:        %s\n", getStr(a, "model").c_str());
+  const json::Array &plans = *a.getArray("plans");
+  printExecutables(*plans[0].getAsObject());
+  printSignature("inputs", *a.getArray("inputs"));
+  printSignature("outputs", *a.getArray("outputs"));
+  std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
+  for (const json::Value &v : *a.getArray("sections")) {
+    const json::Object &s = *v.getAsObject();
+    std::printf("  %-12s %12lld %12lld  %s\n", getStr(s, "kind").c_str(), getInt(s, "offset"), getInt(s, "size"),
+                getStr(s, "digest").c_str());
+  }
+  printPlan(*plans[0].getAsObject());
+  for (size_t v = 1; v < plans.size(); ++v) {
+    std::printf("variant %zu of %zu (the plan above is variant 0, the baseline):\n", v, plans.size());
+    printExecutables(*plans[v].getAsObject());
+    printPlan(*plans[v].getAsObject());
+  }
+}
+
+} // namespace
+
+bool inspectArtifact(const std::string &path, bool showPlan, bool asJson, std::string &error) {
+  json::Object description;
+  if (!describeArtifact(path, showPlan, description, error)) return false;
+  if (asJson) {
+    llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(description))) << "\n";
+    llvm::outs().flush();
+  } else {
+    printText(description);
   }
   return true;
 }

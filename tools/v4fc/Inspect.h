@@ -6,8 +6,10 @@
 
 namespace v4f {
 /// Prints header, I/O signature, sections, kernels and plan summary of the
-/// artifact at `path` to stdout; returns false with `error` if it is invalid.
-bool inspectArtifact(const std::string &path, bool showPlan, std::string &error);
+/// artifact at `path` to stdout (as text, or as one JSON object when `asJson`;
+/// both come from the same description); returns false with `error` if it is
+/// invalid.
+bool inspectArtifact(const std::string &path, bool showPlan, bool asJson, std::string &error);
 } // namespace v4f
 
 #endif

@@ -14,6 +14,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -200,27 +204,60 @@ int runCompile(const CompileOptions &opts) {
   return 0;
 }
 
-int runCheck(const std::string &path, const CompileOptions &shapeOpts) {
+/// `v4fc check`: operator coverage, then (when every node is supported) the
+/// import and graph passes as `compile` runs them. With `asJson` the report
+/// is one JSON object on stdout (the Python package's v4f.check reads it):
+/// ir_version, opset, operators [{op_type, nodes, supported}], unsupported
+/// [{node, op_type, opset, reason}], nodes, supported_nodes, graph_passes
+/// ("ok", "failed" or "not run") and error (the message, or null). The exit
+/// status is the same in both forms: non-zero unless everything passed.
+int runCheck(const std::string &path, const CompileOptions &shapeOpts, bool asJson) {
   v4f::CoverageReport report;
   std::string error;
   if (!v4f::checkONNXModel(path, report, error)) return fail(error);
-  std::printf("model: %s (ir_version %lld, opset %lld)\n", path.c_str(), (long long)report.irVersion,
-              (long long)report.opset);
   std::map<std::string, int64_t> failing;
   for (const auto &u : report.unsupported) failing[u.opType]++;
-  std::printf("%-28s %6s  %s\n", "operator", "nodes", "status");
   int64_t total = 0, bad = 0;
+  llvm::json::Array operators, unsupported;
+  if (!asJson) {
+    std::printf("model: %s (ir_version %lld, opset %lld)\n", path.c_str(), (long long)report.irVersion,
+                (long long)report.opset);
+    std::printf("%-28s %6s  %s\n", "operator", "nodes", "status");
+  }
   for (const auto &[op, count] : report.opCounts) {
     total += count;
     bad += failing.count(op) ? failing[op] : 0;
-    std::printf("%-28s %6lld  %s\n", op.c_str(), (long long)count,
-                failing.count(op) ? "UNSUPPORTED" : "supported");
+    if (asJson)
+      operators.push_back(llvm::json::Object{{"op_type", op}, {"nodes", count}, {"supported", !failing.count(op)}});
+    else
+      std::printf("%-28s %6lld  %s\n", op.c_str(), (long long)count, failing.count(op) ? "UNSUPPORTED" : "supported");
   }
-  std::printf("coverage: %lld of %lld nodes supported\n", (long long)(total - bad), (long long)total);
-  if (!report.unsupported.empty()) {
-    std::fprintf(stderr, "v4fc: error: %s\n", report.formatError().c_str());
-    return 1;
-  }
+  for (const auto &u : report.unsupported)
+    unsupported.push_back(
+        llvm::json::Object{{"node", u.nodeName}, {"op_type", u.opType}, {"opset", u.opset}, {"reason", u.reason}});
+  auto finish = [&](const char *graphPasses, const std::string &message) {
+    if (!asJson) {
+      if (*graphPasses != 'n') {
+        std::printf("import and graph passes: %s\n", graphPasses[0] == 'o' ? "ok" : "FAILED");
+        std::fflush(stdout); // the report, then the error, also when both go to one file
+      }
+      return message.empty() ? 0 : fail(message);
+    }
+    llvm::json::Object o{{"model", path},
+                         {"ir_version", report.irVersion},
+                         {"opset", report.opset},
+                         {"operators", std::move(operators)},
+                         {"unsupported", std::move(unsupported)},
+                         {"nodes", total},
+                         {"supported_nodes", total - bad},
+                         {"graph_passes", graphPasses},
+                         {"error", message.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(message)}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
+    llvm::outs().flush();
+    return message.empty() ? 0 : 1;
+  };
+  if (!asJson) std::printf("coverage: %lld of %lld nodes supported\n", (long long)(total - bad), (long long)total);
+  if (!report.unsupported.empty()) return finish("not run", report.formatError());
   // Supported ops can still fail on their shapes and attributes: run the
   // import and the graph passes as `compile` would (with the same shape
   // options), stopping before code generation.
@@ -228,13 +265,8 @@ int runCheck(const std::string &path, const CompileOptions &shapeOpts) {
   if (!parseShapeOptions(shapeOpts, copts, error)) return fail(error);
   copts.stopAfter = v4f::CompilerOptions::Stage::GraphIR;
   v4f::CompiledModel model;
-  if (!v4f::compileONNXModel(path, copts, model, error)) {
-    std::printf("import and graph passes: FAILED\n");
-    std::fflush(stdout); // the report, then the error, also when both go to one file
-    return fail(error);
-  }
-  std::printf("import and graph passes: ok\n");
-  return 0;
+  if (!v4f::compileONNXModel(path, copts, model, error)) return finish("failed", error);
+  return finish("ok", "");
 }
 
 } // namespace
@@ -281,12 +313,16 @@ int main(int argc, char **argv) {
   check->add_option("--input-shape", checkShapes.inputShapes, "As for compile: NAME=D0,D1,...");
   check->add_option("--dim", checkShapes.dims, "As for compile: NAME=VALUE");
   check->add_option("--input-value", checkShapes.inputValues, "As for compile: NAME=FILE.npy");
+  bool checkJson = false;
+  check->add_flag("--json", checkJson, "Print the report as one JSON object (exit status as without it)");
 
   std::string inspectPath;
   bool showPlan = false;
   auto *inspect = app.add_subcommand("inspect", "Print the manifest, I/O signature and sections of a .v4f file");
   inspect->add_option("artifact", inspectPath, ".v4f file")->required()->check(CLI::ExistingFile);
   inspect->add_flag("--plan", showPlan, "Also list every dispatch");
+  bool inspectJson = false;
+  inspect->add_flag("--json", inspectJson, "Print the description as one JSON object");
 
   try {
     app.parse(argc, argv);
@@ -304,11 +340,11 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (checkPath.empty()) return fail("check needs a model file (or --supported-ops)");
-    return runCheck(checkPath, checkShapes);
+    return runCheck(checkPath, checkShapes, checkJson);
   }
   if (inspect->parsed()) {
     std::string error;
-    if (!v4f::inspectArtifact(inspectPath, showPlan, error)) return fail(error);
+    if (!v4f::inspectArtifact(inspectPath, showPlan, inspectJson, error)) return fail(error);
     return 0;
   }
   return 0;
