@@ -51,8 +51,15 @@ PyObject *errorClass(const char *name) {
   return p;
 }
 
+/// str(obj), as a C++ string.
+std::string text(nb::handle obj) {
+  PyObject *s = PyObject_Str(obj.ptr());
+  if (!s) throw nb::python_error();
+  return nb::cast<std::string>(nb::steal<nb::str>(s));
+}
+
 /// The message of a caught Python exception.
-std::string messageOf(const nb::python_error &e) { return nb::cast<std::string>(nb::str(e.value())); }
+std::string messageOf(const nb::python_error &e) { return text(e.value()); }
 
 [[noreturn]] void raise(const char *cls, const std::string &message) {
   PyErr_SetString(errorClass(cls), message.c_str());
@@ -210,7 +217,7 @@ public:
     NumPy &np = NumPy::get();
     nb::object feedHolder;
     if (!PyDict_Check(feed.ptr())) {
-      if (feed.is_none() || !PyMapping_Check(feed.ptr()))
+      if (feed.is_none() || !PyObject_HasAttrString(feed.ptr(), "keys")) // not a mapping
         raise("InvalidArgumentError", "run: the inputs must be a dict {name: array}");
       PyObject *copy = PyObject_CallOneArg(reinterpret_cast<PyObject *>(&PyDict_Type), feed.ptr()); // any mapping
       if (!copy) throw nb::python_error();
@@ -446,7 +453,7 @@ private:
     for (auto [key, value] : nb::borrow<nb::dict>(feed)) {
       if (!nb::isinstance<nb::str>(key))
         raise("InvalidArgumentError", "run: input names must be strings, got " +
-                                          nb::cast<std::string>(nb::str(key.type().attr("__name__"))));
+                                          text(key.type().attr("__name__")));
       std::string name = nb::cast<std::string>(key);
       bool known = false;
       for (const TensorSlot &t : inputs_) known |= t.name == name;
@@ -491,7 +498,7 @@ private:
     if (same < 0) throw nb::python_error();
     if (!same)
       raise("InvalidArgumentError", "run: input '" + slot.name + "' has dtype " +
-                                        nb::cast<std::string>(nb::str(dtype)) + "; the model expects " +
+                                        text(dtype) + "; the model expects " +
                                         v4f_dtype_name(slot.dtype) + " (convert it with .astype(), v4f does not cast)");
     nb::object view = slot.np.raw.is_none() ? array : array.attr("view")(slot.np.raw);
     if (!buffer.acquire(view.ptr(), PyBUF_STRIDED_RO))
@@ -520,7 +527,7 @@ private:
     int same = PyObject_RichCompareBool(array.attr("dtype").ptr(), slot.np.dtype.ptr(), Py_EQ);
     if (same < 0) throw nb::python_error();
     if (!same)
-      raise("InvalidArgumentError", what + " has dtype " + nb::cast<std::string>(nb::str(array.attr("dtype"))) +
+      raise("InvalidArgumentError", what + " has dtype " + text(array.attr("dtype")) +
                                         "; the output is " + v4f_dtype_name(slot.dtype));
     if (!nb::cast<bool>(array.attr("flags").attr("c_contiguous")) ||
         !nb::cast<bool>(array.attr("flags").attr("writeable")))
@@ -529,7 +536,7 @@ private:
     bool ok = int32_t(shape.size()) == need.rank;
     for (int32_t d = 0; ok && d < need.rank; ++d) ok = nb::cast<int64_t>(shape[d]) == need.dims[d];
     if (!ok)
-      raise("InvalidArgumentError", what + " has shape " + nb::cast<std::string>(nb::str(shape)) +
+      raise("InvalidArgumentError", what + " has shape " + text(shape) +
                                         "; for these inputs the output is " + dimsText(need.dims, need.rank));
   }
 

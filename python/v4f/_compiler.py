@@ -71,7 +71,12 @@ class _Args:
             data = model.SerializeToString()
         else:
             raise TypeError(f"model must be a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
-        path = os.path.join(self.tmp, "model.onnx")
+        # The artifact's model name is the file's stem: the graph's name for
+        # a ModelProto (as an exported file is usually named), else "model".
+        stem = "model"
+        if hasattr(model, "graph") and getattr(model.graph, "name", ""):
+            stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.graph.name)[:100] or "model"
+        path = os.path.join(self.tmp, stem + ".onnx")
         with open(path, "wb") as f:
             f.write(data)
         return path
