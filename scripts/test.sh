@@ -9,6 +9,8 @@
 #   5. hostile ONNX models (test/hostile/run_hostile_models.py)
 #   6. the ONNX backend node test suite with its expected-failure list
 #      (test/onnx-backend/run_node_tests.py)
+#   7. the Python package: `pip install .` into a fresh venv, then its pytest
+#      suite (scripts/test_python.sh)
 # Runs all phases even if one fails; exits non-zero if anything failed.
 # Extra arguments are passed to run_e2e.py (e.g. --only mlp).
 set -uo pipefail
@@ -43,6 +45,7 @@ else
   phase "greedy decode (examples/greedy_decode)" .venv/bin/python examples/greedy_decode/compare_with_ort.py --build "$BUILD_DIR"
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
+  phase "python package (scripts/test_python.sh)" scripts/test_python.sh
 fi
 
 printf '\n==== summary ====\n'
