@@ -334,16 +334,18 @@ public:
     return entries;
   }
 
-  // Metadata (valid while open).
-  std::string modelName() const { return model_ ? v4f_model_name(model_) : ""; }
-  std::string producer() const { return model_ ? v4f_model_producer(model_) : ""; }
-  std::string targetCpu() const { return model_ ? v4f_model_target_cpu(model_) : ""; }
-  size_t variant() const { return model_ ? v4f_model_variant(model_) : 0; }
-  size_t variantCount() const { return model_ ? v4f_model_variant_count(model_) : 0; }
-  int32_t threadCount() const { return session_ ? v4f_session_thread_count(session_) : 0; }
-  size_t peakMemory() const { return session_ ? v4f_session_peak_memory(session_) : 0; }
-  size_t lastInputCopies() const { return lastInputCopies_; }
-  nb::list lastInputAddresses() const {
+  // Metadata ("" / 0 once closed); under the lock, so a close() on another
+  // thread cannot free the model in between.
+  std::string modelName() { Lock lock(*this); return model_ ? v4f_model_name(model_) : ""; }
+  std::string producer() { Lock lock(*this); return model_ ? v4f_model_producer(model_) : ""; }
+  std::string targetCpu() { Lock lock(*this); return model_ ? v4f_model_target_cpu(model_) : ""; }
+  size_t variant() { Lock lock(*this); return model_ ? v4f_model_variant(model_) : 0; }
+  size_t variantCount() { Lock lock(*this); return model_ ? v4f_model_variant_count(model_) : 0; }
+  int32_t threadCount() { Lock lock(*this); return session_ ? v4f_session_thread_count(session_) : 0; }
+  size_t peakMemory() { Lock lock(*this); return session_ ? v4f_session_peak_memory(session_) : 0; }
+  size_t lastInputCopies() { Lock lock(*this); return lastInputCopies_; }
+  nb::list lastInputAddresses() {
+    Lock lock(*this);
     nb::list l;
     for (uintptr_t a : lastInputAddresses_) l.append(a);
     return l;
