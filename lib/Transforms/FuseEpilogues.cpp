@@ -6,6 +6,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+
 namespace v4f {
 #define GEN_PASS_DEF_FUSEEPILOGUES
 #include "v4f/Transforms/Passes.h.inc"
@@ -149,6 +151,107 @@ struct FuseActivation : OpRewritePattern<ActOp> {
   }
 };
 
+/// The float32 value of a one-element constant.
+std::optional<float> scalarValue(Value v) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32() || attr.getNumElements() != 1)
+    return std::nullopt;
+  return *attr.getValues<float>().begin();
+}
+
+/// GELU as exporters write it (torch.onnx before opset 20, HF BERT/GPT-2
+/// graphs): x * 0.5 * (1 + erf(x / sqrt(2))), the three factors multiplied in
+/// any grouping, erf's argument x / c or x * c with c = sqrt(2) or 1 / sqrt(2)
+/// as written in float32, the 1 added on either side. When x is a conv or
+/// matmul with a plain epilogue (used only by the GELU) the whole expression
+/// becomes its "gelu" epilogue: one kernel writes GELU(x @ w + b) instead of
+/// the GEMM writing x and a second dispatch reading it back. (Elsewhere the
+/// chain stays: dispatch-region formation already fuses it into one pass.)
+struct FuseGelu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The leaves of the product rooted at `v`: inner multiplies used only by
+  /// the product are opened up.
+  static void factors(Value v, SmallVectorImpl<Value> &out, SmallVectorImpl<Operation *> &inner) {
+    if (auto mul = v.getDefiningOp<MulOp>(); mul && v.hasOneUse() && out.size() < 4) {
+      inner.push_back(mul);
+      factors(mul.getLhs(), out, inner);
+      factors(mul.getRhs(), out, inner);
+      return;
+    }
+    out.push_back(v);
+  }
+
+  static bool near(std::optional<float> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; }
+
+  /// erf's argument when `v` is x / sqrt(2) or x * (1/sqrt(2)) with one use.
+  static Value erfArgumentOf(Value v, Operation *&op) {
+    if (!v.hasOneUse()) return {};
+    if (auto div = v.getDefiningOp<DivOp>(); div && near(scalarValue(div.getRhs()), M_SQRT2)) {
+      op = div;
+      return div.getLhs();
+    }
+    if (auto mul = v.getDefiningOp<MulOp>()) {
+      op = mul;
+      if (near(scalarValue(mul.getRhs()), M_SQRT1_2)) return mul.getLhs();
+      if (near(scalarValue(mul.getLhs()), M_SQRT1_2)) return mul.getRhs();
+    }
+    return {};
+  }
+
+  /// x when `v` is 1 + erf(x / sqrt(2)) (each piece used once), with the
+  /// ops it consists of appended to `ops`.
+  static Value geluInputOf(Value v, SmallVectorImpl<Operation *> &ops) {
+    auto add = v.getDefiningOp<AddOp>();
+    if (!add || !v.hasOneUse()) return {};
+    Value erfValue = near(scalarValue(add.getRhs()), 1.0)   ? add.getLhs()
+                     : near(scalarValue(add.getLhs()), 1.0) ? add.getRhs()
+                                                            : Value();
+    auto erf = erfValue ? erfValue.getDefiningOp<ErfOp>() : nullptr;
+    if (!erf || !erfValue.hasOneUse()) return {};
+    Operation *argOp = nullptr;
+    Value x = erfArgumentOf(erf.getInput(), argOp);
+    if (!x) return {};
+    ops.append({add, erf, argOp});
+    return x;
+  }
+
+  LogicalResult matchAndRewrite(MulOp root, PatternRewriter &rewriter) const override {
+    SmallVector<Value> leaves;
+    SmallVector<Operation *> dead;
+    factors(root.getLhs(), leaves, dead);
+    factors(root.getRhs(), leaves, dead);
+    if (leaves.size() != 3) return failure();
+    // One leaf is 0.5, one is 1 + erf(x / sqrt 2), one is x itself.
+    Value x, half, erfTerm;
+    for (Value leaf : leaves) {
+      if (!half && near(scalarValue(leaf), 0.5)) half = leaf;
+      else if (!erfTerm && leaf.getDefiningOp<AddOp>()) erfTerm = leaf;
+      else x = x ? Value() : leaf;
+    }
+    if (!x || !half || !erfTerm || x.getType() != root.getType()) return failure();
+    SmallVector<Operation *> erfOps;
+    if (geluInputOf(erfTerm, erfOps) != x) return failure();
+    // x is used by the GELU only: the argument of erf and one factor.
+    if (!llvm::hasNItems(x.getUses(), 2)) return failure();
+    Operation *replacement = nullptr;
+    if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none") {
+      replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), "gelu", 0, 0);
+    } else if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none") {
+      replacement = rewriter.create<MatMulOp>(mm.getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), mm.getBias(),
+                                              rewriter.getStringAttr("gelu"), rewriter.getF32FloatAttr(0),
+                                              rewriter.getF32FloatAttr(0));
+    }
+    if (!replacement) return failure();
+    Operation *producer = x.getDefiningOp();
+    rewriter.replaceOp(root, replacement->getResults());
+    for (Operation *op : llvm::reverse(dead)) rewriter.eraseOp(op);
+    for (Operation *op : erfOps) rewriter.eraseOp(op);
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
 struct FuseEpiloguesPass : v4f::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -169,6 +272,7 @@ void v4f::populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   patterns.add<FuseActivation<TanhOp>>(ctx, "tanh");
   patterns.add<FuseActivation<HardSigmoidOp>>(ctx, "hard_sigmoid");
   patterns.add<FuseActivation<HardSwishOp>>(ctx, "hard_swish");
+  patterns.add<FuseGelu>(ctx);
 }
 
 std::unique_ptr<Pass> v4f::createFuseEpiloguesPass() {

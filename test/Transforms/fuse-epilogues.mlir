@@ -90,3 +90,78 @@ func.func @matmul_hard_sigmoid(%a: tensor<3x4xf32>) -> tensor<3x2xf32> {
   %1 = v4f.hard_sigmoid %m {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<3x2xf32>
   return %1 : tensor<3x2xf32>
 }
+
+// -----
+
+// GELU as exporters write it, x * (1 + erf(x / sqrt 2)) * 0.5 after a matmul
+// with its bias, becomes the matmul's "gelu" epilogue; so does the grouping
+// (x * 0.5) * (1 + erf(x * 1/sqrt 2)) with the 1 on the left, after a conv.
+// CHECK-LABEL: func @matmul_gelu
+// CHECK: %[[M:.*]] = v4f.matmul %{{.*}}, %{{.*}} bias(%{{.*}}) {activation = "gelu"}
+// CHECK-NOT: v4f.erf
+// CHECK-NOT: v4f.mul
+// CHECK: return %[[M]]
+func.func @matmul_gelu(%a: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<1.0> : tensor<4x2xf32>
+  %b = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %s2 = arith.constant dense<1.41421354> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %m = v4f.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %x = v4f.add %m, %b : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  %d = v4f.div %x, %s2 : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %e = v4f.erf %d : tensor<3x2xf32>
+  %p1 = v4f.add %e, %one : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %p = v4f.mul %x, %p1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %y = v4f.mul %p, %half : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @conv_gelu_regrouped
+// CHECK: %[[C:.*]] = v4f.conv %{{.*}}, %{{.*}} {activation = "gelu"
+// CHECK-NOT: v4f.erf
+// CHECK: return %[[C]]
+func.func @conv_gelu_regrouped(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = arith.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %r2 = arith.constant dense<0.707106769> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %c = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %h = v4f.mul %c, %half : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %d = v4f.mul %r2, %c : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %e = v4f.erf %d : tensor<1x2x4x4xf32>
+  %p1 = v4f.add %one, %e : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = v4f.mul %h, %p1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Not GELU: the wrong constant under erf, and x also used elsewhere (the
+// matmul must stay visible): the chains stay as they are.
+// CHECK-LABEL: func @not_gelu
+// CHECK-COUNT-2: v4f.erf
+// CHECK-NOT: activation = "gelu"
+func.func @not_gelu(%a: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  %w = arith.constant dense<1.0> : tensor<4x2xf32>
+  %s3 = arith.constant dense<1.7320508> : tensor<f32>
+  %s2 = arith.constant dense<1.41421354> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %m = v4f.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %d = v4f.div %m, %s3 : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %e = v4f.erf %d : tensor<3x2xf32>
+  %p1 = v4f.add %e, %one : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %p = v4f.mul %m, %p1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %y = v4f.mul %p, %half : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %m2 = v4f.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %d2 = v4f.div %m2, %s2 : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %e2 = v4f.erf %d2 : tensor<3x2xf32>
+  %q1 = v4f.add %e2, %one : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %q = v4f.mul %m2, %q1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %z = v4f.mul %q, %half : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  return %y, %z, %m2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}

@@ -209,6 +209,36 @@ def make_layer_norm_rows(flags=()) -> Case:
                 note="rows of 37, 185 and 1", compile_flags=list(flags))
 
 
+def make_gelu_epilogue(flags=()) -> Case:
+    """GELU as exporters write it fused into GEMM epilogues (v4f-fuse-epilogues):
+    a matmul + bias at 37 x 70 (edge tiles on every target, N rows at run time)
+    as x * (1 + erf(x / sqrt 2)) * 0.5, a 3x3 conv as (x * 0.5) * (1 + erf(x *
+    1/sqrt 2)); beside it the same chain on a matmul whose result is also an
+    output (not fused) and on a plain input (one elementwise pass)."""
+    g = GraphBuilder(seed=47)
+    c = lambda v, p: g.const(np.array(v, np.float32), p)  # noqa: E731
+    sqrt2, inv_sqrt2, one, half = c(1.4142135, "sqrt2"), c(0.70710677, "inv_sqrt2"), c(1.0, "one"), c(0.5, "half")
+
+    def gelu_div(x, out):
+        erf = g.op("Erf", [g.op("Div", [x, sqrt2])])
+        return g.op("Mul", [g.op("Mul", [x, g.op("Add", [erf, one])]), half], out_names=[out])
+
+    h = g.op("Add", [g.op("MatMul", ["x", g.randn([37, 70], 0.3)]), g.randn([70], 0.5)])
+    gelu_div(h, "mm_gelu")
+    conv = g.conv("img", 3, 5, 3)
+    erf = g.op("Erf", [g.op("Mul", [inv_sqrt2, conv])])
+    g.op("Mul", [g.op("Mul", [conv, half]), g.op("Add", [one, erf])], out_names=["conv_gelu"])
+    shared = g.op("MatMul", ["x", g.randn([37, 9], 0.3)], out_names=["shared"])
+    gelu_div(shared, "shared_gelu")
+    gelu_div("x", "plain_gelu")
+    m = g.model("gelu_epilogue", [_vi("x", F32, ["N", 37]), _vi("img", F32, [1, 3, 9, 11])],
+                [_vi("mm_gelu", F32, ["N", 70]), _vi("conv_gelu", F32, [1, 5, 9, 11]), _vi("shared", F32, ["N", 9]),
+                 _vi("shared_gelu", F32, ["N", 9]), _vi("plain_gelu", F32, ["N", 37])])
+    rng = np.random.default_rng(147)
+    sets = [{"x": _randn(rng, [n, 37], 1.5), "img": _randn(rng, [1, 3, 9, 11])} for n in (1, 13)]
+    return Case(m, sets, note="N = 1, 13", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -223,4 +253,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
+        gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
     return gens

@@ -162,6 +162,11 @@ Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, fl
   };
   if (act == "hard_sigmoid") return hardSigmoid(alpha, beta);
   if (act == "hard_swish") return b.create<arith::MulFOp>(loc, v, hardSigmoid(float(1.0 / 6.0), 0.5f));
+  if (act == "gelu") { // v * 0.5 * (1 + erf(v / sqrt(2))), as exporters write it (FuseEpilogues.cpp)
+    Value e = b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, v, kb.cf(float(M_SQRT1_2), t)));
+    Value half = b.create<arith::MulFOp>(loc, v, kb.cf(0.5f, t));
+    return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
+  }
   return {};
 }
 
