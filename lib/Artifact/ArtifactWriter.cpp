@@ -185,7 +185,7 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
   if (!plan.shapeLabels.empty()) labelVec = fbb.CreateVectorOfStrings(plan.shapeLabels);
 
   return fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec, outVec, programVec,
-                            bufferVec, dispatchVec, loopVec, labelVec, variantVec);
+                            bufferVec, dispatchVec, loopVec, labelVec, variantVec, plan.staticArenaBytes);
 }
 
 std::vector<uint8_t> buildManifest(const ExecutablePlan &plan, const std::vector<SectionInfo> &sections,

@@ -1,13 +1,16 @@
 //===- PlanFinalizer.cpp - liveness and shape-program compaction ----------===//
 //
 // Target-independent steps run on a complete plan before it is serialized:
-// transient-buffer lifetimes from the dispatch order, and dropping the
-// shape-program registers no part of the plan reads.
+// transient-buffer lifetimes from the dispatch order, dropping the
+// shape-program registers no part of the plan reads, and the arena size of a
+// fully static plan.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Plan/ExecutablePlan.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <tuple>
 
 namespace v4f {
 
@@ -107,6 +110,53 @@ void compactShapeProgram(ExecutablePlan &plan) {
   }
   instrs = std::move(kept);
   forEachPlanRegister(plan, [&](Reg &r) { r = remap[r]; });
+}
+
+void computeStaticArena(ExecutablePlan &plan) {
+  struct Item {
+    uint64_t size;
+    uint32_t first, last, buffer;
+    uint64_t offset = 0;
+  };
+  std::vector<Item> items;
+  plan.staticArenaBytes = -1;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const PlanBuffer &buf = plan.buffers[b];
+    if (buf.kind != BufferKind::Transient) continue;
+    if (buf.sizeReg >= plan.shapeProgram.size()) return;
+    const ShapeInstruction &size = plan.shapeProgram[buf.sizeReg];
+    if (size.op != ShapeOpKind::Const || size.imm < 0) return; // known only at run time
+    items.push_back({uint64_t(size.imm), buf.firstUse, buf.lastUse, uint32_t(b)});
+  }
+  // The runtime's order and rule: bigger first (then earlier first use, then
+  // buffer index); each at the lowest 64-aligned offset clear of the placed
+  // buffers whose lifetimes overlap its own.
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const Item &a = items[x], &b = items[y];
+    return std::tie(b.size, a.first, a.buffer) < std::tie(a.size, b.first, b.buffer);
+  });
+  auto align64 = [](uint64_t v) { return (v + 63) / 64 * 64; };
+  uint64_t peak = 0;
+  std::vector<const Item *> placed;
+  for (size_t p : order) {
+    Item &cur = items[p];
+    if (cur.size == 0) continue;
+    std::vector<const Item *> live;
+    for (const Item *o : placed)
+      if (!(o->last < cur.first || cur.last < o->first)) live.push_back(o);
+    std::sort(live.begin(), live.end(), [](const Item *a, const Item *b) { return a->offset < b->offset; });
+    uint64_t at = 0;
+    for (const Item *o : live) {
+      if (at + cur.size <= o->offset) break;
+      at = std::max(at, align64(o->offset + o->size));
+    }
+    cur.offset = at;
+    peak = std::max(peak, align64(at + cur.size));
+    placed.push_back(&cur);
+  }
+  if (peak <= uint64_t(INT64_MAX)) plan.staticArenaBytes = int64_t(peak);
 }
 
 } // namespace v4f

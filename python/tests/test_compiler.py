@@ -123,6 +123,11 @@ def test_inspect(tmp_path):
     assert info["plans"][1]["executables"][0]["cpu"] == "x86-64-v3"
     assert "avx2" in info["plans"][1]["executables"][0]["cpu_features"]
     assert "dispatches" not in info["plans"][0]
+    assert info["plans"][0]["arena_bytes"] is None  # N is symbolic: sized at run time
+    static = v4f.inspect(v4f.compile(mlp_model(), dims={"N": 4}))
+    with v4f.Session(v4f.compile(mlp_model(), dims={"N": 4}), threads=1) as s:
+        s.run(None, {"x": np.ones((4, 8), np.float32)})
+        assert static["plans"][0]["arena_bytes"] == s.peak_memory
     detailed = v4f.inspect(path.read_bytes(), plan=True)
     assert detailed["plans"][0]["dispatches"][0]["name"]
     bad = tmp_path / "bad.v4f"

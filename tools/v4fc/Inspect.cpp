@@ -72,7 +72,7 @@ json::Array describeSignature(const flatbuffers::Vector<flatbuffers::Offset<fb::
   return out;
 }
 
-json::Object describePlan(const fb::Manifest *manifest, bool showPlan) {
+json::Object describePlan(const fb::Manifest *manifest, bool showPlan, bool hasArena) {
   json::Array executables;
   size_t kernels = 0;
   if (manifest->executables())
@@ -98,6 +98,10 @@ json::Object describePlan(const fb::Manifest *manifest, bool showPlan) {
                     {"kernel_count", int64_t(kernels)},
                     {"buffer_count", int64_t(manifest->buffers() ? manifest->buffers()->size() : 0)},
                     {"shape_register_count", int64_t(manifest->shape_program() ? manifest->shape_program()->size() : 0)}};
+  // Format 3.3: the arena of a fully static plan, null when it depends on
+  // the input dims; absent for older artifacts, which do not record it.
+  if (hasArena)
+    plan["arena_bytes"] = manifest->arena_bytes() >= 0 ? json::Value(manifest->arena_bytes()) : json::Value(nullptr);
   if (!showPlan) return plan;
   json::Array list, loops;
   for (size_t i = 0; i < dispatches; ++i) {
@@ -171,9 +175,11 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   // then the plan of every other CPU target; the runtime loads the one whose
   // features the machine has, preferring the most.
   json::Array plans;
-  plans.push_back(describePlan(manifest, showPlan));
+  bool hasArena = header.format_minor >= 3;
+  plans.push_back(describePlan(manifest, showPlan, hasArena));
   if (manifest->variants())
-    for (const fb::Manifest *variant : *manifest->variants()) plans.push_back(describePlan(variant, showPlan));
+    for (const fb::Manifest *variant : *manifest->variants())
+      plans.push_back(describePlan(variant, showPlan, hasArena));
   out = json::Object{{"path", path},
                      {"file_size", int64_t(bytes.size())},
                      {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
@@ -234,6 +240,13 @@ void printPlan(const json::Object &plan) {
   std::printf("plan:         %lld dispatches, %lld kernels, %lld buffers, %lld shape registers\n",
               getInt(plan, "dispatch_count"), getInt(plan, "kernel_count"), getInt(plan, "buffer_count"),
               getInt(plan, "shape_register_count"));
+  if (auto arena = plan.getInteger("arena_bytes"))
+    std::printf("arena peak:   %lld bytes (%.1f MiB) of transient buffers\n", (long long)*arena,
+                double(*arena) / (1 << 20));
+  else if (plan.get("arena_bytes"))
+    std::printf("arena peak:   depends on the input dims (v4f-run reports it per run)\n");
+  else
+    std::printf("arena peak:   not recorded (an artifact older than format 3.3)\n");
   if (const json::Array *list = plan.getArray("dispatches"))
     for (const json::Value &v : *list) {
       const json::Object &d = *v.getAsObject();

@@ -141,6 +141,10 @@ struct ExecutablePlan {
   /// constant offsets point into the one constants section; producer,
   /// modelName and their own variants stay empty.
   std::vector<ExecutablePlan> variants;
+  /// Bytes of the session arena the runtime lays out for the transient
+  /// buffers when all their sizes are compile-time constants (format 3.3,
+  /// computeStaticArena); -1 when they depend on input dims.
+  int64_t staticArenaBytes = -1;
 };
 
 /// Computes each transient buffer's [firstUse, lastUse] from the dispatch
@@ -150,6 +154,13 @@ void computeBufferLifetimes(ExecutablePlan &plan);
 /// Drops the shape-program instructions nothing in the plan reads and
 /// renumbers the registers the plan refers to (lib/Plan/PlanFinalizer.cpp).
 void compactShapeProgram(ExecutablePlan &plan);
+
+/// Sets plan.staticArenaBytes when every transient buffer's size register
+/// is a constant: the arena the runtime's planner (runtime/src/
+/// memory_planner.cpp: biggest first, first fit among the buffers alive at
+/// the same time, 64-byte aligned) lays out for them. Needs the lifetimes
+/// (lib/Plan/PlanFinalizer.cpp).
+void computeStaticArena(ExecutablePlan &plan);
 
 } // namespace v4f
 

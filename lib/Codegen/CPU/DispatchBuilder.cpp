@@ -851,6 +851,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   plan.shapeLabels = ctx.shapes.labels();
   computeBufferLifetimes(plan);
   compactShapeProgram(plan);
+  computeStaticArena(plan);
   return success();
 }
 

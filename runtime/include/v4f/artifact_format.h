@@ -40,7 +40,7 @@ extern "C" {
  * reader still reads 2.x artifacts (they have no guards), and refuses majors
  * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. */
 #define V4F_ARTIFACT_FORMAT_MAJOR 3
-#define V4F_ARTIFACT_FORMAT_MINOR 2
+#define V4F_ARTIFACT_FORMAT_MINOR 3
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
