@@ -1,4 +1,4 @@
-//===- DecomposeActivations.cpp - v4f.gelu -> v4f.elementwise -------------===//
+//===- DecomposeActivations.cpp - v4f.gelu -> elementwise ops --------------===//
 #include "DecomposeDriver.h"
 #include "v4f/Transforms/Passes.h"
 
@@ -20,9 +20,20 @@ namespace {
 Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
 
 /// 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation, in x's type.
+/// The exact form on float32 is written as the named ops exporters use
+/// (x * (1 + erf(x * 1/sqrt 2)) * 0.5), so that v4f-fuse-epilogues makes it
+/// the epilogue of a conv or matmul before it, as it does for exported
+/// chains; dispatch-region formation fuses it into one pass otherwise.
 LogicalResult decomposeGelu(BuildContext &c, GeluOp op, SmallVectorImpl<Value> &results) {
   bool tanhApprox = op.getApproximate() == "tanh";
   Type ty = typeOf(op.getInput()).getElementType();
+  if (!tanhApprox && ty.isF32()) {
+    Value x = op.getInput();
+    Value erf = c.b.create<ErfOp>(c.loc, c.b.create<MulOp>(c.loc, x, constF32(c, {}, {float(M_SQRT1_2)})));
+    Value onePlus = c.b.create<AddOp>(c.loc, erf, constF32(c, {}, {1.f}));
+    results.push_back(c.b.create<MulOp>(c.loc, c.b.create<MulOp>(c.loc, x, onePlus), constF32(c, {}, {0.5f})));
+    return success();
+  }
   auto y = buildElementwise(c, {op.getInput()}, ty, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     using namespace arith;
     Value x = a[0];

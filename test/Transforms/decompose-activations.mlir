@@ -1,23 +1,34 @@
 // RUN: v4f-opt %s -split-input-file -v4f-decompose-activations | FileCheck %s
 
-// Exact Gelu: 0.5 * x * (1 + erf(x * 1/sqrt(2))) in one elementwise body.
+// Exact Gelu on float32: x * (1 + erf(x * 1/sqrt(2))) * 0.5 as the named
+// ops exporters write, which v4f-fuse-epilogues turns into a conv/matmul
+// "gelu" epilogue (and region formation into one pass otherwise).
 // CHECK-LABEL: func @gelu_erf
-// CHECK: %[[Y:.*]] = v4f.elementwise %arg0 : (tensor<2x8xf32>) -> tensor<2x8xf32> {
-// CHECK-NEXT: ^bb0(%[[X:.*]]: f32):
-// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
-// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG: %[[R2:.*]] = arith.constant 0.707106769 : f32
-// CHECK: %[[S:.*]] = arith.mulf %[[X]], %[[R2]] : f32
-// CHECK: %[[E:.*]] = math.erf %[[S]] : f32
-// CHECK: %[[HX:.*]] = arith.mulf %[[HALF]], %[[X]] : f32
-// CHECK: %[[P:.*]] = arith.addf %[[ONE]], %[[E]] : f32
-// CHECK: %[[R:.*]] = arith.mulf %[[HX]], %[[P]] : f32
-// CHECK: v4f.yield %[[R]] : f32
+// CHECK: %[[R2:[a-z_0-9]+]] = arith.constant dense<0.707106769> : tensor<f32>
+// CHECK: %[[S:[0-9]+]] = v4f.mul %arg0, %[[R2]]
+// CHECK: %[[E:[0-9]+]] = v4f.erf %[[S]]
+// CHECK: %[[ONE:[a-z_0-9]+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[P:[0-9]+]] = v4f.add %[[E]], %[[ONE]]
+// CHECK: %[[XP:[0-9]+]] = v4f.mul %arg0, %[[P]]
+// CHECK: %[[HALF:[a-z_0-9]+]] = arith.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[Y:[0-9]+]] = v4f.mul %[[XP]], %[[HALF]]
 // CHECK-NOT: v4f.gelu
 // CHECK: return %[[Y]]
 func.func @gelu_erf(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = v4f.gelu %x : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Exact Gelu on float16: one elementwise body in the input's type.
+// CHECK-LABEL: func @gelu_erf_f16
+// CHECK: v4f.elementwise %arg0 : (tensor<4xf16>) -> tensor<4xf16> {
+// CHECK: math.erf %{{.*}} : f16
+// CHECK-NOT: v4f.gelu
+func.func @gelu_erf_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %y = v4f.gelu %x : tensor<4xf16>
+  return %y : tensor<4xf16>
 }
 
 // -----
