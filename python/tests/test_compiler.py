@@ -123,17 +123,34 @@ def test_inspect(tmp_path):
     assert info["plans"][1]["executables"][0]["cpu"] == "x86-64-v3"
     assert "avx2" in info["plans"][1]["executables"][0]["cpu_features"]
     assert "dispatches" not in info["plans"][0]
-    assert info["plans"][0]["arena_bytes"] is None  # N is symbolic: sized at run time
-    static = v4f.inspect(v4f.compile(mlp_model(), dims={"N": 4}))
-    with v4f.Session(v4f.compile(mlp_model(), dims={"N": 4}), threads=1) as s:
-        s.run(None, {"x": np.ones((4, 8), np.float32)})
-        assert static["plans"][0]["arena_bytes"] == s.peak_memory
+    assert info["plans"][0]["arena_bytes"] == 0  # one fused dispatch per output: no transient buffers
     detailed = v4f.inspect(path.read_bytes(), plan=True)
     assert detailed["plans"][0]["dispatches"][0]["name"]
     bad = tmp_path / "bad.v4f"
     bad.write_bytes(b"garbage" * 20)
     with pytest.raises(v4f.CompileError, match="bad magic"):
         v4f.inspect(bad)
+
+
+def _chain_model():
+    """x [N, 16] -> MatMul -> Softmax (rows) -> Softmax (columns) -> MatMul: transient buffers."""
+    rng = np.random.default_rng(5)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [16, 32], rng.standard_normal(512).astype(np.float32))
+    v = helper.make_tensor("v", TensorProto.FLOAT, [32, 16], rng.standard_normal(512).astype(np.float32))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"]), helper.make_node("Softmax", ["a"], ["s"], axis=-1),
+             helper.make_node("Softmax", ["s"], ["t"], axis=0), helper.make_node("MatMul", ["t", "v"], ["y"])]
+    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])], [w, v], name="chain")
+
+
+def test_inspect_reports_the_arena_the_runtime_plans():
+    dynamic = v4f.inspect(v4f.compile(_chain_model()))
+    assert dynamic["plans"][0]["arena_bytes"] is None  # N symbolic: sized at run time
+    artifact = v4f.compile(_chain_model(), dims={"N": 16})
+    arena = v4f.inspect(artifact)["plans"][0]["arena_bytes"]
+    with v4f.Session(artifact, threads=1) as s:
+        s.run(None, {"x": np.ones((16, 16), np.float32)})
+        assert arena == s.peak_memory > 0
 
 
 def test_console_scripts(tmp_path):
