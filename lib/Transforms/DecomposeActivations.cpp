@@ -20,17 +20,25 @@ namespace {
 Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
 
 /// 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation, in x's type.
-/// The exact form on float32 is written as the named ops exporters use
-/// (x * (1 + erf(x * 1/sqrt 2)) * 0.5), so that v4f-fuse-epilogues makes it
-/// the epilogue of a conv or matmul before it, as it does for exported
-/// chains; dispatch-region formation fuses it into one pass otherwise.
+/// On float32 both forms are written as the named ops exporters use
+/// (x * (1 + erf(x * 1/sqrt 2)) * 0.5, and the tanh form with x * x * x), so
+/// that v4f-fuse-epilogues makes them the epilogue of a conv or matmul before
+/// them, as it does for exported chains; dispatch-region formation fuses them
+/// into one pass otherwise. Other types keep one elementwise body.
 LogicalResult decomposeGelu(BuildContext &c, GeluOp op, SmallVectorImpl<Value> &results) {
   bool tanhApprox = op.getApproximate() == "tanh";
   Type ty = typeOf(op.getInput()).getElementType();
-  if (!tanhApprox && ty.isF32()) {
+  if (ty.isF32()) {
     Value x = op.getInput();
-    Value erf = c.b.create<ErfOp>(c.loc, c.b.create<MulOp>(c.loc, x, constF32(c, {}, {float(M_SQRT1_2)})));
-    Value onePlus = c.b.create<AddOp>(c.loc, erf, constF32(c, {}, {1.f}));
+    Value term; // erf(x / sqrt 2), or tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+    if (tanhApprox) {
+      Value cube = c.b.create<MulOp>(c.loc, c.b.create<MulOp>(c.loc, x, x), x);
+      Value inner = c.b.create<AddOp>(c.loc, x, c.b.create<MulOp>(c.loc, constF32(c, {}, {0.044715f}), cube));
+      term = c.b.create<TanhOp>(c.loc, c.b.create<MulOp>(c.loc, constF32(c, {}, {0.7978845608f}), inner));
+    } else {
+      term = c.b.create<ErfOp>(c.loc, c.b.create<MulOp>(c.loc, x, constF32(c, {}, {float(M_SQRT1_2)})));
+    }
+    Value onePlus = c.b.create<AddOp>(c.loc, term, constF32(c, {}, {1.f}));
     results.push_back(c.b.create<MulOp>(c.loc, c.b.create<MulOp>(c.loc, x, onePlus), constF32(c, {}, {0.5f})));
     return success();
   }

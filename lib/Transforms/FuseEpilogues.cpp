@@ -3,6 +3,7 @@
 #include "v4f/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -159,14 +160,19 @@ std::optional<float> scalarValue(Value v) {
   return *attr.getValues<float>().begin();
 }
 
-/// GELU as exporters write it (torch.onnx before opset 20, HF BERT/GPT-2
-/// graphs): x * 0.5 * (1 + erf(x / sqrt(2))), the three factors multiplied in
-/// any grouping, erf's argument x / c or x * c with c = sqrt(2) or 1 / sqrt(2)
-/// as written in float32, the 1 added on either side. When x is a conv or
-/// matmul with a plain epilogue (used only by the GELU) the whole expression
-/// becomes its "gelu" epilogue: one kernel writes GELU(x @ w + b) instead of
-/// the GEMM writing x and a second dispatch reading it back. (Elsewhere the
-/// chain stays: dispatch-region formation already fuses it into one pass.)
+/// GELU as exporters write it, in its two forms:
+///  - exact (torch.onnx before opset 20, HF BERT/ViT): x * 0.5 * (1 +
+///    erf(x / sqrt(2))), erf's argument x / c or x * c with c = sqrt(2) or
+///    1 / sqrt(2) as written in float32;
+///  - tanh (HF GPT-2's gelu_new, TF BERT): x * 0.5 * (1 + tanh(sqrt(2/pi) *
+///    (x + 0.044715 * x^3))), the cube as x * x * x (Pow by 3 canonicalizes
+///    to it);
+/// the three factors x, 0.5 and (1 + ...) multiplied in any grouping, the
+/// constants on either side. When x is a conv or matmul with a plain
+/// epilogue used only by the GELU, the whole expression becomes its "gelu"
+/// or "gelu_tanh" epilogue: one kernel writes GELU(x @ w + b) instead of the
+/// GEMM writing x and a second dispatch reading it back. (Elsewhere the chain
+/// stays: dispatch-region formation already fuses it into one pass.)
 struct FuseGelu : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -184,36 +190,78 @@ struct FuseGelu : OpRewritePattern<MulOp> {
 
   static bool near(std::optional<float> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; }
 
-  /// erf's argument when `v` is x / sqrt(2) or x * (1/sqrt(2)) with one use.
-  static Value erfArgumentOf(Value v, Operation *&op) {
+  /// The operand of `bin` that is not the constant `c`, or null.
+  template <typename Op> static Value otherThan(Op bin, double c) {
+    if (near(scalarValue(bin.getRhs()), c)) return bin.getLhs();
+    if (near(scalarValue(bin.getLhs()), c)) return bin.getRhs();
+    return {};
+  }
+
+  /// x when `v` (one use) is x / sqrt(2) or x * (1/sqrt(2)).
+  static Value erfArgument(Value v, SmallVectorImpl<Operation *> &ops) {
     if (!v.hasOneUse()) return {};
     if (auto div = v.getDefiningOp<DivOp>(); div && near(scalarValue(div.getRhs()), M_SQRT2)) {
-      op = div;
+      ops.push_back(div);
       return div.getLhs();
     }
-    if (auto mul = v.getDefiningOp<MulOp>()) {
-      op = mul;
-      if (near(scalarValue(mul.getRhs()), M_SQRT1_2)) return mul.getLhs();
-      if (near(scalarValue(mul.getLhs()), M_SQRT1_2)) return mul.getRhs();
+    if (auto mul = v.getDefiningOp<MulOp>(); mul && otherThan(mul, M_SQRT1_2)) {
+      ops.push_back(mul);
+      return otherThan(mul, M_SQRT1_2);
     }
     return {};
   }
 
-  /// x when `v` is 1 + erf(x / sqrt(2)) (each piece used once), with the
-  /// ops it consists of appended to `ops`.
-  static Value geluInputOf(Value v, SmallVectorImpl<Operation *> &ops) {
-    auto add = v.getDefiningOp<AddOp>();
-    if (!add || !v.hasOneUse()) return {};
-    Value erfValue = near(scalarValue(add.getRhs()), 1.0)   ? add.getLhs()
-                     : near(scalarValue(add.getLhs()), 1.0) ? add.getRhs()
-                                                            : Value();
-    auto erf = erfValue ? erfValue.getDefiningOp<ErfOp>() : nullptr;
-    if (!erf || !erfValue.hasOneUse()) return {};
-    Operation *argOp = nullptr;
-    Value x = erfArgumentOf(erf.getInput(), argOp);
-    if (!x) return {};
-    ops.append({add, erf, argOp});
-    return x;
+  /// x when `v` (one use) is x * x * x in either grouping.
+  static Value cubeOf(Value v, SmallVectorImpl<Operation *> &ops) {
+    auto outer = v.hasOneUse() ? v.getDefiningOp<MulOp>() : nullptr;
+    if (!outer) return {};
+    for (auto [sq, x] : {std::pair(outer.getLhs(), outer.getRhs()), std::pair(outer.getRhs(), outer.getLhs())}) {
+      auto square = sq.hasOneUse() ? sq.getDefiningOp<MulOp>() : nullptr;
+      if (square && square.getLhs() == x && square.getRhs() == x) {
+        ops.append({outer, square});
+        return x;
+      }
+    }
+    return {};
+  }
+
+  /// x when `v` (one use) is sqrt(2/pi) * (x + 0.044715 * x^3).
+  static Value tanhArgument(Value v, SmallVectorImpl<Operation *> &ops) {
+    auto scale = v.hasOneUse() ? v.getDefiningOp<MulOp>() : nullptr;
+    Value inner = scale ? otherThan(scale, 0.7978845608028654) : Value();
+    auto add = inner && inner.hasOneUse() ? inner.getDefiningOp<AddOp>() : nullptr;
+    if (!add) return {};
+    for (auto [x, term] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())}) {
+      auto coef = term.hasOneUse() ? term.getDefiningOp<MulOp>() : nullptr;
+      Value cube = coef ? otherThan(coef, 0.044715) : Value();
+      SmallVector<Operation *> cubeOps;
+      if (cube && cubeOf(cube, cubeOps) == x) {
+        ops.append({scale, add, coef});
+        ops.append(cubeOps.begin(), cubeOps.end());
+        return x;
+      }
+    }
+    return {};
+  }
+
+  /// x when `v` (one use) is 1 + erf(...) or 1 + tanh(...) of x, with the
+  /// form in `act` and the ops it consists of appended to `ops`.
+  static Value geluInputOf(Value v, SmallVectorImpl<Operation *> &ops, StringRef &act) {
+    auto add = v.hasOneUse() ? v.getDefiningOp<AddOp>() : nullptr;
+    Value term = add ? otherThan(add, 1.0) : Value();
+    if (!term || !term.hasOneUse()) return {};
+    ops.push_back(add);
+    if (auto erf = term.getDefiningOp<ErfOp>()) {
+      ops.push_back(erf);
+      act = "gelu";
+      return erfArgument(erf.getInput(), ops);
+    }
+    if (auto tanh = term.getDefiningOp<TanhOp>()) {
+      ops.push_back(tanh);
+      act = "gelu_tanh";
+      return tanhArgument(tanh.getInput(), ops);
+    }
+    return {};
   }
 
   LogicalResult matchAndRewrite(MulOp root, PatternRewriter &rewriter) const override {
@@ -222,31 +270,37 @@ struct FuseGelu : OpRewritePattern<MulOp> {
     factors(root.getLhs(), leaves, dead);
     factors(root.getRhs(), leaves, dead);
     if (leaves.size() != 3) return failure();
-    // One leaf is 0.5, one is 1 + erf(x / sqrt 2), one is x itself.
-    Value x, half, erfTerm;
+    // One leaf is 0.5, one is 1 + erf(...) / 1 + tanh(...), one is x itself.
+    Value x, half, term;
     for (Value leaf : leaves) {
       if (!half && near(scalarValue(leaf), 0.5)) half = leaf;
-      else if (!erfTerm && leaf.getDefiningOp<AddOp>()) erfTerm = leaf;
+      else if (!term && leaf.getDefiningOp<AddOp>()) term = leaf;
       else x = x ? Value() : leaf;
     }
-    if (!x || !half || !erfTerm || x.getType() != root.getType()) return failure();
-    SmallVector<Operation *> erfOps;
-    if (geluInputOf(erfTerm, erfOps) != x) return failure();
-    // x is used by the GELU only: the argument of erf and one factor.
-    if (!llvm::hasNItems(x.getUses(), 2)) return failure();
+    if (!x || !half || !term || x.getType() != root.getType()) return failure();
+    SmallVector<Operation *> geluOps;
+    StringRef act;
+    if (geluInputOf(term, geluOps, act) != x) return failure();
+    // x is used by the GELU only.
+    llvm::SmallPtrSet<Operation *, 16> inside(geluOps.begin(), geluOps.end());
+    inside.insert(dead.begin(), dead.end());
+    inside.insert(root);
+    if (!llvm::all_of(x.getUsers(), [&](Operation *user) { return inside.contains(user); })) return failure();
     Operation *replacement = nullptr;
     if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none") {
-      replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), "gelu", 0, 0);
+      replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), act, 0, 0);
     } else if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none") {
       replacement = rewriter.create<MatMulOp>(mm.getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), mm.getBias(),
-                                              rewriter.getStringAttr("gelu"), rewriter.getF32FloatAttr(0),
+                                              rewriter.getStringAttr(act), rewriter.getF32FloatAttr(0),
                                               rewriter.getF32FloatAttr(0));
     }
     if (!replacement) return failure();
     Operation *producer = x.getDefiningOp();
     rewriter.replaceOp(root, replacement->getResults());
-    for (Operation *op : llvm::reverse(dead)) rewriter.eraseOp(op);
-    for (Operation *op : erfOps) rewriter.eraseOp(op);
+    // Users before producers: the factors' multiply (three leaves: one), then
+    // the term's ops in the order they were matched (each consumes the next).
+    for (Operation *op : dead) rewriter.eraseOp(op);
+    for (Operation *op : geluOps) rewriter.eraseOp(op);
     rewriter.eraseOp(producer);
     return success();
   }

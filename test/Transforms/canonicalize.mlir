@@ -59,19 +59,22 @@ func.func @fold_select_branch(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<i
 
 // -----
 
-// Pow by a constant 2 squares with a multiply, by 1 is the input; other
-// exponents and run-time ones keep powf.
+// Pow by a constant 2 squares with a multiply, by 3 cubes with two (GPT-2's
+// tanh GELU), by 1 is the input; other exponents and run-time ones keep powf.
 // CHECK-LABEL: func @pow_by_constant
 // CHECK: %[[SQ:.*]] = v4f.mul %arg0, %arg0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK: %[[CUBE:.*]] = v4f.elementwise %arg0, %{{.*}} :
-// CHECK: math.powf
+// CHECK: %[[SQ2:.*]] = v4f.mul %arg0, %arg0
+// CHECK: %[[CUBE:.*]] = v4f.mul %[[SQ2]], %arg0
 // CHECK: %[[RT:.*]] = v4f.elementwise %arg0, %arg1 :
 // CHECK: math.powf
-// CHECK: return %[[SQ]], %arg0, %[[CUBE]], %[[RT]]
-func.func @pow_by_constant(%x: tensor<2x3xf32>, %e: tensor<f32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+// CHECK: %[[ROOT:.*]] = v4f.elementwise %arg0, %{{.*}} :
+// CHECK: math.powf
+// CHECK: return %[[SQ]], %arg0, %[[CUBE]], %[[RT]], %[[ROOT]]
+func.func @pow_by_constant(%x: tensor<2x3xf32>, %e: tensor<f32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   %two = arith.constant dense<2.0> : tensor<f32>
   %one = arith.constant dense<1.0> : tensor<f32>
   %three = arith.constant dense<3.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
   %0 = v4f.elementwise %x, %two : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> {
   ^bb0(%a: f32, %b: f32):
     %p = math.powf %a, %b : f32
@@ -92,5 +95,10 @@ func.func @pow_by_constant(%x: tensor<2x3xf32>, %e: tensor<f32>) -> (tensor<2x3x
     %p = math.powf %a, %b : f32
     v4f.yield %p : f32
   }
-  return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  %4 = v4f.elementwise %x, %half : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %p = math.powf %a, %b : f32
+    v4f.yield %p : f32
+  }
+  return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }

@@ -45,3 +45,17 @@ func.func @gelu_tanh_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
   %y = v4f.gelu %x {approximate = "tanh"} : tensor<4xf16>
   return %y : tensor<4xf16>
 }
+
+// -----
+
+// tanh approximation on float32: the named ops of the tanh form.
+// CHECK-LABEL: func @gelu_tanh_f32
+// CHECK: %[[SQ:[0-9]+]] = v4f.mul %arg0, %arg0
+// CHECK: %[[CUBE:[0-9]+]] = v4f.mul %[[SQ]], %arg0
+// CHECK: v4f.tanh
+// CHECK-NOT: v4f.elementwise
+// CHECK-NOT: v4f.gelu
+func.func @gelu_tanh_f32(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = v4f.gelu %x {approximate = "tanh"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

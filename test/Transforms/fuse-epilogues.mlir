@@ -140,6 +140,34 @@ func.func @conv_gelu_regrouped(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// GELU's tanh form (GPT-2's gelu_new): 0.5 * x * (1 + tanh(sqrt(2/pi) * (x +
+// 0.044715 * x * x * x))) after a matmul: its "gelu_tanh" epilogue.
+// CHECK-LABEL: func @matmul_gelu_tanh
+// CHECK: %[[M:.*]] = v4f.matmul %{{.*}}, %{{.*}} {activation = "gelu_tanh"}
+// CHECK-NOT: v4f.tanh
+// CHECK-NOT: v4f.mul
+// CHECK: return %[[M]]
+func.func @matmul_gelu_tanh(%a: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<1.0> : tensor<4x2xf32>
+  %c1 = arith.constant dense<0.0447149985> : tensor<f32>
+  %c2 = arith.constant dense<0.797884583> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %x = v4f.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %sq = v4f.mul %x, %x : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %cube = v4f.mul %sq, %x : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %t0 = v4f.mul %c1, %cube : (tensor<f32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %in = v4f.add %x, %t0 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %sc = v4f.mul %c2, %in : (tensor<f32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %th = v4f.tanh %sc : tensor<3x2xf32>
+  %p1 = v4f.add %one, %th : (tensor<f32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %hx = v4f.mul %half, %x : (tensor<f32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %y = v4f.mul %hx, %p1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
 // Not GELU: the wrong constant under erf, and x also used elsewhere (the
 // matmul must stay visible): the chains stay as they are.
 // CHECK-LABEL: func @not_gelu

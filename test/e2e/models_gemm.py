@@ -214,8 +214,9 @@ def make_gelu_epilogue(flags=()) -> Case:
     a matmul + bias at 37 x 70 (edge tiles on every target, N rows at run time)
     as x * (1 + erf(x / sqrt 2)) * 0.5, a 3x3 conv as (x * 0.5) * (1 + erf(x *
     1/sqrt 2)); beside it the same chain on a matmul whose result is also an
-    output (not fused) and on a plain input (one elementwise pass), and the
-    ONNX Gelu op after a matmul (fused too) and in its tanh form."""
+    output (not fused) and on a plain input (one elementwise pass), the ONNX
+    Gelu op after a matmul in both forms (fused too), and GPT-2's tanh
+    GELU chain (Pow by 3) after a matmul + bias (a gelu_tanh epilogue)."""
     g = GraphBuilder(seed=47)
     c = lambda v, p: g.const(np.array(v, np.float32), p)  # noqa: E731
     sqrt2, inv_sqrt2, one, half = c(1.4142135, "sqrt2"), c(0.70710677, "inv_sqrt2"), c(1.0, "one"), c(0.5, "half")
@@ -235,11 +236,17 @@ def make_gelu_epilogue(flags=()) -> Case:
     # The ONNX Gelu op (opset 20): exact after a matmul (the same epilogue),
     # and the tanh approximation (an elementwise pass).
     g.op("Gelu", [g.op("MatMul", ["x", g.randn([37, 21], 0.3)])], out_names=["onnx_gelu"])
-    g.op("Gelu", ["x"], out_names=["onnx_gelu_tanh"], approximate="tanh")
+    g.op("Gelu", [g.op("MatMul", ["x", g.randn([37, 11], 0.3)])], out_names=["onnx_gelu_tanh"], approximate="tanh")
+    # GPT-2's gelu_new as torch.onnx writes it: Pow by 3, then the tanh form.
+    t = g.op("Add", [g.op("MatMul", ["x", g.randn([37, 19], 0.3)]), g.randn([19], 0.5)])
+    inner = g.op("Add", [t, g.op("Mul", [c(0.044715, "c1"), g.op("Pow", [t, c(3.0, "three")])])])
+    th = g.op("Tanh", [g.op("Mul", [c(0.7978845608, "c2"), inner])])
+    g.op("Mul", [g.op("Mul", [half, t]), g.op("Add", [one, th])], out_names=["mm_gelu_tanh"])
     m = g.model("gelu_epilogue", [_vi("x", F32, ["N", 37]), _vi("img", F32, [1, 3, 9, 11])],
                 [_vi("mm_gelu", F32, ["N", 70]), _vi("conv_gelu", F32, [1, 5, 9, 11]), _vi("shared", F32, ["N", 9]),
                  _vi("shared_gelu", F32, ["N", 9]), _vi("plain_gelu", F32, ["N", 37]),
-                 _vi("onnx_gelu", F32, ["N", 21]), _vi("onnx_gelu_tanh", F32, ["N", 37])], opset=20)
+                 _vi("onnx_gelu", F32, ["N", 21]), _vi("onnx_gelu_tanh", F32, ["N", 11]),
+                 _vi("mm_gelu_tanh", F32, ["N", 19])], opset=20)
     rng = np.random.default_rng(147)
     sets = [{"x": _randn(rng, [n, 37], 1.5), "img": _randn(rng, [1, 3, 9, 11])} for n in (1, 13)]
     return Case(m, sets, note="N = 1, 13", compile_flags=list(flags))

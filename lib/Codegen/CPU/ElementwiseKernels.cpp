@@ -167,6 +167,13 @@ Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, fl
     Value half = b.create<arith::MulFOp>(loc, v, kb.cf(0.5f, t));
     return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
   }
+  if (act == "gelu_tanh") { // v * 0.5 * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v^3)))
+    Value cube = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, v, v), v);
+    Value inner = b.create<arith::AddFOp>(loc, v, b.create<arith::MulFOp>(loc, kb.cf(0.044715f, t), cube));
+    Value th = b.create<math::TanhOp>(loc, b.create<arith::MulFOp>(loc, kb.cf(0.7978845608f, t), inner));
+    Value half = b.create<arith::MulFOp>(loc, v, kb.cf(0.5f, t));
+    return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, kb.cf(1.f, t), th));
+  }
   return {};
 }
 
