@@ -132,9 +132,13 @@ def make_im2col_rows(flags=()) -> Case:
                 [_vi(n, F32, ["N", c, n + "_h", n + "_w"])
                  for n, c in (("s1", 5), ("s2", 4), ("d2", 4), ("s3", 4), ("k5", 6), ("p1", 4))])
     rng = np.random.default_rng(137)
+    # 37 x 61: P >= 4 column blocks for s1, k5 and d2, whose B the GEMM then
+    # packs per workgroup (the run-time choice of emitConv), while s2, s3 and
+    # p1 stay below and materialize im2col.
     return Case(m, [{"x": _randn(rng, [1, 3, 7, 61])}, {"x": _randn(rng, [2, 3, 5, 50])},
-                    {"x": _randn(rng, [1, 3, 4, 100])}, {"x": _randn(rng, [1, 3, 6, 9])}],
-                note="H x W = 7x61, 5x50 (N = 2), 4x100, 6x9", compile_flags=list(flags))
+                    {"x": _randn(rng, [1, 3, 4, 100])}, {"x": _randn(rng, [1, 3, 6, 9])},
+                    {"x": _randn(rng, [1, 3, 37, 61])}],
+                note="H x W = 7x61, 5x50 (N = 2), 4x100, 6x9, 37x61", compile_flags=list(flags))
 
 
 def make_conv_packed_b(flags=()) -> Case:

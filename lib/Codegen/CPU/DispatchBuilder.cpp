@@ -410,8 +410,13 @@ struct PlanBuilder {
       }
       if (!g) continue;
       // A dispatch before its condition is known runs unguarded (only a cost).
-      for (uint32_t d = range.first; d < range.second; ++d)
-        if (d >= g->readyAt) ctx.plan.dispatches[d].guard = g->reg;
+      // One the kernel emitter guarded already (a conv planned two ways for
+      // a run-time size) runs when both hold.
+      for (uint32_t d = range.first; d < range.second; ++d) {
+        if (d < g->readyAt) continue;
+        std::optional<Reg> &guard = ctx.plan.dispatches[d].guard;
+        guard = guard ? sp().mul(*guard, g->reg) : g->reg;
+      }
     }
     return success();
   }
@@ -504,10 +509,10 @@ struct PlanBuilder {
       emitWriteRegister(ctx, index, iter.buffer, name + " iteration");
       infos[body.getArgument(0)] = iter;
     }
-    inLoop = true;
+    inLoop = ctx.inRunTimeLoop = true;
     for (Operation &inner : body.without_terminator())
       if (failed(emitBlockOp(inner))) return failure();
-    inLoop = false;
+    inLoop = ctx.inRunTimeLoop = false;
     // Scan outputs: slice i of iteration i; their shape must not change.
     SmallVector<TensorInfo> scans;
     // Their length: the trip count, or the iterations run when the body's

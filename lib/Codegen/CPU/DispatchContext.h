@@ -37,6 +37,10 @@ public:
   uint32_t executable;
   std::vector<uint8_t> &constants;
   ShapeProgramBuilder shapes;
+  /// Set while the body of a run-time loop is emitted: kernel emitters then
+  /// add no guards of their own (the runtime reads a guard on a loop's first
+  /// dispatch as "the loop is on the untaken side of an If").
+  bool inRunTimeLoop = false;
 
   /// Starts a kernel named after `opName`.
   std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);

@@ -518,17 +518,27 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     };
     kb->ifThenElse(wideRows, chunked, narrow);
   };
-  // Convolutions with many column blocks (G = 1, static P >= 4 x NB: the
-  // large early layers, whose im2col matrix is megabytes) pack B per
-  // workgroup and K block into scratch instead: the data stays in L2 and
-  // nothing is written to memory. The others materialize im2col: with few
-  // column blocks each would be packed once per row block.
+  // Convolutions with many column blocks (G = 1, P >= 4 x NB: the large
+  // early layers, whose im2col matrix is megabytes) pack B per workgroup and
+  // K block into scratch instead: the data stays in L2 and nothing is written
+  // to memory. The others materialize im2col: with few column blocks each
+  // would be packed once per row block. When P is known only at run time
+  // (symbolic H, W: exported vision models), both are planned and a guard
+  // register picks one per run (not inside a run-time loop, whose first
+  // dispatch's guard means "skip the loop"), and the im2col matrix takes
+  // arena space only when it is used: MobileNetV3-small (symbolic H, W) at
+  // 224 x 224 needs a 0.63 MB arena instead of 1.76 MB (its stem conv runs
+  // as fast either way: with 3 input channels the packing itself dominates).
   std::optional<int64_t> staticP = sp.constValue(P);
-  if (G == 1 && staticP && *staticP >= 4 * s.nb) {
-    s.bBuf = X.buffer;
-    s.bPacked = true;
-    s.bOffset = [](KernelBuilder &kb, Value) { return kb.c(0); };
-    s.packB = [=](KernelBuilder &kb, Value batch, Value k0, Value k1, Value n0, Value n1) {
+  bool packAlways = G == 1 && staticP && *staticP >= 4 * s.nb;
+  bool packWhenLarge = G == 1 && !staticP && !ctx.inRunTimeLoop;
+  std::optional<Reg> largeP;
+  if (packAlways || packWhenLarge) {
+    GemmSpec packed = s;
+    packed.bBuf = X.buffer;
+    packed.bPacked = true;
+    packed.bOffset = [](KernelBuilder &kb, Value) { return kb.c(0); };
+    packed.packB = [=](KernelBuilder &kb, Value batch, Value k0, Value k1, Value n0, Value n1) {
       Value kLen = kb.sub(k1, k0);
       Value panelStride = kb.mul(kLen, kb.c(kNR));
       Value qEnd = kb.add(n0, kb.mul(kb.div(kb.add(kb.sub(n1, n0), kb.c(kNR - 1)), kb.c(kNR)), kb.c(kNR)));
@@ -537,13 +547,19 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                      n0, qEnd, /*wholeRows=*/false);
       });
     };
-    emitGemm(ctx, s);
-    return success();
+    size_t first = ctx.plan.dispatches.size();
+    emitGemm(ctx, packed);
+    if (packAlways) return success();
+    largeP = sp.lt(sp.constant(4 * s.nb - 1), P); // P >= 4 x NB, 0 or 1
+    for (size_t d = first; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = *largeP;
   }
+  size_t firstMaterialized = ctx.plan.dispatches.size();
   Reg panels = sp.ceilDiv(P, sp.constant(kNR));
   Reg matFloats = sp.mul(panels, sp.constant(kNR * Kdim));
   Reg colRows = sp.mul(s.batches, sp.constant(Kdim));
   Reg colBytes = sp.mul(sp.mul(s.batches, matFloats), sp.constant(4));
+  // Planned two ways: the matrix takes arena space only in runs that use it.
+  if (largeP) colBytes = sp.select(*largeP, sp.constant(0), colBytes);
   uint32_t col = ctx.newTransient(colBytes);
   {
     auto [groups, rowsPerGroup] = ctx.splitRows(colRows, P, 8192);
@@ -562,6 +578,10 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   s.bPacked = true;
   s.bOffset = [matFloats](KernelBuilder &kb, Value b) { return kb.mul(b, kb.dim(matFloats)); };
   emitGemm(ctx, s);
+  if (largeP) {
+    Reg smallP = sp.eq(*largeP, sp.constant(0));
+    for (size_t d = firstMaterialized; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = smallP;
+  }
   return success();
 }
 
