@@ -6,7 +6,7 @@
 // so models with symbolic dims get a plan the runtime completes at run time.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "PlanBuilder.h"
 #include "WeightPacking.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
@@ -24,8 +24,6 @@ namespace v4f {
 //===----------------------------------------------------------------------===//
 // Plan construction
 //===----------------------------------------------------------------------===//
-
-namespace {
 
 DType dtypeOf(Type t) {
   if (t.isF32()) return DType::Float32;
@@ -54,691 +52,340 @@ DType dtypeOf(Type t) {
   return DType::Unknown;
 }
 
-struct PlanBuilder {
-  explicit PlanBuilder(DispatchContext &ctx) : ctx(ctx) {}
-  DispatchContext &ctx;
-  DenseMap<Value, TensorInfo> infos;
-
-  ShapeProgramBuilder &sp() { return ctx.shapes; }
-
-  Reg bytesOf(const TensorInfo &t) {
-    return sp().mul(ctx.numel(t), sp().constant(elementBytes(t.elementType)));
+LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
+  auto attr = llvm::dyn_cast<DenseElementsAttr>(op.getValue());
+  auto type = llvm::dyn_cast<RankedTensorType>(op.getType());
+  if (!attr || !type || dtypeOf(type.getElementType()) == DType::Unknown)
+    return op.emitOpError("constant of this type is not supported by the CPU backend");
+  size_t width = elementBytes(type.getElementType());
+  size_t count = type.getNumElements();
+  size_t bytes = count * width;
+  TensorInfo t;
+  t.elementType = type.getElementType();
+  t.constant = attr;
+  for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
+  // Small integer (and bool: 0/1) constants may take part in shape
+  // computations: their values become registers.
+  Type et = type.getElementType();
+  if ((et.isSignlessInteger(64) || et.isSignlessInteger(32) || et.isInteger(1)) && count <= 64) {
+    t.values.emplace();
+    for (const APInt &v : attr.getValues<APInt>())
+      t.values->push_back(sp().constant(v.getBitWidth() == 1 ? int64_t(v.getBoolValue()) : v.getSExtValue()));
   }
-
-  TensorInfo &info(Value v) { return infos[v]; }
-
-  LogicalResult addConstant(arith::ConstantOp op) {
-    auto attr = llvm::dyn_cast<DenseElementsAttr>(op.getValue());
-    auto type = llvm::dyn_cast<RankedTensorType>(op.getType());
-    if (!attr || !type || dtypeOf(type.getElementType()) == DType::Unknown)
-      return op.emitOpError("constant of this type is not supported by the CPU backend");
-    size_t width = elementBytes(type.getElementType());
-    size_t count = type.getNumElements();
-    size_t bytes = count * width;
-    TensorInfo t;
-    t.elementType = type.getElementType();
-    t.constant = attr;
-    for (int64_t d : type.getShape()) t.dims.push_back(sp().constant(d));
-    // Small integer (and bool: 0/1) constants may take part in shape
-    // computations: their values become registers.
-    Type et = type.getElementType();
-    if ((et.isSignlessInteger(64) || et.isSignlessInteger(32) || et.isInteger(1)) && count <= 64) {
-      t.values.emplace();
-      for (const APInt &v : attr.getValues<APInt>())
-        t.values->push_back(sp().constant(v.getBitWidth() == 1 ? int64_t(v.getBoolValue()) : v.getSExtValue()));
-    }
-    // A weight every user packs (v4f-pack-weights) is stored only packed.
-    bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
-      return use.getOperandNumber() == 1 && packingOf(use.getOwner());
-    });
-    if (onlyPacked) {
-      t.buffer = ~0u;
-      infos[op.getResult()] = t;
-      return success();
-    }
-    t.buffer = ctx.newConstant(bytes, [&](uint8_t *dst) {
-      if (type.getElementType().isInteger(1)) {
-        // MLIR packs i1 as bits; ONNX bool is one byte per element.
-        size_t i = 0;
-        for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
-      } else if (type.getElementType().getIntOrFloatBitWidth() < 8) {
-        // [u]int4 / [u]int2: one byte per element holding the extended value.
-        bool u = type.getElementType().isUnsignedInteger();
-        size_t i = 0;
-        for (const APInt &v : attr.getValues<APInt>()) dst[i++] = uint8_t(u ? v.getZExtValue() : v.getSExtValue());
-      } else if (bytes) {
-        ArrayRef<char> raw = attr.getRawData();
-        if (attr.isSplat())
-          for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);
-        else
-          std::memcpy(dst, raw.data(), bytes);
-      }
-    });
+  // A weight every user packs (v4f-pack-weights) is stored only packed.
+  bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+    return use.getOperandNumber() == 1 && packingOf(use.getOwner());
+  });
+  if (onlyPacked) {
+    t.buffer = ~0u;
     infos[op.getResult()] = t;
     return success();
   }
+  t.buffer = ctx.newConstant(bytes, [&](uint8_t *dst) {
+    if (type.getElementType().isInteger(1)) {
+      // MLIR packs i1 as bits; ONNX bool is one byte per element.
+      size_t i = 0;
+      for (bool v : attr.getValues<bool>()) dst[i++] = v ? 1 : 0;
+    } else if (type.getElementType().getIntOrFloatBitWidth() < 8) {
+      // [u]int4 / [u]int2: one byte per element holding the extended value.
+      bool u = type.getElementType().isUnsignedInteger();
+      size_t i = 0;
+      for (const APInt &v : attr.getValues<APInt>()) dst[i++] = uint8_t(u ? v.getZExtValue() : v.getSExtValue());
+    } else if (bytes) {
+      ArrayRef<char> raw = attr.getRawData();
+      if (attr.isSplat())
+        for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * width, raw.data(), width);
+      else
+        std::memcpy(dst, raw.data(), bytes);
+    }
+  });
+  infos[op.getResult()] = t;
+  return success();
+}
 
-  /// Dims of `op`'s result as registers: static dims are constants, dynamic
-  /// ones follow the op's shape rule (ShapeRuleOpInterface, in the dialect).
-  FailureOr<std::vector<Reg>> resultDims(Operation *op) {
-    auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-    std::vector<Reg> dims;
-    for (int64_t d : type.getShape()) dims.push_back(sp().constant(d == ShapedType::kDynamic ? 0 : d));
-    if (type.hasStaticShape()) return dims;
-    auto rule = dyn_cast<ShapeRuleOpInterface>(op);
-    if (!rule) return op->emitOpError("has no shape rule for dynamic dims in the CPU backend");
-    SmallVector<SmallVector<Reg>> operandDims;
-    for (Value v : op->getOperands()) operandDims.emplace_back(info(v).dims.begin(), info(v).dims.end());
-    SmallVector<Reg> ruleDims;
-    sp().setLabel(dispatchName(op));
-    LogicalResult reified = rule.reifyResultDims(sp(), operandDims, ruleDims);
-    sp().setLabel("");
-    if (failed(reified)) return failure();
-    if ((int64_t)ruleDims.size() != type.getRank())
-      return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank()
-                                                 << " result";
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d)) dims[d] = ruleDims[d];
-    return dims;
+FailureOr<std::vector<Reg>> PlanBuilder::resultDims(Operation *op) {
+  auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  std::vector<Reg> dims;
+  for (int64_t d : type.getShape()) dims.push_back(sp().constant(d == ShapedType::kDynamic ? 0 : d));
+  if (type.hasStaticShape()) return dims;
+  auto rule = dyn_cast<ShapeRuleOpInterface>(op);
+  if (!rule) return op->emitOpError("has no shape rule for dynamic dims in the CPU backend");
+  SmallVector<SmallVector<Reg>> operandDims;
+  for (Value v : op->getOperands()) operandDims.emplace_back(info(v).dims.begin(), info(v).dims.end());
+  SmallVector<Reg> ruleDims;
+  sp().setLabel(dispatchName(op));
+  LogicalResult reified = rule.reifyResultDims(sp(), operandDims, ruleDims);
+  sp().setLabel("");
+  if (failed(reified)) return failure();
+  if ((int64_t)ruleDims.size() != type.getRank())
+    return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank()
+                                               << " result";
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d)) dims[d] = ruleDims[d];
+  return dims;
+}
+
+LogicalResult PlanBuilder::emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) {
+  const TensorInfo &X = operands[0];
+  int64_t axis = op.getAxis();
+  std::vector<Reg> sizes;
+  if (op.getSplit()) {
+    if (!operands[1].values)
+      return op.emitOpError("its split sizes are computed at run time in a way the CPU backend cannot follow yet");
+    sizes = *operands[1].values;
+  } else {
+    for (int64_t s : op.getSizes()) sizes.push_back(sp().constant(s));
   }
-
-  /// Split: one strided copy per part, each starting where the last ended.
-  LogicalResult emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) {
-    const TensorInfo &X = operands[0];
-    int64_t axis = op.getAxis();
-    std::vector<Reg> sizes;
-    if (op.getSplit()) {
-      if (!operands[1].values)
-        return op.emitOpError("its split sizes are computed at run time in a way the CPU backend cannot follow yet");
-      sizes = *operands[1].values;
-    } else {
-      for (int64_t s : op.getSizes()) sizes.push_back(sp().constant(s));
-    }
-    std::vector<Reg> strides(X.dims.size());
-    Reg natural = sp().constant(1);
-    for (size_t d = X.dims.size(); d-- > 0;) {
-      strides[d] = natural;
-      natural = sp().mul(natural, X.dims[d]);
-    }
-    Reg offset = sp().constant(0);
-    for (auto [k, r] : llvm::enumerate(op.getParts())) {
-      TensorInfo part;
-      part.dims = X.dims;
-      part.dims[axis] = sizes[k];
-      part.elementType = X.elementType;
-      part.buffer = ctx.newTransient(bytesOf(part));
-      infos[r] = part;
-      emitStridedCopy(ctx, "split part " + std::to_string(k), X, part, strides, sp().mul(offset, strides[axis]),
-                      /*broadcastSource=*/false);
-      offset = sp().add(offset, sizes[k]);
-    }
-    return success();
+  std::vector<Reg> strides(X.dims.size());
+  Reg natural = sp().constant(1);
+  for (size_t d = X.dims.size(); d-- > 0;) {
+    strides[d] = natural;
+    natural = sp().mul(natural, X.dims[d]);
   }
+  Reg offset = sp().constant(0);
+  for (auto [k, r] : llvm::enumerate(op.getParts())) {
+    TensorInfo part;
+    part.dims = X.dims;
+    part.dims[axis] = sizes[k];
+    part.elementType = X.elementType;
+    part.buffer = ctx.newTransient(bytesOf(part));
+    infos[r] = part;
+    emitStridedCopy(ctx, "split part " + std::to_string(k), X, part, strides, sp().mul(offset, strides[axis]),
+                    /*broadcastSource=*/false);
+    offset = sp().add(offset, sizes[k]);
+  }
+  return success();
+}
 
-  /// NonZero: one dispatch counts the non-zero elements into an 8-byte
-  /// buffer, whose value (a DataValue register, bounded by the element count)
-  /// sizes the result; a second writes the coordinates.
-  LogicalResult emitNonZero(NonZeroOp op, ArrayRef<TensorInfo> operands) {
-    const TensorInfo &X = operands[0];
-    Reg n = ctx.numel(X);
-    size_t rank = X.dims.size();
-    Type scalar = bodyScalarType(X.elementType);
-    auto nonZero = [&](KernelBuilder &kb, Value i) -> Value {
-      Value x = kb.load(X.elementType, kb.binding(1), i);
-      if (llvm::isa<FloatType>(scalar))
-        return kb.b.create<arith::CmpFOp>(kb.loc, arith::CmpFPredicate::UNE, x,
-                                          kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getFloatAttr(scalar, 0.0)));
-      return kb.b.create<arith::CmpIOp>(kb.loc, arith::CmpIPredicate::ne, x,
-                                        kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getIntegerAttr(scalar, 0)));
-    };
-    uint32_t countBuf = ctx.newTransient(sp().constant(8));
-    {
-      auto kb = ctx.newKernel("nonzero count");
-      auto total = kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)},
-                               [&](Value i, ValueRange acc) -> SmallVector<Value> {
-        return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
-      });
-      kb->store(total[0], kb->binding(0), kb->c(0));
-      kb->finish();
-      ctx.addDispatch(*kb, {countBuf, X.buffer}, sp().constant(1), dispatchName(op) + " count");
-    }
-    Reg count = sp().dataValue(countBuf, 0, n);
-    TensorInfo result;
-    result.dims = {sp().constant(std::max<int64_t>(rank, 1)), count};
-    result.elementType = llvm::cast<RankedTensorType>(op.getType()).getElementType();
-    result.buffer = ctx.newTransient(bytesOf(result));
-    infos[op.getResult()] = result;
-    auto kb = ctx.newKernel("nonzero coordinates");
-    Value C = kb->dim(count);
-    std::vector<Value> dims;
-    for (Reg d : X.dims) dims.push_back(kb->dim(d));
-    kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange acc) -> SmallVector<Value> {
-      Value hit = nonZero(*kb, i);
-      kb->ifThen(hit, [&]() {
-        // Unravel i into coordinates, last dim fastest.
-        Value rest = i;
-        for (size_t d = rank; d-- > 0;) {
-          kb->store(kb->rem(rest, dims[d]), kb->binding(0), kb->add(kb->mul(kb->c(d), C), acc[0]));
-          rest = kb->div(rest, dims[d]);
-        }
-        if (rank == 0) kb->store(kb->c(0), kb->binding(0), acc[0]);
-      });
-      return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), hit))};
+LogicalResult PlanBuilder::emitNonZero(NonZeroOp op, ArrayRef<TensorInfo> operands) {
+  const TensorInfo &X = operands[0];
+  Reg n = ctx.numel(X);
+  size_t rank = X.dims.size();
+  Type scalar = bodyScalarType(X.elementType);
+  auto nonZero = [&](KernelBuilder &kb, Value i) -> Value {
+    Value x = kb.load(X.elementType, kb.binding(1), i);
+    if (llvm::isa<FloatType>(scalar))
+      return kb.b.create<arith::CmpFOp>(kb.loc, arith::CmpFPredicate::UNE, x,
+                                        kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getFloatAttr(scalar, 0.0)));
+    return kb.b.create<arith::CmpIOp>(kb.loc, arith::CmpIPredicate::ne, x,
+                                      kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getIntegerAttr(scalar, 0)));
+  };
+  uint32_t countBuf = ctx.newTransient(sp().constant(8));
+  {
+    auto kb = ctx.newKernel("nonzero count");
+    auto total = kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)},
+                             [&](Value i, ValueRange acc) -> SmallVector<Value> {
+      return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
     });
+    kb->store(total[0], kb->binding(0), kb->c(0));
     kb->finish();
-    ctx.addDispatch(*kb, {result.buffer, X.buffer}, sp().constant(1), dispatchName(op));
-    return success();
+    ctx.addDispatch(*kb, {countBuf, X.buffer}, sp().constant(1), dispatchName(op) + " count");
   }
-
-  /// TopK: both results have the input's dims with the axis dim = k's value.
-  LogicalResult emitTopKOp(TopKOp op, ArrayRef<TensorInfo> operands) {
-    const TensorInfo &X = operands[0];
-    int64_t axis = op.getAxis();
-    Reg k;
-    if (!op.getValues().getType().isDynamicDim(axis)) k = sp().constant(op.getValues().getType().getDimSize(axis));
-    else if (operands[1].values) k = (*operands[1].values)[0];
-    else return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
-    TensorInfo results[2];
-    for (int i = 0; i < 2; ++i) {
-      results[i].dims = X.dims;
-      results[i].dims[axis] = k;
-      for (size_t d = 0; d < X.dims.size(); ++d) {
-        auto type = llvm::cast<RankedTensorType>(op->getResult(i).getType());
-        if (!type.isDynamicDim(d)) results[i].dims[d] = sp().constant(type.getDimSize(d));
+  Reg count = sp().dataValue(countBuf, 0, n);
+  TensorInfo result;
+  result.dims = {sp().constant(std::max<int64_t>(rank, 1)), count};
+  result.elementType = llvm::cast<RankedTensorType>(op.getType()).getElementType();
+  result.buffer = ctx.newTransient(bytesOf(result));
+  infos[op.getResult()] = result;
+  auto kb = ctx.newKernel("nonzero coordinates");
+  Value C = kb->dim(count);
+  std::vector<Value> dims;
+  for (Reg d : X.dims) dims.push_back(kb->dim(d));
+  kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange acc) -> SmallVector<Value> {
+    Value hit = nonZero(*kb, i);
+    kb->ifThen(hit, [&]() {
+      // Unravel i into coordinates, last dim fastest.
+      Value rest = i;
+      for (size_t d = rank; d-- > 0;) {
+        kb->store(kb->rem(rest, dims[d]), kb->binding(0), kb->add(kb->mul(kb->c(d), C), acc[0]));
+        rest = kb->div(rest, dims[d]);
       }
-      results[i].elementType = llvm::cast<RankedTensorType>(op->getResult(i).getType()).getElementType();
-      results[i].buffer = ctx.newTransient(bytesOf(results[i]));
-      infos[op->getResult(i)] = results[i];
-    }
-    return emitTopK(ctx, op, operands, k, results[0], results[1]);
-  }
+      if (rank == 0) kb->store(kb->c(0), kb->binding(0), acc[0]);
+    });
+    return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), hit))};
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, sp().constant(1), dispatchName(op));
+  return success();
+}
 
-  /// A whole recurrent layer: Y is [T, D, B, H] (layout 1: [B, T, D, H]),
-  /// the states [D, B, H] (layout 1: [B, D, H]), T and B from X.
-  LogicalResult emitRecurrentOp(RecurrentOp op, ArrayRef<TensorInfo> operands) {
-    const TensorInfo &X = operands[0];
-    bool layout = op.getLayout() != 0;
-    Reg T = X.dims[layout ? 1 : 0], B = X.dims[layout ? 0 : 1];
+LogicalResult PlanBuilder::emitTopKOp(TopKOp op, ArrayRef<TensorInfo> operands) {
+  const TensorInfo &X = operands[0];
+  int64_t axis = op.getAxis();
+  Reg k;
+  if (!op.getValues().getType().isDynamicDim(axis)) k = sp().constant(op.getValues().getType().getDimSize(axis));
+  else if (operands[1].values) k = (*operands[1].values)[0];
+  else return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
+  TensorInfo results[2];
+  for (int i = 0; i < 2; ++i) {
+    results[i].dims = X.dims;
+    results[i].dims[axis] = k;
+    for (size_t d = 0; d < X.dims.size(); ++d) {
+      auto type = llvm::cast<RankedTensorType>(op->getResult(i).getType());
+      if (!type.isDynamicDim(d)) results[i].dims[d] = sp().constant(type.getDimSize(d));
+    }
+    results[i].elementType = llvm::cast<RankedTensorType>(op->getResult(i).getType()).getElementType();
+    results[i].buffer = ctx.newTransient(bytesOf(results[i]));
+    infos[op->getResult(i)] = results[i];
+  }
+  return emitTopK(ctx, op, operands, k, results[0], results[1]);
+}
+
+LogicalResult PlanBuilder::emitRecurrentOp(RecurrentOp op, ArrayRef<TensorInfo> operands) {
+  const TensorInfo &X = operands[0];
+  bool layout = op.getLayout() != 0;
+  Reg T = X.dims[layout ? 1 : 0], B = X.dims[layout ? 0 : 1];
+  SmallVector<TensorInfo> results;
+  for (Value v : op->getResults()) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    TensorInfo t;
+    t.elementType = type.getElementType();
+    int64_t rank = type.getRank();
+    for (int64_t d = 0; d < rank; ++d) {
+      bool isT = rank == 4 && d == (layout ? 1 : 0), isB = d == (layout ? 0 : rank - 2);
+      t.dims.push_back(!type.isDynamicDim(d) ? sp().constant(type.getDimSize(d)) : isT ? T : isB ? B : Reg());
+      if (type.isDynamicDim(d) && !isT && !isB) return op.emitOpError("has an unexpected dynamic result dim");
+    }
+    t.buffer = ctx.newTransient(bytesOf(t));
+    infos[v] = t;
+    results.push_back(t);
+  }
+  return emitRecurrent(ctx, op, operands, results);
+}
+
+LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
+  uint32_t first = ctx.plan.dispatches.size();
+  LogicalResult r = success();
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) r = addConstant(cst);
+  else if (auto sel = dyn_cast<SelectBranchOp>(op)) r = emitSelectBranch(sel);
+  else if (auto loop = dyn_cast<LoopOp>(op)) r = emitLoop(loop);
+  else if (auto region = dyn_cast<DispatchOp>(op)) r = emitRegion(region);
+  else if (isBufferView(&op)) r = emitOp(&op);
+  else if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
+    return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
+                          "generation)");
+  else
+    return op.emitOpError("is not supported by the CPU backend");
+  if (failed(r)) return failure();
+  for (Value v : op.getResults()) noteCond(v);
+  ranges[&op] = {first, uint32_t(ctx.plan.dispatches.size())};
+  return success();
+}
+
+LogicalResult PlanBuilder::emitOp(Operation *op) {
+  SmallVector<TensorInfo> operands;
+  for (Value v : op->getOperands()) operands.push_back(info(v));
+  if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
+  if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
+  if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
+  if (auto rec = dyn_cast<RecurrentOp>(op)) return emitRecurrentOp(rec, operands);
+  if (isa<UniqueOp, NonMaxSuppressionOp>(op)) {
     SmallVector<TensorInfo> results;
-    for (Value v : op->getResults()) {
-      auto type = llvm::cast<RankedTensorType>(v.getType());
-      TensorInfo t;
-      t.elementType = type.getElementType();
-      int64_t rank = type.getRank();
-      for (int64_t d = 0; d < rank; ++d) {
-        bool isT = rank == 4 && d == (layout ? 1 : 0), isB = d == (layout ? 0 : rank - 2);
-        t.dims.push_back(!type.isDynamicDim(d) ? sp().constant(type.getDimSize(d)) : isT ? T : isB ? B : Reg());
-        if (type.isDynamicDim(d) && !isT && !isB) return op.emitOpError("has an unexpected dynamic result dim");
-      }
-      t.buffer = ctx.newTransient(bytesOf(t));
-      infos[v] = t;
-      results.push_back(t);
-    }
-    return emitRecurrent(ctx, op, operands, results);
-  }
-
-  //===--------------------------------------------------------------------===//
-  // Run-time If: v4f.select_branch picks one side; every dispatch needed only
-  // through one side is guarded by the condition, so only the taken side runs.
-  //===--------------------------------------------------------------------===//
-
-  /// A guard: run when `reg` (0 or 1) is non-zero. The registers it reads
-  /// are final for dispatches at index >= readyAt (a condition computed by a
-  /// dispatch is known once that dispatch ran; before, it has its bound).
-  struct Guard {
-    Reg reg;
-    uint32_t readyAt;
-  };
-  /// The condition of a select_branch as 0/1 registers.
-  struct Cond {
-    Reg taken, notTaken;
-    uint32_t readyAt;
-  };
-  DenseSet<Value> condValues;          // cond operands of every select_branch
-  DenseMap<Value, Cond> conds;
-  /// Per select_branch: the dispatch indices of its then and else copies.
-  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> branchCopies;
-
-  /// Gives `v` (if it is a select_branch condition) its 0/1 registers: its
-  /// followed value, or else a one-workgroup dispatch that writes it as an
-  /// int64 the plan reads back (a DataValue bounded by 1).
-  void noteCond(Value v) {
-    if (!condValues.contains(v) || conds.count(v)) return;
-    const TensorInfo t = info(v);
-    Reg value;
-    if (t.values && !t.values->empty()) {
-      value = (*t.values)[0];
-    } else {
-      uint32_t buf = ctx.newTransient(sp().constant(8));
-      Operation *def = v.getDefiningOp();
-      if (auto region = dyn_cast_or_null<DispatchOp>(def)) def = region.getRoot();
-      std::string name = def ? dispatchName(def) : std::string("input");
-      emitScalarToI64(ctx, t, buf, name + " as If condition");
-      value = sp().dataValue(buf, 0, sp().constant(1));
-    }
-    Reg notTaken = sp().eq(value, sp().constant(0));
-    conds[v] = Cond{sp().eq(notTaken, sp().constant(0)), notTaken, uint32_t(ctx.plan.dispatches.size())};
-  }
-
-  /// The result has the taken side's dims and a buffer for the larger side;
-  /// two copies fill it, each guarded (in assignGuards) by its side.
-  LogicalResult emitSelectBranch(SelectBranchOp op) {
-    auto it = conds.find(op.getCond());
-    if (it == conds.end()) return op.emitOpError("its condition has no plan register (internal error)");
-    const Cond c = it->second;
-    const TensorInfo a = info(op.getThenValue()), b = info(op.getElseValue());
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    TensorInfo r;
-    r.elementType = type.getElementType();
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      r.dims.push_back(type.isDynamicDim(d) ? sp().select(c.taken, a.dims[d], b.dims[d])
-                                            : sp().constant(type.getDimSize(d)));
-    if (a.values && b.values && a.values->size() == b.values->size()) {
-      r.values.emplace();
-      for (size_t k = 0; k < a.values->size(); ++k) r.values->push_back(sp().select(c.taken, (*a.values)[k], (*b.values)[k]));
-    }
-    r.buffer = ctx.newTransient(sp().max(bytesOf(a), bytesOf(b)));
-    infos[op.getResult()] = r;
-    std::string name = dispatchName(op);
-    uint32_t thenIndex = ctx.plan.dispatches.size();
-    TensorInfo dst = a;
-    dst.buffer = r.buffer;
-    emitCopy(ctx, a, dst, name + " then");
-    uint32_t elseIndex = ctx.plan.dispatches.size();
-    dst = b;
-    dst.buffer = r.buffer;
-    emitCopy(ctx, b, dst, name + " else");
-    if (ctx.plan.dispatches.size() != elseIndex + 1 || elseIndex != thenIndex + 1)
-      return op.emitOpError("expected one copy dispatch per side (internal error)");
-    branchCopies[op] = {thenIndex, elseIndex};
+    if (failed(isa<UniqueOp>(op) ? emitUnique(ctx, op, operands, results)
+                                 : emitNonMaxSuppression(ctx, op, operands, results)))
+      return failure();
+    for (auto [r, t] : llvm::zip_equal(op->getResults(), results)) infos[r] = t;
     return success();
   }
-
-  std::optional<Guard> andGuard(std::optional<Guard> g, Reg term, uint32_t readyAt) {
-    if (!g) return Guard{term, readyAt};
-    return Guard{sp().mul(g->reg, term), std::max(g->readyAt, readyAt)};
-  }
-
-  /// Walks the body backwards: an op is needed when any user needs it, and
-  /// a select_branch needs its then (else) value only when its condition is
-  /// (is not) taken. Guards the dispatches of each op (`ranges`) by the
-  /// disjunction of its users' needs; ops that a return or an unguarded op
-  /// reads always run.
-  LogicalResult assignGuards(Block &body, const DenseMap<Operation *, std::pair<uint32_t, uint32_t>> &ranges) {
-    if (branchCopies.empty()) return success();
-    DenseMap<Operation *, std::optional<Guard>> need;
-    auto guardOf = [&](Operation *op) -> std::optional<Guard> {
-      auto it = need.find(op);
-      return it == need.end() ? std::nullopt : it->second;
-    };
-    for (Operation &op : llvm::reverse(body)) {
-      if (isa<func::ReturnOp, LoopYieldOp>(op)) continue;
-      std::optional<Guard> g;
-      bool always = false, used = false;
-      for (Value r : op.getResults())
-        for (OpOperand &use : r.getUses()) {
-          Operation *user = body.findAncestorOpInBlock(*use.getOwner());
-          if (!user || isa<func::ReturnOp, LoopYieldOp>(user)) {
-            always = true;
-            continue;
-          }
-          std::optional<Guard> ug = guardOf(user);
-          auto sel = dyn_cast<SelectBranchOp>(user);
-          if (sel && use.getOwner() == user && use.getOperandNumber() > 0) {
-            const Cond &c = conds[sel.getCond()];
-            ug = andGuard(ug, use.getOperandNumber() == 1 ? c.taken : c.notTaken, c.readyAt);
-          }
-          if (!ug) always = true;
-          else if (!used) g = ug;
-          else g = Guard{sp().max(g->reg, ug->reg), std::max(g->readyAt, ug->readyAt)};
-          used = true;
-        }
-      if (!always && used) need[&op] = g;
-    }
-    for (auto [op, range] : ranges) {
-      std::optional<Guard> g = guardOf(op);
-      if (auto it = branchCopies.find(op); it != branchCopies.end()) {
-        const Cond &c = conds[cast<SelectBranchOp>(op).getCond()];
-        auto [thenIndex, elseIndex] = it->second;
-        for (auto [index, term] : {std::pair{thenIndex, c.taken}, std::pair{elseIndex, c.notTaken}}) {
-          std::optional<Guard> side = andGuard(g, term, c.readyAt);
-          if (side->readyAt > index)
-            return op->emitOpError("its condition is computed after the branch copies (internal error)");
-          ctx.plan.dispatches[index].guard = side->reg;
-        }
-        continue;
-      }
-      if (!g) continue;
-      // A dispatch before its condition is known runs unguarded (only a cost).
-      // One the kernel emitter guarded already (a conv planned two ways for
-      // a run-time size) runs when both hold.
-      for (uint32_t d = range.first; d < range.second; ++d) {
-        if (d < g->readyAt) continue;
-        std::optional<Reg> &guard = ctx.plan.dispatches[d].guard;
-        guard = guard ? sp().mul(*guard, g->reg) : g->reg;
-      }
-    }
+  auto result = resultInfo(op, operands);
+  if (failed(result)) return failure();
+  if (isa<ReshapeOp, UnsqueezeOp>(op)) {
+    // Views: the result shares the input's buffer.
+    result->buffer = operands[0].buffer;
+    infos[op->getResult(0)] = *result;
     return success();
   }
+  result->buffer = ctx.newTransient(bytesOf(*result));
+  infos[op->getResult(0)] = *result;
+  return emitKernels(op, operands, *result);
+}
 
-  //===--------------------------------------------------------------------===//
-  // Run-time Loop: the body's dispatches run trip-count times (a PlanLoop).
-  //===--------------------------------------------------------------------===//
+FailureOr<TensorInfo> PlanBuilder::resultInfo(Operation *op, ArrayRef<TensorInfo> operands) {
+  bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
+                        (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
+  auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
+              : valueDependent ? valueDependentDims(ctx, op, operands)
+                               : resultDims(op);
+  if (failed(dims)) return failure();
+  TensorInfo result;
+  result.dims = *dims;
+  result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  result.values = propagateValues(ctx, op, operands, result);
+  return result;
+}
 
-  DenseMap<Operation *, std::pair<uint32_t, uint32_t>> ranges; // dispatches each op appended
-  bool inLoop = false;
-
-  /// Whether register r depends on the iteration number or on data the
-  /// dispatches from `firstDispatch` on compute (it may change per iteration).
-  bool variesInLoop(Reg r, uint32_t firstDispatch) {
-    const auto &instrs = sp().instructions();
-    std::vector<Reg> work = {r};
-    DenseSet<Reg> seen;
-    while (!work.empty()) {
-      Reg x = work.back();
-      work.pop_back();
-      if (!seen.insert(x).second) continue;
-      const ShapeInstruction &i = instrs[x];
-      switch (i.op) {
-      case ShapeOpKind::LoopIndex: return true;
-      case ShapeOpKind::Const: case ShapeOpKind::InputDim: case ShapeOpKind::InputValue: break;
-      case ShapeOpKind::DataValue:
-        if (producedAtOrAfter(i.a, firstDispatch)) return true;
-        work.push_back(Reg(i.imm));
-        break;
-      case ShapeOpKind::InputScaledDim: work.push_back(Reg(i.imm)); break;
-      default:
-        work.push_back(i.a);
-        work.push_back(i.b);
-        if (i.op == ShapeOpKind::Select) work.push_back(Reg(i.imm));
-      }
-    }
-    return false;
+LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : region.getBodyOps()) ops.push_back(&op);
+  bool chain = ops.size() > 1 && llvm::all_of(ops, [](Operation *op) { return isFusibleElementwise(op); });
+  if (!chain) {
+    for (Operation *op : ops)
+      if (failed(emitOp(op))) return failure();
+  } else if (failed(emitChain(region, ops))) {
+    return failure();
   }
-  /// Whether the first dispatch binding `buffer` is at or after `d`.
-  bool producedAtOrAfter(uint32_t buffer, uint32_t d) {
-    for (uint32_t k = 0; k < ctx.plan.dispatches.size(); ++k)
-      for (uint32_t b : ctx.plan.dispatches[k].bindings)
-        if (b == buffer) return k >= d;
-    return true;
+  auto ret = cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  for (auto [r, v] : llvm::zip_equal(region.getResults(), ret.getValues())) {
+    TensorInfo yielded = infos.lookup(v); // a copy: inserting r may rehash
+    infos[r] = std::move(yielded);
   }
+  return success();
+}
 
-  LogicalResult emitLoop(LoopOp op) {
-    if (inLoop) return op.emitOpError("inside another run-time loop is not supported yet (loops do not nest)");
-    std::string name = dispatchName(op);
-    auto &plan = ctx.plan;
-    // The trip count: followed by the plan, or read back from its buffer
-    // (bounded by max_iterations, which sizes the scan outputs then).
-    const TensorInfo trip = info(op.getTripCount());
-    Reg tripReg;
-    if (trip.values && !trip.values->empty()) {
-      tripReg = (*trip.values)[0];
-    } else {
-      uint32_t buf = ctx.newTransient(sp().constant(8));
-      // Clamped to max + 1: the plan refuses a count above the bound
-      // before the loop runs (the scan outputs are sized for max + 1).
-      emitScalarToI64(ctx, trip, buf, name + " trip count", op.getMaxIterations() + 1);
-      tripReg = sp().dataValue(buf, 0, sp().constant(op.getMaxIterations() + 1));
-    }
-    tripReg = sp().max(tripReg, sp().constant(0));
-    Block &body = op.getBody().front();
-    auto yield = cast<LoopYieldOp>(body.getTerminator());
-    size_t n = op.getInits().size();
-    // With a condition the body computes, it is yielded first.
-    ValueRange yielded = yield.getValues();
-    if (op.getBodyCondition()) yielded = yielded.drop_front();
-    // Carried values live in buffers of their own, filled from the inits.
-    SmallVector<TensorInfo> carry;
-    for (auto [j, init] : llvm::enumerate(op.getInits())) {
-      TensorInfo src = info(init);
-      TensorInfo c = src;
-      c.values.reset(); // they change from iteration to iteration
-      c.buffer = ctx.newTransient(bytesOf(src));
-      emitCopy(ctx, src, c, name + " carried " + std::to_string(j) + " init");
-      carry.push_back(c);
-      infos[body.getArgument(1 + j)] = c;
-    }
-    uint32_t loopId = plan.loops.size();
-    uint32_t begin = plan.dispatches.size();
-    Reg index = sp().loopIndex(loopId);
-    {
-      TensorInfo iter;
-      iter.elementType = IntegerType::get(op.getContext(), 64);
-      iter.values = std::vector<Reg>{index};
-      iter.buffer = ctx.newTransient(sp().constant(8));
-      emitWriteRegister(ctx, index, iter.buffer, name + " iteration");
-      infos[body.getArgument(0)] = iter;
-    }
-    inLoop = ctx.inRunTimeLoop = true;
-    for (Operation &inner : body.without_terminator())
-      if (failed(emitBlockOp(inner))) return failure();
-    inLoop = ctx.inRunTimeLoop = false;
-    // Scan outputs: slice i of iteration i; their shape must not change.
-    SmallVector<TensorInfo> scans;
-    // Their length: the trip count, or the iterations run when the body's
-    // condition can end the loop early (final once the loop ended).
-    Reg length = op.getBodyCondition() ? sp().loopCount(loopId, tripReg) : tripReg;
-    for (size_t k = n; k < yielded.size(); ++k) {
-      TensorInfo s = info(yielded[k]);
-      // The slice dims: static from the result type, else the value's
-      // (which must then be the same in every iteration).
-      auto resultType = llvm::cast<RankedTensorType>(op.getResult(k).getType());
-      std::vector<Reg> slice;
-      for (size_t d = 0; d < s.dims.size(); ++d) {
-        if (!resultType.isDynamicDim(d + 1)) {
-          slice.push_back(sp().constant(resultType.getDimSize(d + 1)));
-          continue;
-        }
-        if (variesInLoop(s.dims[d], begin))
-          return op.emitOpError("scan output ") << k - n << " dim " << d
-                                                << " may change from iteration to iteration (not supported)";
-        slice.push_back(s.dims[d]);
-      }
-      emitDimsCheck(ctx, s.dims, slice, name + " scan " + std::to_string(k - n) + " shape check");
-      TensorInfo out;
-      out.elementType = s.elementType;
-      out.dims = {length};
-      out.dims.insert(out.dims.end(), slice.begin(), slice.end());
-      TensorInfo planned = out; // sized for the trip count (the bound of the length)
-      planned.dims[0] = tripReg;
-      out.buffer = ctx.newTransient(bytesOf(planned));
-      emitCopyAt(ctx, s, out.buffer, sp().mul(index, ctx.numel(s)), name + " scan " + std::to_string(k - n));
-      scans.push_back(out);
-    }
-    // The next carried values: checked against the carried shapes; staged
-    // through temporaries when one reads another's buffer (a swap).
-    SmallVector<TensorInfo> next;
-    bool stage = false;
-    for (size_t j = 0; j < n; ++j) {
-      Value v = yielded[j];
-      next.push_back(info(v));
-      if (v == body.getArgument(1 + j)) continue;
-      for (size_t k = 0; k < n; ++k)
-        if (k != j && next.back().buffer == carry[k].buffer) stage = true;
-    }
-    for (size_t j = 0; j < n; ++j) {
-      if (yielded[j] == body.getArgument(1 + j)) continue;
-      emitDimsCheck(ctx, next[j].dims, carry[j].dims, name + " carried " + std::to_string(j) + " shape check");
-      if (stage) {
-        TensorInfo tmp = next[j];
-        tmp.buffer = ctx.newTransient(bytesOf(carry[j]));
-        emitCopy(ctx, next[j], tmp, name + " carried " + std::to_string(j) + " stage");
-        next[j] = tmp;
-      }
-    }
-    for (size_t j = 0; j < n; ++j) {
-      if (yielded[j] == body.getArgument(1 + j) || next[j].buffer == carry[j].buffer) continue;
-      emitCopy(ctx, next[j], carry[j], name + " carried " + std::to_string(j));
-    }
-    std::optional<Reg> cond;
-    if (op.getBodyCondition()) {
-      // Read back after the iteration's last dispatch: 0 ends the loop.
-      const TensorInfo c = info(yield.getValues()[0]);
-      if (c.values && !c.values->empty()) {
-        cond = (*c.values)[0];
-      } else {
-        uint32_t buf = ctx.newTransient(sp().constant(8));
-        emitScalarToI64(ctx, c, buf, name + " condition");
-        cond = sp().dataValue(buf, 0, sp().constant(1));
-      }
-    }
-    uint32_t end = plan.dispatches.size();
-    PlanLoop loop;
-    loop.cond = cond;
-    loop.begin = begin;
-    loop.end = end;
-    loop.tripCount = tripReg;
-    loop.maxIterations = op.getMaxIterations();
-    loop.name = name;
-    plan.loops.push_back(loop);
-    for (size_t j = 0; j < n; ++j) infos[op.getResult(j)] = carry[j];
-    for (size_t k = 0; k < scans.size(); ++k) infos[op.getResult(n + k)] = scans[k];
-    return success();
-  }
-
-  /// One op of the function body or of a loop body (not the terminator).
-  LogicalResult emitBlockOp(Operation &op) {
-    uint32_t first = ctx.plan.dispatches.size();
-    LogicalResult r = success();
-    if (auto cst = dyn_cast<arith::ConstantOp>(op)) r = addConstant(cst);
-    else if (auto sel = dyn_cast<SelectBranchOp>(op)) r = emitSelectBranch(sel);
-    else if (auto loop = dyn_cast<LoopOp>(op)) r = emitLoop(loop);
-    else if (auto region = dyn_cast<DispatchOp>(op)) r = emitRegion(region);
-    else if (isBufferView(&op)) r = emitOp(&op);
-    else if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
-      return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
-                            "generation)");
-    else
-      return op.emitOpError("is not supported by the CPU backend");
-    if (failed(r)) return failure();
-    for (Value v : op.getResults()) noteCond(v);
-    ranges[&op] = {first, uint32_t(ctx.plan.dispatches.size())};
-    return success();
-  }
-
-  LogicalResult emitOp(Operation *op) {
+LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> ops) {
+  SmallVector<Value> externals;
+  SmallVector<TensorInfo> externalInfos;
+  for (Operation *op : ops) {
     SmallVector<TensorInfo> operands;
-    for (Value v : op->getOperands()) operands.push_back(info(v));
-    if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
-    if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
-    if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
-    if (auto rec = dyn_cast<RecurrentOp>(op)) return emitRecurrentOp(rec, operands);
-    if (isa<UniqueOp, NonMaxSuppressionOp>(op)) {
-      SmallVector<TensorInfo> results;
-      if (failed(isa<UniqueOp>(op) ? emitUnique(ctx, op, operands, results)
-                                   : emitNonMaxSuppression(ctx, op, operands, results)))
-        return failure();
-      for (auto [r, t] : llvm::zip_equal(op->getResults(), results)) infos[r] = t;
-      return success();
+    for (Value v : op->getOperands()) {
+      operands.push_back(info(v));
+      Operation *def = v.getDefiningOp();
+      bool internal = def && def->getParentOp() == region.getOperation();
+      if (!internal && !llvm::is_contained(externals, v)) {
+        externals.push_back(v);
+        externalInfos.push_back(info(v));
+      }
     }
     auto result = resultInfo(op, operands);
     if (failed(result)) return failure();
-    if (isa<ReshapeOp, UnsqueezeOp>(op)) {
-      // Views: the result shares the input's buffer.
-      result->buffer = operands[0].buffer;
-      infos[op->getResult(0)] = *result;
-      return success();
-    }
-    result->buffer = ctx.newTransient(bytesOf(*result));
+    result->buffer = ~0u; // no buffer: the value lives in registers
     infos[op->getResult(0)] = *result;
-    return emitKernels(op, operands, *result);
   }
+  TensorInfo &last = infos[ops.back()->getResult(0)];
+  last.buffer = ctx.newTransient(bytesOf(last));
+  std::string name = dispatchName(ops.front()) + " + " + std::to_string(ops.size() - 1) + " fused";
+  return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
+}
 
-  /// Dims (and followed values) of `op`'s single result; no buffer yet.
-  FailureOr<TensorInfo> resultInfo(Operation *op, ArrayRef<TensorInfo> operands) {
-    bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
-                          (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
-    auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
-                : valueDependent ? valueDependentDims(ctx, op, operands)
-                                 : resultDims(op);
-    if (failed(dims)) return failure();
-    TensorInfo result;
-    result.dims = *dims;
-    result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-    result.values = propagateValues(ctx, op, operands, result);
-    return result;
-  }
-
-  /// A dispatch region: one kernel for a fused elementwise chain, else the
-  /// kernels of each op in order.
-  LogicalResult emitRegion(DispatchOp region) {
-    SmallVector<Operation *> ops;
-    for (Operation &op : region.getBodyOps()) ops.push_back(&op);
-    bool chain = ops.size() > 1 && llvm::all_of(ops, [](Operation *op) { return isFusibleElementwise(op); });
-    if (!chain) {
-      for (Operation *op : ops)
-        if (failed(emitOp(op))) return failure();
-    } else if (failed(emitChain(region, ops))) {
-      return failure();
-    }
-    auto ret = cast<DispatchReturnOp>(region.getBody().front().getTerminator());
-    for (auto [r, v] : llvm::zip_equal(region.getResults(), ret.getValues())) {
-      TensorInfo yielded = infos.lookup(v); // a copy: inserting r may rehash
-      infos[r] = std::move(yielded);
-    }
-    return success();
-  }
-
-  /// Elementwise chain: every intermediate gets dims and followed values
-  /// (shape computations read them) but no buffer; only the last op's value
-  /// is stored, by one kernel reading the chain's external inputs.
-  LogicalResult emitChain(DispatchOp region, ArrayRef<Operation *> ops) {
-    SmallVector<Value> externals;
-    SmallVector<TensorInfo> externalInfos;
-    for (Operation *op : ops) {
-      SmallVector<TensorInfo> operands;
-      for (Value v : op->getOperands()) {
-        operands.push_back(info(v));
-        Operation *def = v.getDefiningOp();
-        bool internal = def && def->getParentOp() == region.getOperation();
-        if (!internal && !llvm::is_contained(externals, v)) {
-          externals.push_back(v);
-          externalInfos.push_back(info(v));
-        }
-      }
-      auto result = resultInfo(op, operands);
-      if (failed(result)) return failure();
-      result->buffer = ~0u; // no buffer: the value lives in registers
-      infos[op->getResult(0)] = *result;
-    }
-    TensorInfo &last = infos[ops.back()->getResult(0)];
-    last.buffer = ctx.newTransient(bytesOf(last));
-    std::string name = dispatchName(ops.front()) + " + " + std::to_string(ops.size() - 1) + " fused";
-    return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
-  }
-
-  LogicalResult emitKernels(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
-    if (isa<ShapeOp, ScaledSizesOp>(op)) return emitShapeOf(ctx, op, operands, result);
-    if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
-    if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
-    if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);
-    if (isa<FillOp>(op)) return emitFill(ctx, op, operands, result);
-    if (isa<PadOp>(op)) return emitPad(ctx, op, operands, result);
-    if (isa<CumSumOp>(op)) return emitCumSum(ctx, op, operands, result);
-    if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
-    if (isa<ScatterElementsOp>(op)) return emitScatterElements(ctx, op, operands, result);
-    if (isa<ScatterNDOp>(op)) return emitScatterND(ctx, op, operands, result);
-    if (isa<GatherNDOp>(op)) return emitGatherND(ctx, op, operands, result);
-    if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
-    if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp,
-            ElementwiseOp>(op))
-      return emitElementwise(ctx, op, operands, result);
-    if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
-    if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
-    if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
-    if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
-    if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);
-    if (isa<ReduceOp>(op)) return emitReduce(ctx, op, operands, result);
-    if (isa<ArgReduceOp>(op)) return emitArgReduce(ctx, op, operands, result);
-    if (isa<LayerNormOp>(op)) return emitLayerNorm(ctx, op, operands, result);
-    if (isa<TransposeOp>(op)) return emitTranspose(ctx, op, operands, result);
-    if (isa<ConcatOp>(op)) return emitConcat(ctx, op, operands, result);
-    if (isa<GatherOp>(op)) return emitGather(ctx, op, operands, result);
-    return op->emitOpError("is not supported by the CPU backend");
-  }
-};
-
-} // namespace
+LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
+  if (isa<ShapeOp, ScaledSizesOp>(op)) return emitShapeOf(ctx, op, operands, result);
+  if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
+  if (isa<SliceOp>(op)) return emitSlice(ctx, op, operands, result);
+  if (isa<RangeOp>(op)) return emitRange(ctx, op, operands, result);
+  if (isa<FillOp>(op)) return emitFill(ctx, op, operands, result);
+  if (isa<PadOp>(op)) return emitPad(ctx, op, operands, result);
+  if (isa<CumSumOp>(op)) return emitCumSum(ctx, op, operands, result);
+  if (isa<GatherElementsOp>(op)) return emitGatherElements(ctx, op, operands, result);
+  if (isa<ScatterElementsOp>(op)) return emitScatterElements(ctx, op, operands, result);
+  if (isa<ScatterNDOp>(op)) return emitScatterND(ctx, op, operands, result);
+  if (isa<GatherNDOp>(op)) return emitGatherND(ctx, op, operands, result);
+  if (isa<TriluOp>(op)) return emitTrilu(ctx, op, operands, result);
+  if (isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp,
+          ElementwiseOp>(op))
+    return emitElementwise(ctx, op, operands, result);
+  if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
+  if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
+  if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
+  if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
+  if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);
+  if (isa<ReduceOp>(op)) return emitReduce(ctx, op, operands, result);
+  if (isa<ArgReduceOp>(op)) return emitArgReduce(ctx, op, operands, result);
+  if (isa<LayerNormOp>(op)) return emitLayerNorm(ctx, op, operands, result);
+  if (isa<TransposeOp>(op)) return emitTranspose(ctx, op, operands, result);
+  if (isa<ConcatOp>(op)) return emitConcat(ctx, op, operands, result);
+  if (isa<GatherOp>(op)) return emitGather(ctx, op, operands, result);
+  return op->emitOpError("is not supported by the CPU backend");
+}
 
 LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePlan &plan,
                                   std::vector<uint8_t> &constants) {
