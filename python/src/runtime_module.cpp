@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -156,6 +157,73 @@ std::string dimsText(const int64_t *dims, int32_t rank) {
 }
 
 //===----------------------------------------------------------------------===//
+// _Model: a loaded artifact, shared by the sessions made from it
+//===----------------------------------------------------------------------===//
+
+/// The runtime's model and what it reads: the runtime requires the model to
+/// outlive its sessions, so each session holds a shared_ptr to this (released
+/// with the GIL held: from a Python dealloc or a close()).
+struct LoadedModel {
+  v4f_model_t *model = nullptr;
+  Buffer source;           // a bytes-like source: the runtime reads it in place
+  nb::object sourceObject; // (or copies it once when it is not 64-byte aligned)
+  LoadedModel() = default;
+  LoadedModel(const LoadedModel &) = delete;
+  LoadedModel &operator=(const LoadedModel &) = delete;
+  ~LoadedModel() { v4f_model_release(model); }
+
+  /// Loads `source`, a path (str) or a bytes-like object; the GIL is
+  /// released while the file is mapped and its digests checked.
+  static std::shared_ptr<LoadedModel> load(nb::object source, bool verifyDigests, const std::string &disabled) {
+    auto m = std::make_shared<LoadedModel>();
+    v4f_model_options_t mopts;
+    v4f_model_options_init(&mopts);
+    mopts.verify_digests = verifyDigests ? 1 : 0;
+    mopts.disabled_cpu_features = disabled.c_str();
+    v4f_status_t status = nullptr;
+    if (nb::isinstance<nb::str>(source)) {
+      std::string path = nb::cast<std::string>(source);
+      nb::gil_scoped_release unlocked;
+      status = v4f_model_load_file(path.c_str(), &mopts, nullptr, &m->model);
+    } else {
+      if (!m->source.acquire(source.ptr(), PyBUF_SIMPLE))
+        raise("InvalidArgumentError", "the model must be a path or a bytes-like object holding an artifact");
+      m->sourceObject = source;
+      nb::gil_scoped_release unlocked;
+      status = v4f_model_load_memory(m->source.view.buf, size_t(m->source.view.len), &mopts, nullptr, &m->model);
+    }
+    check(status);
+    return m;
+  }
+};
+
+/// [(name, dtype code, [dim: int, or its name where symbolic])].
+nb::list signatureOf(const v4f_model_t *model, bool isInput) {
+  nb::list l;
+  if (!model) return l;
+  size_t n = isInput ? v4f_model_input_count(model) : v4f_model_output_count(model);
+  for (size_t k = 0; k < n; ++k) {
+    v4f_tensor_info_t ti;
+    check(isInput ? v4f_model_input_info(model, k, &ti) : v4f_model_output_info(model, k, &ti));
+    nb::list dims;
+    for (int32_t d = 0; d < ti.rank; ++d) {
+      if (ti.dims[d] >= 0) dims.append(ti.dims[d]);
+      else dims.append(nb::str(*ti.dim_names[d] ? ti.dim_names[d] : "?"));
+    }
+    l.append(nb::make_tuple(nb::str(ti.name), ti.dtype, dims));
+  }
+  return l;
+}
+
+class Model {
+public:
+  Model(nb::object source, bool verifyDigests, const std::string &disabledFeatures)
+      : loaded(LoadedModel::load(std::move(source), verifyDigests, disabledFeatures)) {}
+  std::shared_ptr<LoadedModel> loaded;
+  const v4f_model_t *m() const { return loaded->model; }
+};
+
+//===----------------------------------------------------------------------===//
 // _Session
 //===----------------------------------------------------------------------===//
 
@@ -164,27 +232,15 @@ public:
   /// `source`: a path (str) or a bytes-like object holding the artifact;
   /// `dtypes`: {V4F_DTYPE code: (numpy dtype, raw view dtype or None)}.
   Session(nb::object source, int32_t threads, bool verifyDigests, const std::string &disabledFeatures,
-          nb::dict dtypes) {
-    v4f_model_options_t mopts;
-    v4f_model_options_init(&mopts);
-    mopts.verify_digests = verifyDigests ? 1 : 0;
-    mopts.disabled_cpu_features = disabledFeatures.c_str();
-    v4f_status_t status = nullptr;
-    if (nb::isinstance<nb::str>(source)) {
-      std::string path = nb::cast<std::string>(source);
-      nb::gil_scoped_release unlocked;
-      status = v4f_model_load_file(path.c_str(), &mopts, nullptr, &model_);
-    } else {
-      // The runtime reads the caller's memory for the model's life (or copies
-      // it once when it is not 64-byte aligned): keep the object and its
-      // buffer until close().
-      if (!source_.acquire(source.ptr(), PyBUF_SIMPLE))
-        raise("InvalidArgumentError", "Session: the model must be a path or a bytes-like object holding an artifact");
-      sourceObject_ = source;
-      nb::gil_scoped_release unlocked;
-      status = v4f_model_load_memory(source_.view.buf, size_t(source_.view.len), &mopts, nullptr, &model_);
-    }
-    check(status);
+          nb::dict dtypes)
+      : Session(LoadedModel::load(std::move(source), verifyDigests, disabledFeatures), threads, dtypes) {}
+
+  /// A session of an already loaded model (shared with its other sessions).
+  Session(const Model &model, int32_t threads, nb::dict dtypes) : Session(model.loaded, threads, dtypes) {}
+
+  Session(std::shared_ptr<LoadedModel> loaded, int32_t threads, nb::dict dtypes)
+      : loaded_(std::move(loaded)), model_(loaded_->model) {
+    v4f_status_t status;
     v4f_session_options_t sopts;
     v4f_session_options_init(&sopts);
     sopts.thread_count = threads;
@@ -369,10 +425,8 @@ private:
   void closeHandles() {
     v4f_session_release(session_);
     session_ = nullptr;
-    v4f_model_release(model_);
     model_ = nullptr;
-    source_.release();
-    sourceObject_ = nb::object();
+    loaded_.reset(); // the model goes with its last session or _Model
   }
 
   void describe(nb::dict dtypes) {
@@ -405,23 +459,7 @@ private:
     fill(false, outputs_);
   }
 
-  /// [(name, dtype code, [dim: int, or its name where symbolic])].
-  nb::list info(bool isInput) const {
-    nb::list l;
-    if (!model_) return l;
-    size_t n = isInput ? v4f_model_input_count(model_) : v4f_model_output_count(model_);
-    for (size_t k = 0; k < n; ++k) {
-      v4f_tensor_info_t ti;
-      check(isInput ? v4f_model_input_info(model_, k, &ti) : v4f_model_output_info(model_, k, &ti));
-      nb::list dims;
-      for (int32_t d = 0; d < ti.rank; ++d) {
-        if (ti.dims[d] >= 0) dims.append(ti.dims[d]);
-        else dims.append(nb::str(*ti.dim_names[d] ? ti.dim_names[d] : "?"));
-      }
-      l.append(nb::make_tuple(nb::str(ti.name), ti.dtype, dims));
-    }
-    return l;
-  }
+  nb::list info(bool isInput) const { return signatureOf(model_, isInput); }
 
   static std::string names(const std::vector<TensorSlot> &slots) {
     std::string s;
@@ -576,10 +614,9 @@ private:
     return head.attr("reshape")(shapeTuple(t.dims, t.rank));
   }
 
-  v4f_model_t *model_ = nullptr;
+  std::shared_ptr<LoadedModel> loaded_;
+  v4f_model_t *model_ = nullptr; // loaded_->model while open
   v4f_session_t *session_ = nullptr;
-  Buffer source_;
-  nb::object sourceObject_;
   std::vector<TensorSlot> inputs_, outputs_;
   std::mutex mutex_;
   bool anyFeedback_ = false, primed_ = false;
@@ -596,7 +633,19 @@ NB_MODULE(_runtime, m) {
   m.def("dtype_name", [](int32_t code) { return std::string(v4f_dtype_name(code)); });
   m.attr("MAX_RANK") = V4F_MAX_RANK;
 
+  nb::class_<Model>(m, "_Model")
+      .def(nb::init<nb::object, bool, const std::string &>(), nb::arg("source"), nb::arg("verify_digests"),
+           nb::arg("disabled_cpu_features"))
+      .def("input_info", [](const Model &self) { return signatureOf(self.m(), true); })
+      .def("output_info", [](const Model &self) { return signatureOf(self.m(), false); })
+      .def_prop_ro("model_name", [](const Model &self) { return std::string(v4f_model_name(self.m())); })
+      .def_prop_ro("producer", [](const Model &self) { return std::string(v4f_model_producer(self.m())); })
+      .def_prop_ro("target_cpu", [](const Model &self) { return std::string(v4f_model_target_cpu(self.m())); })
+      .def_prop_ro("variant", [](const Model &self) { return v4f_model_variant(self.m()); })
+      .def_prop_ro("variant_count", [](const Model &self) { return v4f_model_variant_count(self.m()); });
+
   nb::class_<Session>(m, "_Session")
+      .def(nb::init<const Model &, int32_t, nb::dict>(), nb::arg("model"), nb::arg("threads"), nb::arg("dtypes"))
       .def(nb::init<nb::object, int32_t, bool, const std::string &, nb::dict>(), nb::arg("source"),
            nb::arg("threads"), nb::arg("verify_digests"), nb::arg("disabled_cpu_features"), nb::arg("dtypes"))
       .def("close", &Session::close)

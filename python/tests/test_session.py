@@ -211,3 +211,40 @@ def test_bfloat16_through_ml_dtypes(tmp_path):
         np.testing.assert_array_equal(y, np.array([1.5, -2.0, 3.25], np.float32))
         with pytest.raises(v4f.InvalidArgumentError, match="expects bfloat16"):
             s.run(None, {"x": np.ones(3, np.float32)})
+
+
+def test_model_shared_by_sessions_on_two_threads(mlp):
+    import threading
+
+    model = v4f.Model(mlp[1])
+    assert [t.name for t in model.inputs] == ["x"] and model.inputs[0].shape == ("N", 8)
+    assert model.model_name == "mlp" and model.variant_count == 1 and model.target_cpu
+    x = np.random.default_rng(11).standard_normal((5, 8)).astype(np.float32)
+    with v4f.Session(mlp[1], threads=1) as alone:
+        expect = alone.run(None, {"x": x})
+    sessions = [v4f.Session(model, threads=1) for _ in range(2)]
+    del model  # the sessions keep it loaded
+    errors = []
+
+    def work(s):
+        for _ in range(100):
+            y, z = s.run(None, {"x": x})
+            if not (np.array_equal(y, expect[0]) and np.array_equal(z, expect[1])):
+                errors.append("wrong result")
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    sessions[0].close()
+    (y, _) = sessions[1].run(None, {"x": x})  # the other session still has the model
+    np.testing.assert_array_equal(y, expect[0])
+    sessions[1].close()
+    with pytest.raises(v4f.InvalidArgumentError, match="belong to the Model"):
+        v4f.Session(v4f.Model(mlp[1]), verify_digests=False)
+    with pytest.raises(TypeError, match="path or bytes"):
+        v4f.Model(3.5)
+    with pytest.raises(v4f.InvalidArtifactError):
+        v4f.Model(b"not an artifact")

@@ -22,12 +22,13 @@ from ._errors import (  # noqa: F401
     UnsupportedError,
 )
 from ._runtime import cpu_has_feature, runtime_version  # noqa: F401
-from ._session import Session, TensorInfo  # noqa: F401
+from ._session import Model, Session, TensorInfo  # noqa: F401
 from ._compiler import CheckReport, UnsupportedNode, check, compile, inspect  # noqa: F401
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Model",
     "Session",
     "TensorInfo",
     "compile",

@@ -4,9 +4,9 @@ import os
 from typing import NamedTuple, Tuple, Union
 
 from . import _dtypes
-from ._runtime import _Session
+from ._runtime import _Model, _Session
 
-__all__ = ["Session", "TensorInfo"]
+__all__ = ["Model", "Session", "TensorInfo"]
 
 _DTYPES = None
 
@@ -28,11 +28,55 @@ class TensorInfo(NamedTuple):
     shape: Tuple[Union[int, str], ...]
 
 
+def _source(model):
+    """A path (str) or a bytes-like object for the runtime."""
+    if isinstance(model, (str, os.PathLike)):
+        source = os.fspath(model)
+        return os.fsdecode(source) if isinstance(source, bytes) else source
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return model
+    raise TypeError(f"model must be a path or bytes, not {type(model).__name__}")
+
+
+def _disabled(features):
+    features = features or ""
+    return features if isinstance(features, str) else ",".join(features)
+
+
+def _signature(entries, table):
+    return tuple(TensorInfo(name, table[code][0], tuple(dims)) for name, code, dims in entries)
+
+
+class Model:
+    """A loaded artifact that several sessions share: the file is mapped and
+    verified once, and every ``Session(model, threads=...)`` made from it
+    runs on its own arena and thread pool (one session per thread runs in
+    parallel). It stays loaded while any of its sessions is open.
+    ``model``, ``verify_digests`` and ``disabled_cpu_features`` are as for
+    :class:`Session`."""
+
+    def __init__(self, model, *, verify_digests=True, disabled_cpu_features=None):
+        self._m = _Model(_source(model), bool(verify_digests), _disabled(disabled_cpu_features))
+        table = _dtype_table()
+        self.inputs = list(_signature(self._m.input_info(), table))
+        self.outputs = list(_signature(self._m.output_info(), table))
+
+    model_name = property(lambda self: self._m.model_name)
+    producer = property(lambda self: self._m.producer)
+    target_cpu = property(lambda self: self._m.target_cpu)
+    variant = property(lambda self: self._m.variant)
+    variant_count = property(lambda self: self._m.variant_count)
+
+    def __repr__(self):
+        return f"<v4f.Model {self.model_name!r} on {self.target_cpu}>"
+
+
 class Session:
     """A loaded artifact, ready to run.
 
-    ``model`` is the path of a ``.v4f`` file (mapped read-only) or a
-    bytes-like object holding one (kept referenced until :meth:`close`).
+    ``model`` is the path of a ``.v4f`` file (mapped read-only), a
+    bytes-like object holding one (kept referenced until :meth:`close`), or a
+    :class:`Model` shared with other sessions.
     ``threads`` is the number of threads kernels run on, the calling thread
     included (0: one per online core).
 
@@ -42,29 +86,23 @@ class Session:
     """
 
     def __init__(self, model, threads=0, *, verify_digests=True, disabled_cpu_features=None):
-        if isinstance(model, (str, os.PathLike)):
-            source = os.fspath(model)
-            if isinstance(source, bytes):
-                source = os.fsdecode(source)
-        elif isinstance(model, (bytes, bytearray, memoryview)):
-            source = model
-        else:
-            raise TypeError(f"Session: model must be a path or bytes, not {type(model).__name__}")
+        from ._errors import InvalidArgumentError
+
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= 4096:
-            from ._errors import InvalidArgumentError
-
             raise InvalidArgumentError(f"Session: threads must be an int from 0 to 4096 (got {threads!r})")
-        disabled = disabled_cpu_features or ""
-        if not isinstance(disabled, str):
-            disabled = ",".join(disabled)
         table = _dtype_table()
-        self._s = _Session(source, threads, bool(verify_digests), disabled, table)
-        self._inputs = tuple(self._info(self._s.input_info(), table))
-        self._outputs = tuple(self._info(self._s.output_info(), table))
-
-    @staticmethod
-    def _info(entries, table):
-        return [TensorInfo(name, table[code][0], tuple(dims)) for name, code, dims in entries]
+        if isinstance(model, Model):
+            if not verify_digests or disabled_cpu_features:
+                raise InvalidArgumentError("Session: verify_digests and disabled_cpu_features belong to the Model")
+            self._s = _Session(model._m, threads, table)
+        else:
+            try:
+                source = _source(model)
+            except TypeError as e:
+                raise TypeError(f"Session: {e}") from None
+            self._s = _Session(source, threads, bool(verify_digests), _disabled(disabled_cpu_features), table)
+        self._inputs = _signature(self._s.input_info(), table)
+        self._outputs = _signature(self._s.output_info(), table)
 
     # -- running -----------------------------------------------------------
 
