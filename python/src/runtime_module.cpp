@@ -59,6 +59,13 @@ std::string text(nb::handle obj) {
   return nb::cast<std::string>(nb::steal<nb::str>(s));
 }
 
+/// Whether NumPy dtype objects `a` and `b` are equal (identity first).
+bool sameDtype(nb::handle a, nb::handle b) {
+  int same = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
+  if (same < 0) throw nb::python_error();
+  return same != 0;
+}
+
 /// The message of a caught Python exception.
 std::string messageOf(const nb::python_error &e) { return text(e.value()); }
 
@@ -534,9 +541,7 @@ private:
       ++lastInputCopies_;
     }
     nb::object dtype = array.attr("dtype");
-    int same = PyObject_RichCompareBool(dtype.ptr(), slot.np.dtype.ptr(), Py_EQ);
-    if (same < 0) throw nb::python_error();
-    if (!same)
+    if (!sameDtype(dtype, slot.np.dtype))
       raise("InvalidArgumentError", "run: input '" + slot.name + "' has dtype " +
                                         text(dtype) + "; the model expects " +
                                         v4f_dtype_name(slot.dtype) + " (convert it with .astype(), v4f does not cast)");
@@ -564,9 +569,7 @@ private:
     std::string what = "run: out['" + slot.name + "']";
     if (!PyObject_TypeCheck(array.ptr(), reinterpret_cast<PyTypeObject *>(np.ndarray.ptr())))
       raise("InvalidArgumentError", what + " must be a numpy.ndarray");
-    int same = PyObject_RichCompareBool(array.attr("dtype").ptr(), slot.np.dtype.ptr(), Py_EQ);
-    if (same < 0) throw nb::python_error();
-    if (!same)
+    if (!sameDtype(array.attr("dtype"), slot.np.dtype))
       raise("InvalidArgumentError", what + " has dtype " + text(array.attr("dtype")) +
                                         "; the output is " + v4f_dtype_name(slot.dtype));
     if (!nb::cast<bool>(array.attr("flags").attr("c_contiguous")) ||

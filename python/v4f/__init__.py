@@ -9,18 +9,8 @@
 the package's ``v4fc`` executable. See docs/python.md.
 """
 
-from ._errors import (  # noqa: F401
-    CompileError,
-    Error,
-    InternalError,
-    InvalidArgumentError,
-    InvalidArtifactError,
-    KernelError,
-    NotFoundError,
-    ResourceExhaustedError,
-    SessionClosedError,
-    UnsupportedError,
-)
+from ._errors import *  # noqa: F401,F403  (Error and its subclasses)
+from . import _errors
 from ._runtime import cpu_has_feature, runtime_version  # noqa: F401
 from ._session import Model, Session, TensorInfo  # noqa: F401
 from ._compiler import CheckReport, UnsupportedNode, check, compile, inspect  # noqa: F401
@@ -38,14 +28,4 @@ __all__ = [
     "UnsupportedNode",
     "runtime_version",
     "cpu_has_feature",
-    "Error",
-    "InvalidArgumentError",
-    "NotFoundError",
-    "InvalidArtifactError",
-    "UnsupportedError",
-    "ResourceExhaustedError",
-    "KernelError",
-    "InternalError",
-    "SessionClosedError",
-    "CompileError",
-]
+] + _errors.__all__

@@ -92,10 +92,10 @@ def _run_tool(argv, what):
 
 def _error_of(proc, what):
     text = proc.stderr.decode(errors="replace").strip()
-    lines = [line for line in text.splitlines() if line.startswith("v4fc: error: ")]
-    if lines:  # the error (it may span several lines): from its first line on
-        start = text.splitlines().index(lines[0])
-        message = "\n".join(text.splitlines()[start:])[len("v4fc: error: "):]
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("v4fc: error: ")), None)
+    if start is not None:  # the error (it may span several lines): from its first line on
+        message = "\n".join(lines[start:])[len("v4fc: error: "):]
     else:
         message = text or f"{what} failed with exit status {proc.returncode}"
     if proc.returncode < 0:

@@ -2,20 +2,20 @@
 
 import numpy as np
 
-# code: (name, numpy dtype name or None for an ml_dtypes type)
+# code: NumPy type
 _CODES = {
-    1: ("float32", np.float32),
-    2: ("uint8", np.uint8),
-    3: ("int8", np.int8),
-    4: ("uint16", np.uint16),
-    5: ("int16", np.int16),
-    6: ("int32", np.int32),
-    7: ("int64", np.int64),
-    9: ("bool", np.bool_),
-    10: ("float16", np.float16),
-    11: ("float64", np.float64),
-    12: ("uint32", np.uint32),
-    13: ("uint64", np.uint64),
+    1: np.float32,
+    2: np.uint8,
+    3: np.int8,
+    4: np.uint16,
+    5: np.int16,
+    6: np.int32,
+    7: np.int64,
+    9: np.bool_,
+    10: np.float16,
+    11: np.float64,
+    12: np.uint32,
+    13: np.uint64,
 }
 
 # Storage-only types: one element per byte (bfloat16: two), as ml_dtypes
@@ -38,7 +38,7 @@ _ML_DTYPES = {
 def numpy_dtypes():
     """{code: (numpy dtype, raw view dtype or None)} for every type this
     installation can represent (the ml_dtypes ones only when it is there)."""
-    table = {code: (np.dtype(t), None) for code, (_, t) in _CODES.items()}
+    table = {code: (np.dtype(t), None) for code, t in _CODES.items()}
     try:
         import ml_dtypes
     except ImportError:  # pragma: no cover - ml_dtypes is a dependency
