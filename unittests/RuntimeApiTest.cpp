@@ -604,6 +604,45 @@ TEST(RuntimeApi, NonRegularModelFilesAreRefused) {
   rmdir(tmpl);
 }
 
+// Three sessions (two models) on one shared 3-thread pool, run from three
+// threads at once: every result is right, each session reports the pool's
+// thread count, and the pool outlives the creator's release while the
+// sessions hold it.
+TEST(RuntimeApi, SessionsShareOneThreadPool) {
+  v4f_thread_pool_t *pool = nullptr;
+  ASSERT_OK(v4f_thread_pool_create(3, nullptr, &pool));
+  EXPECT_EQ(v4f_thread_pool_thread_count(pool), 3);
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  v4f_model_t *models[2] = {nullptr, nullptr};
+  for (auto &m : models) ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &m));
+  v4f_session_options_t options;
+  v4f_session_options_init(&options);
+  options.thread_pool = pool;
+  options.thread_count = 2;
+  expectError(v4f_session_create(models[0], &options, nullptr, nullptr), V4F_STATUS_INVALID_ARGUMENT,
+              "out_session is NULL");
+  v4f_session_t *refused = nullptr;
+  expectError(v4f_session_create(models[0], &options, nullptr, &refused), V4F_STATUS_INVALID_ARGUMENT,
+              "differs from the shared thread pool's 3 threads");
+  EXPECT_EQ(refused, nullptr);
+  options.thread_count = 0;
+  v4f_session_t *sessions[3] = {nullptr, nullptr, nullptr};
+  for (int i = 0; i < 3; ++i) ASSERT_OK(v4f_session_create(models[i % 2], &options, nullptr, &sessions[i]));
+  v4f_thread_pool_release(pool);  // the sessions keep it alive
+  for (auto *s : sessions) EXPECT_EQ(v4f_session_thread_count(s), 3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      for (int iter = 0; iter < 60; ++iter) runAddScale(sessions[i], 1 + (iter * 5 + i) % 37);
+    });
+  for (auto &t : threads) t.join();
+  for (auto *s : sessions) v4f_session_release(s);
+  for (auto *m : models) v4f_model_release(m);
+  expectError(v4f_thread_pool_create(-1, nullptr, &pool), V4F_STATUS_INVALID_ARGUMENT, "out of range");
+  EXPECT_EQ(pool, nullptr);
+  v4f_thread_pool_release(nullptr);
+}
+
 // Sessions are single-threaded: two threads calling one session at once
 // get, for every call, either a correct result or the clear "in use by
 // another thread" error — never wrong outputs or a corrupted session.

@@ -251,7 +251,7 @@ v4f_status_t prepareJob(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis, v
     s->allocator.free(s->scratch);
     s->scratch = nullptr;
     s->scratchStride = 0;
-    if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool.threadCount()), &bytes) ||
+    if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool->threadCount()), &bytes) ||
         bytes > SIZE_MAX || !(s->scratch = s->allocator.alloc(static_cast<size_t>(bytes), 64)))
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
                         "dispatch %u '%s': cannot allocate %llu bytes of scratch per worker", d,
@@ -360,7 +360,7 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
         const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
         job.fn = exe.entryPoints[dis->entry_point()];
         uint64_t t0 = s->profiling ? v4f::rt::nowNs() : 0;
-        int32_t rc = s->pool.run(&job);
+        int32_t rc = v4f::rt::runOnPool(s, &job);
         if (s->profiling) {
           uint64_t t1 = v4f::rt::nowNs();
           v4f_dispatch_profile_t e{};
@@ -451,7 +451,8 @@ const v4f_tensor_t* substituteFeedback(v4f_session_s* s, const v4f_tensor_t* inp
 
 void destroySession(v4f_session_s* s) {
   if (!s) return;
-  s->pool.stop();
+  s->ownPool.stop();
+  if (s->sharedPool) v4f::rt::releaseSharedPool(s->sharedPool);
   s->allocator.free(s->arena);
   s->allocator.free(s->scratch);
   v4f::rt::Allocator a = s->allocator;
@@ -494,11 +495,18 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   *out_session = nullptr;
   if (!model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model is NULL");
   int32_t threads = 0;
+  v4f_thread_pool_s* shared = nullptr;
   if (options) {
     if (options->struct_size < offsetof(v4f_session_options_t, thread_count) + sizeof(int32_t))
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session options: struct_size is not set");
     threads = options->thread_count;
+    if (options->struct_size >= offsetof(v4f_session_options_t, thread_pool) + sizeof(void*))
+      shared = options->thread_pool;
   }
+  if (shared && threads != 0 && threads != shared->pool.threadCount())
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                      "thread_count %d differs from the shared thread pool's %d threads (use 0)",
+                      threads, shared->pool.threadCount());
   if (threads < 0 || threads > 1024)
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "thread_count %d is out of range [0, 1024]",
                       threads);
@@ -548,7 +556,11 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
       if (mf->shape_program()->Get(i)->op() == fb::ShapeOp::DataValue ||
           mf->shape_program()->Get(i)->op() == fb::ShapeOp::LoopCount)
         s->hasDataValues = true;
-  if (v4f_status_t st = s->pool.start(s->allocator, threads)) {
+  if (shared) {
+    shared->refs.fetch_add(1);
+    s->sharedPool = shared;
+    s->pool = &shared->pool;
+  } else if (v4f_status_t st = s->ownPool.start(s->allocator, threads)) {
     destroySession(s);
     return st;
   }
@@ -559,7 +571,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
 V4F_API void v4f_session_release(v4f_session_t* session) { destroySession(session); }
 
 V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session) {
-  return session ? session->pool.threadCount() : 0;
+  return session ? session->pool->threadCount() : 0;
 }
 
 V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session) {

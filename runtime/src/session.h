@@ -11,7 +11,10 @@
 struct v4f_session_s {
   v4f_model_s* model = nullptr;
   v4f::rt::Allocator allocator;
-  v4f::rt::ThreadPool pool;
+  v4f::rt::ThreadPool ownPool;
+  // The pool dispatches run on: ownPool, or sharedPool's (taking its turn).
+  v4f::rt::ThreadPool* pool = &ownPool;
+  v4f_thread_pool_s* sharedPool = nullptr;
 
   v4f::rt::Array<int64_t> regs;
   v4f::rt::Array<void*> bufferPtrs;      // per manifest buffer, for the current run
@@ -65,6 +68,15 @@ struct v4f_session_s {
 
 namespace v4f {
 namespace rt {
+
+// Runs one dispatch on the session's pool (waiting for a shared pool's turn).
+inline int32_t runOnPool(v4f_session_s* s, DispatchJob* job) {
+  if (!s->sharedPool) return s->pool->run(job);
+  pthread_mutex_lock(&s->sharedPool->turn);
+  int32_t rc = s->pool->run(job);
+  pthread_mutex_unlock(&s->sharedPool->turn);
+  return rc;
+}
 
 // Holds the session's busy flag for one call; `acquired` is false when
 // another thread holds it.

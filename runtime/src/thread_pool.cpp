@@ -157,3 +157,47 @@ int32_t ThreadPool::run(DispatchJob* job) {
 
 }  // namespace rt
 }  // namespace v4f
+
+namespace v4f {
+namespace rt {
+
+void releaseSharedPool(v4f_thread_pool_s* pool) {
+  if (!pool || pool->refs.fetch_sub(1) != 1) return;
+  pool->pool.stop();
+  pthread_mutex_destroy(&pool->turn);
+  Allocator a = pool->allocator;
+  a.destroy(pool);
+}
+
+}  // namespace rt
+}  // namespace v4f
+
+extern "C" {
+
+V4F_API v4f_status_t v4f_thread_pool_create(int32_t thread_count, const v4f_allocator_t* allocator,
+                                            v4f_thread_pool_t** out_pool) {
+  if (!out_pool) return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_pool is NULL");
+  *out_pool = nullptr;
+  if (thread_count < 0 || thread_count > 1024)
+    return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                               "thread_count %d is out of range [0, 1024]", thread_count);
+  if (thread_count == 0) thread_count = v4f::rt::onlineCoreCount();
+  v4f::rt::Allocator alloc(allocator);
+  v4f_thread_pool_s* p = alloc.create<v4f_thread_pool_s>();
+  if (!p) return v4f::rt::makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  p->allocator = alloc;
+  if (v4f_status_t st = p->pool.start(p->allocator, thread_count)) {
+    v4f::rt::releaseSharedPool(p);
+    return st;
+  }
+  *out_pool = p;
+  return nullptr;
+}
+
+V4F_API void v4f_thread_pool_release(v4f_thread_pool_t* pool) { v4f::rt::releaseSharedPool(pool); }
+
+V4F_API int32_t v4f_thread_pool_thread_count(const v4f_thread_pool_t* pool) {
+  return pool ? pool->pool.threadCount() : 0;
+}
+
+}  // extern "C"

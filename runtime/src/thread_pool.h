@@ -72,7 +72,19 @@ class ThreadPool {
   std::atomic<bool> stopping_{false};
 };
 
+// Drops one reference to a shared pool; the last one stops its threads.
+V4F_INTERNAL void releaseSharedPool(v4f_thread_pool_s* pool);
+
 }  // namespace rt
 }  // namespace v4f
+
+// A pool shared by sessions (v4f_thread_pool_create): `turn` lets one
+// dispatch at a time use it.
+struct v4f_thread_pool_s {
+  v4f::rt::Allocator allocator;
+  v4f::rt::ThreadPool pool;
+  pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
+  std::atomic<int32_t> refs{1};
+};
 
 #endif  // V4F_RUNTIME_SRC_THREAD_POOL_H_

@@ -154,11 +154,33 @@ V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t inde
 
 typedef struct v4f_session_s v4f_session_t;
 
+/* A pool of worker threads that several sessions share (a server's model
+ * instances, several models in one process): their dispatches take turns on
+ * it, one dispatch at a time, so any number of sessions never keep more
+ * than the pool's threads busy. A session on a shared pool runs its
+ * dispatches on the pool's workers plus its calling thread (which waits,
+ * without spinning, while another session's dispatch has the pool).
+ * Reference counted: sessions keep it alive, so the creator may release it
+ * as soon as the sessions are created. */
+typedef struct v4f_thread_pool_s v4f_thread_pool_t;
+
+/* thread_count: threads per dispatch, the running session's caller
+ * included (0 = number of online cores). */
+V4F_API v4f_status_t v4f_thread_pool_create(int32_t thread_count,
+                                            const v4f_allocator_t* allocator,
+                                            v4f_thread_pool_t** out_pool);
+V4F_API void v4f_thread_pool_release(v4f_thread_pool_t* pool);
+V4F_API int32_t v4f_thread_pool_thread_count(const v4f_thread_pool_t* pool);
+
 typedef struct v4f_session_options_t {
   size_t struct_size;    /* sizeof(v4f_session_options_t) */
   /* Threads running workgroups, the calling thread included; 0 (default) =
-   * number of online cores; 1 = run everything on the caller, no threads. */
+   * number of online cores; 1 = run everything on the caller, no threads.
+   * Must be 0 or the pool's count when thread_pool is set. */
   int32_t thread_count;
+  /* NULL (default): the session starts its own threads. Otherwise it runs
+   * on this shared pool (and holds a reference to it). */
+  v4f_thread_pool_t* thread_pool;
 } v4f_session_options_t;
 
 V4F_API void v4f_session_options_init(v4f_session_options_t* options);
