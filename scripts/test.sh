@@ -11,6 +11,8 @@
 #      (test/onnx-backend/run_node_tests.py)
 #   7. the Python package: `pip install .` into a fresh venv, then its pytest
 #      suite (scripts/test_python.sh)
+#   8. the inference server v4f-serve on loopback through tritonclient, and the
+#      deploy/ manifests validated offline (scripts/test_serve.sh)
 # Runs all phases even if one fails; exits non-zero if anything failed.
 # Extra arguments are passed to run_e2e.py (e.g. --only mlp).
 set -uo pipefail
@@ -46,6 +48,7 @@ else
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
   phase "python package (scripts/test_python.sh)" scripts/test_python.sh
+  phase "inference server (scripts/test_serve.sh)" scripts/test_serve.sh
 fi
 
 printf '\n==== summary ====\n'

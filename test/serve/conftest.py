@@ -34,10 +34,12 @@ def repository(tmp_path_factory):
 
 
 class Server:
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, prefix=None):
+        """`prefix`: run the server under it (e.g. chroot DIR), as /usr/bin/v4f-serve."""
         self.args = args
         self.lines = []
-        self.proc = subprocess.Popen([tool("v4f-serve")] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        exe = prefix + ["/usr/bin/v4f-serve"] if prefix else [tool("v4f-serve")]
+        self.proc = subprocess.Popen(exe + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=env)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

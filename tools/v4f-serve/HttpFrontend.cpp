@@ -7,6 +7,7 @@
 
 #include <strings.h>
 
+#include <functional>
 #include <regex>
 #include <stdexcept>
 
@@ -86,6 +87,21 @@ bool parseSize(const std::string& s, size_t* out) {
   *out = v;
   return true;
 }
+
+// cpp-httplib listens with a backlog of 5 (fixed when the library was
+// built): a burst of connections then overflows the accept queue and clients
+// wait for SYN retransmits. Linux lets listen() be called again on a
+// listening socket to raise the backlog; this gives access to the socket.
+template <typename Base>
+class ListeningServer : public Base {
+ public:
+  using Base::Base;
+  void raiseBacklog() {
+    socket_t fd = this->svr_sock_;
+    if (fd != INVALID_SOCKET && listen(fd, SOMAXCONN) != 0)
+      logWarning("cannot raise the listen backlog", {{"error", strerror(errno)}});
+  }
+};
 
 }  // namespace
 
@@ -353,16 +369,20 @@ void HttpFrontend::routes() {
 }
 
 void HttpFrontend::start() {
+  std::function<void()> raiseBacklog;
   if (!options_.tlsCert.empty() || !options_.tlsKey.empty()) {
     if (options_.tlsCert.empty() || options_.tlsKey.empty())
       throw std::runtime_error("--tls-cert and --tls-key go together");
-    auto ssl = std::make_unique<httplib::SSLServer>(options_.tlsCert.c_str(), options_.tlsKey.c_str());
+    auto ssl = std::make_unique<ListeningServer<httplib::SSLServer>>(options_.tlsCert.c_str(), options_.tlsKey.c_str());
+    raiseBacklog = [s = ssl.get()] { s->raiseBacklog(); };
     if (!ssl->is_valid())
       throw std::runtime_error("cannot use the TLS certificate '" + options_.tlsCert + "' with key '" +
                                options_.tlsKey + "' (unreadable, not PEM, or not a matching pair)");
     http_ = std::move(ssl);
   } else {
-    http_ = std::make_unique<httplib::Server>();
+    auto plain = std::make_unique<ListeningServer<httplib::Server>>();
+    raiseBacklog = [s = plain.get()] { s->raiseBacklog(); };
+    http_ = std::move(plain);
   }
   routes();
   auto bind = [&](httplib::Server& s, int port, const char* what) {
@@ -373,6 +393,7 @@ void HttpFrontend::start() {
     return bound;
   };
   boundHttpPort_ = bind(*http_, options_.httpPort, "HTTP");
+  raiseBacklog();
   if (options_.metricsPort >= 0) {
     metricsServer_ = std::make_unique<httplib::Server>();
     metricsServer_->new_task_queue = [] { return new httplib::ThreadPool(2); };
