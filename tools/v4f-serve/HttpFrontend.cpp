@@ -118,7 +118,7 @@ void HttpFrontend::routes() {
   svr.set_payload_max_length(options_.maxRequestBytes);
   svr.set_read_timeout(options_.readTimeoutSecs, 0);
   svr.set_write_timeout(options_.readTimeoutSecs, 0);
-  svr.set_keep_alive_timeout(5);
+  svr.set_keep_alive_timeout(options_.keepAliveTimeoutSecs);
   svr.set_keep_alive_max_count(1000);
 
   // Access control before routing (and before the body is read).

@@ -26,9 +26,10 @@ struct FrontendOptions {
   int httpPort = 8000;      // 0 = any free port (logged)
   int metricsPort = 8002;   // -1 = no metrics endpoint
   std::string tlsCert, tlsKey;
-  int httpThreads = 32;
+  int httpThreads = 64;
   size_t maxRequestBytes = size_t(64) << 20;
   int readTimeoutSecs = 10;
+  int keepAliveTimeoutSecs = 5;
   bool publicHealth = true;  // health and server metadata without a token
 };
 

@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-port", fe.metricsPort, "Port of GET /metrics (Prometheus); -1 = none")
       ->check(CLI::Range(-1, 65535))
       ->capture_default_str();
-  app.add_option("--http-thread-count", fe.httpThreads, "Threads answering HTTP connections")
+  app.add_option("--http-thread-count", fe.httpThreads,
+                 "Threads answering HTTP connections (one per open connection at a time; more connections wait)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--threads", threads,
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t(1024), size_t(1) << 34))
       ->capture_default_str();
   app.add_option("--read-timeout-secs", fe.readTimeoutSecs, "Seconds a client may take to send a request")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--keep-alive-timeout-secs", fe.keepAliveTimeoutSecs,
+                 "Seconds an idle keep-alive connection is kept (it holds an HTTP thread meanwhile)")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   app.add_option("--tls-cert", fe.tlsCert, "PEM certificate: serve HTTPS (with --tls-key)");
