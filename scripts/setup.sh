@@ -28,7 +28,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libcli11-dev
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   ccache ninja-build cmake zlib1g-dev libzstd-dev binutils
-  libcpp-httplib-dev nlohmann-json3-dev libssl-dev pkg-config
+  libcpp-httplib-dev nlohmann-json3-dev libssl-dev pkg-config libsodium-dev
 )
 
 now() { date +%s.%N; }

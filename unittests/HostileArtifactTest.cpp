@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 4.0 is newer than this runtime (3.3)");
+            path + ": artifact format 4.0 is newer than this runtime (3.4)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -293,7 +293,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.3) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.4) and no longer supported: "
                         "recompile the model");
 }
 

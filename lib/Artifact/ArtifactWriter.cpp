@@ -260,55 +260,17 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
 }
 
 bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
-                       const std::vector<uint8_t> &constants, std::string &error) {
+                       const std::vector<uint8_t> &constants, std::string &error,
+                       const SigningKey *signingKey) {
   std::vector<uint8_t> bytes;
   if (!serializeArtifact(plan, constants, bytes, error))
     return false;
-
-  std::string dir = ".";
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos)
-    dir = slash == 0 ? "/" : path.substr(0, slash);
-  std::string tmpl = (dir == "/" ? std::string("/") : dir + "/") + ".v4f-tmp-XXXXXX";
-  std::vector<char> tmpPath(tmpl.begin(), tmpl.end());
-  tmpPath.push_back('\0');
-  int fd = mkstemp(tmpPath.data());
-  if (fd < 0) {
-    error = path + ": cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
+  // Signed in memory: a signed artifact is never on disk unsigned.
+  if (signingKey && !signArtifactBytes(bytes, *signingKey, error)) {
+    error = path + ": " + error;
     return false;
   }
-  auto fail = [&](const char *what) {
-    error = path + ": " + what + ": " + std::strerror(errno);
-    close(fd);
-    unlink(tmpPath.data());
-    return false;
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return fail("write failed");
-    }
-    done += static_cast<size_t>(w);
-  }
-  // mkstemp creates 0600; an artifact is an ordinary output file.
-  if (fchmod(fd, 0644) != 0)
-    return fail("chmod failed");
-  if (fsync(fd) != 0)
-    return fail("fsync failed");
-  if (close(fd) != 0) {
-    error = path + ": close failed: " + std::strerror(errno);
-    unlink(tmpPath.data());
-    return false;
-  }
-  if (std::rename(tmpPath.data(), path.c_str()) != 0) {
-    error = path + ": rename failed: " + std::strerror(errno);
-    unlink(tmpPath.data());
-    return false;
-  }
-  return true;
+  return writeFileAtomically(path, bytes, error);
 }
 
 } // namespace v4f

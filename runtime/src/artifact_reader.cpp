@@ -43,8 +43,9 @@ const char* sectionKindName(uint32_t kind) {
   }
 }
 
-v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOffset,
-                          uint64_t* manifestSize) {
+// The fixed header fields: size, magic, version, header size, file size, the
+// signature trailer's place. Reads nothing beyond the 64-byte header.
+v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSize) {
   if (size < sizeof(v4f_file_header_t))
     return makeStatus(kBad, "file is truncated: %zu bytes, smaller than the %zu-byte header",
                       size, sizeof(v4f_file_header_t));
@@ -72,6 +73,23 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* manifestOf
                       "file size mismatch: the header says %llu bytes but there are %zu "
                       "(truncated or corrupted)",
                       ull(fileSize), size);
+  uint64_t signatureOffset = readU64(base + 48);
+  for (int i = 56; i < 64; ++i)
+    if (base[i] != 0) return makeStatus(kBad, "header reserved byte %d is not zero", i);
+  *contentSize = size;
+  if (signatureOffset != 0) {
+    if (size < sizeof(v4f_file_header_t) + sizeof(v4f_signature_t) ||
+        signatureOffset != size - sizeof(v4f_signature_t))
+      return makeStatus(kBad, "signature_offset %llu is not the last %zu bytes of the %zu-byte file",
+                        ull(signatureOffset), sizeof(v4f_signature_t), size);
+    *contentSize = signatureOffset;
+  }
+  return nullptr;
+}
+
+// The manifest's location and digest (after the signature check).
+v4f_status_t verifyManifestBytes(const uint8_t* base, size_t size, uint64_t* manifestOffset,
+                                 uint64_t* manifestSize) {
   *manifestOffset = readU64(base + 24);
   *manifestSize = readU64(base + 32);
   if (!rangeInFile(*manifestOffset, *manifestSize, sizeof(v4f_file_header_t), size) ||
@@ -101,9 +119,9 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
     if (seen[kind] && kind == V4F_SECTION_CONSTANTS)
       return makeStatus(kBad, "section %u: more than one %s section", i, sectionKindName(kind));
     seen[kind] = true;
-    if (!rangeInFile(s->offset(), s->size(), sizeof(v4f_file_header_t), m->size))
-      return makeStatus(kBad, "section %u (%s, offset %llu, size %llu) is out of bounds of the %zu-byte file",
-                        i, sectionKindName(kind), ull(s->offset()), ull(s->size()), m->size);
+    if (!rangeInFile(s->offset(), s->size(), sizeof(v4f_file_header_t), m->contentSize))
+      return makeStatus(kBad, "section %u (%s, offset %llu, size %llu) is out of bounds of the %llu-byte file",
+                        i, sectionKindName(kind), ull(s->offset()), ull(s->size()), ull(m->contentSize));
     if (s->offset() % V4F_ARTIFACT_SECTION_ALIGNMENT != 0)
       return makeStatus(kBad, "section %u (%s) offset %llu is not a multiple of %d", i,
                         sectionKindName(kind), ull(s->offset()), V4F_ARTIFACT_SECTION_ALIGNMENT);
@@ -542,8 +560,15 @@ bool eightByteVectorsAligned(const fb::Manifest* mf) {
 constexpr uint32_t kMaxVariants = 64;
 
 v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
-  uint64_t manifestOffset = 0, manifestSize = 0;
-  if (v4f_status_t s = verifyHeader(m->base, m->size, &manifestOffset, &manifestSize)) return s;
+  uint64_t manifestOffset = 0, manifestSize = 0, contentSize = 0;
+  if (v4f_status_t s = verifyHeader(m->base, m->size, &contentSize)) return s;
+  m->contentSize = contentSize;
+  // Signatures before anything else is read: a refused file has had only
+  // its 64-byte header looked at, and no code is mapped.
+  if (v4f_status_t s = verifySignature(m, options)) return s;
+  if (v4f_status_t s = verifyManifestBytes(m->base, static_cast<size_t>(contentSize), &manifestOffset,
+                                           &manifestSize))
+    return s;
 
   const uint8_t* manifestBytes = m->base + manifestOffset;
   flatbuffers::Verifier verifier(manifestBytes, static_cast<size_t>(manifestSize),

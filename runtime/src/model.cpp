@@ -22,6 +22,19 @@ v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptio
   if (options->struct_size < sizeof(size_t))
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model options: struct_size is not set");
   if (V4F_OPTION_PRESENT(options, verify_digests)) out->verifyDigests = options->verify_digests != 0;
+  if (V4F_OPTION_PRESENT(options, trusted_key_count)) {
+    if (options->signature_policy < V4F_SIGNATURE_OFF || options->signature_policy > V4F_SIGNATURE_REQUIRE)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "signature_policy %d is not off (0), warn (1) or require (2)",
+                        options->signature_policy);
+    if (options->trusted_key_count && !options->trusted_keys)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "trusted_keys is NULL but trusted_key_count is %zu",
+                        options->trusted_key_count);
+    if (options->signature_policy == V4F_SIGNATURE_REQUIRE && options->trusted_key_count == 0)
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "signature_policy require needs at least one trusted key");
+    out->signaturePolicy = options->signature_policy;
+    out->trustedKeys = options->trusted_keys;
+    out->trustedKeyCount = options->trusted_key_count;
+  }
   if (V4F_OPTION_PRESENT(options, disabled_cpu_features) && options->disabled_cpu_features) {
     const char* p = options->disabled_cpu_features;
     while (*p) {
@@ -152,6 +165,11 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
 }
 
 V4F_API void v4f_model_release(v4f_model_t* model) { destroyModel(model); }
+
+V4F_API int32_t v4f_model_signature_state(const v4f_model_t* model, const uint8_t** out_key) {
+  if (out_key) *out_key = model ? model->signerKey : nullptr;
+  return model ? model->signatureState : V4F_SIGNATURE_STATE_UNCHECKED;
+}
 
 V4F_API size_t v4f_model_input_count(const v4f_model_t* model) {
   return model ? model->inputs.size() : 0;

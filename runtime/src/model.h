@@ -14,6 +14,11 @@ struct v4f_model_s {
   // aligned copy of caller memory.
   const uint8_t* base = nullptr;
   size_t size = 0;
+  // Bytes before the signature trailer (== size when unsigned): the
+  // manifest and every section lie inside [64, contentSize).
+  uint64_t contentSize = 0;
+  int32_t signatureState = V4F_SIGNATURE_STATE_UNCHECKED;
+  const uint8_t* signerKey = nullptr;  // in the trailer, when signed and checked
   void* mapping = nullptr;   // munmap on release when set
   void* ownedCopy = nullptr; // allocator.free on release when set
 
@@ -40,7 +45,15 @@ namespace rt {
 struct LoadOptions {
   uint64_t disabledFeatures = 0;
   bool verifyDigests = true;
+  int32_t signaturePolicy = V4F_SIGNATURE_OFF;
+  const uint8_t* trustedKeys = nullptr;
+  size_t trustedKeyCount = 0;
 };
+
+// Checks the signature trailer per options.signaturePolicy (signature.cpp):
+// bytes [0, contentSize) against the trailer at contentSize, which the
+// header checks already bounded. Sets model->signatureState / signerKey.
+V4F_INTERNAL v4f_status_t verifySignature(v4f_model_s* model, const LoadOptions& options);
 
 // Verifies the artifact at model->base/size (header, manifest, sections,
 // plan indices, CPU features) and fills the model's manifest, constants and

@@ -106,3 +106,32 @@ def test_help_lists_the_options():
     for opt in ["--model-repository", "--http-port", "--metrics-port", "--tls-cert", "--token-file", "--audit-log",
                 "--threads", "--exit-timeout-secs"]:
         assert opt in r.stdout
+
+
+def test_require_signed(repository, tmp_path):
+    """--require-signed: only artifacts signed by a --trusted-key load; the
+    index says why the others did not."""
+    repo = copy_repository(repository, tmp_path / "repo", ["mlp", "dtypes"])
+    key = tmp_path / "key"
+    subprocess.run([tool("v4fc"), "keygen", "--out", str(key)], check=True, capture_output=True)
+    for v in ("1", "2"):
+        subprocess.run([tool("v4fc"), "sign", os.path.join(repo, "mlp", v, "model.v4f"), "--key", str(key)],
+                       check=True, capture_output=True)
+    r = subprocess.run([tool("v4f-serve"), "--model-repository", repo, "--http-port", "0", "--metrics-port", "-1",
+                        "--require-signed", "--trusted-key", f"{key}.pub"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "the artifact is not signed" in r.stderr and "dtypes" in r.stderr
+    s = Server(["--model-repository", repo, "--http-address", "127.0.0.1", "--http-port", "0", "--metrics-port", "-1",
+                "--require-signed", "--trusted-key", f"{key}.pub", "--exit-on-error=false"])
+    try:
+        assert s.ready["require_signed"] is True
+        index = json.loads(post(s.url, "/v2/repository/index", b"")[2])
+        assert {"name": "mlp", "version": "2", "state": "READY"} in index
+        dtypes = [e for e in index if e["name"] == "dtypes"][0]
+        assert dtypes["state"] == "UNAVAILABLE" and "not signed" in dtypes["reason"]
+        c = httpclient.InferenceServerClient(s.url)
+        assert infer(c, "mlp", {"x": np.ones((1, 16), np.float32)}, True).as_numpy("y").shape == (1, 4)
+    finally:
+        assert s.stop() == 0
+    r = subprocess.run([tool("v4f-serve"), "--model-repository", repo, "--require-signed"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and "--require-signed needs at least one --trusted-key" in r.stderr

@@ -39,6 +39,9 @@ const char *kUsage =
     "  --json FILE             write timing numbers as JSON\n"
     "  --print N               values printed per output (default 8)\n"
     "  --disable-cpu-features LIST  treat these CPU features as absent\n"
+    "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
+    "                          v4fc keygen; repeatable: any of them) before loading\n"
+    "  --signature-policy P    off, warn or require (default: require with --trusted-key)\n"
     "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
     "                          copying (repeatable; a KV cache: present_key=past_key)\n"
     "  --profile FILE          time every dispatch over --profile-runs runs: write the\n"
@@ -53,7 +56,8 @@ struct Options {
   std::string model;
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> dims;
-  std::string outputDir, jsonPath, disabledFeatures;
+  std::string outputDir, jsonPath, disabledFeatures, signaturePolicy;
+  std::vector<std::string> trustedKeys;
   std::vector<std::pair<std::string, std::string>> feedback; // output name, input name
   int threads = 0;
   std::string profilePath;
@@ -114,6 +118,12 @@ Options parseArgs(int argc, char **argv) {
       o.printCount = parseCount(a, value(), 0);
     } else if (a == "--disable-cpu-features") {
       o.disabledFeatures = value();
+    } else if (a == "--trusted-key") {
+      o.trustedKeys.push_back(value());
+    } else if (a == "--signature-policy") {
+      o.signaturePolicy = value();
+      if (o.signaturePolicy != "off" && o.signaturePolicy != "warn" && o.signaturePolicy != "require")
+        fail("--signature-policy must be off, warn or require, not '" + o.signaturePolicy + "'");
     } else if (a == "--feedback") {
       o.feedback.push_back(splitAssign(a, value()));
     } else if (a == "--profile") {
@@ -437,10 +447,29 @@ int runMain(int argc, char **argv) {
   v4f_model_options_init(&modelOptions);
   if (!opt.disabledFeatures.empty())
     modelOptions.disabled_cpu_features = opt.disabledFeatures.c_str();
+  std::vector<uint8_t> trusted(32 * opt.trustedKeys.size());
+  for (size_t k = 0; k < opt.trustedKeys.size(); ++k)
+    check(v4f_read_public_key_file(opt.trustedKeys[k].c_str(), trusted.data() + 32 * k), "--trusted-key: ");
+  std::string policy = opt.signaturePolicy.empty() ? (opt.trustedKeys.empty() ? "off" : "require") : opt.signaturePolicy;
+  if (policy == "require" && opt.trustedKeys.empty()) fail("--signature-policy require needs --trusted-key");
+  modelOptions.signature_policy = policy == "require" ? V4F_SIGNATURE_REQUIRE : policy == "warn" ? V4F_SIGNATURE_WARN
+                                                                                                 : V4F_SIGNATURE_OFF;
+  modelOptions.trusted_keys = trusted.data();
+  modelOptions.trusted_key_count = opt.trustedKeys.size();
   auto t0 = std::chrono::steady_clock::now();
   v4f_model_t *model = nullptr;
   check(v4f_model_load_file(opt.model.c_str(), &modelOptions, nullptr, &model), "");
   double loadMs = msSince(t0);
+  switch (v4f_model_signature_state(model, nullptr)) {
+    case V4F_SIGNATURE_STATE_VERIFIED: std::printf("signature:        valid, by a trusted key\n"); break;
+    case V4F_SIGNATURE_STATE_UNTRUSTED:
+      std::fprintf(stderr, "v4f-run: warning: %s is signed by a key that is not trusted\n", opt.model.c_str());
+      break;
+    case V4F_SIGNATURE_STATE_UNSIGNED:
+      std::fprintf(stderr, "v4f-run: warning: %s is not signed\n", opt.model.c_str());
+      break;
+    default: break;
+  }
 
   v4f_session_options_t sessionOptions;
   v4f_session_options_init(&sessionOptions);

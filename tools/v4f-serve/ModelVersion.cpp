@@ -91,7 +91,8 @@ ModelConfig ModelConfig::parse(const json& j, const std::string& where) {
 }
 
 ModelVersion::ModelVersion(std::string name, int64_t version, const std::string& path, const ModelConfig& config,
-                           v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats)
+                           v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats,
+                           const SignaturePolicy& signatures)
     : name_(std::move(name)), version_(version), config_(config), stats_(std::move(stats)) {
   const std::string where = "model '" + name_ + "' version " + std::to_string(version_) + " (" + path + ")";
   auto fail = [&](const std::string& m) {
@@ -101,7 +102,12 @@ ModelVersion::ModelVersion(std::string name, int64_t version, const std::string&
     v4f_model_release(model_);
     throw std::runtime_error(m);
   };
-  if (v4f_status_t st = v4f_model_load_file(path.c_str(), nullptr, nullptr, &model_)) fail(takeMessage(st));
+  v4f_model_options_t loadOptions;
+  v4f_model_options_init(&loadOptions);
+  loadOptions.signature_policy = signatures.policy;
+  loadOptions.trusted_keys = signatures.trustedKeys.data();
+  loadOptions.trusted_key_count = signatures.trustedKeys.size() / 32;
+  if (v4f_status_t st = v4f_model_load_file(path.c_str(), &loadOptions, nullptr, &model_)) fail(takeMessage(st));
   auto readSig = [&](bool input, size_t i) {
     v4f_tensor_info_t info;
     v4f_status_t st = input ? v4f_model_input_info(model_, i, &info) : v4f_model_output_info(model_, i, &info);

@@ -49,6 +49,12 @@ struct ModelConfig {
   static ModelConfig parse(const nlohmann::json& j, const std::string& where);
 };
 
+// Which artifacts may be loaded: --require-signed / --trusted-key.
+struct SignaturePolicy {
+  int32_t policy = V4F_SIGNATURE_OFF;
+  std::vector<uint8_t> trustedKeys;  // 32 bytes each
+};
+
 // One request in the queue. The submitting thread waits on `done`.
 struct InferRequest {
   std::vector<HostTensor> inputs;  // in the model's input order
@@ -68,7 +74,8 @@ class ModelVersion {
  public:
   // Loads `path` and starts the instances; throws std::runtime_error.
   ModelVersion(std::string name, int64_t version, const std::string& path, const ModelConfig& config,
-               v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats);
+               v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats,
+               const SignaturePolicy& signatures);
   // Stops taking requests, runs those queued, joins the instances.
   ~ModelVersion();
   ModelVersion(const ModelVersion&) = delete;

@@ -92,7 +92,7 @@ std::shared_ptr<const Repository::Versions> Repository::loadVersions(const std::
   for (int64_t v : chosen) {
     std::string path = dir + "/" + std::to_string(v) + "/model.v4f";
     (*versions)[v] = std::make_shared<ModelVersion>(model, v, path, config, sharedPool_,
-                                                     metrics_->model(model, std::to_string(v)));
+                                                     metrics_->model(model, std::to_string(v)), signatures_);
   }
   return versions;
 }

@@ -19,8 +19,8 @@ namespace v4f::serve {
 
 class Repository {
  public:
-  Repository(std::string root, v4f_thread_pool_t* sharedPool, Metrics* metrics)
-      : root_(std::move(root)), sharedPool_(sharedPool), metrics_(metrics) {}
+  Repository(std::string root, v4f_thread_pool_t* sharedPool, Metrics* metrics, SignaturePolicy signatures = {})
+      : root_(std::move(root)), sharedPool_(sharedPool), metrics_(metrics), signatures_(std::move(signatures)) {}
 
   // Loads every model directory; returns "model: reason" for each failure.
   std::vector<std::string> loadAll();
@@ -51,6 +51,7 @@ class Repository {
   std::string root_;
   v4f_thread_pool_t* sharedPool_;
   Metrics* metrics_;
+  SignaturePolicy signatures_;
   std::mutex loadMutex_;  // one load/unload at a time
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Versions>> models_;

@@ -89,6 +89,13 @@ int main(int argc, char** argv) {
   app.add_option("--token-file", tokenFile,
                  "JSON file of token hashes, roles and models (`v4f-serve token add`); without it every "
                  "endpoint is open");
+  std::vector<std::string> trustedKeyFiles;
+  bool requireSigned = false;
+  app.add_option("--trusted-key", trustedKeyFiles,
+                 "Public key (KEY.pub of v4fc keygen) whose signatures are trusted (repeatable)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--require-signed", requireSigned,
+               "Load only artifacts signed by a --trusted-key (checked before anything else is read)");
   app.add_flag("--strict-health", strictHealth, "Health and server metadata need a token too");
   app.add_option("--audit-log", auditPath, "Append a JSON line per request to this file");
   app.add_option("--audit-log-max-bytes", auditMaxBytes, "Rotate the audit log at this size")
@@ -150,6 +157,21 @@ int main(int argc, char** argv) {
   }
   if (!tokens) logWarning("no --token-file: every endpoint, repository control included, is open");
 
+  SignaturePolicy signatures;
+  if (requireSigned && trustedKeyFiles.empty()) {
+    logError("--require-signed needs at least one --trusted-key");
+    return 1;
+  }
+  signatures.policy = requireSigned ? V4F_SIGNATURE_REQUIRE : trustedKeyFiles.empty() ? V4F_SIGNATURE_OFF
+                                                                                      : V4F_SIGNATURE_WARN;
+  signatures.trustedKeys.resize(32 * trustedKeyFiles.size());
+  for (size_t k = 0; k < trustedKeyFiles.size(); ++k)
+    if (v4f_status_t st = v4f_read_public_key_file(trustedKeyFiles[k].c_str(), signatures.trustedKeys.data() + 32 * k)) {
+      logError(v4f_status_message(st));
+      v4f_status_free(st);
+      return 1;
+    }
+
   v4f_thread_pool_t* pool = nullptr;
   if (v4f_status_t st = v4f_thread_pool_create(threads, nullptr, &pool)) {
     logError(std::string("cannot start the compute threads: ") + v4f_status_message(st));
@@ -159,7 +181,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     Metrics metrics;
-    Repository repository(repositoryDir, pool, &metrics);
+    Repository repository(repositoryDir, pool, &metrics, signatures);
     std::vector<std::string> failures = repository.loadAll();
     for (const auto& f : failures) logError("model failed to load", {{"error", f}});
     if (!failures.empty() && exitOnError) {
@@ -182,6 +204,7 @@ int main(int argc, char** argv) {
                                 {"metrics_port", frontend.metricsPort()},
                                 {"tls", !fe.tlsCert.empty()},
                                 {"access_control", tokens.has_value()},
+                                {"require_signed", requireSigned},
                                 {"compute_threads", v4f_thread_pool_thread_count(pool)},
                                 {"models", repository.index()}});
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
 
+#include "v4f/Artifact/ArtifactSigner.h"
+
 #include "v4f/artifact_format.h"
 #include "v4f/artifact_manifest_generated.h"
 
@@ -180,8 +182,16 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   if (manifest->variants())
     for (const fb::Manifest *variant : *manifest->variants())
       plans.push_back(describePlan(variant, showPlan, hasArena));
+  // Signature: who signed it, not whether it verifies (`v4fc verify`).
+  json::Value signature = nullptr;
+  if (header.signature_offset != 0 && header.signature_offset + sizeof(v4f_signature_t) == bytes.size()) {
+    const auto *t = reinterpret_cast<const v4f_signature_t *>(bytes.data() + header.signature_offset);
+    signature = json::Object{{"algorithm", "ed25519-blake2b512"},
+                             {"public_key", v4f::toHex(t->public_key, 32)}};
+  }
   out = json::Object{{"path", path},
                      {"file_size", int64_t(bytes.size())},
+                     {"signature", std::move(signature)},
                      {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
                      {"producer", str(manifest->producer())},
                      {"model", str(manifest->model_name())},
@@ -268,6 +278,10 @@ void printPlan(const json::Object &plan) {
 void printText(const json::Object &a) {
   std::printf("artifact:     %s (%lld bytes, format %s)\n", getStr(a, "path").c_str(), getInt(a, "file_size"),
               getStr(a, "format_version").c_str());
+  if (const json::Object *sig = a.getObject("signature"))
+    std::printf("signed by:    %s (Ed25519; check it with v4fc verify --pubkey)\n", getStr(*sig, "public_key").c_str());
+  else
+    std::printf("signed by:    (unsigned)\n");
   std::printf("producer:     %s\n", getStr(a, "producer").c_str());
   std::printf("model:        %s\n", getStr(a, "model").c_str());
   const json::Array &plans = *a.getArray("plans");

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
+#include "Sign.h"
 #include "../v4f-run/Npy.h"
 
 #include "v4f/Artifact/ArtifactWriter.h"
@@ -76,6 +77,7 @@ struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
   int64_t maxLoopIterations = 4096;
+  std::string signKey;
   bool printIRAfterAll = false, verbose = false;
 };
 
@@ -191,7 +193,9 @@ int runCompile(const CompileOptions &opts) {
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
   if (opts.emit == "obj")
     return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
-  if (!v4f::writeArtifactFile(opts.output, model.plan, model.constants, error))
+  v4f::SigningKey key;
+  if (!opts.signKey.empty() && !v4f::loadSigningKey(opts.signKey, key, error)) return fail(error);
+  if (!v4f::writeArtifactFile(opts.output, model.plan, model.constants, error, opts.signKey.empty() ? nullptr : &key))
     return fail(opts.output + ": " + error);
   timer.done("write artifact");
   timer.total();
@@ -302,6 +306,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
+  compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")
+      ->check(CLI::ExistingFile);
 
   std::string checkPath;
   bool listOps = false;
@@ -324,6 +330,19 @@ int main(int argc, char **argv) {
   bool inspectJson = false;
   inspect->add_flag("--json", inspectJson, "Print the description as one JSON object");
 
+  std::string keyOut, signPath, signKey, signOut, verifyPath, verifyKey;
+  auto *keygen = app.add_subcommand("keygen", "Make an Ed25519 signing key pair: KEY (secret, 0600) and KEY.pub; "
+                                              "prints the public key");
+  keygen->add_option("--out", keyOut, "Secret key file to create (KEY.pub is written beside it)")->required();
+  auto *sign = app.add_subcommand("sign", "Sign a .v4f artifact (in place, atomically, unless -o)");
+  sign->add_option("artifact", signPath, ".v4f file")->required()->check(CLI::ExistingFile);
+  sign->add_option("--key", signKey, "Secret key file (v4fc keygen)")->required()->check(CLI::ExistingFile);
+  sign->add_option("-o,--output", signOut, "Write the signed artifact here instead");
+  auto *verify = app.add_subcommand("verify", "Check a .v4f artifact's signature (exit 0 when valid)");
+  verify->add_option("artifact", verifyPath, ".v4f file")->required()->check(CLI::ExistingFile);
+  verify->add_option("--pubkey", verifyKey, "Public key the artifact must be signed by (KEY.pub)")
+      ->check(CLI::ExistingFile);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -332,6 +351,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (compile->parsed()) return runCompile(copts);
+  if (keygen->parsed()) return v4f::runKeygen(keyOut);
+  if (sign->parsed()) return v4f::runSign(signPath, signKey, signOut);
+  if (verify->parsed()) return v4f::runVerify(verifyPath, verifyKey);
   if (check->parsed()) {
     if (listOps) {
       std::printf("| operator | opsets |\n|---|---|\n");

@@ -12,6 +12,8 @@
 
 #include "v4f/Plan/ExecutablePlan.h"
 
+#include "v4f/Artifact/ArtifactSigner.h"
+
 #include <string>
 #include <vector>
 
@@ -27,9 +29,11 @@ bool serializeArtifact(const ExecutablePlan &plan,
 
 /// Writes the artifact to `path` atomically: a temporary file in the same
 /// folder, renamed over `path` only when complete; nothing is left on failure.
+/// With `signingKey`, the artifact is signed before it is written.
 bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
                        const std::vector<uint8_t> &constants,
-                       std::string &error);
+                       std::string &error,
+                       const SigningKey *signingKey = nullptr);
 
 } // namespace v4f
 

@@ -38,9 +38,11 @@ extern "C" {
  * Dispatch.flops, 3.2 Manifest.variants (multi-ISA: one plan per CPU target;
  * a 3.1 reader runs the baseline plan). A 3.x
  * reader still reads 2.x artifacts (they have no guards), and refuses majors
- * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. */
+ * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. 3.3 adds
+ * Manifest.arena_bytes; 3.4 the signature trailer (below), which a 3.3
+ * reader ignores (it still checks everything else). */
 #define V4F_ARTIFACT_FORMAT_MAJOR 3
-#define V4F_ARTIFACT_FORMAT_MINOR 3
+#define V4F_ARTIFACT_FORMAT_MINOR 4
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
@@ -53,13 +55,42 @@ typedef struct v4f_file_header_t {
   uint64_t manifest_offset;            /* multiple of 64 */
   uint64_t manifest_size;
   uint64_t manifest_digest;            /* v4f_digest64 of the manifest bytes */
-  uint8_t reserved[16];                /* zero */
+  uint64_t signature_offset;           /* 0 = unsigned; else the signature trailer's
+                                          offset (file_size - sizeof trailer) */
+  uint8_t reserved[8];                 /* zero */
 } v4f_file_header_t;
 
 #ifdef __cplusplus
 static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
 #else
 _Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
+#endif
+
+/* Signed artifacts (format 3.4): a v4f_signature_t trailer is appended after
+ * the last section, header.signature_offset points at it and header.file_size
+ * counts it. The signature covers bytes [0, signature_offset) -- the header
+ * with file_size and signature_offset included, the manifest and every
+ * section -- as Ed25519 over the BLAKE2b-512 digest of those bytes
+ * (libsodium's crypto_generichash with a 64-byte output, then
+ * crypto_sign_detached over the 64 digest bytes). A reader with a trust
+ * policy checks it right after the fixed header fields, before reading the
+ * manifest. */
+#define V4F_SIGNATURE_MAGIC "V4FSIG\0\0"
+#define V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 1
+
+typedef struct v4f_signature_t {
+  char magic[8];            /* V4F_SIGNATURE_MAGIC */
+  uint32_t algorithm;       /* V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 */
+  uint32_t reserved0;       /* zero */
+  uint8_t public_key[32];   /* the signer's Ed25519 public key */
+  uint8_t signature[64];    /* Ed25519 signature of the BLAKE2b-512 digest */
+  uint8_t reserved[16];     /* zero */
+} v4f_signature_t;
+
+#ifdef __cplusplus
+static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 bytes");
+#else
+_Static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 bytes");
 #endif
 
 /* Section kinds used in the manifest. */

@@ -96,7 +96,28 @@ typedef struct v4f_model_options_t {
   const char* disabled_cpu_features;
   /* Non-zero (default): check every section digest while loading. */
   int32_t verify_digests;
+  /* Signatures (v4fc sign / compile --sign; docs/security.md). With
+   * V4F_SIGNATURE_REQUIRE an artifact must carry a valid Ed25519 signature
+   * by one of the trusted keys, checked right after the fixed header and
+   * before the manifest is read or any code is mapped. V4F_SIGNATURE_WARN
+   * loads unsigned artifacts and those signed by an untrusted key (see
+   * v4f_model_signature_state) but refuses a signature that does not verify.
+   * V4F_SIGNATURE_OFF (default) checks nothing. Verifying loads libsodium
+   * (libsodium.so.23) with dlopen. */
+  int32_t signature_policy;
+  const uint8_t* trusted_keys;   /* trusted_key_count x 32-byte Ed25519 public keys */
+  size_t trusted_key_count;
 } v4f_model_options_t;
+
+#define V4F_SIGNATURE_OFF 0
+#define V4F_SIGNATURE_WARN 1
+#define V4F_SIGNATURE_REQUIRE 2
+
+/* What loading found out about the signature. */
+#define V4F_SIGNATURE_STATE_UNCHECKED 0  /* policy off */
+#define V4F_SIGNATURE_STATE_UNSIGNED 1   /* no signature (policy warn) */
+#define V4F_SIGNATURE_STATE_UNTRUSTED 2  /* valid, by a key not trusted (policy warn) */
+#define V4F_SIGNATURE_STATE_VERIFIED 3   /* valid, by a trusted key */
 
 V4F_API void v4f_model_options_init(v4f_model_options_t* options);
 
@@ -118,6 +139,15 @@ V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
 
 /* Sessions hold no reference count: release them before their model. */
 V4F_API void v4f_model_release(v4f_model_t* model);
+
+/* V4F_SIGNATURE_STATE_* of a loaded model; with a signature, its signer's
+ * public key (32 bytes, valid for the model's life) in *out_key when
+ * out_key is not NULL (else NULL). */
+V4F_API int32_t v4f_model_signature_state(const v4f_model_t* model, const uint8_t** out_key);
+
+/* Reads a public key file written by `v4fc keygen` (KEY.pub:
+ * "v4f-ed25519-public-key <64 hex digits>", or just the hex) into out_key. */
+V4F_API v4f_status_t v4f_read_public_key_file(const char* path, uint8_t out_key[32]);
 
 V4F_API size_t v4f_model_input_count(const v4f_model_t* model);
 V4F_API size_t v4f_model_output_count(const v4f_model_t* model);
