@@ -604,6 +604,32 @@ TEST(RuntimeApi, NonRegularModelFilesAreRefused) {
   rmdir(tmpl);
 }
 
+// A loaded model is a private copy: truncating the file (which would SIGBUS
+// a mapping) or overwriting it (which would change the weights or code under
+// a mapping) does not affect sessions.
+TEST(RuntimeApi, TruncatingOrOverwritingTheFileDoesNotAffectALoadedModel) {
+  std::vector<uint8_t> bytes = buildAddScaleArtifact();
+  std::string path = writeTempFile("add_scale_mutated.v4f", bytes);
+  v4f_model_t *model = nullptr;
+  ASSERT_OK(v4f_model_load_file(path.c_str(), nullptr, nullptr, &model));
+  v4f_session_t *session = nullptr;
+  ASSERT_OK(v4f_session_create(model, nullptr, nullptr, &session));
+  runAddScale(session, 3);
+  ASSERT_EQ(truncate(path.c_str(), 0), 0);
+  runAddScale(session, 5);
+  {
+    std::vector<uint8_t> garbage(bytes.size(), 0xCC);
+    FILE *f = fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fwrite(garbage.data(), 1, garbage.size(), f);
+    fclose(f);
+  }
+  runAddScale(session, 7);
+  v4f_session_release(session);
+  v4f_model_release(model);
+  unlink(path.c_str());
+}
+
 // Three sessions (two models) on one shared 3-thread pool, run from three
 // threads at once: every result is right, each session reports the pool's
 // thread count, and the pool outlives the creator's release while the

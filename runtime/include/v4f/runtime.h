@@ -121,7 +121,10 @@ typedef struct v4f_model_options_t {
 
 V4F_API void v4f_model_options_init(v4f_model_options_t* options);
 
-/* Maps the file read-only; constants are used straight from the mapping.
+/* Reads the whole file into private read-only memory (not a file mapping:
+ * later truncation or overwriting of the file cannot affect the model, and
+ * what the signature check verified is what runs); constants are used from
+ * that copy.
  * `options` and `allocator` may be NULL. On failure *out_model is NULL and
  * the message names the file and the problem. */
 V4F_API v4f_status_t v4f_model_load_file(const char* path,
