@@ -29,6 +29,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   ccache ninja-build cmake zlib1g-dev libzstd-dev binutils
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev pkg-config libsodium-dev
+  libclang-rt-19-dev
 )
 
 now() { date +%s.%N; }

@@ -13,6 +13,7 @@
 #      suite (scripts/test_python.sh)
 #   8. the inference server v4f-serve on loopback through tritonclient, and the
 #      deploy/ manifests validated offline (scripts/test_serve.sh)
+#   9. 30 s of each libFuzzer target under ASan/UBSan (scripts/fuzz.sh all 30)
 # Runs all phases even if one fails; exits non-zero if anything failed.
 # Extra arguments are passed to run_e2e.py (e.g. --only mlp).
 set -uo pipefail
@@ -49,6 +50,7 @@ else
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
   phase "python package (scripts/test_python.sh)" scripts/test_python.sh
   phase "inference server (scripts/test_serve.sh)" scripts/test_serve.sh
+  phase "fuzz smoke (scripts/fuzz.sh all 30)" scripts/fuzz.sh all 30
 fi
 
 printf '\n==== summary ====\n'

@@ -107,6 +107,10 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
     return false;
   }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  return parseNpy(bytes, path, out, error);
+}
+
+bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArray &out, std::string &error) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
     error = path + ": not a .npy file (bad magic)";
     return false;

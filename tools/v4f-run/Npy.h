@@ -21,6 +21,8 @@ struct NpyArray {
 
 /// Reads `path`; on failure returns false with `error` naming the problem.
 bool readNpy(const std::string &path, NpyArray &out, std::string &error);
+// Parses .npy bytes (`path` only names them in errors).
+bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArray &out, std::string &error);
 /// Writes a version 1.0 .npy file.
 bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int rank,
               const void *data, size_t bytes, std::string &error);

@@ -1,0 +1,99 @@
+// libFuzzer target: the artifact loader (header, signature trailer, manifest,
+// FlatBuffers verification, sections, plan verification, CPU features) and a
+// session over every artifact it accepts. With V4F_FUZZ_RUN=1 it also runs
+// the accepted artifact once with inputs of the signature's shapes; that mode
+// finds the open gap of the plan verifier (it checks indices, not that a
+// kernel's accesses stay inside the buffers it is bound to: a mutated plan
+// can make uninstrumented kernel code write out of bounds), so it is not part
+// of the CI runs until the verifier proves memory safety (docs/security.md).
+//
+// The fuzzer cannot forge digests, so before loading, this target rewrites
+// the manifest digest to match the (mutated) manifest: mutations then reach
+// the FlatBuffers verifier and the plan checks instead of stopping at the
+// digest. Section digests are left alone, so a mutated kernel library is
+// refused by its digest and never handed to the dynamic loader (whose
+// robustness against malicious ELF files is not ours to test; signed
+// artifacts are the answer to that).
+#include "v4f/artifact_format.h"
+#include "v4f/runtime.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+uint64_t getU64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+void putU64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::vector<uint8_t> bytes(data, data + size);
+  if (bytes.size() >= 64) {
+    putU64(bytes.data() + 16, bytes.size());  // file_size: let truncations through
+    uint64_t off = getU64(bytes.data() + 24), len = getU64(bytes.data() + 32);
+    if (off <= bytes.size() && len <= bytes.size() - off)
+      putU64(bytes.data() + 40, v4f_digest64(bytes.data() + off, len));
+  }
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(bytes.data(), bytes.size(), nullptr, nullptr, &model);
+  if (s) {
+    if (!v4f_status_message(s)[0]) __builtin_trap();  // a refusal always says why
+    v4f_status_free(s);
+    return 0;
+  }
+  v4f_session_options_t so;
+  v4f_session_options_init(&so);
+  so.thread_count = 1;
+  v4f_session_t *session = nullptr;
+  static const bool run = getenv("V4F_FUZZ_RUN") != nullptr;
+  if (!(s = v4f_session_create(model, &so, nullptr, &session)) && run) {
+    // Inputs of the signature's shapes (symbolic dims 2), zero-filled, bounded.
+    size_t n = v4f_model_input_count(model);
+    std::vector<std::vector<uint8_t>> buffers(n);
+    std::vector<v4f_tensor_t> inputs(n);
+    bool ok = n <= 64;
+    for (size_t i = 0; i < n && ok; ++i) {
+      v4f_tensor_info_t info;
+      if (v4f_model_input_info(model, i, &info)) { ok = false; break; }
+      v4f_tensor_t &t = inputs[i];
+      memset(&t, 0, sizeof t);
+      t.dtype = info.dtype;
+      t.rank = info.rank;
+      size_t count = 1;
+      for (int d = 0; d < info.rank; ++d) {
+        t.dims[d] = info.dims[d] < 0 ? 2 : info.dims[d];
+        count *= static_cast<size_t>(t.dims[d]);
+        if (count > (1u << 20)) ok = false;
+      }
+      size_t es = v4f_dtype_size(info.dtype);
+      if (!ok || es == 0) { ok = false; break; }
+      buffers[i].assign(count * es, 0);
+      t.data = buffers[i].data();
+      t.byte_size = buffers[i].size();
+    }
+    size_t m = v4f_model_output_count(model);
+    std::vector<v4f_tensor_t> outputs(m);
+    if (ok && m <= 64 && !(s = v4f_session_resolve_output_shapes(session, inputs.data(), n, outputs.data(), m))) {
+      std::vector<std::vector<uint8_t>> out(m);
+      bool small = true;
+      for (size_t o = 0; o < m; ++o) {
+        small = small && outputs[o].byte_size <= (size_t(1) << 24);
+        if (!small) break;
+        out[o].resize(outputs[o].byte_size);
+        outputs[o].data = out[o].data();
+      }
+      if (small) s = v4f_session_run(session, inputs.data(), n, outputs.data(), m);
+    }
+  }
+  v4f_status_free(s);
+  v4f_session_release(session);
+  v4f_model_release(model);
+  return 0;
+}
