@@ -604,6 +604,37 @@ TEST(RuntimeApi, NonRegularModelFilesAreRefused) {
   rmdir(tmpl);
 }
 
+// max_arena_bytes bounds the arena that input shapes may demand.
+TEST(RuntimeApi, MaxArenaBytesRefusesLargerShapes) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  v4f_model_t *model = nullptr;
+  ASSERT_OK(v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model));
+  v4f_session_options_t options;
+  v4f_session_options_init(&options);
+  options.thread_count = 1;
+  v4f_session_t *unlimited = nullptr;
+  ASSERT_OK(v4f_session_create(model, &options, nullptr, &unlimited));
+  runAddScale(unlimited, 64);
+  size_t need = v4f_session_peak_memory(unlimited);
+  v4f_session_release(unlimited);
+  if (need == 0) {
+    v4f_model_release(model);
+    GTEST_SKIP() << "the test artifact has no transient buffers to bound";
+  }
+  options.max_arena_bytes = need;
+  v4f_session_t *session = nullptr;
+  ASSERT_OK(v4f_session_create(model, &options, nullptr, &session));
+  runAddScale(session, 64);  // exactly the limit: fine
+  std::vector<float> x(65 * 4, 1.f), y(65 * 4, 1.f), out(65 * 4);
+  v4f_tensor_t in[2] = {makeTensor(x.data(), x.size() * 4, V4F_DTYPE_FLOAT32, {65, 4}),
+                        makeTensor(y.data(), y.size() * 4, V4F_DTYPE_FLOAT32, {65, 4})};
+  v4f_tensor_t o = makeTensor(out.data(), out.size() * 4, 0, {});
+  expectError(v4f_session_run(session, in, 2, &o, 1), V4F_STATUS_RESOURCE_EXHAUSTED, "over the session's max_arena_bytes");
+  runAddScale(session, 3);  // the session still works
+  v4f_session_release(session);
+  v4f_model_release(model);
+}
+
 // A loaded model is a private copy: truncating the file (which would SIGBUS
 // a mapping) or overwriting it (which would change the weights or code under
 // a mapping) does not affect sessions.

@@ -189,6 +189,10 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
   uint64_t arenaSize = 0;
   if (v4f_status_t st = v4f::rt::planArena(s->transients.data(), n, s->planScratch.data(), &arenaSize))
     return st;
+  if (s->maxArenaBytes && arenaSize > s->maxArenaBytes)
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
+                      "these input shapes need a %llu-byte arena, over the session's max_arena_bytes %llu",
+                      static_cast<unsigned long long>(arenaSize), static_cast<unsigned long long>(s->maxArenaBytes));
   if (arenaSize > s->arenaCapacity) {
     s->allocator.free(s->arena);
     s->arena = nullptr;
@@ -496,12 +500,15 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   if (!model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model is NULL");
   int32_t threads = 0;
   v4f_thread_pool_s* shared = nullptr;
+  uint64_t maxArena = 0;
   if (options) {
     if (options->struct_size < offsetof(v4f_session_options_t, thread_count) + sizeof(int32_t))
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session options: struct_size is not set");
     threads = options->thread_count;
     if (options->struct_size >= offsetof(v4f_session_options_t, thread_pool) + sizeof(void*))
       shared = options->thread_pool;
+    if (options->struct_size >= offsetof(v4f_session_options_t, max_arena_bytes) + sizeof(uint64_t))
+      maxArena = options->max_arena_bytes;
   }
   if (shared && threads != 0 && threads != shared->pool.threadCount())
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
@@ -517,6 +524,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   if (!s) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   s->allocator = alloc;
   s->model = model;
+  s->maxArenaBytes = maxArena;
   const fb::Manifest* mf = model->manifest;
   uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
   uint32_t maxBindings = 0, maxPush = 0, ntrans = 0;

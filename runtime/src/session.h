@@ -36,6 +36,7 @@ struct v4f_session_s {
   bool hasDataValues = false;       // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
+  uint64_t maxArenaBytes = 0;  // 0 = no limit (v4f_session_options_t.max_arena_bytes)
   void* arena = nullptr;
   uint64_t arenaCapacity = 0;
   // Per-worker kernel scratch: threadCount slices of scratchStride bytes.

@@ -214,6 +214,10 @@ typedef struct v4f_session_options_t {
   /* NULL (default): the session starts its own threads. Otherwise it runs
    * on this shared pool (and holds a reference to it). */
   v4f_thread_pool_t* thread_pool;
+  /* 0 (default): no limit. Otherwise a run or output-shape resolution whose
+   * input shapes need a larger arena fails with RESOURCE_EXHAUSTED instead of
+   * allocating it (a caller-set bound for untrusted input shapes). */
+  uint64_t max_arena_bytes;
 } v4f_session_options_t;
 
 V4F_API void v4f_session_options_init(v4f_session_options_t* options);
