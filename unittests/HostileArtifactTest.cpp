@@ -351,6 +351,48 @@ TEST(HostileArtifact, PlanReferencesMissingInput) {
   expectLoadError(file, "shape program instruction 0 reads dim 2 of input 1, which has rank 2");
 }
 
+// The audit's memory-safety cases: a transient buffer turned into a second
+// "input 0" (kernels would address caller memory with the transient's larger
+// size), and an input buffer planned larger than the tensor the signature
+// describes. The first is refused at load, the second before any kernel runs.
+TEST(HostileArtifact, CallerBuffersAreOnlyTheSignaturesAndNoLargerThanTheTensors) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.buffers[2]->kind = fbt::BufferKind::Input;
+    m.buffers[2]->index = 0;
+  });
+  expectLoadError(file, "buffer 2 claims input 0, whose signature names buffer 0");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.buffers[2]->kind = fbt::BufferKind::Output;
+    m.buffers[2]->index = 0;
+  });
+  expectLoadError(file, "buffer 2 claims output 0, whose signature names buffer 4");
+
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, 1 << 20));
+    m.buffers[0]->size_reg = static_cast<uint32_t>(m.shape_program.size() - 1);
+  });
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
+  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_session_t *session = nullptr;
+  s = v4f_session_create(model, nullptr, nullptr, &session);
+  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+  float x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 1, 1}, out[4];
+  v4f_tensor_t in[2] = {makeTensor(x, 16, V4F_DTYPE_FLOAT32, {1, 4}), makeTensor(y, 16, V4F_DTYPE_FLOAT32, {1, 4})};
+  v4f_tensor_t o = makeTensor(out, 16, 0, {});
+  s = v4f_session_run(session, in, 2, &o, 1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(std::string(v4f_status_message(s)).find("input 0 'x': byte_size is 16, but the model reads 1048576 bytes"),
+            std::string::npos)
+      << v4f_status_message(s);
+  v4f_status_free(s);
+  v4f_session_release(session);
+  v4f_model_release(model);
+}
+
 TEST(HostileArtifact, InconsistentSignatureAndBuffers) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dtype = 99; });

@@ -456,11 +456,23 @@ v4f_status_t verifyPlan(v4f_model_s* m) {
         if (b->index() >= nin)
           return makeStatus(kBad, "buffer %u refers to input %u, but there are %u inputs", i,
                             b->index(), nin);
+        // Only the buffer the signature names is the caller's memory (a
+        // signature naming no proper buffer is reported with the signatures).
+        if (uint32_t named = mf->inputs()->Get(b->index())->buffer();
+            named != i && named < nbuf && mf->buffers()->Get(named)->kind() == fb::BufferKind::Input &&
+            mf->buffers()->Get(named)->index() == b->index())
+          return makeStatus(kBad, "buffer %u claims input %u, whose signature names buffer %u", i,
+                            b->index(), named);
         break;
       case fb::BufferKind::Output:
         if (b->index() >= nout)
           return makeStatus(kBad, "buffer %u refers to output %u, but there are %u outputs", i,
                             b->index(), nout);
+        if (uint32_t named = mf->outputs()->Get(b->index())->buffer();
+            named != i && named < nbuf && mf->buffers()->Get(named)->kind() == fb::BufferKind::Output &&
+            mf->buffers()->Get(named)->index() == b->index())
+          return makeStatus(kBad, "buffer %u claims output %u, whose signature names buffer %u", i,
+                            b->index(), named);
         break;
       case fb::BufferKind::Constant: {
         uint64_t off = b->constant_offset();

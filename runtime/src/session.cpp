@@ -292,6 +292,17 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     else if (buf->kind() == fb::BufferKind::Input) cap = inputs[buf->index()].byte_size;
     else cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
     s->capacity[b] = cap;
+    // Kernels address a buffer up to its planned size: a caller tensor must
+    // hold at least that much (a plan that sizes an input or output buffer
+    // beyond its signature's shape is refused here, not overrun).
+    if (buf->kind() == fb::BufferKind::Input || buf->kind() == fb::BufferKind::Output) {
+      int64_t planned = reg(s, buf->size_reg());
+      if (planned < 0 || static_cast<uint64_t>(planned) > cap)
+        return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                          "buffer %u (%s %u) is planned for %lld bytes but the tensor holds %llu", b,
+                          buf->kind() == fb::BufferKind::Input ? "input" : "output", buf->index(),
+                          static_cast<long long>(planned), static_cast<unsigned long long>(cap));
+    }
   }
   uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
   s->profileCount = 0;
