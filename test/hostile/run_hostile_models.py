@@ -571,6 +571,14 @@ case("reshape_product_overflow",
                                   [f32("x", [2, 3, 4])], [f32("y", None)],
                                   [int64_tensor("s", [2**62, 2**62, 0])])),
      ["'n0'", ("element count", "overflow", "cannot reshape")])
+case("tile_repeats_overflow",
+     lambda c: c.write(make_model([helper.make_node("Tile", ["x", "r"], ["y"], name="n0")],
+                                  [f32("x", [4, 6])], [f32("y", None)], [int64_tensor("r", [2**62, 1])])),
+     ["'n0'", "output dim 0 = 4 x 4611686018427387904 repeats is larger than 2^40"])
+case("tile_repeats_negative",
+     lambda c: c.write(make_model([helper.make_node("Tile", ["x", "r"], ["y"], name="n0")],
+                                  [f32("x", [4, 6])], [f32("y", None)], [int64_tensor("r", [1, -2])])),
+     ["'n0'", "repeats[1] is negative"])
 case("maxpool_pads_ge_kernel",
      lambda c: c.write(single_node("MaxPool", ["x"], [("x", [1, 1, 8, 8])],
                                    {"kernel_shape": [2, 2], "pads": [2, 2, 2, 2]})),

@@ -60,6 +60,14 @@ LogicalResult importTile(NodeContext &c) {
   Value expandShape = c.b.create<GatherOp>(c.loc, cat, constI64({2 * n}, order), c.b.getI64IntegerAttr(0));
   SmallVector<int64_t> expandedType;
   auto reps = c.constantInts(1);
+  if (reps)
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t product;
+      if ((*reps)[i] < 0) return c.fail("repeats[" + std::to_string(i) + "] is negative (" + std::to_string((*reps)[i]) + ")");
+      if (dims[i] != kDyn && (llvm::MulOverflow((*reps)[i], dims[i], product) || product > (int64_t(1) << 40)))
+        return c.fail("output dim " + std::to_string(i) + " = " + std::to_string(dims[i]) + " x " +
+                      std::to_string((*reps)[i]) + " repeats is larger than 2^40");
+    }
   for (int64_t i = 0; i < n; ++i) expandedType.append({reps ? (*reps)[i] : kDyn, dims[i]});
   Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(expandedType, in.getElementType()),
                                         view, expandShape);
