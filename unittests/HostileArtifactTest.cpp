@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 4.0 is newer than this runtime (3.4)");
+            path + ": artifact format 5.0 is newer than this runtime (4.0)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -293,7 +293,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (3.4) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (4.0) and no longer supported: "
                         "recompile the model");
 }
 
@@ -610,6 +610,16 @@ TEST(HostileArtifact, BroadcastLabelOutOfRangeIsRefused) {
     m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Broadcast, 0, 0, 3));
   });
   expectLoadError(file, "names label 3, which does not exist");
+}
+
+TEST(HostileArtifact, Format3ArtifactsStillLoad) {
+  // A 4.x runtime reads 3.x artifacts (they have no encrypted sections).
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  file[8] = 3;
+  file[10] = 4;
+  v4f_status_t s = tryLoad(file);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
 }
 
 TEST(HostileArtifact, Format2ArtifactsStillLoad) {

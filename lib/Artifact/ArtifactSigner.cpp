@@ -5,6 +5,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -98,6 +99,31 @@ bool locate(const std::vector<uint8_t> &bytes, uint64_t &content, const v4f_sign
   trailer = reinterpret_cast<const v4f_signature_t *>(bytes.data() + sig);
   return true;
 }
+
+constexpr const char *kEncryptionTag = "v4f-xchacha20poly1305-key";
+
+std::string octal(unsigned mode) {
+  char b[8];
+  snprintf(b, sizeof b, "%03o", mode & 0777);
+  return b;
+}
+
+bool writeSecretFile(const std::string &path, const std::string &text, std::string &error) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = path + ": cannot create the key file" +
+            (errno == EEXIST ? std::string(" (it exists; refusing to overwrite a key)")
+                             : std::string(": ") + std::strerror(errno));
+    return false;
+  }
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  if (!ok) {
+    error = path + ": cannot write the key: " + std::strerror(errno);
+    unlink(path.c_str());
+  }
+  return ok;
+}
 } // namespace
 
 std::string toHex(const uint8_t *data, size_t size) {
@@ -159,30 +185,22 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
 bool generateSigningKeyFiles(const std::string &path, SigningKey &key, std::string &error) {
   if (!sodiumReady(error))
     return false;
-  crypto_sign_ed25519_keypair(key.publicKey.data(), key.secret.data());
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    error = path + ": cannot create the secret key file" +
-            (errno == EEXIST ? std::string(" (it exists; refusing to overwrite a key)")
-                             : std::string(": ") + std::strerror(errno));
-    return false;
-  }
-  std::string text = std::string(kSecretTag) + " " + toHex(key.secret.data(), key.secret.size()) + "\n";
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
+  SigningKey fresh;
+  crypto_sign_ed25519_keypair(fresh.publicKey.data(), fresh.secret.data());
+  std::string text = std::string(kSecretTag) + " " + toHex(fresh.secret.data(), fresh.secret.size()) + "\n";
+  bool ok = writeSecretFile(path, text, error);
   sodium_memzero(text.data(), text.size());
-  if (!ok) {
-    error = path + ": cannot write the secret key: " + std::strerror(errno);
-    unlink(path.c_str());
-    return false;
+  if (ok) {
+    std::string pub = std::string(kPublicTag) + " " + toHex(fresh.publicKey.data(), 32) + "\n";
+    std::vector<uint8_t> pubBytes(pub.begin(), pub.end());
+    ok = writeFileAtomically(path + ".pub", pubBytes, error);
+    if (!ok)
+      unlink(path.c_str());
   }
-  std::string pub = std::string(kPublicTag) + " " + toHex(key.publicKey.data(), 32) + "\n";
-  std::vector<uint8_t> pubBytes(pub.begin(), pub.end());
-  if (!writeFileAtomically(path + ".pub", pubBytes, error)) {
-    unlink(path.c_str());
-    return false;
-  }
-  return true;
+  if (ok)
+    key = fresh;  // `key` is untouched on failure
+  sodium_memzero(fresh.secret.data(), fresh.secret.size());
+  return ok;
 }
 
 bool loadSigningKey(const std::string &path, SigningKey &key, std::string &error) {
@@ -190,12 +208,7 @@ bool loadSigningKey(const std::string &path, SigningKey &key, std::string &error
     return false;
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-    error = path + ": the secret key file is readable by others (mode " +
-            std::to_string(st.st_mode & 0777) + " octal " + [&] {
-              char b[8];
-              snprintf(b, sizeof b, "%03o", st.st_mode & 0777);
-              return std::string(b);
-            }() + "); chmod 600 it";
+    error = path + ": the secret key file is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
     return false;
   }
   if (!readKeyFile(path, kSecretTag, false, key.secret.data(), key.secret.size(), error))
@@ -269,6 +282,70 @@ SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const P
   }
   detail = "signed by key " + toHex(signer.data(), 32);
   return SignatureCheck::Valid;
+}
+
+
+bool generateEncryptionKeyFile(const std::string &path, EncryptionKey &key, std::string &error) {
+  if (!sodiumReady(error))
+    return false;
+  EncryptionKey fresh;
+  crypto_secretstream_xchacha20poly1305_keygen(fresh.data());
+  std::string text = std::string(kEncryptionTag) + " " + toHex(fresh.data(), fresh.size()) + "\n";
+  bool ok = writeSecretFile(path, text, error);
+  sodium_memzero(text.data(), text.size());
+  if (ok)
+    key = fresh;  // `key` is untouched on failure
+  sodium_memzero(fresh.data(), fresh.size());
+  return ok;
+}
+
+bool loadEncryptionKey(const std::string &path, EncryptionKey &key, std::string &error) {
+  if (!sodiumReady(error))
+    return false;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    error = path + ": the key file is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
+    return false;
+  }
+  return readKeyFile(path, kEncryptionTag, false, key.data(), key.size(), error);
+}
+
+std::array<uint8_t, 16> encryptionKeyId(const EncryptionKey &key) {
+  uint8_t hash[32];
+  crypto_generichash(hash, sizeof hash, key.data(), key.size(), nullptr, 0);
+  std::array<uint8_t, 16> id;
+  std::memcpy(id.data(), hash, id.size());
+  return id;
+}
+
+bool encryptSection(const std::vector<uint8_t> &plain, const EncryptionKey &key, std::vector<uint8_t> &out,
+                    std::string &error) {
+  if (!sodiumReady(error))
+    return false;
+  static_assert(crypto_secretstream_xchacha20poly1305_HEADERBYTES == V4F_CIPHER_HEADER_BYTES, "header size");
+  static_assert(crypto_secretstream_xchacha20poly1305_ABYTES == V4F_CIPHER_CHUNK_OVERHEAD, "chunk overhead");
+  size_t chunks = plain.empty() ? 1 : (plain.size() + V4F_CIPHER_CHUNK - 1) / V4F_CIPHER_CHUNK;
+  out.assign(V4F_CIPHER_HEADER_BYTES + plain.size() + chunks * V4F_CIPHER_CHUNK_OVERHEAD, 0);
+  crypto_secretstream_xchacha20poly1305_state state;
+  if (crypto_secretstream_xchacha20poly1305_init_push(&state, out.data(), key.data()) != 0) {
+    error = "cannot start the encryption stream";
+    return false;
+  }
+  size_t in = 0, at = V4F_CIPHER_HEADER_BYTES;
+  for (size_t c = 0; c < chunks; ++c) {
+    size_t n = std::min<size_t>(V4F_CIPHER_CHUNK, plain.size() - in);
+    unsigned long long written = 0;
+    uint8_t tag = c + 1 == chunks ? crypto_secretstream_xchacha20poly1305_TAG_FINAL : 0;
+    if (crypto_secretstream_xchacha20poly1305_push(&state, out.data() + at, &written, plain.data() + in, n,
+                                                   nullptr, 0, tag) != 0) {
+      error = "encryption failed";
+      return false;
+    }
+    in += n;
+    at += static_cast<size_t>(written);
+  }
+  sodium_memzero(&state, sizeof state);
+  return at == out.size();
 }
 
 } // namespace v4f

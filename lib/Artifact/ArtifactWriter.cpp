@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "v4f/Artifact/ArtifactWriter.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -94,7 +95,10 @@ buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) 
 struct SectionInfo {
   uint32_t kind;
   uint64_t offset;
-  const std::vector<uint8_t> *bytes;
+  const std::vector<uint8_t> *bytes;  // as stored (ciphertext when encrypted)
+  uint8_t cipher = V4F_CIPHER_NONE;
+  uint64_t plainSize = 0;
+  std::array<uint8_t, 16> keyId{};
 };
 
 uint32_t sectionKind(ExecutableTarget target) {
@@ -125,9 +129,14 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     producer = fbb.CreateString(plan.producer);
     modelName = fbb.CreateString(plan.modelName);
     std::vector<flatbuffers::Offset<fb::Section>> sectionOffsets;
-    for (const SectionInfo &s : *sections)
-      sectionOffsets.push_back(fb::CreateSection(
-          fbb, s.kind, s.offset, s.bytes->size(), v4f_digest64(s.bytes->data(), s.bytes->size())));
+    for (const SectionInfo &s : *sections) {
+      flatbuffers::Offset<flatbuffers::Vector<uint8_t>> keyId;
+      if (s.cipher != V4F_CIPHER_NONE)
+        keyId = fbb.CreateVector(s.keyId.data(), s.keyId.size());
+      sectionOffsets.push_back(fb::CreateSection(fbb, s.kind, s.offset, s.bytes->size(),
+                                                 v4f_digest64(s.bytes->data(), s.bytes->size()), s.cipher,
+                                                 s.plainSize, keyId));
+    }
     sectionVec = fbb.CreateVector(sectionOffsets);
     if (!plan.variants.empty()) {
       std::vector<flatbuffers::Offset<fb::Manifest>> variants;
@@ -198,7 +207,8 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan, const std::vector
 } // namespace
 
 bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
-                       std::vector<uint8_t> &out, std::string &error) {
+                       std::vector<uint8_t> &out, std::string &error,
+                       const EncryptionKey *encryptionKey) {
   for (const TensorSignature &sig : plan.inputs) {
     if ((!sig.dimMin.empty() && sig.dimMin.size() != sig.dims.size()) ||
         (!sig.dimMax.empty() && sig.dimMax.size() != sig.dims.size())) {
@@ -239,6 +249,25 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
     offset = alignTo64(offset + constants.size());
   }
   for (size_t v = 0; v < plan.variants.size(); ++v) addExecutables(plan.variants[v], v + 1);
+  // Encryption (format 4): every section becomes a secretstream; offsets
+  // follow the ciphertext sizes.
+  std::vector<std::vector<uint8_t>> ciphertexts;
+  if (encryptionKey) {
+    ciphertexts.resize(sections.size());
+    std::array<uint8_t, 16> keyId = encryptionKeyId(*encryptionKey);
+    offset = sizeof(v4f_file_header_t);
+    for (size_t i = 0; i < sections.size(); ++i) {
+      SectionInfo &sec = sections[i];
+      if (!encryptSection(*sec.bytes, *encryptionKey, ciphertexts[i], error))
+        return false;
+      sec.cipher = V4F_CIPHER_XCHACHA20POLY1305_SECRETSTREAM;
+      sec.plainSize = sec.bytes->size();
+      sec.keyId = keyId;
+      sec.bytes = &ciphertexts[i];
+      sec.offset = offset;
+      offset = alignTo64(offset + ciphertexts[i].size());
+    }
+  }
   std::vector<uint8_t> manifest = buildManifest(plan, sections, executableSections);
   const uint64_t manifestOffset = offset;
   const uint64_t fileSize = manifestOffset + manifest.size();
@@ -261,9 +290,9 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
 
 bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
                        const std::vector<uint8_t> &constants, std::string &error,
-                       const SigningKey *signingKey) {
+                       const SigningKey *signingKey, const EncryptionKey *encryptionKey) {
   std::vector<uint8_t> bytes;
-  if (!serializeArtifact(plan, constants, bytes, error))
+  if (!serializeArtifact(plan, constants, bytes, error, encryptionKey))
     return false;
   // Signed in memory: a signed artifact is never on disk unsigned.
   if (signingKey && !signArtifactBytes(bytes, *signingKey, error)) {

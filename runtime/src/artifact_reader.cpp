@@ -109,6 +109,13 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
                             uint64_t manifestSize) {
   const auto* sections = m->root->sections();
   if (!sections) return nullptr;
+  const uint32_t nsec = sections->size();
+  if (nsec > 4096) return makeStatus(kBad, "the artifact has %u sections, more than 4096", nsec);
+  if (!m->sectionData.allocate(m->allocator, nsec ? nsec : 1) ||
+      !m->sectionSize.allocate(m->allocator, nsec ? nsec : 1) ||
+      !m->plaintexts.allocate(m->allocator, nsec ? nsec : 1))
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < m->plaintexts.size(); ++i) m->plaintexts[i] = nullptr;
   bool seen[4] = {false, false, false, false};
   for (uint32_t i = 0; i < sections->size(); ++i) {
     const fb::Section* s = sections->Get(i);
@@ -131,9 +138,18 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
     if (verifyDigests && v4f_digest64(m->base + s->offset(), s->size()) != s->digest())
       return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i,
                         sectionKindName(kind));
-    if (kind == V4F_SECTION_CONSTANTS) {
-      m->constants = m->base + s->offset();
-      m->constantsSize = s->size();
+    m->sectionData[i] = m->base + s->offset();
+    m->sectionSize[i] = s->size();
+    if (s->cipher() != V4F_CIPHER_NONE) {
+      if (s->cipher() != V4F_CIPHER_XCHACHA20POLY1305_SECRETSTREAM)
+        return makeStatus(kBad, "section %u (%s) uses unknown cipher %u", i, sectionKindName(kind), s->cipher());
+      uint64_t plain = s->plain_size();
+      uint64_t chunks = plain == 0 ? 1 : (plain + V4F_CIPHER_CHUNK - 1) / V4F_CIPHER_CHUNK;
+      if (plain > s->size() || s->size() != V4F_CIPHER_HEADER_BYTES + plain + chunks * V4F_CIPHER_CHUNK_OVERHEAD)
+        return makeStatus(kBad, "section %u (%s): %llu stored bytes cannot hold %llu encrypted bytes", i,
+                          sectionKindName(kind), ull(s->size()), ull(plain));
+      if (!s->key_id() || s->key_id()->size() != 16)
+        return makeStatus(kBad, "section %u (%s) is encrypted but has no 16-byte key id", i, sectionKindName(kind));
     }
   }
   return nullptr;
@@ -603,6 +619,13 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
 
   if (v4f_status_t s = verifySections(m, options.verifyDigests, manifestOffset, manifestSize))
     return s;
+  if (v4f_status_t s = decryptSections(m, options)) return s;
+  if (const auto* sections = m->root->sections())
+    for (uint32_t i = 0; i < sections->size(); ++i)
+      if (sections->Get(i)->kind() == V4F_SECTION_CONSTANTS) {
+        m->constants = m->sectionData[i];
+        m->constantsSize = m->sectionSize[i];
+      }
   // Multi-ISA: run the plan whose CPU features this machine has, preferring
   // the one that needs the most; when none fits, report the baseline's
   // missing features.

@@ -1,6 +1,7 @@
 // executable.cpp - loads the artifact's executables (CPU: memfd + dlopen).
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,16 +31,21 @@ bool writeAll(int fd, const uint8_t* p, uint64_t n) {
 // range, kind CPU library, entry point names non-empty) into `out`.
 v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e,
                                LoadedExecutable* out) {
-  const fb::Section* lib = m->root->sections()->Get(e->section());
-  if (lib->size() < 4 || memcmp(m->base + lib->offset(), "\x7f" "ELF", 4) != 0)
+  const uint8_t* libData = m->sectionData[e->section()];
+  const uint64_t libSize = m->sectionSize[e->section()];
+  if (libSize < 4 || memcmp(libData, "\x7f" "ELF", 4) != 0)
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file",
                       index);
-  int fd = memfd_create("v4f-kernels", MFD_CLOEXEC);
+  // The code lives in memory only (never on disk, also when it was
+  // decrypted), sealed so nothing can change it once written.
+  int fd = memfd_create("v4f-kernels", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return makeStatus(V4F_STATUS_INTERNAL, "memfd_create failed: %s", strerror(errno));
   out->fd = fd;
-  if (!writeAll(fd, m->base + lib->offset(), lib->size()))
+  if (!writeAll(fd, libData, libSize))
     return makeStatus(V4F_STATUS_INTERNAL, "writing the CPU library to memory failed: %s",
                       strerror(errno));
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return makeStatus(V4F_STATUS_INTERNAL, "sealing the CPU library's memfd failed: %s", strerror(errno));
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
   out->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -35,6 +35,11 @@ v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptio
     out->trustedKeys = options->trusted_keys;
     out->trustedKeyCount = options->trusted_key_count;
   }
+  if (V4F_OPTION_PRESENT(options, decryption_key_user)) {
+    out->decryptionKey = options->decryption_key;
+    out->decryptionKeyCallback = options->decryption_key_callback;
+    out->decryptionKeyUser = options->decryption_key_user;
+  }
   if (V4F_OPTION_PRESENT(options, disabled_cpu_features) && options->disabled_cpu_features) {
     const char* p = options->disabled_cpu_features;
     while (*p) {
@@ -56,6 +61,14 @@ v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptio
 void destroyModel(v4f_model_s* m) {
   if (!m) return;
   v4f::rt::unloadExecutables(m);
+  for (size_t i = 0; i < m->plaintexts.size(); ++i)
+    if (m->plaintexts[i]) {
+      explicit_bzero(m->plaintexts[i], static_cast<size_t>(m->sectionSize[i]));
+      m->allocator.free(m->plaintexts[i]);
+    }
+  m->plaintexts.reset();
+  m->sectionData.reset();
+  m->sectionSize.reset();
   m->inputs.reset();
   m->outputs.reset();
   if (m->mapping) munmap(m->mapping, m->size);
@@ -190,6 +203,8 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
 }
 
 V4F_API void v4f_model_release(v4f_model_t* model) { destroyModel(model); }
+
+V4F_API int32_t v4f_model_encrypted(const v4f_model_t* model) { return model && model->encrypted ? 1 : 0; }
 
 V4F_API int32_t v4f_model_signature_state(const v4f_model_t* model, const uint8_t** out_key) {
   if (out_key) *out_key = model ? model->signerKey : nullptr;

@@ -28,6 +28,12 @@ struct v4f_model_s {
   const v4f::fb::Manifest* root = nullptr;
   const v4f::fb::Manifest* manifest = nullptr;
   uint32_t variant = 0;
+  // Every root section's bytes: in the artifact, or (encrypted sections)
+  // the decrypted copy in `plaintexts`, freed and wiped on release.
+  v4f::rt::Array<const uint8_t*> sectionData;
+  v4f::rt::Array<uint64_t> sectionSize;
+  v4f::rt::Array<uint8_t*> plaintexts;
+  bool encrypted = false;
   const uint8_t* constants = nullptr;
   uint64_t constantsSize = 0;
   uint32_t registerCount = 0;
@@ -48,7 +54,14 @@ struct LoadOptions {
   int32_t signaturePolicy = V4F_SIGNATURE_OFF;
   const uint8_t* trustedKeys = nullptr;
   size_t trustedKeyCount = 0;
+  const uint8_t* decryptionKey = nullptr;
+  int32_t (*decryptionKeyCallback)(void*, const uint8_t*, uint8_t*) = nullptr;
+  void* decryptionKeyUser = nullptr;
 };
+
+// Decrypts the encrypted sections (crypto.cpp) into model->plaintexts and
+// points sectionData at them; called after the digests were checked.
+V4F_INTERNAL v4f_status_t decryptSections(v4f_model_s* model, const LoadOptions& options);
 
 // Checks the signature trailer per options.signaturePolicy (signature.cpp):
 // bytes [0, contentSize) against the trailer at contentSize, which the

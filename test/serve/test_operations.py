@@ -135,3 +135,30 @@ def test_require_signed(repository, tmp_path):
     r = subprocess.run([tool("v4f-serve"), "--model-repository", repo, "--require-signed"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and "--require-signed needs at least one --trusted-key" in r.stderr
+
+
+def test_encrypted_artifacts(repository, tmp_path):
+    """--decrypt-key serves encrypted artifacts; without it they do not load."""
+    repo = tmp_path / "repo"
+    os.makedirs(repo / "enc" / "1")
+    key = tmp_path / "enc.key"
+    subprocess.run([tool("v4fc"), "keygen", "--type", "encryption", "--out", str(key)], check=True, capture_output=True)
+    import onnx
+    from make_repository import mlp_model
+    onnx.save(mlp_model(1.0), str(tmp_path / "mlp.onnx"))
+    subprocess.run([tool("v4fc"), "compile", str(tmp_path / "mlp.onnx"), "-o", str(repo / "enc" / "1" / "model.v4f"),
+                    "--encrypt-key", str(key)], check=True, capture_output=True)
+    r = subprocess.run([tool("v4f-serve"), "--model-repository", str(repo), "--http-port", "0", "--metrics-port", "-1"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "no decryption key was given" in r.stderr
+    s = Server(["--model-repository", str(repo), "--http-address", "127.0.0.1", "--http-port", "0",
+                "--metrics-port", "-1", "--decrypt-key", str(key)])
+    try:
+        c = httpclient.InferenceServerClient(s.url)
+        x = np.ones((2, 16), np.float32)
+        y = infer(c, "enc", {"x": x}, True).as_numpy("y")
+        ref = infer(c, "enc", {"x": x}, False).as_numpy("y")
+        assert y.shape == (2, 4)
+        np.testing.assert_array_equal(y, ref)
+    finally:
+        assert s.stop() == 0

@@ -42,6 +42,7 @@ const char *kUsage =
     "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
     "                          v4fc keygen; repeatable: any of them) before loading\n"
     "  --signature-policy P    off, warn or require (default: require with --trusted-key)\n"
+    "  --decrypt-key KEY       key of an encrypted artifact (v4fc keygen --type encryption)\n"
     "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
     "                          copying (repeatable; a KV cache: present_key=past_key)\n"
     "  --profile FILE          time every dispatch over --profile-runs runs: write the\n"
@@ -58,6 +59,7 @@ struct Options {
   std::map<std::string, int64_t> dims;
   std::string outputDir, jsonPath, disabledFeatures, signaturePolicy;
   std::vector<std::string> trustedKeys;
+  std::string decryptKey;
   std::vector<std::pair<std::string, std::string>> feedback; // output name, input name
   int threads = 0;
   std::string profilePath;
@@ -118,6 +120,8 @@ Options parseArgs(int argc, char **argv) {
       o.printCount = parseCount(a, value(), 0);
     } else if (a == "--disable-cpu-features") {
       o.disabledFeatures = value();
+    } else if (a == "--decrypt-key") {
+      o.decryptKey = value();
     } else if (a == "--trusted-key") {
       o.trustedKeys.push_back(value());
     } else if (a == "--signature-policy") {
@@ -456,6 +460,11 @@ int runMain(int argc, char **argv) {
                                                                                                  : V4F_SIGNATURE_OFF;
   modelOptions.trusted_keys = trusted.data();
   modelOptions.trusted_key_count = opt.trustedKeys.size();
+  uint8_t decryptionKey[32];
+  if (!opt.decryptKey.empty()) {
+    check(v4f_read_encryption_key_file(opt.decryptKey.c_str(), decryptionKey), "--decrypt-key: ");
+    modelOptions.decryption_key = decryptionKey;
+  }
   auto t0 = std::chrono::steady_clock::now();
   v4f_model_t *model = nullptr;
   check(v4f_model_load_file(opt.model.c_str(), &modelOptions, nullptr, &model), "");

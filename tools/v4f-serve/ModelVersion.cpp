@@ -107,6 +107,7 @@ ModelVersion::ModelVersion(std::string name, int64_t version, const std::string&
   loadOptions.signature_policy = signatures.policy;
   loadOptions.trusted_keys = signatures.trustedKeys.data();
   loadOptions.trusted_key_count = signatures.trustedKeys.size() / 32;
+  if (signatures.decryptionKey.size() == 32) loadOptions.decryption_key = signatures.decryptionKey.data();
   if (v4f_status_t st = v4f_model_load_file(path.c_str(), &loadOptions, nullptr, &model_)) fail(takeMessage(st));
   auto readSig = [&](bool input, size_t i) {
     v4f_tensor_info_t info;

@@ -49,10 +49,12 @@ struct ModelConfig {
   static ModelConfig parse(const nlohmann::json& j, const std::string& where);
 };
 
-// Which artifacts may be loaded: --require-signed / --trusted-key.
+// Which artifacts may be loaded and how: --require-signed / --trusted-key,
+// and --decrypt-key for encrypted artifacts.
 struct SignaturePolicy {
   int32_t policy = V4F_SIGNATURE_OFF;
-  std::vector<uint8_t> trustedKeys;  // 32 bytes each
+  std::vector<uint8_t> trustedKeys;    // 32 bytes each
+  std::vector<uint8_t> decryptionKey;  // empty or 32 bytes
 };
 
 // One request in the queue. The submitting thread waits on `done`.

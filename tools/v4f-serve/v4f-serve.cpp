@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
   app.add_option("--trusted-key", trustedKeyFiles,
                  "Public key (KEY.pub of v4fc keygen) whose signatures are trusted (repeatable)")
       ->check(CLI::ExistingFile);
+  std::string decryptKeyFile;
+  app.add_option("--decrypt-key", decryptKeyFile,
+                 "Key of encrypted artifacts (v4fc keygen --type encryption; a 0600 file)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--require-signed", requireSigned,
                "Load only artifacts signed by a --trusted-key (checked before anything else is read)");
   app.add_flag("--strict-health", strictHealth, "Health and server metadata need a token too");
@@ -171,6 +175,15 @@ int main(int argc, char** argv) {
       v4f_status_free(st);
       return 1;
     }
+
+  if (!decryptKeyFile.empty()) {
+    signatures.decryptionKey.resize(32);
+    if (v4f_status_t st = v4f_read_encryption_key_file(decryptKeyFile.c_str(), signatures.decryptionKey.data())) {
+      logError(v4f_status_message(st));
+      v4f_status_free(st);
+      return 1;
+    }
+  }
 
   v4f_thread_pool_t* pool = nullptr;
   if (v4f_status_t st = v4f_thread_pool_create(threads, nullptr, &pool)) {

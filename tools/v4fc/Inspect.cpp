@@ -145,7 +145,7 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
     error = path + ": not a .v4f artifact (bad magic)";
     return false;
   }
-  if (header.format_major != V4F_ARTIFACT_FORMAT_MAJOR) {
+  if (header.format_major > V4F_ARTIFACT_FORMAT_MAJOR || header.format_major < V4F_ARTIFACT_FORMAT_OLDEST_MAJOR) {
     error = path + ": artifact format " + std::to_string(header.format_major) + " is " +
             (header.format_major > V4F_ARTIFACT_FORMAT_MAJOR ? "newer" : "older") + " than this tool's (" +
             std::to_string(V4F_ARTIFACT_FORMAT_MAJOR) + ")";
@@ -172,12 +172,16 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
       sections.push_back(json::Object{{"kind", sectionName(s->kind())},
                                       {"offset", int64_t(s->offset())},
                                       {"size", int64_t(s->size())},
-                                      {"digest", hex64(s->digest())}});
+                                      {"digest", hex64(s->digest())},
+                                      {"encrypted", s->cipher() != V4F_CIPHER_NONE},
+                                      {"plain_size", int64_t(s->cipher() != V4F_CIPHER_NONE ? s->plain_size() : s->size())},
+                                      {"key_id", s->key_id() ? v4f::toHex(s->key_id()->data(), s->key_id()->size())
+                                                             : std::string()}});
   // Multi-ISA artifacts: plan 0 is the baseline (the top-level manifest),
   // then the plan of every other CPU target; the runtime loads the one whose
   // features the machine has, preferring the most.
   json::Array plans;
-  bool hasArena = header.format_minor >= 3;
+  bool hasArena = header.format_major > 3 || header.format_minor >= 3;
   plans.push_back(describePlan(manifest, showPlan, hasArena));
   if (manifest->variants())
     for (const fb::Manifest *variant : *manifest->variants())
@@ -291,8 +295,12 @@ void printText(const json::Object &a) {
   std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
   for (const json::Value &v : *a.getArray("sections")) {
     const json::Object &s = *v.getAsObject();
-    std::printf("  %-12s %12lld %12lld  %s\n", getStr(s, "kind").c_str(), getInt(s, "offset"), getInt(s, "size"),
-                getStr(s, "digest").c_str());
+    std::string enc = s.getBoolean("encrypted").value_or(false)
+                          ? "  encrypted (key id " + getStr(s, "key_id") + ", " + std::to_string(getInt(s, "plain_size")) +
+                                " bytes plain)"
+                          : "";
+    std::printf("  %-12s %12lld %12lld  %s%s\n", getStr(s, "kind").c_str(), getInt(s, "offset"), getInt(s, "size"),
+                getStr(s, "digest").c_str(), enc.c_str());
   }
   printPlan(*plans[0].getAsObject());
   for (size_t v = 1; v < plans.size(); ++v) {

@@ -61,6 +61,18 @@ int runKeygen(const std::string &out) {
   return 0;
 }
 
+int runKeygenEncryption(const std::string &out) {
+  EncryptionKey key;
+  std::string error;
+  if (!generateEncryptionKeyFile(out, key, error))
+    return fail(error);
+  std::array<uint8_t, 16> id = encryptionKeyId(key);
+  std::printf("%s\n", toHex(id.data(), id.size()).c_str());
+  std::fprintf(stderr, "v4fc: wrote the encryption key %s (0600; keep it secret); its id is printed above\n",
+               out.c_str());
+  return 0;
+}
+
 int runSign(const std::string &artifact, const std::string &keyPath, const std::string &output) {
   SigningKey key;
   std::string error;

@@ -77,7 +77,7 @@ struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
   int64_t maxLoopIterations = 4096;
-  std::string signKey;
+  std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
 };
 
@@ -195,7 +195,10 @@ int runCompile(const CompileOptions &opts) {
     return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
   v4f::SigningKey key;
   if (!opts.signKey.empty() && !v4f::loadSigningKey(opts.signKey, key, error)) return fail(error);
-  if (!v4f::writeArtifactFile(opts.output, model.plan, model.constants, error, opts.signKey.empty() ? nullptr : &key))
+  v4f::EncryptionKey encryption;
+  if (!opts.encryptKey.empty() && !v4f::loadEncryptionKey(opts.encryptKey, encryption, error)) return fail(error);
+  if (!v4f::writeArtifactFile(opts.output, model.plan, model.constants, error, opts.signKey.empty() ? nullptr : &key,
+                              opts.encryptKey.empty() ? nullptr : &encryption))
     return fail(opts.output + ": " + error);
   timer.done("write artifact");
   timer.total();
@@ -308,6 +311,10 @@ int main(int argc, char **argv) {
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
   compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")
       ->check(CLI::ExistingFile);
+  compile->add_option("--encrypt-key", copts.encryptKey,
+                      "Encrypt the code and constants with this key (v4fc keygen --type encryption); the runtime "
+                      "needs it to load the artifact")
+      ->check(CLI::ExistingFile);
 
   std::string checkPath;
   bool listOps = false;
@@ -334,6 +341,10 @@ int main(int argc, char **argv) {
   auto *keygen = app.add_subcommand("keygen", "Make an Ed25519 signing key pair: KEY (secret, 0600) and KEY.pub; "
                                               "prints the public key");
   keygen->add_option("--out", keyOut, "Secret key file to create (KEY.pub is written beside it)")->required();
+  std::string keyType = "ed25519";
+  keygen->add_option("--type", keyType, "ed25519 (signing key pair) or encryption (a 32-byte XChaCha20-Poly1305 key)")
+      ->check(CLI::IsMember({"ed25519", "encryption"}))
+      ->capture_default_str();
   auto *sign = app.add_subcommand("sign", "Sign a .v4f artifact (in place, atomically, unless -o)");
   sign->add_option("artifact", signPath, ".v4f file")->required()->check(CLI::ExistingFile);
   sign->add_option("--key", signKey, "Secret key file (v4fc keygen)")->required()->check(CLI::ExistingFile);
@@ -351,7 +362,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (compile->parsed()) return runCompile(copts);
-  if (keygen->parsed()) return v4f::runKeygen(keyOut);
+  if (keygen->parsed()) return keyType == "encryption" ? v4f::runKeygenEncryption(keyOut) : v4f::runKeygen(keyOut);
   if (sign->parsed()) return v4f::runSign(signPath, signKey, signOut);
   if (verify->parsed()) return v4f::runVerify(verifyPath, verifyKey);
   if (check->parsed()) {

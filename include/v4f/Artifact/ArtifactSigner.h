@@ -48,6 +48,23 @@ SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes,
                                       const PublicKey *trusted,
                                       PublicKey &signer, std::string &detail);
 
+/// A 32-byte XChaCha20-Poly1305 key for encrypted sections (format 4).
+using EncryptionKey = std::array<uint8_t, 32>;
+
+/// Makes a random encryption key and writes it to `path` (created 0600,
+/// refused if it exists): "v4f-xchacha20poly1305-key <64 hex digits>".
+bool generateEncryptionKeyFile(const std::string &path, EncryptionKey &key,
+                               std::string &error);
+/// Reads an encryption key file (refused when readable by others).
+bool loadEncryptionKey(const std::string &path, EncryptionKey &key,
+                       std::string &error);
+/// The key's id: the first 16 bytes of BLAKE2b-256(key).
+std::array<uint8_t, 16> encryptionKeyId(const EncryptionKey &key);
+/// Encrypts `plain` as a libsodium secretstream (XChaCha20-Poly1305) in
+/// V4F_CIPHER_CHUNK chunks: header, chunks, the last tagged FINAL.
+bool encryptSection(const std::vector<uint8_t> &plain, const EncryptionKey &key,
+                    std::vector<uint8_t> &out, std::string &error);
+
 /// Writes `bytes` to `path` atomically (a temporary file in the same folder,
 /// renamed over `path` when complete; nothing left behind on failure).
 bool writeFileAtomically(const std::string &path,

@@ -23,9 +23,12 @@ namespace v4f {
 /// same bytes): one section per executable image, then `constants` (the packed
 /// constants blob that PlanBuffer offsets refer to), then the manifest.
 /// Returns false and sets `error` on failure.
+/// With `encryptionKey`, every section is encrypted (format 4, see
+/// artifact_format.h): the file holds no plaintext code or constants.
 bool serializeArtifact(const ExecutablePlan &plan,
                        const std::vector<uint8_t> &constants,
-                       std::vector<uint8_t> &out, std::string &error);
+                       std::vector<uint8_t> &out, std::string &error,
+                       const EncryptionKey *encryptionKey = nullptr);
 
 /// Writes the artifact to `path` atomically: a temporary file in the same
 /// folder, renamed over `path` only when complete; nothing is left on failure.
@@ -33,7 +36,8 @@ bool serializeArtifact(const ExecutablePlan &plan,
 bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
                        const std::vector<uint8_t> &constants,
                        std::string &error,
-                       const SigningKey *signingKey = nullptr);
+                       const SigningKey *signingKey = nullptr,
+                       const EncryptionKey *encryptionKey = nullptr);
 
 } // namespace v4f
 

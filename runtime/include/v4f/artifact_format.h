@@ -40,9 +40,11 @@ extern "C" {
  * reader still reads 2.x artifacts (they have no guards), and refuses majors
  * below V4F_ARTIFACT_FORMAT_OLDEST_MAJOR or above its own. 3.3 adds
  * Manifest.arena_bytes; 3.4 the signature trailer (below), which a 3.3
- * reader ignores (it still checks everything else). */
-#define V4F_ARTIFACT_FORMAT_MAJOR 3
-#define V4F_ARTIFACT_FORMAT_MINOR 4
+ * reader ignores (it still checks everything else). Major 4 adds encrypted
+ * sections (Section.cipher): a 3.x reader would run ciphertext, so it must
+ * refuse them. A 4.x reader reads 2.x and 3.x artifacts. */
+#define V4F_ARTIFACT_FORMAT_MAJOR 4
+#define V4F_ARTIFACT_FORMAT_MINOR 0
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
@@ -92,6 +94,13 @@ static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 byt
 #else
 _Static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 bytes");
 #endif
+
+/* Section ciphers (Section.cipher, format 4). */
+#define V4F_CIPHER_NONE 0
+#define V4F_CIPHER_XCHACHA20POLY1305_SECRETSTREAM 1
+#define V4F_CIPHER_CHUNK (1u << 20)       /* plaintext bytes per secretstream chunk */
+#define V4F_CIPHER_HEADER_BYTES 24        /* crypto_secretstream_xchacha20poly1305_HEADERBYTES */
+#define V4F_CIPHER_CHUNK_OVERHEAD 17      /* crypto_secretstream_xchacha20poly1305_ABYTES */
 
 /* Section kinds used in the manifest. */
 #define V4F_SECTION_CPU_LIBRARY 1

@@ -107,6 +107,16 @@ typedef struct v4f_model_options_t {
   int32_t signature_policy;
   const uint8_t* trusted_keys;   /* trusted_key_count x 32-byte Ed25519 public keys */
   size_t trusted_key_count;
+  /* Encrypted artifacts (format 4, v4fc compile --encrypt-key): the
+   * 32-byte XChaCha20-Poly1305 key, or a callback that supplies it for a key
+   * id (the first 16 bytes of BLAKE2b-256 of the key; return 0 when it wrote
+   * the key, non-zero when it has none) -- e.g. from a key service. The
+   * sections are decrypted into memory only (the code into a sealed memfd);
+   * a wrong key or any tampering is refused. Both NULL: an encrypted
+   * artifact is refused. */
+  const uint8_t* decryption_key;
+  int32_t (*decryption_key_callback)(void* user, const uint8_t key_id[16], uint8_t out_key[32]);
+  void* decryption_key_user;
 } v4f_model_options_t;
 
 #define V4F_SIGNATURE_OFF 0
@@ -151,6 +161,14 @@ V4F_API int32_t v4f_model_signature_state(const v4f_model_t* model, const uint8_
 /* Reads a public key file written by `v4fc keygen` (KEY.pub:
  * "v4f-ed25519-public-key <64 hex digits>", or just the hex) into out_key. */
 V4F_API v4f_status_t v4f_read_public_key_file(const char* path, uint8_t out_key[32]);
+
+/* Reads an encryption key file written by `v4fc keygen --type encryption`
+ * ("v4f-xchacha20poly1305-key <64 hex digits>"); refuses a file that others
+ * can read. */
+V4F_API v4f_status_t v4f_read_encryption_key_file(const char* path, uint8_t out_key[32]);
+
+/* Non-zero when the loaded artifact's sections were encrypted. */
+V4F_API int32_t v4f_model_encrypted(const v4f_model_t* model);
 
 V4F_API size_t v4f_model_input_count(const v4f_model_t* model);
 V4F_API size_t v4f_model_output_count(const v4f_model_t* model);

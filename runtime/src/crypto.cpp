@@ -1,8 +1,11 @@
-// signature.cpp - Ed25519 signatures of artifacts, checked with libsodium
-// loaded on demand (dlopen), so the runtime's DT_NEEDED stays libc/libm/
-// libpthread/libdl and a process that never verifies never loads it.
+// crypto.cpp - Ed25519 signatures and XChaCha20-Poly1305 section decryption,
+// with libsodium loaded on demand (dlopen), so the runtime's DT_NEEDED stays
+// libc/libm/libpthread/libdl and a process that never verifies or decrypts
+// never loads it.
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <pthread.h>
 
 #include "model.h"
@@ -25,6 +28,11 @@ struct Sodium {
   int (*hashUpdate)(void*, const unsigned char*, unsigned long long) = nullptr;
   int (*hashFinal)(void*, unsigned char*, size_t) = nullptr;
   int (*verify)(const unsigned char*, const unsigned char*, unsigned long long, const unsigned char*) = nullptr;
+  size_t (*streamStateBytes)() = nullptr;
+  int (*streamInitPull)(void*, const unsigned char*, const unsigned char*) = nullptr;
+  int (*streamPull)(void*, unsigned char*, unsigned long long*, unsigned char*, const unsigned char*,
+                    unsigned long long, const unsigned char*, unsigned long long) = nullptr;
+  unsigned char (*tagFinal)() = nullptr;
 };
 
 Sodium gSodium;
@@ -42,7 +50,8 @@ void loadSodium() {
   if (!lib) lib = dlopen("libsodium.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(gSodium.error, sizeof gSodium.error,
-             "cannot load libsodium to verify signatures (%s); install it (Debian: apt-get install libsodium23)",
+             "cannot load libsodium to check signatures or decrypt (%s); install it (Debian: apt-get install "
+             "libsodium23)",
              dlerror());
     return;
   }
@@ -50,7 +59,11 @@ void loadSodium() {
       !bind(lib, "crypto_generichash_init", &gSodium.hashInit) ||
       !bind(lib, "crypto_generichash_update", &gSodium.hashUpdate) ||
       !bind(lib, "crypto_generichash_final", &gSodium.hashFinal) ||
-      !bind(lib, "crypto_sign_ed25519_verify_detached", &gSodium.verify))
+      !bind(lib, "crypto_sign_ed25519_verify_detached", &gSodium.verify) ||
+      !bind(lib, "crypto_secretstream_xchacha20poly1305_statebytes", &gSodium.streamStateBytes) ||
+      !bind(lib, "crypto_secretstream_xchacha20poly1305_init_pull", &gSodium.streamInitPull) ||
+      !bind(lib, "crypto_secretstream_xchacha20poly1305_pull", &gSodium.streamPull) ||
+      !bind(lib, "crypto_secretstream_xchacha20poly1305_tag_final", &gSodium.tagFinal))
     return;
   if (gSodium.init() < 0) {
     snprintf(gSodium.error, sizeof gSodium.error, "sodium_init failed");
@@ -123,35 +136,125 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   return nullptr;
 }
 
+v4f_status_t decryptSections(v4f_model_s* m, const LoadOptions& options) {
+  const auto* sections = m->root->sections();
+  if (!sections) return nullptr;
+  for (uint32_t i = 0; i < sections->size(); ++i) {
+    const fb::Section* sec = sections->Get(i);
+    if (sec->cipher() == V4F_CIPHER_NONE) continue;
+    const char* kind = sec->kind() == V4F_SECTION_CONSTANTS ? "constants" : "code";
+    // The key: given, or asked for by id.
+    uint8_t key[32];
+    if (options.decryptionKey) {
+      memcpy(key, options.decryptionKey, 32);
+    } else if (!options.decryptionKeyCallback ||
+               options.decryptionKeyCallback(options.decryptionKeyUser, sec->key_id()->data(), key) != 0) {
+      char id[33];
+      for (int k = 0; k < 16; ++k) snprintf(id + 2 * k, 3, "%02x", sec->key_id()->Get(k));
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                        "section %u (%s) is encrypted with key %s and no decryption key was given "
+                        "(v4f-run --decrypt-key, or decryption_key in the model options)",
+                        i, kind, id);
+    }
+    pthread_once(&gSodiumOnce, loadSodium);
+    if (!gSodium.ok) {
+      explicit_bzero(key, sizeof key);
+      return makeStatus(V4F_STATUS_UNSUPPORTED, "%s", gSodium.error);
+    }
+    const uint64_t plainSize = sec->plain_size();
+    uint8_t* plain = static_cast<uint8_t*>(m->allocator.alloc(plainSize ? static_cast<size_t>(plainSize) : 1, 64));
+    void* state = m->allocator.alloc(gSodium.streamStateBytes(), 64);
+    if (!plain || !state) {
+      m->allocator.free(plain);
+      m->allocator.free(state);
+      explicit_bzero(key, sizeof key);
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory decrypting section %u", i);
+    }
+    m->plaintexts[i] = plain;  // freed (and wiped) with the model, also on failure below
+    m->sectionSize[i] = plainSize;
+    const uint8_t* in = m->sectionData[i];
+    int rc = gSodium.streamInitPull(state, in, key);  // (state, header, key)
+    explicit_bzero(key, sizeof key);
+    uint64_t at = V4F_CIPHER_HEADER_BYTES, out = 0;
+    const uint64_t stored = sec->size();
+    bool final = false;
+    while (rc == 0 && !final) {
+      uint64_t n = plainSize - out < V4F_CIPHER_CHUNK ? plainSize - out : V4F_CIPHER_CHUNK;
+      unsigned long long got = 0;
+      unsigned char tag = 0;
+      rc = gSodium.streamPull(state, plain + out, &got, &tag, in + at, n + V4F_CIPHER_CHUNK_OVERHEAD, nullptr, 0);
+      if (rc != 0 || got != n) break;
+      at += n + V4F_CIPHER_CHUNK_OVERHEAD;
+      out += n;
+      final = tag == gSodium.tagFinal();
+      if (!final && out == plainSize) rc = -1;  // the stream ends without its final chunk
+    }
+    explicit_bzero(state, gSodium.streamStateBytes());
+    m->allocator.free(state);
+    if (rc != 0 || !final || out != plainSize || at != stored)
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                        "section %u (%s) cannot be decrypted: wrong key, or the ciphertext was modified or "
+                        "truncated",
+                        i, kind);
+    m->sectionData[i] = plain;
+    m->encrypted = true;
+  }
+  return nullptr;
+}
+
 }  // namespace rt
 }  // namespace v4f
 
-extern "C" V4F_API v4f_status_t v4f_read_public_key_file(const char* path, uint8_t out_key[32]) {
+namespace {
+// Reads "<tag> <64 hex digits>" (or just the hex when !secret) into out_key.
+v4f_status_t readKeyFile(const char* path, const char* tag, bool secret, uint8_t out_key[32]) {
   using v4f::rt::makeStatus;
+  const char* what = secret ? "encryption key" : "public key";
   if (!path || !out_key) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "path or out_key is NULL");
   FILE* f = fopen(path, "re");
-  if (!f) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: cannot read the public key file", path);
+  if (!f) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: cannot read the %s file", path, what);
+  struct stat st;
+  if (secret && fstat(fileno(f), &st) == 0 && (st.st_mode & 077) != 0) {
+    fclose(f);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: the key file is readable by others (mode %03o); chmod 600 it",
+                      path, static_cast<unsigned>(st.st_mode & 0777));
+  }
   char text[256] = {0};
   size_t n = fread(text, 1, sizeof text - 1, f);
   fclose(f);
   text[n] = 0;
-  const char* tag = "v4f-ed25519-public-key";
   const char* p = text;
   if (strncmp(p, tag, strlen(tag)) == 0) p += strlen(tag);
+  else if (secret) {
+    explicit_bzero(text, sizeof text);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: not an encryption key file ('%s <64 hex digits>')", path, tag);
+  }
   while (*p == ' ' || *p == '\t') ++p;
   for (int i = 0; i < 32; ++i) {
     int v = 0;
     for (int k = 0; k < 2; ++k, ++p) {
       char c = *p;
       int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-      if (d < 0)
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                          "%s: not a public key file ('v4f-ed25519-public-key <64 hex digits>')", path);
+      if (d < 0) {
+        explicit_bzero(text, sizeof text);
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: not a %s file ('%s <64 hex digits>')", path, what, tag);
+      }
       v = v * 16 + d;
     }
     out_key[i] = static_cast<uint8_t>(v);
   }
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
-  if (*p) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: trailing text after the public key", path);
+  bool trailing = *p != 0;
+  explicit_bzero(text, sizeof text);
+  if (trailing) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: trailing text after the %s", path, what);
   return nullptr;
+}
+}  // namespace
+
+extern "C" V4F_API v4f_status_t v4f_read_public_key_file(const char* path, uint8_t out_key[32]) {
+  return readKeyFile(path, "v4f-ed25519-public-key", false, out_key);
+}
+
+extern "C" V4F_API v4f_status_t v4f_read_encryption_key_file(const char* path, uint8_t out_key[32]) {
+  return readKeyFile(path, "v4f-xchacha20poly1305-key", true, out_key);
 }
