@@ -53,6 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   v4f_session_options_t so;
   v4f_session_options_init(&so);
   so.thread_count = 1;
+  // A caller loading untrusted artifacts bounds the arena their shapes may
+  // demand (a mutated plan asked for 2 TiB, found by this target).
+  so.max_arena_bytes = uint64_t(256) << 20;
   v4f_session_t *session = nullptr;
   static const bool run = getenv("V4F_FUZZ_RUN") != nullptr;
   if (!(s = v4f_session_create(model, &so, nullptr, &session))) {

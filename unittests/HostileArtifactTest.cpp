@@ -393,6 +393,43 @@ TEST(HostileArtifact, CallerBuffersAreOnlyTheSignaturesAndNoLargerThanTheTensors
   v4f_model_release(model);
 }
 
+// Found by fuzz_artifact: a plan whose transient buffer claims 2 TiB. The
+// arena allocation fails cleanly (RESOURCE_EXHAUSTED, no abort), and with
+// max_arena_bytes it is refused before anything is allocated.
+TEST(HostileArtifact, HugeArenaIsAnErrorNotAnAbort) {
+  std::vector<uint8_t> file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, int64_t(1) << 41));
+    m.buffers[2]->size_reg = static_cast<uint32_t>(m.shape_program.size() - 1);
+  });
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
+  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+  float x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 1, 1}, out[4];
+  v4f_tensor_t in[2] = {makeTensor(x, 16, V4F_DTYPE_FLOAT32, {1, 4}), makeTensor(y, 16, V4F_DTYPE_FLOAT32, {1, 4})};
+  for (uint64_t limit : {uint64_t(256) << 20, uint64_t(0)}) {
+#if V4F_SANITIZED
+    if (limit == 0) continue;  // the sanitizer's allocator aborts on 2 TiB instead of failing
+#endif
+    v4f_session_options_t options;
+    v4f_session_options_init(&options);
+    options.max_arena_bytes = limit;
+    v4f_session_t *session = nullptr;
+    s = v4f_session_create(model, &options, nullptr, &session);
+    ASSERT_EQ(s, nullptr) << v4f_status_message(s);
+    v4f_tensor_t o = makeTensor(out, 16, 0, {});
+    s = v4f_session_run(session, in, 2, &o, 1);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(v4f_status_code(s), V4F_STATUS_RESOURCE_EXHAUSTED) << v4f_status_message(s);
+    EXPECT_NE(std::string(v4f_status_message(s)).find(limit ? "over the session's max_arena_bytes" : "arena"),
+              std::string::npos)
+        << v4f_status_message(s);
+    v4f_status_free(s);
+    v4f_session_release(session);
+  }
+  v4f_model_release(model);
+}
+
 TEST(HostileArtifact, InconsistentSignatureAndBuffers) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->dtype = 99; });
