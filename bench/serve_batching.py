@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -25,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from serve_common import Client, ServeProcess  # noqa: E402
+from serve_common import Client, ServeProcess, ensure_repository  # noqa: E402
 
 
 def run_mode(server, model, clients, seconds, inputs, refs):
@@ -87,10 +86,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "serve_batching.json"))
     a = ap.parse_args()
     repo = os.path.join(a.work_dir, "repo")
-    src = os.path.join(a.work_dir, "src")
-    if not os.path.exists(os.path.join(src, "resnet18", "1", "model.v4f")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "serve", "make_repository.py"), "--v4fc",
-                        os.path.join(a.build, "bin", "v4fc"), "--out", src, "--resnet18"], check=True)
+    src = ensure_repository(a.build, os.path.join(a.work_dir, "src"), resnet18=True)
     shutil.rmtree(repo, ignore_errors=True)
     configs = {
         "resnet18_single": {"max_batch_size": a.max_batch},

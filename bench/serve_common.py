@@ -6,10 +6,25 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def ensure_repository(build, out, resnet18=False):
+    """The test model repository (test/serve/make_repository.py) in `out`,
+    compiled once: re-used when its models are already there."""
+    probe = os.path.join(out, "resnet18" if resnet18 else "mlp", "1", "model.v4f")
+    if not os.path.exists(probe):
+        subprocess.run([sys.executable, os.path.join(ROOT, "test", "serve", "make_repository.py"), "--v4fc",
+                        os.path.join(build, "bin", "v4fc"), "--out", out] + (["--resnet18"] if resnet18 else []),
+                       check=True)
+    return out
 
 
 class ServeProcess:

@@ -11,7 +11,6 @@ second. Never asserted in tests.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -21,7 +20,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from serve_common import Client, ServeProcess  # noqa: E402
+from serve_common import Client, ServeProcess, ensure_repository  # noqa: E402
 
 
 def main():
@@ -33,10 +32,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=10)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "serve_soak.json"))
     a = ap.parse_args()
-    repo = os.path.join(a.work_dir, "repo")
-    if not os.path.exists(os.path.join(repo, "mlp", "1", "model.v4f")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "serve", "make_repository.py"), "--v4fc",
-                        os.path.join(a.build, "bin", "v4fc"), "--out", repo], check=True)
+    repo = ensure_repository(a.build, os.path.join(a.work_dir, "repo"))
     server = ServeProcess(a.build, repo, "--threads", "2")
     rng = np.random.default_rng(11)
     inputs = [rng.standard_normal((1 + i % 3, 16)).astype(np.float32) for i in range(64)]

@@ -351,6 +351,39 @@ TEST(HostileArtifact, PlanReferencesMissingInput) {
   expectLoadError(file, "shape program instruction 0 reads dim 2 of input 1, which has rank 2");
 }
 
+// Loads `file` (which must load), runs add_scale once at batch 1 on a
+// session with `maxArenaBytes`, and returns the run's error message (the
+// test fails if the run succeeds); `code` receives its status code.
+std::string runAddScaleOnce(const std::vector<uint8_t> &file, uint64_t maxArenaBytes, int32_t *code = nullptr) {
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  if (s) {
+    v4f_status_free(s);
+    return "load failed";
+  }
+  v4f_session_options_t options;
+  v4f_session_options_init(&options);
+  options.max_arena_bytes = maxArenaBytes;
+  v4f_session_t *session = nullptr;
+  s = v4f_session_create(model, &options, nullptr, &session);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  std::string error = "session failed";
+  if (!s) {
+    float x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 1, 1}, out[4];
+    v4f_tensor_t in[2] = {makeTensor(x, 16, V4F_DTYPE_FLOAT32, {1, 4}), makeTensor(y, 16, V4F_DTYPE_FLOAT32, {1, 4})};
+    v4f_tensor_t o = makeTensor(out, 16, 0, {});
+    s = v4f_session_run(session, in, 2, &o, 1);
+    EXPECT_NE(s, nullptr) << "the run succeeded";
+    error = v4f_status_message(s);
+    if (code) *code = v4f_status_code(s);
+  }
+  v4f_status_free(s);
+  v4f_session_release(session);
+  v4f_model_release(model);
+  return error;
+}
+
 // The audit's memory-safety cases: a transient buffer turned into a second
 // "input 0" (kernels would address caller memory with the transient's larger
 // size), and an input buffer planned larger than the tensor the signature
@@ -374,23 +407,10 @@ TEST(HostileArtifact, CallerBuffersAreOnlyTheSignaturesAndNoLargerThanTheTensors
     m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, 1 << 20));
     m.buffers[0]->size_reg = static_cast<uint32_t>(m.shape_program.size() - 1);
   });
-  v4f_model_t *model = nullptr;
-  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
-  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
-  v4f_session_t *session = nullptr;
-  s = v4f_session_create(model, nullptr, nullptr, &session);
-  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
-  float x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 1, 1}, out[4];
-  v4f_tensor_t in[2] = {makeTensor(x, 16, V4F_DTYPE_FLOAT32, {1, 4}), makeTensor(y, 16, V4F_DTYPE_FLOAT32, {1, 4})};
-  v4f_tensor_t o = makeTensor(out, 16, 0, {});
-  s = v4f_session_run(session, in, 2, &o, 1);
-  ASSERT_NE(s, nullptr);
-  EXPECT_NE(std::string(v4f_status_message(s)).find("input 0 'x': byte_size is 16, but the model reads 1048576 bytes"),
-            std::string::npos)
-      << v4f_status_message(s);
-  v4f_status_free(s);
-  v4f_session_release(session);
-  v4f_model_release(model);
+  std::string error;
+  ASSERT_NO_FATAL_FAILURE(error = runAddScaleOnce(file, 0));
+  EXPECT_NE(error.find("input 0 'x': byte_size is 16, but the model reads 1048576 bytes"), std::string::npos)
+      << error;
 }
 
 // Found by fuzz_artifact: a plan whose transient buffer claims 2 TiB. The
@@ -402,32 +422,16 @@ TEST(HostileArtifact, HugeArenaIsAnErrorNotAnAbort) {
     m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, int64_t(1) << 41));
     m.buffers[2]->size_reg = static_cast<uint32_t>(m.shape_program.size() - 1);
   });
-  v4f_model_t *model = nullptr;
-  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), nullptr, nullptr, &model);
-  ASSERT_EQ(s, nullptr) << v4f_status_message(s);
-  float x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 1, 1}, out[4];
-  v4f_tensor_t in[2] = {makeTensor(x, 16, V4F_DTYPE_FLOAT32, {1, 4}), makeTensor(y, 16, V4F_DTYPE_FLOAT32, {1, 4})};
   for (uint64_t limit : {uint64_t(256) << 20, uint64_t(0)}) {
 #if V4F_SANITIZED
     if (limit == 0) continue;  // the sanitizer's allocator aborts on 2 TiB instead of failing
 #endif
-    v4f_session_options_t options;
-    v4f_session_options_init(&options);
-    options.max_arena_bytes = limit;
-    v4f_session_t *session = nullptr;
-    s = v4f_session_create(model, &options, nullptr, &session);
-    ASSERT_EQ(s, nullptr) << v4f_status_message(s);
-    v4f_tensor_t o = makeTensor(out, 16, 0, {});
-    s = v4f_session_run(session, in, 2, &o, 1);
-    ASSERT_NE(s, nullptr);
-    EXPECT_EQ(v4f_status_code(s), V4F_STATUS_RESOURCE_EXHAUSTED) << v4f_status_message(s);
-    EXPECT_NE(std::string(v4f_status_message(s)).find(limit ? "over the session's max_arena_bytes" : "arena"),
-              std::string::npos)
-        << v4f_status_message(s);
-    v4f_status_free(s);
-    v4f_session_release(session);
+    int32_t code = 0;
+    std::string error;
+    ASSERT_NO_FATAL_FAILURE(error = runAddScaleOnce(file, limit, &code));
+    EXPECT_EQ(code, V4F_STATUS_RESOURCE_EXHAUSTED) << error;
+    EXPECT_NE(error.find(limit ? "over the session's max_arena_bytes" : "arena"), std::string::npos) << error;
   }
-  v4f_model_release(model);
 }
 
 TEST(HostileArtifact, InconsistentSignatureAndBuffers) {

@@ -108,6 +108,19 @@ std::string octal(unsigned mode) {
   return b;
 }
 
+// A secret key file: refused when others can read it, then "<tag> <hex>".
+bool readSecretKeyFile(const std::string &path, const char *tag, const char *what, uint8_t *out, size_t size,
+                       std::string &error) {
+  if (!sodiumReady(error))
+    return false;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    error = path + ": the " + what + " is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
+    return false;
+  }
+  return readKeyFile(path, tag, false, out, size, error);
+}
+
 bool writeSecretFile(const std::string &path, const std::string &text, std::string &error) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -204,14 +217,7 @@ bool generateSigningKeyFiles(const std::string &path, SigningKey &key, std::stri
 }
 
 bool loadSigningKey(const std::string &path, SigningKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-    error = path + ": the secret key file is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
-    return false;
-  }
-  if (!readKeyFile(path, kSecretTag, false, key.secret.data(), key.secret.size(), error))
+  if (!readSecretKeyFile(path, kSecretTag, "secret key file", key.secret.data(), key.secret.size(), error))
     return false;
   crypto_sign_ed25519_sk_to_pk(key.publicKey.data(), key.secret.data());
   return true;
@@ -300,14 +306,7 @@ bool generateEncryptionKeyFile(const std::string &path, EncryptionKey &key, std:
 }
 
 bool loadEncryptionKey(const std::string &path, EncryptionKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-    error = path + ": the key file is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
-    return false;
-  }
-  return readKeyFile(path, kEncryptionTag, false, key.data(), key.size(), error);
+  return readSecretKeyFile(path, kEncryptionTag, "key file", key.data(), key.size(), error);
 }
 
 std::array<uint8_t, 16> encryptionKeyId(const EncryptionKey &key) {
