@@ -49,27 +49,30 @@ TEST(ArtifactWriter, DeterministicBytes) {
 
 TEST(ArtifactWriter, HeaderAndSectionLayout) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  ASSERT_GE(file.size(), 64u);
+  ASSERT_GE(file.size(), 128u);
   EXPECT_EQ(std::memcmp(file.data(), V4F_ARTIFACT_MAGIC, V4F_ARTIFACT_MAGIC_SIZE), 0);
   EXPECT_EQ(file[8] | file[9] << 8, V4F_ARTIFACT_FORMAT_MAJOR);
-  EXPECT_EQ(file[12], 64);
+  EXPECT_EQ(file[12], 128);
   EXPECT_EQ(getU64(file, 16), file.size());
   uint64_t manifestOffset = getU64(file, 24), manifestSize = getU64(file, 32);
   EXPECT_EQ(manifestOffset % 64, 0u);
   EXPECT_EQ(manifestOffset + manifestSize, file.size()) << "the manifest is last";
-  EXPECT_EQ(getU64(file, 40), v4f_digest64(file.data() + manifestOffset, manifestSize));
-  for (size_t i = 48; i < 64; ++i)
-    EXPECT_EQ(file[i], 0) << "reserved byte " << i;
+  EXPECT_EQ(getU64(file, 40), uint64_t(V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)) << "algorithm, reserved";
+  v4f::Digest manifestDigest = v4f::artifactDigest(file.data() + manifestOffset, manifestSize);
+  EXPECT_EQ(std::memcmp(file.data() + 56, manifestDigest.data(), 32), 0);
+  for (size_t i = 48; i < 56; ++i) EXPECT_EQ(file[i], 0) << "signature_offset byte " << i;
+  for (size_t i = 88; i < 128; ++i) EXPECT_EQ(file[i], 0) << "reserved byte " << i;
 
   std::unique_ptr<fbt::ManifestT> m(fbt::GetManifest(file.data() + manifestOffset)->UnPack());
   ASSERT_EQ(m->sections.size(), 2u);
   const auto &lib = *m->sections[0];
   const auto &constants = *m->sections[1];
   EXPECT_EQ(lib.kind, uint32_t(V4F_SECTION_CPU_LIBRARY));
-  EXPECT_EQ(lib.offset, 64u);
+  EXPECT_EQ(lib.offset, 128u);
   EXPECT_EQ(lib.size, testKernelLibrary().size());
   EXPECT_EQ(std::memcmp(file.data() + lib.offset, testKernelLibrary().data(), lib.size), 0);
-  EXPECT_EQ(lib.digest, v4f_digest64(testKernelLibrary().data(), lib.size));
+  v4f::Digest libDigest = v4f::artifactDigest(testKernelLibrary().data(), lib.size);
+  EXPECT_EQ(lib.digest, std::vector<uint8_t>(libDigest.begin(), libDigest.end()));
   EXPECT_EQ(constants.kind, uint32_t(V4F_SECTION_CONSTANTS));
   EXPECT_EQ(constants.offset % 64, 0u);
   EXPECT_GE(constants.offset, lib.offset + lib.size);

@@ -77,7 +77,7 @@ bool contains(const std::vector<uint8_t> &hay, const std::vector<uint8_t> &needl
 TEST(EncryptedArtifact, RightKeyRunsAndThePlaintextIsNotInTheFile) {
   v4f::EncryptionKey key = makeKey();
   std::vector<uint8_t> bytes = encryptedAddScale(key);
-  EXPECT_EQ(bytes[8] | bytes[9] << 8, 4) << "format major";
+  EXPECT_EQ(bytes[8] | bytes[9] << 8, V4F_ARTIFACT_FORMAT_MAJOR) << "format major";
   const std::vector<uint8_t> &lib = testKernelLibrary();
   EXPECT_FALSE(contains(bytes, std::vector<uint8_t>(lib.begin(), lib.begin() + 64)))
       << "the kernel library's first 64 bytes are in the file";
@@ -142,7 +142,7 @@ TEST(EncryptedArtifact, NoKeyWrongKeyTamperingAndTruncationAreRefused) {
   }
   // Every byte of the first ciphertext section flipped (digests off, so only
   // the authentication tag can catch it): all refused.
-  uint64_t offset = 64, size = 24 + testKernelLibrary().size() + 17;
+  uint64_t offset = sizeof(v4f_file_header_t), size = 24 + testKernelLibrary().size() + 17;
   for (uint64_t i = offset; i < offset + size; i += 7) {
     std::vector<uint8_t> t = bytes;
     t[i] ^= 0x20;

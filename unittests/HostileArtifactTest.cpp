@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 5.0 is newer than this runtime (4.0)");
+            path + ": artifact format 6.0 is newer than this runtime (5.0)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -74,7 +74,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
 TEST(HostileArtifact, WrongHeaderSize) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   file[12] = 32;
-  expectLoadError(file, "header_size is 32, expected 64");
+  expectLoadError(file, "header_size is 32, expected 128");
 }
 
 TEST(HostileArtifact, FileSizeMismatch) {
@@ -120,7 +120,8 @@ TEST(HostileArtifact, ManifestFailingFlatBuffersVerification) {
     state = state * 1664525u + 1013904223u;
     file[offset + i] = static_cast<uint8_t>(state >> 24);
   }
-  putU64(file, 40, v4f_digest64(file.data() + offset, size));
+  (void)size;
+  redigestManifest(file);
   expectLoadError(file, "manifest failed FlatBuffers verification");
 }
 
@@ -221,7 +222,7 @@ TEST(HostileArtifact, ExecutablesThisRuntimeCannotRun) {
   expectLoadError(file, "executable 0 targets CUDA, which this runtime does not support");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->abi_version = 1; });
-  expectLoadError(file, "executable 0 uses kernel ABI version 1, this runtime supports 2");
+  expectLoadError(file, "executable 0 uses kernel ABI version 1, this runtime supports 3");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) {
     m.executables[0]->section = static_cast<uint32_t>(sectionIndex(m, V4F_SECTION_CONSTANTS));
@@ -293,7 +294,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (4.0) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (5.0) and no longer supported: "
                         "recompile the model");
 }
 
@@ -493,7 +494,7 @@ TEST(HostileArtifact, NoLibraryOrNotAnElf) {
 
 TEST(HostileArtifact, KernelAbiVersionMismatch) {
   expectLoadError(buildArtifact(addScalePlan(), badAbiKernelLibrary(), addScaleConstants()),
-                  "the CPU library uses kernel ABI version 99, this runtime supports 2");
+                  "the CPU library uses kernel ABI version 99, this runtime supports 3");
 }
 
 TEST(HostileArtifact, MissingCpuFeaturesAreNamed) {
@@ -540,7 +541,7 @@ TEST(HostileArtifact, RandomByteFlipsNeverCrash) {
     state = state * 1664525u + 1013904223u;
     uint64_t pos = manifestOffset + (state >> 8) % (file.size() - manifestOffset);
     file[pos] ^= static_cast<uint8_t>(1u << (state & 7));
-    putU64(file, 40, v4f_digest64(file.data() + manifestOffset, file.size() - manifestOffset));
+    redigestManifest(file);
     v4f_status_free(tryLoad(file));
   }
 }
@@ -653,26 +654,41 @@ TEST(HostileArtifact, BroadcastLabelOutOfRangeIsRefused) {
   expectLoadError(file, "names label 3, which does not exist");
 }
 
-TEST(HostileArtifact, Format3ArtifactsStillLoad) {
-  // A 4.x runtime reads 3.x artifacts (they have no encrypted sections).
-  std::vector<uint8_t> file = buildAddScaleArtifact();
-  file[8] = 3;
-  file[10] = 4;
-  v4f_status_t s = tryLoad(file);
-  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
-  v4f_status_free(s);
+TEST(HostileArtifact, Formats2To4AreRefused) {
+  // Format 5 replaced their 64-bit non-cryptographic digests: older
+  // artifacts are refused with what to do, before the manifest is read.
+  for (uint8_t major : {2, 3, 4}) {
+    std::vector<uint8_t> file = buildAddScaleArtifact();
+    file[8] = major;
+    file[10] = 0;
+    expectLoadError(file, "artifact format " + std::to_string(major) +
+                              ".0 is older than this runtime (5.0) and no longer supported: recompile the model");
+  }
 }
 
-TEST(HostileArtifact, Format2ArtifactsStillLoad) {
-  // A 3.x runtime reads 2.x artifacts (they have no guards).
+// Kernel ABI 3: the plan verifier checks every dispatch against its kernel's
+// interface table (test_kernels.c exports them).
+TEST(HostileArtifact, DispatchNotMatchingItsKernelInterface) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  file[8] = 2;
-  file[9] = 0;
-  file[10] = 1;
-  file[11] = 0;
-  v4f_status_t s = tryLoad(file);
-  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
-  v4f_status_free(s);
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->bindings.pop_back(); });
+  expectLoadError(file, "dispatch 0 'add' binds 2 buffers and 1 push constants, but its kernel 'test_add_f32' takes "
+                        "3 and 1");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->push_constants.pop_back(); });
+  expectLoadError(file, "dispatch 1 'scale' binds 3 buffers and 1 push constants, but its kernel 'test_scale_f32' "
+                        "takes 3 and 2");
+  // The kernel writes binding 2: an input or a constant there is refused.
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->bindings[2] = 0; });
+  expectLoadError(file, "dispatch 0 'add': kernel 'test_add_f32' writes its binding 2, which is the caller's input "
+                        "buffer 0 (read-only)");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->bindings[2] = 3; });
+  expectLoadError(file, "writes its binding 2, which is constant buffer 3 (read-only)");
+  // An entry point without an interface table.
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->entry_points[2] = "v4f_kernel_abi_version"; });
+  expectLoadError(file, "kernel 'v4f_kernel_abi_version' has no interface table 'v4f_kernel_abi_version_iface'");
 }
 
 TEST(HostileArtifact, InputsOutsideCompiledBoundsAreRefused) {

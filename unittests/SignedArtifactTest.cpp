@@ -132,11 +132,11 @@ TEST(SignedArtifact, EveryBitFlipIsRefusedBeforeTheManifestIsRead) {
     bool sig = r.error.find("signature") != std::string::npos;
     bool manifest = r.error.find("manifest") != std::string::npos || r.error.find("section") != std::string::npos;
     EXPECT_FALSE(manifest) << "byte " << i << " reached the manifest checks: " << r.error;
-    if (i >= 64) EXPECT_TRUE(sig) << "byte " << i << ": " << r.error;
+    if (i >= sizeof(v4f_file_header_t)) EXPECT_TRUE(sig) << "byte " << i << ": " << r.error;
     (sig ? bySignature : byHeader)++;
   }
   EXPECT_EQ(bySignature + byHeader, bytes.size());
-  EXPECT_GT(bySignature, bytes.size() - 64);
+  EXPECT_GT(bySignature, bytes.size() - sizeof(v4f_file_header_t));
   EXPECT_EQ(kernelMappings(), before);
 }
 
@@ -159,7 +159,7 @@ TEST(SignedArtifact, WarnLoadsUnsignedAndUntrustedButNotTampered) {
   }
   {
     std::vector<uint8_t> tampered = bytes;
-    tampered[100] ^= 0x10;
+    tampered[sizeof(v4f_file_header_t) + 100] ^= 0x10;
     LoadResult r;
     load(tampered, V4F_SIGNATURE_WARN, {key.publicKey}, r);
     EXPECT_EQ(r.model, nullptr);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "v4f/Artifact/ArtifactSigner.h"
 #include "v4f/artifact_format.h"
 #include "v4f/kernel_abi.h"
 #include "v4f_test/artifact_manifest_objapi.h"
@@ -200,7 +201,13 @@ void editManifest(std::vector<uint8_t> &file, const std::function<void(fbtest::M
   file.insert(file.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   putU64(file, 16, file.size());
   putU64(file, 32, fbb.GetSize());
-  putU64(file, 40, v4f_digest64(fbb.GetBufferPointer(), fbb.GetSize()));
+  redigestManifest(file);
+}
+
+void redigestManifest(std::vector<uint8_t> &file) {
+  uint64_t offset = getU64(file, 24);
+  v4f::Digest d = v4f::artifactDigest(file.data() + offset, file.size() - offset);
+  std::memcpy(file.data() + V4F_HEADER_OFFSET_MANIFEST_DIGEST, d.data(), d.size());
 }
 
 v4f_status_t tryLoad(const std::vector<uint8_t> &file, const v4f_model_options_t *options) {

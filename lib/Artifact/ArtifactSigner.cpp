@@ -63,6 +63,29 @@ bool readKeyFile(const std::string &path, const char *tag, bool bareOk, uint8_t 
   return true;
 }
 
+} // namespace
+
+Digest artifactDigest(const uint8_t *data, size_t size) {
+  static_assert(V4F_DIGEST_BYTES == 32, "BLAKE2b-256");
+  if (sodium_init() < 0) abort(); // cannot happen once libsodium is linked; never digest uninitialized
+  crypto_generichash_state root;
+  crypto_generichash_init(&root, nullptr, 0, V4F_DIGEST_BYTES);
+  uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = uint8_t(uint64_t(size) >> (8 * i));
+  crypto_generichash_update(&root, length, sizeof length);
+  for (size_t off = 0; off < size; off += V4F_DIGEST_LEAF_BYTES) {
+    uint8_t leaf[V4F_DIGEST_BYTES];
+    size_t n = size - off < V4F_DIGEST_LEAF_BYTES ? size - off : V4F_DIGEST_LEAF_BYTES;
+    crypto_generichash(leaf, sizeof leaf, data + off, n, nullptr, 0);
+    crypto_generichash_update(&root, leaf, sizeof leaf);
+  }
+  Digest out;
+  crypto_generichash_final(&root, out.data(), out.size());
+  return out;
+}
+
+namespace {
+
 void blake2b512(const uint8_t *data, size_t size, uint8_t out[64]) {
   crypto_generichash_state state;
   crypto_generichash_init(&state, nullptr, 0, 64);

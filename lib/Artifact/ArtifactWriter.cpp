@@ -133,8 +133,9 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
       flatbuffers::Offset<flatbuffers::Vector<uint8_t>> keyId;
       if (s.cipher != V4F_CIPHER_NONE)
         keyId = fbb.CreateVector(s.keyId.data(), s.keyId.size());
-      sectionOffsets.push_back(fb::CreateSection(fbb, s.kind, s.offset, s.bytes->size(),
-                                                 v4f_digest64(s.bytes->data(), s.bytes->size()), s.cipher,
+      Digest digest = artifactDigest(s.bytes->data(), s.bytes->size());
+      auto digestVec = fbb.CreateVector(digest.data(), digest.size());
+      sectionOffsets.push_back(fb::CreateSection(fbb, s.kind, s.offset, s.bytes->size(), digestVec, s.cipher,
                                                  s.plainSize, keyId));
     }
     sectionVec = fbb.CreateVector(sectionOffsets);
@@ -281,7 +282,9 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
   putU64(h + 16, fileSize);
   putU64(h + 24, manifestOffset);
   putU64(h + 32, manifest.size());
-  putU64(h + 40, v4f_digest64(manifest.data(), manifest.size()));
+  putU32(h + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  Digest manifestDigest = artifactDigest(manifest.data(), manifest.size());
+  std::memcpy(h + V4F_HEADER_OFFSET_MANIFEST_DIGEST, manifestDigest.data(), manifestDigest.size());
   for (const SectionInfo &s : sections)
     std::memcpy(h + s.offset, s.bytes->data(), s.bytes->size());
   std::memcpy(h + manifestOffset, manifest.data(), manifest.size());

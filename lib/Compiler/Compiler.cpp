@@ -9,6 +9,7 @@
 #include "v4f/kernel_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -154,7 +155,8 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   Phases phases{options};
   mlir::MLIRContext context;
   context.loadDialect<V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::scf::SCFDialect,
-                      mlir::math::MathDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
+                      mlir::math::MathDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
+                      mlir::cf::ControlFlowDialect>();
   // Diagnostics are collected with the op's location (ONNX node, file).
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {

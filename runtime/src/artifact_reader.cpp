@@ -44,7 +44,7 @@ const char* sectionKindName(uint32_t kind) {
 }
 
 // The fixed header fields: size, magic, version, header size, file size, the
-// signature trailer's place. Reads nothing beyond the 64-byte header.
+// signature trailer's place. Reads nothing beyond the 128-byte header.
 v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSize) {
   if (size < sizeof(v4f_file_header_t))
     return makeStatus(kBad, "file is truncated: %zu bytes, smaller than the %zu-byte header",
@@ -73,9 +73,14 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSiz
                       "file size mismatch: the header says %llu bytes but there are %zu "
                       "(truncated or corrupted)",
                       ull(fileSize), size);
-  uint64_t signatureOffset = readU64(base + 48);
-  for (int i = 56; i < 64; ++i)
-    if (base[i] != 0) return makeStatus(kBad, "header reserved byte %d is not zero", i);
+  if (readU32(base + V4F_HEADER_OFFSET_DIGEST_ALGORITHM) != V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)
+    return makeStatus(kBad, "header digest_algorithm is %u, expected %d (BLAKE2b-256 tree)",
+                      readU32(base + V4F_HEADER_OFFSET_DIGEST_ALGORITHM), V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  uint64_t signatureOffset = readU64(base + V4F_HEADER_OFFSET_SIGNATURE_OFFSET);
+  for (size_t i = V4F_HEADER_OFFSET_DIGEST_ALGORITHM + 4; i < V4F_HEADER_OFFSET_SIGNATURE_OFFSET; ++i)
+    if (base[i] != 0) return makeStatus(kBad, "header reserved byte %zu is not zero", i);
+  for (size_t i = V4F_HEADER_OFFSET_RESERVED; i < sizeof(v4f_file_header_t); ++i)
+    if (base[i] != 0) return makeStatus(kBad, "header reserved byte %zu is not zero", i);
   *contentSize = size;
   if (signatureOffset != 0) {
     if (size < sizeof(v4f_file_header_t) + sizeof(v4f_signature_t) ||
@@ -88,8 +93,10 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSiz
 }
 
 // The manifest's location and digest (after the signature check).
-v4f_status_t verifyManifestBytes(const uint8_t* base, size_t size, uint64_t* manifestOffset,
+v4f_status_t verifyManifestBytes(const v4f_model_s* m, bool verifyDigests, uint64_t* manifestOffset,
                                  uint64_t* manifestSize) {
+  const uint8_t* base = m->base;
+  const size_t size = static_cast<size_t>(m->contentSize);
   *manifestOffset = readU64(base + 24);
   *manifestSize = readU64(base + 32);
   if (!rangeInFile(*manifestOffset, *manifestSize, sizeof(v4f_file_header_t), size) ||
@@ -99,9 +106,12 @@ v4f_status_t verifyManifestBytes(const uint8_t* base, size_t size, uint64_t* man
   if (*manifestOffset % V4F_ARTIFACT_SECTION_ALIGNMENT != 0)
     return makeStatus(kBad, "manifest offset %llu is not a multiple of %d", ull(*manifestOffset),
                       V4F_ARTIFACT_SECTION_ALIGNMENT);
-  uint64_t digest = readU64(base + 40);
-  if (v4f_digest64(base + *manifestOffset, *manifestSize) != digest)
-    return makeStatus(kBad, "manifest digest mismatch (corrupted file)");
+  if (verifyDigests) {
+    uint8_t digest[V4F_DIGEST_BYTES];
+    if (v4f_status_t s = computeDigest(m->allocator, base + *manifestOffset, *manifestSize, digest)) return s;
+    if (memcmp(digest, base + V4F_HEADER_OFFSET_MANIFEST_DIGEST, V4F_DIGEST_BYTES) != 0)
+      return makeStatus(kBad, "manifest digest mismatch (corrupted file)");
+  }
   return nullptr;
 }
 
@@ -135,9 +145,14 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
     uint64_t end = s->offset() + s->size();
     if (s->size() != 0 && s->offset() < manifestOffset + manifestSize && manifestOffset < end)
       return makeStatus(kBad, "section %u (%s) overlaps the manifest", i, sectionKindName(kind));
-    if (verifyDigests && v4f_digest64(m->base + s->offset(), s->size()) != s->digest())
-      return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i,
-                        sectionKindName(kind));
+    if (!s->digest() || s->digest()->size() != V4F_DIGEST_BYTES)
+      return makeStatus(kBad, "section %u (%s) has no %d-byte digest", i, sectionKindName(kind), V4F_DIGEST_BYTES);
+    if (verifyDigests) {
+      uint8_t digest[V4F_DIGEST_BYTES];
+      if (v4f_status_t st = computeDigest(m->allocator, m->base + s->offset(), s->size(), digest)) return st;
+      if (memcmp(digest, s->digest()->data(), V4F_DIGEST_BYTES) != 0)
+        return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i, sectionKindName(kind));
+    }
     m->sectionData[i] = m->base + s->offset();
     m->sectionSize[i] = s->size();
     if (s->cipher() != V4F_CIPHER_NONE) {
@@ -592,10 +607,9 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   if (v4f_status_t s = verifyHeader(m->base, m->size, &contentSize)) return s;
   m->contentSize = contentSize;
   // Signatures before anything else is read: a refused file has had only
-  // its 64-byte header looked at, and no code is mapped.
+  // its 128-byte header looked at, and no code is mapped.
   if (v4f_status_t s = verifySignature(m, options)) return s;
-  if (v4f_status_t s = verifyManifestBytes(m->base, static_cast<size_t>(contentSize), &manifestOffset,
-                                           &manifestSize))
+  if (v4f_status_t s = verifyManifestBytes(m, options.verifyDigests, &manifestOffset, &manifestSize))
     return s;
 
   const uint8_t* manifestBytes = m->base + manifestOffset;

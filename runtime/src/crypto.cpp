@@ -1,4 +1,4 @@
-// crypto.cpp - Ed25519 signatures and XChaCha20-Poly1305 section decryption,
+// crypto.cpp - BLAKE2b-256 digests, Ed25519 signatures and XChaCha20-Poly1305 section decryption,
 // with libsodium loaded on demand (dlopen), so the runtime's DT_NEEDED stays
 // libc/libm/libpthread/libdl and a process that never verifies or decrypts
 // never loads it.
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 
 #include "model.h"
@@ -23,6 +24,8 @@ struct Sodium {
   bool ok = false;
   char error[256] = {0};
   int (*init)() = nullptr;
+  int (*hashOnce)(unsigned char*, size_t, const unsigned char*, unsigned long long, const unsigned char*,
+                  size_t) = nullptr;
   size_t (*stateBytes)() = nullptr;
   int (*hashInit)(void*, const unsigned char*, size_t, size_t) = nullptr;
   int (*hashUpdate)(void*, const unsigned char*, unsigned long long) = nullptr;
@@ -50,12 +53,13 @@ void loadSodium() {
   if (!lib) lib = dlopen("libsodium.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(gSodium.error, sizeof gSodium.error,
-             "cannot load libsodium to check signatures or decrypt (%s); install it (Debian: apt-get install "
-             "libsodium23)",
+             "cannot load libsodium, which the runtime needs to verify the artifact's BLAKE2b digests and "
+             "signatures and to decrypt (%s); install it (Debian: apt-get install libsodium23)",
              dlerror());
     return;
   }
-  if (!bind(lib, "sodium_init", &gSodium.init) || !bind(lib, "crypto_generichash_statebytes", &gSodium.stateBytes) ||
+  if (!bind(lib, "sodium_init", &gSodium.init) || !bind(lib, "crypto_generichash", &gSodium.hashOnce) ||
+      !bind(lib, "crypto_generichash_statebytes", &gSodium.stateBytes) ||
       !bind(lib, "crypto_generichash_init", &gSodium.hashInit) ||
       !bind(lib, "crypto_generichash_update", &gSodium.hashUpdate) ||
       !bind(lib, "crypto_generichash_final", &gSodium.hashFinal) ||
@@ -88,7 +92,75 @@ v4f_status_t digest(const Allocator& allocator, const uint8_t* data, uint64_t si
   return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "BLAKE2b failed");
 }
 
+// Leaves [first, end) of a digest tree, every `stride`-th (one worker's share).
+struct LeafJob {
+  const uint8_t* data;
+  uint64_t size;
+  uint8_t* leaves;
+  uint64_t first, end, stride;
+  int rc;
+};
+
+void* hashLeaves(void* arg) {
+  LeafJob* job = static_cast<LeafJob*>(arg);
+  for (uint64_t i = job->first; i < job->end && job->rc == 0; i += job->stride) {
+    uint64_t off = i * V4F_DIGEST_LEAF_BYTES;
+    uint64_t n = job->size - off < V4F_DIGEST_LEAF_BYTES ? job->size - off : V4F_DIGEST_LEAF_BYTES;
+    job->rc = gSodium.hashOnce(job->leaves + i * V4F_DIGEST_BYTES, V4F_DIGEST_BYTES, job->data + off, n, nullptr, 0);
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint64_t size,
+                           uint8_t out[V4F_DIGEST_BYTES]) {
+  pthread_once(&gSodiumOnce, loadSodium);
+  if (!gSodium.ok)
+    return makeStatus(V4F_STATUS_UNSUPPORTED, "%s; or load with verify_digests=0 to skip integrity checks",
+                      gSodium.error);
+  const uint64_t nleaves = (size + V4F_DIGEST_LEAF_BYTES - 1) / V4F_DIGEST_LEAF_BYTES;
+  uint8_t* leaves = static_cast<uint8_t*>(allocator.alloc(nleaves ? nleaves * V4F_DIGEST_BYTES : 1, 64));
+  if (!leaves) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
+  // Large sections (weights) are hashed on several threads: the tree's
+  // leaves are independent. At most 8, and one per 4 leaves.
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t workers = nleaves / 4;
+  if (workers > 8) workers = 8;
+  if (cpus > 0 && workers > static_cast<uint64_t>(cpus)) workers = static_cast<uint64_t>(cpus);
+  if (workers < 1) workers = 1;
+  LeafJob jobs[8];
+  pthread_t threads[8];
+  bool started[8] = {false};
+  for (uint64_t w = 0; w < workers; ++w) {
+    jobs[w] = LeafJob{data, size, leaves, w, nleaves, workers, 0};
+    if (w > 0) started[w] = pthread_create(&threads[w], nullptr, hashLeaves, &jobs[w]) == 0;
+  }
+  // Shares whose thread did not start run here.
+  for (uint64_t w = 0; w < workers; ++w)
+    if (!started[w]) hashLeaves(&jobs[w]);
+  int rc = 0;
+  for (uint64_t w = 0; w < workers; ++w) {
+    if (started[w]) pthread_join(threads[w], nullptr);
+    rc |= jobs[w].rc;
+  }
+  void* state = rc == 0 ? allocator.alloc(gSodium.stateBytes(), 64) : nullptr;
+  if (rc == 0 && !state) {
+    allocator.free(leaves);
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
+  }
+  if (rc == 0) {
+    uint8_t length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(size >> (8 * i));
+    rc = gSodium.hashInit(state, nullptr, 0, V4F_DIGEST_BYTES);
+    if (rc == 0) rc = gSodium.hashUpdate(state, length, sizeof length);
+    if (rc == 0 && nleaves) rc = gSodium.hashUpdate(state, leaves, nleaves * V4F_DIGEST_BYTES);
+    if (rc == 0) rc = gSodium.hashFinal(state, out, V4F_DIGEST_BYTES);
+    allocator.free(state);
+  }
+  allocator.free(leaves);
+  return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "BLAKE2b failed");
+}
 
 v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   m->signatureState = V4F_SIGNATURE_STATE_UNCHECKED;

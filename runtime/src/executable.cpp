@@ -1,5 +1,7 @@
 // executable.cpp - loads the artifact's executables (CPU: memfd + dlopen).
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +29,30 @@ bool writeAll(int fd, const uint8_t* p, uint64_t n) {
   return true;
 }
 
+// The interface table NAME_iface of entry point `name` (kernel ABI 3): its
+// symbol's size must match the binding count it states.
+v4f_status_t findInterface(void* handle, const char* name, uint32_t index, const uint32_t** out) {
+  char symbol[512];
+  int len = snprintf(symbol, sizeof symbol, "%s%s", name, V4F_KERNEL_INTERFACE_SUFFIX);
+  if (len < 0 || static_cast<size_t>(len) >= sizeof symbol)
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: kernel name '%.64s...' is too long", index, name);
+  void* table = dlsym(handle, symbol);
+  Dl_info info;
+  void* symInfo = nullptr;
+  if (table && !dladdr1(table, &info, &symInfo, RTLD_DL_SYMENT)) symInfo = nullptr;
+  const ElfW(Sym)* sym = static_cast<const ElfW(Sym)*>(symInfo);
+  if (!sym)
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                      "executable %u: kernel '%s' has no interface table '%s' (kernel ABI %d)", index, name, symbol,
+                      V4F_KERNEL_ABI_VERSION);
+  const uint32_t* t = static_cast<const uint32_t*>(table);
+  if (sym->st_size < 8 || t[0] > (1u << 16) || t[1] > (1u << 16) || sym->st_size != 4 * (2 + uint64_t(t[0])))
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: kernel '%s' has a malformed interface table",
+                      index, name);
+  *out = t;
+  return nullptr;
+}
+
 // Loads CPU executable `e` (verified by verifyArtifact: section index in
 // range, kind CPU library, entry point names non-empty) into `out`.
 v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e,
@@ -37,10 +63,10 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file",
                       index);
 #ifdef V4F_FUZZING_STUB_KERNELS
-  // Fuzzing builds (fuzz/): libFuzzer learns v4f_digest64 values from its
-  // comparison tracing and so forges section digests; a fuzzed ELF must not
-  // reach the dynamic loader (whose robustness against hostile ELF files is
-  // glibc's, and which signatures exist to protect). Every entry point is a
+  // Fuzzing builds (fuzz/): the artifact target loads with digests off, so
+  // a fuzzed ELF must not reach the dynamic loader (whose robustness against
+  // hostile ELF files is glibc's, and which digests and signatures exist to
+  // protect). Every entry point is a
   // stub that fails cleanly, so sessions, shape resolution and dispatch still
   // run on fuzzed plans.
   {
@@ -86,7 +112,8 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
   out->entryPointCount = n;
   if (n == 0) return nullptr;
   out->entryPoints = static_cast<v4f_kernel_fn_t*>(m->allocator.alloc(n * sizeof(v4f_kernel_fn_t), 16));
-  if (!out->entryPoints) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  out->interfaces = static_cast<const uint32_t**>(m->allocator.alloc(n * sizeof(const uint32_t*), 16));
+  if (!out->entryPoints || !out->interfaces) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   for (uint32_t k = 0; k < n; ++k) {
     const char* name = e->entry_points()->Get(k)->c_str();
     void* sym = dlsym(out->handle, name);
@@ -97,6 +124,7 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
     static_assert(sizeof(fn) == sizeof(sym), "function pointers are data pointer sized");
     memcpy(&fn, &sym, sizeof(fn));
     out->entryPoints[k] = fn;
+    if (v4f_status_t s = findInterface(out->handle, name, index, &out->interfaces[k])) return s;
   }
   return nullptr;
 }
@@ -117,6 +145,34 @@ v4f_status_t loadExecutables(v4f_model_s* m) {
   return nullptr;
 }
 
+v4f_status_t verifyKernelInterfaces(v4f_model_s* m) {
+  const fb::Manifest* mf = m->manifest;
+  uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+  for (uint32_t d = 0; d < ndis; ++d) {
+    const fb::Dispatch* dis = mf->dispatches()->Get(d);
+    const LoadedExecutable& exe = m->executables[dis->executable()];
+    if (!exe.interfaces) continue;  // fuzzing builds' stub kernels
+    const uint32_t* t = exe.interfaces[dis->entry_point()];
+    const char* kernel = mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
+    uint32_t nb = dis->bindings() ? dis->bindings()->size() : 0;
+    uint32_t np = dis->push_constants() ? dis->push_constants()->size() : 0;
+    if (t[0] != nb || t[1] != np)
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                        "dispatch %u '%s' binds %u buffers and %u push constants, but its kernel '%s' takes %u and %u",
+                        d, str(dis->name()), nb, np, kernel, t[0], t[1]);
+    for (uint32_t j = 0; j < nb; ++j) {
+      uint32_t b = dis->bindings()->Get(j);
+      fb::BufferKind kind = mf->buffers()->Get(b)->kind();
+      if ((t[2 + j] & V4F_BINDING_WRITE) && (kind == fb::BufferKind::Input || kind == fb::BufferKind::Constant))
+        return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                          "dispatch %u '%s': kernel '%s' writes its binding %u, which is %s buffer %u (read-only)", d,
+                          str(dis->name()), kernel, j, kind == fb::BufferKind::Input ? "the caller's input" : "constant",
+                          b);
+    }
+  }
+  return nullptr;
+}
+
 void unloadExecutables(v4f_model_s* m) {
   for (size_t i = 0; i < m->executables.size(); ++i) {
     LoadedExecutable& e = m->executables[i];
@@ -126,6 +182,8 @@ void unloadExecutables(v4f_model_s* m) {
     e.fd = -1;
     if (e.entryPoints) m->allocator.free(e.entryPoints);
     e.entryPoints = nullptr;
+    if (e.interfaces) m->allocator.free(e.interfaces);
+    e.interfaces = nullptr;
   }
   m->executables.reset();
 }

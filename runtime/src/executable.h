@@ -24,6 +24,9 @@ struct LoadedExecutable {
   int fd = -1;
   void* handle = nullptr;
   v4f_kernel_fn_t* entryPoints = nullptr;  // one per manifest entry point
+  // Kernel ABI 3: each entry point's interface table (kernel_abi.h), inside
+  // the loaded library; NULL in fuzzing builds (stub kernels touch nothing).
+  const uint32_t** interfaces = nullptr;
   uint32_t entryPointCount = 0;
 };
 

@@ -82,6 +82,7 @@ v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options,
                         v4f_model_t** out) {
   v4f_status_t s = v4f::rt::verifyArtifact(m, options);
   if (!s) s = v4f::rt::loadExecutables(m);
+  if (!s) s = v4f::rt::verifyKernelInterfaces(m);
   if (s) {
     destroyModel(m);
     return s;

@@ -66,6 +66,10 @@ V4F_INTERNAL v4f_status_t decryptSections(v4f_model_s* model, const LoadOptions&
 // Checks the signature trailer per options.signaturePolicy (signature.cpp):
 // bytes [0, contentSize) against the trailer at contentSize, which the
 // header checks already bounded. Sets model->signatureState / signerKey.
+// The v4f digest (artifact_format.h: BLAKE2b-256 hash tree) of data[0, size),
+// with libsodium (crypto.cpp), large inputs on several threads.
+V4F_INTERNAL v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint64_t size,
+                                        uint8_t out[32]);
 V4F_INTERNAL v4f_status_t verifySignature(v4f_model_s* model, const LoadOptions& options);
 
 // Verifies the artifact at model->base/size (header, manifest, sections,
@@ -76,6 +80,10 @@ V4F_INTERNAL v4f_status_t verifyArtifact(v4f_model_s* model, const LoadOptions& 
 // Loads every executable of the manifest (executable.cpp).
 V4F_INTERNAL v4f_status_t loadExecutables(v4f_model_s* model);
 V4F_INTERNAL void unloadExecutables(v4f_model_s* model);
+// Kernel ABI 3: every dispatch binds as many buffers and push constants as
+// its kernel's interface table says, and no kernel writes an input or a
+// constant (executable.cpp; after loadExecutables).
+V4F_INTERNAL v4f_status_t verifyKernelInterfaces(v4f_model_s* model);
 
 inline const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 

@@ -396,7 +396,10 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
                             rc,
                             rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
                             : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
-                                                                      : "",
+                            : rc == V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE
+                                ? " (the kernel refused its bindings: a buffer smaller than it accesses, or binding or "
+                                  "push-constant counts not its own -- an inconsistent plan)"
+                                : "",
                             static_cast<long long>(job.failedWorkgroup.load()));
       }
       if (s->hasDataValues) {

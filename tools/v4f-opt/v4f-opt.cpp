@@ -9,6 +9,7 @@
 #include "v4f/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -21,7 +22,8 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<v4f::V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::scf::SCFDialect,
-                  mlir::math::MathDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
+                  mlir::math::MathDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
+                      mlir::cf::ControlFlowDialect>();
   v4f::registerV4FPasses();
   v4f::registerV4FCodegenPasses();
   v4f::registerCPULowerToLLVMPipeline();

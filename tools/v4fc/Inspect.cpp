@@ -38,7 +38,6 @@ const char *sectionName(uint32_t kind) {
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
 
-std::string hex64(uint64_t v) { return llvm::formatv("{0:x-16}", v).str(); }
 
 //===----------------------------------------------------------------------===//
 // The description
@@ -166,13 +165,14 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   sections.push_back(json::Object{{"kind", "manifest"},
                                   {"offset", int64_t(header.manifest_offset)},
                                   {"size", int64_t(header.manifest_size)},
-                                  {"digest", hex64(header.manifest_digest)}});
+                                  {"digest", v4f::toHex(header.manifest_digest, sizeof header.manifest_digest)}});
   if (manifest->sections())
     for (const auto *s : *manifest->sections())
       sections.push_back(json::Object{{"kind", sectionName(s->kind())},
                                       {"offset", int64_t(s->offset())},
                                       {"size", int64_t(s->size())},
-                                      {"digest", hex64(s->digest())},
+                                      {"digest", s->digest() ? v4f::toHex(s->digest()->data(), s->digest()->size())
+                                                             : std::string()},
                                       {"encrypted", s->cipher() != V4F_CIPHER_NONE},
                                       {"plain_size", int64_t(s->cipher() != V4F_CIPHER_NONE ? s->plain_size() : s->size())},
                                       {"key_id", s->key_id() ? v4f::toHex(s->key_id()->data(), s->key_id()->size())
@@ -181,7 +181,7 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   // then the plan of every other CPU target; the runtime loads the one whose
   // features the machine has, preferring the most.
   json::Array plans;
-  bool hasArena = header.format_major > 3 || header.format_minor >= 3;
+  bool hasArena = true; // every readable format (5.0 on) has Manifest.arena_bytes
   plans.push_back(describePlan(manifest, showPlan, hasArena));
   if (manifest->variants())
     for (const fb::Manifest *variant : *manifest->variants())

@@ -22,6 +22,11 @@ struct SigningKey {
   PublicKey publicKey{};
 };
 
+/// The v4f digest of `size` bytes (format 5): the BLAKE2b-256 hash tree over
+/// 1 MiB leaves that artifact_format.h defines, for the manifest and sections.
+using Digest = std::array<uint8_t, 32>;
+Digest artifactDigest(const uint8_t *data, size_t size);
+
 /// Lowercase hex of `size` bytes.
 std::string toHex(const uint8_t *data, size_t size);
 

@@ -83,7 +83,8 @@ def GenerateCPUKernels : Pass<"v4f-cpu-generate-kernels", "mlir::ModuleOp"> {
   }];
   let constructor = "v4f::createGenerateCPUKernelsPass()";
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::math::MathDialect", "mlir::vector::VectorDialect",
-                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::cf::ControlFlowDialect"];
 }
 
 def CPUApproximateMath : Pass<"v4f-cpu-approximate-math", "mlir::ModuleOp"> {

@@ -498,7 +498,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   WalkResult guarded = func.walk([&](LoopOp loop) {
     return failed(pb.assignGuards(loop.getBody().front(), pb.ranges)) ? WalkResult::interrupt() : WalkResult::advance();
   });
-  if (guarded.wasInterrupted()) return failure();
+  if (guarded.wasInterrupted() || ctx.interfaceFailed) return failure();
   plan.shapeProgram = ctx.shapes.instructions();
   plan.shapeLabels = ctx.shapes.labels();
   computeBufferLifetimes(plan);

@@ -20,6 +20,15 @@ std::unique_ptr<KernelBuilder> DispatchContext::newKernel(StringRef) {
 
 void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
                                   const std::string &name, std::optional<Reg> scratchBytes) {
+  // Kernel ABI 3: entry checks against the sizes of the bound buffers.
+  std::vector<Reg> bindingSizes;
+  for (uint32_t b : bindings) bindingSizes.push_back(plan.buffers[b].sizeReg);
+  if (failed(kernel.sealInterface(bindingSizes))) {
+    kernel.func.emitError("internal compiler error: the kernel of dispatch '" + name +
+                          "' writes through a pointer that is not one of its " + std::to_string(bindings.size()) +
+                          " bindings or its scratch memory");
+    interfaceFailed = true;
+  }
   // Identical bodies (e.g. repeated conv shapes) share one kernel. The key
   // is the body's exact structure: op names, attributes and types are
   // uniqued in the context (so their pointers identify them) and operands

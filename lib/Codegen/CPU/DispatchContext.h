@@ -41,6 +41,9 @@ public:
   /// add no guards of their own (the runtime reads a guard on a loop's first
   /// dispatch as "the loop is on the untaken side of an If").
   bool inRunTimeLoop = false;
+  /// Set when a kernel's interface could not be sealed (KernelBuilder::
+  /// sealInterface); buildExecutablePlan then fails with the error emitted.
+  bool interfaceFailed = false;
 
   /// Starts a kernel named after `opName`.
   std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);

@@ -3,7 +3,10 @@
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/kernel_abi.h"
 
+#include <limits>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -60,6 +63,8 @@ Value KernelBuilder::bindingLength(unsigned i) {
 }
 
 Value KernelBuilder::binding(unsigned i) {
+  if (access.size() <= i) access.resize(i + 1, 0);
+  access[i] |= V4F_BINDING_READ;
   if (auto it = bindingCache.find(i); it != bindingCache.end()) return it->second;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(entryEnd);
@@ -127,7 +132,20 @@ Value KernelBuilder::load(Type type, Value base, Value index) {
   return b.create<LLVM::LoadOp>(loc, type, p, align);
 }
 
+void KernelBuilder::noteStore(Value base) {
+  Value root = base;
+  while (auto gep = root.getDefiningOp<LLVM::GEPOp>()) root = gep.getBase();
+  if (root == scratchPtr) return;
+  for (auto &[i, v] : bindingCache)
+    if (v == root) {
+      access[i] |= V4F_BINDING_WRITE;
+      return;
+    }
+  untrackedStore = true;
+}
+
 void KernelBuilder::store(Value value, Value base, Value index) {
+  noteStore(base);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type elem = value.getType();
   if (auto vt = llvm::dyn_cast<VectorType>(elem)) elem = vt.getElementType();
@@ -156,6 +174,7 @@ Value KernelBuilder::maskedLoad(Type vectorType, Value base, Value index, Value 
 }
 
 void KernelBuilder::maskedStore(Value value, Value base, Value index, Value mask) {
+  noteStore(base);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type elem = llvm::cast<VectorType>(value.getType()).getElementType();
   Value p = b.create<LLVM::GEPOp>(loc, ptr, elem, base, ValueRange{index});
@@ -234,6 +253,139 @@ std::pair<Value, Value> KernelBuilder::workgroupRange(Value rows, Value rowsPerG
 void KernelBuilder::finish(Value status) {
   if (!status) status = b.create<arith::ConstantIntOp>(loc, 0, 32);
   b.create<func::ReturnOp>(loc, status);
+}
+
+Value KernelBuilder::checkedRegValue(Reg r, Value &valid, llvm::DenseMap<Reg, Value> &memo) {
+  if (auto k = shapes.constValue(r)) return c(*k);
+  if (auto it = memo.find(r); it != memo.end()) return it->second;
+  const ShapeInstruction &ins = shapes.instructions()[r];
+  Value v;
+  auto nonNegative = [&](Value x) {
+    valid = b.create<arith::AndIOp>(loc, valid, cmp(arith::CmpIPredicate::sge, x, c(0)));
+  };
+  switch (ins.op) {
+  case ShapeOpKind::Add:
+  case ShapeOpKind::Mul:
+  case ShapeOpKind::Max:
+  case ShapeOpKind::Min: {
+    if (dimCache.count(r)) { // the kernel reads this register itself
+      v = dimCache[r];
+      nonNegative(v);
+      break;
+    }
+    Value x = checkedRegValue(ins.a, valid, memo), y = checkedRegValue(ins.b, valid, memo);
+    Value big = c(std::numeric_limits<int64_t>::max());
+    if (ins.op == ShapeOpKind::Add) {
+      // Wraps saturate: up to INT64_MAX (the check then fails), down to
+      // INT64_MIN (negative: the check fails unless a Max lifts it).
+      Value sum = add(x, y);
+      Value up = b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::sgt, y, c(0)),
+                                         cmp(arith::CmpIPredicate::slt, sum, x));
+      Value down = b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::slt, y, c(0)),
+                                           cmp(arith::CmpIPredicate::sgt, sum, x));
+      v = select(up, big, select(down, c(std::numeric_limits<int64_t>::min()), sum));
+    } else if (ins.op == ShapeOpKind::Mul) {
+      // x * y overflowed when (x * y) / x != y; x of 0 or -1 divides by 1
+      // instead (no division by zero, no INT64_MIN / -1), so a -1 factor
+      // saturates too -- sizes have none.
+      Value prod = mul(x, y);
+      Value trivial = b.create<arith::OrIOp>(loc, cmp(arith::CmpIPredicate::eq, x, c(0)),
+                                             cmp(arith::CmpIPredicate::eq, x, c(-1)));
+      Value back = div(prod, select(trivial, c(1), x));
+      Value nonZero = cmp(arith::CmpIPredicate::ne, x, c(0));
+      Value overflow = b.create<arith::AndIOp>(loc, nonZero, cmp(arith::CmpIPredicate::ne, back, y));
+      v = select(overflow, big, prod);
+    } else {
+      v = ins.op == ShapeOpKind::Max ? max(x, y) : min(x, y);
+    }
+    break;
+  }
+  default:
+    v = dim(r); // collected (loaded) before the checks are emitted
+    nonNegative(v);
+    break;
+  }
+  memo[r] = v;
+  return v;
+}
+
+LogicalResult KernelBuilder::sealInterface(ArrayRef<Reg> bindingSizes) {
+  const unsigned n = bindingSizes.size();
+  if (untrackedStore || access.size() > n) return failure();
+  access.resize(n, 0);
+  // Every register the checks read as a push constant, and every length,
+  // is loaded in the entry block first (dim()/bindingLength() put their
+  // loads there); the arithmetic then goes between those loads and the body.
+  std::function<void(Reg)> collect = [&](Reg r) {
+    if (shapes.constValue(r) || dimCache.count(r)) return;
+    const ShapeInstruction &ins = shapes.instructions()[r];
+    switch (ins.op) {
+    case ShapeOpKind::Add:
+    case ShapeOpKind::Mul:
+    case ShapeOpKind::Max:
+    case ShapeOpKind::Min:
+      collect(ins.a);
+      collect(ins.b);
+      return;
+    default:
+      dim(r);
+    }
+  };
+  std::vector<std::pair<unsigned, Value>> lengths;
+  for (unsigned i = 0; i < n; ++i)
+    if (access[i]) collect(bindingSizes[i]);
+  for (unsigned i = 0; i < n; ++i)
+    if (access[i]) lengths.push_back({i, bindingLength(i)});
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(entryEnd);
+  Value valid = b.create<arith::ConstantIntOp>(loc, 1, 1);
+  llvm::DenseMap<Reg, Value> memo;
+  for (auto &[i, length] : lengths) {
+    Value extent = checkedRegValue(bindingSizes[i], valid, memo);
+    // Lengths above INT64_MAX read as negative and fail: no buffer is that big.
+    valid = b.create<arith::AndIOp>(loc, valid, cmp(arith::CmpIPredicate::sge, extent, c(0)));
+    valid = b.create<arith::AndIOp>(loc, valid, cmp(arith::CmpIPredicate::sge, length, extent));
+  }
+  // The body moves to its own block, entered only when the checks hold.
+  Region &region = func.getBody();
+  Block *body = entry->splitBlock(b.getInsertionPoint());
+  Block *refuse = new Block();
+  region.push_back(refuse);
+  b.setInsertionPointToEnd(refuse);
+  b.create<func::ReturnOp>(loc, ValueRange{b.create<arith::ConstantIntOp>(
+                                    loc, V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE, 32)});
+  b.setInsertionPointToEnd(entry);
+  b.create<cf::CondBranchOp>(loc, valid, body, ValueRange{}, refuse, ValueRange{});
+
+  // A new entry block checks the counts before anything indexes the
+  // bindings or push constants.
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Block *counts = new Block();
+  region.push_front(counts);
+  Value state = counts->addArgument(ptr, loc);
+  stateArg.replaceAllUsesWith(state);
+  entry->eraseArgument(0);
+  stateArg = state;
+  b.setInsertionPointToEnd(counts);
+  auto loadCount = [&](int32_t offset) -> Value {
+    Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), state, ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
+    return b.create<LLVM::LoadOp>(loc, b.getI32Type(), slot);
+  };
+  Value bindingCount = loadCount(V4F_DISPATCH_STATE_OFFSET_BINDING_COUNT);
+  Value pushCount = loadCount(V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANT_COUNT);
+  Value countsOk = b.create<arith::AndIOp>(
+      loc,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, bindingCount,
+                              b.create<arith::ConstantIntOp>(loc, int64_t(n), 32)),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, pushCount,
+                              b.create<arith::ConstantIntOp>(loc, int64_t(pushRegs.size()), 32)));
+  b.create<cf::CondBranchOp>(loc, countsOk, entry, ValueRange{}, refuse, ValueRange{});
+
+  std::vector<int32_t> table = {int32_t(n), int32_t(pushRegs.size())};
+  for (uint32_t a : access) table.push_back(int32_t(a));
+  func->setAttr("v4f.interface", b.getDenseI32ArrayAttr(table));
+  return success();
 }
 
 } // namespace v4f

@@ -99,9 +99,27 @@ public:
   /// Terminates the kernel returning `status` (i32), default V4F_KERNEL_OK.
   void finish(mlir::Value status = {});
 
+  /// Kernel ABI 3: adds the entry checks (the runtime bound `bindingSizes.size()`
+  /// buffers and pushConstants().size() push constants; every binding the
+  /// body accesses holds at least `bindingSizes[i]` bytes, evaluated in the
+  /// kernel from the same push constants its loops read, else the kernel
+  /// returns V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE before touching memory)
+  /// and records the interface table (`v4f.interface` on the function, which
+  /// the object emitter exports as NAME_iface). Call once, after the body.
+  /// Fails when the body wrote through a pointer it cannot attribute to a
+  /// binding or the scratch memory.
+  mlir::LogicalResult sealInterface(llvm::ArrayRef<Reg> bindingSizes);
+
 private:
   /// Loads a field of the dispatch state in the entry block.
   mlir::Value loadState(mlir::Type type, int32_t offset);
+  /// Records a store through `base` (a binding, scratch, or derived from one).
+  void noteStore(mlir::Value base);
+  /// The i64 value of register `r` for the entry checks: constants and the
+  /// kernel's own push constants as they are, Add/Mul/Max/Min of them
+  /// evaluated (saturating; `valid` becomes false on a negative operand),
+  /// any other register read as a push constant.
+  mlir::Value checkedRegValue(Reg r, mlir::Value &valid, llvm::DenseMap<Reg, mlir::Value> &memo);
 
   ShapeProgramBuilder &shapes;
   mlir::Value stateArg, bindingsArg, pushArg, wgId, wgCount, scratchPtr;
@@ -111,6 +129,9 @@ private:
   llvm::DenseMap<Reg, mlir::Value> dimCache;
   std::vector<Reg> pushRegs;
   mlir::Block *entry;
+  /// V4F_BINDING_* per binding index the body used.
+  std::vector<uint32_t> access;
+  bool untrackedStore = false;
 };
 
 } // namespace v4f

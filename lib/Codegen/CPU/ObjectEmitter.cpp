@@ -5,8 +5,10 @@
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -27,6 +29,13 @@ bool compileKernelsToObject(ModuleOp kernels, const CPUTarget &target, std::vect
     for (NamedAttribute a : llvm::to_vector(op->getDiscardableAttrs()))
       if (a.getName().strref().starts_with("v4f.")) op->removeDiscardableAttr(a.getName());
   };
+  // Kernel ABI 3: each entry point's interface table (KernelBuilder::
+  // sealInterface) is exported beside it as NAME_iface.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> interfaces;
+  for (Operation &op : *kernels.getBody())
+    if (auto table = op.getAttrOfType<DenseI32ArrayAttr>("v4f.interface"))
+      if (auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+        interfaces.push_back({name.str(), std::vector<uint32_t>(table.asArrayRef().begin(), table.asArrayRef().end())});
   stripV4F(kernels);
   for (Operation &op : *kernels.getBody()) stripV4F(&op);
   llvm::LLVMContext llvmContext;
@@ -49,6 +58,11 @@ bool compileKernelsToObject(ModuleOp kernels, const CPUTarget &target, std::vect
   new llvm::GlobalVariable(*module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                            llvm::ConstantInt::get(i32, V4F_KERNEL_ABI_VERSION),
                            V4F_KERNEL_ABI_VERSION_SYMBOL);
+  for (auto &[name, table] : interfaces) {
+    llvm::Constant *init = llvm::ConstantDataArray::get(llvmContext, llvm::ArrayRef<uint32_t>(table));
+    new llvm::GlobalVariable(*module, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                             init, name + V4F_KERNEL_INTERFACE_SUFFIX);
+  }
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

@@ -2,15 +2,16 @@
  *
  * Layout of a .v4f file (all integers little-endian):
  *
- *   [0, 64)            v4f_file_header_t
- *   [64, ...)          sections, each starting at a multiple of 64 bytes:
+ *   [0, 128)           v4f_file_header_t
+ *   [128, ...)         sections, each starting at a multiple of 64 bytes:
  *                        - the FlatBuffers manifest (schema: artifact_manifest.fbs)
  *                        - one section per executable (the CPU shared object:
  *                          ELF, kernels per kernel_abi.h)
  *                        - constants (weights, already in their final layout)
  *
- * The header locates the manifest; the manifest locates every other section
- * and carries a digest for each. Readers must bounds-check every offset/size
+ * The header locates the manifest and carries its digest; the manifest
+ * locates every other section and carries a digest for each (BLAKE2b-256
+ * hash trees, V4F_DIGEST_* below). Readers must bounds-check every offset/size
  * against the file size (with overflow checks) and refuse a newer major format.
  *
  * Shared by the compiler (writer) and the runtime (reader); <stdint.h> only.
@@ -42,33 +43,62 @@ extern "C" {
  * Manifest.arena_bytes; 3.4 the signature trailer (below), which a 3.3
  * reader ignores (it still checks everything else). Major 4 adds encrypted
  * sections (Section.cipher): a 3.x reader would run ciphertext, so it must
- * refuse them. A 4.x reader reads 2.x and 3.x artifacts. */
-#define V4F_ARTIFACT_FORMAT_MAJOR 4
+ * refuse them. Major 5 replaces the 64-bit non-cryptographic digests of
+ * majors 2-4 with BLAKE2b-256 hash trees (a 128-byte header holding the
+ * manifest's, Section.digest 32 bytes) and requires every dispatch's entry
+ * point to come with its kernel interface (kernel ABI 3). A 5.x reader
+ * refuses every older major: their digests prove nothing, so they must be
+ * recompiled. */
+#define V4F_ARTIFACT_FORMAT_MAJOR 5
 #define V4F_ARTIFACT_FORMAT_MINOR 0
-#define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 2
+#define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 5
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
 typedef struct v4f_file_header_t {
   char magic[V4F_ARTIFACT_MAGIC_SIZE]; /* V4F_ARTIFACT_MAGIC */
   uint16_t format_major;               /* readers refuse > their own major */
   uint16_t format_minor;
-  uint32_t header_size;                /* sizeof(v4f_file_header_t) == 64 */
+  uint32_t header_size;                /* sizeof(v4f_file_header_t) == 128 */
   uint64_t file_size;                  /* total size of the file in bytes */
   uint64_t manifest_offset;            /* multiple of 64 */
   uint64_t manifest_size;
-  uint64_t manifest_digest;            /* v4f_digest64 of the manifest bytes */
+  uint32_t digest_algorithm;           /* V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE */
+  uint32_t reserved0;                  /* zero */
   uint64_t signature_offset;           /* 0 = unsigned; else the signature trailer's
                                           offset (file_size - sizeof trailer) */
-  uint8_t reserved[8];                 /* zero */
+  uint8_t manifest_digest[32];         /* v4f digest (below) of the manifest bytes */
+  uint8_t reserved[40];                /* zero */
 } v4f_file_header_t;
 
+#define V4F_HEADER_OFFSET_DIGEST_ALGORITHM 40
+#define V4F_HEADER_OFFSET_SIGNATURE_OFFSET 48
+#define V4F_HEADER_OFFSET_MANIFEST_DIGEST 56
+#define V4F_HEADER_OFFSET_RESERVED 88
+
 #ifdef __cplusplus
-static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
+static_assert(sizeof(v4f_file_header_t) == 128, "header must be 128 bytes");
+static_assert(offsetof(v4f_file_header_t, signature_offset) == V4F_HEADER_OFFSET_SIGNATURE_OFFSET, "layout");
+static_assert(offsetof(v4f_file_header_t, manifest_digest) == V4F_HEADER_OFFSET_MANIFEST_DIGEST, "layout");
+static_assert(offsetof(v4f_file_header_t, reserved) == V4F_HEADER_OFFSET_RESERVED, "layout");
 #else
-_Static_assert(sizeof(v4f_file_header_t) == 64, "header must be 64 bytes");
+_Static_assert(sizeof(v4f_file_header_t) == 128, "header must be 128 bytes");
 #endif
 
-/* Signed artifacts (format 3.4): a v4f_signature_t trailer is appended after
+/* Digests (format 5): the v4f digest of a byte string is a BLAKE2b-256 hash
+ * tree over 1 MiB leaves (libsodium crypto_generichash, 32-byte output, no
+ * key), so a reader can hash the leaves of a large section in parallel:
+ *   leaf_i = BLAKE2b-256(bytes[i * LEAF, min((i + 1) * LEAF, size)))
+ *   digest = BLAKE2b-256(le64(size) || leaf_0 || ... || leaf_{n-1})
+ * with n = ceil(size / LEAF) (no leaves for an empty string). The header
+ * holds the manifest's digest, Section.digest each section's (of the bytes
+ * stored: the ciphertext of an encrypted section). Anyone can recompute a
+ * digest: they detect corruption, not tampering -- signatures (below) do
+ * that. */
+#define V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE 1
+#define V4F_DIGEST_BYTES 32
+#define V4F_DIGEST_LEAF_BYTES (1u << 20)
+
+/* Signed artifacts (format 3.4 on): a v4f_signature_t trailer is appended after
  * the last section, header.signature_offset points at it and header.file_size
  * counts it. The signature covers bytes [0, signature_offset) -- the header
  * with file_size and signature_offset included, the manifest and every
@@ -173,36 +203,6 @@ static inline const char* v4f_dtype_format_name(int32_t dtype) {
   "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",         \
       "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni",         \
       "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16"
-
-/* v4f_digest64: the per-section integrity digest (not a cryptographic hash;
- * signatures come separately). A 64-bit multiply-xorshift hash over 8-byte
- * little-endian words with four independent lanes, then the tail bytes. */
-static inline uint64_t v4f_digest64_mix(uint64_t h, uint64_t w) {
-  h ^= w * 0x9E3779B97F4A7C15ull;
-  h = (h << 31) | (h >> 33);
-  return h * 0xC2B2AE3D27D4EB4Full;
-}
-
-static inline uint64_t v4f_digest64(const void* data, uint64_t size) {
-  const unsigned char* p = (const unsigned char*)data;
-  uint64_t lane[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull,
-                      0xA4093822299F31D0ull, 0x082EFA98EC4E6C89ull};
-  uint64_t i = 0;
-  for (; i + 32 <= size; i += 32) {
-    for (int l = 0; l < 4; ++l) {
-      uint64_t w = 0;
-      for (int b = 7; b >= 0; --b) w = (w << 8) | p[i + 8 * l + b];
-      lane[l] = v4f_digest64_mix(lane[l], w);
-    }
-  }
-  uint64_t h = size;
-  for (int l = 0; l < 4; ++l) h = v4f_digest64_mix(h, lane[l]);
-  for (; i < size; ++i) h = v4f_digest64_mix(h, p[i]);
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return h;
-}
 
 #ifdef __cplusplus
 }  /* extern "C" */

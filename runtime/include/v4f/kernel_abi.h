@@ -19,6 +19,22 @@
  *     for the duration of the call (64-byte aligned, scratch_size bytes, as
  *     many as the dispatch's plan entry asks for), e.g. for packing panels.
  *
+ * Version 3 adds each entry point's kernel interface and its checks:
+ *   - next to every entry point NAME the library exports a constant
+ *     `uint32_t NAME_iface[]` (V4F_KERNEL_INTERFACE_SUFFIX): the number of
+ *     bindings N, the number of push constants P, then one V4F_BINDING_*
+ *     access mask per binding. The runtime's plan verifier refuses a dispatch
+ *     that binds a different number of buffers or push constants than its
+ *     kernel declares, or that hands a buffer the kernel writes and the plan
+ *     must not change (a caller's input, a constant) to it;
+ *   - before it touches a binding or a push constant, every kernel checks
+ *     that binding_count == N and push_constant_count == P, and that each
+ *     buffer it accesses holds at least the bytes of the tensor the kernel
+ *     was generated for -- computed from the same push constants its loops
+ *     read -- and returns V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE otherwise.
+ *     So an inconsistent plan (a corrupted manifest, a compiler bug) fails
+ *     cleanly instead of making the kernel access memory outside its buffers.
+ *
  * Only <stdint.h>/<stddef.h>: this header is shared by v4fc and the runtime.
  */
 #ifndef V4F_KERNEL_ABI_H_
@@ -32,7 +48,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the kernel calling convention. */
-#define V4F_KERNEL_ABI_VERSION 2
+#define V4F_KERNEL_ABI_VERSION 3
 
 /* Name of the exported `int32_t` global holding V4F_KERNEL_ABI_VERSION that
  * every CPU kernel library defines; the runtime refuses a library whose value
@@ -45,6 +61,16 @@ extern "C" {
 /* Operands whose dims must agree at run time do not (e.g. a recurrent
  * layer's initial state and X disagree on the batch size). */
 #define V4F_KERNEL_ERROR_SHAPE_MISMATCH 2
+/* The kernel's entry checks failed: the binding or push-constant count is
+ * not the kernel's, or a buffer is smaller than what the kernel accesses. */
+#define V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE 3
+
+/* The kernel interface table exported beside entry point NAME as
+ * NAME V4F_KERNEL_INTERFACE_SUFFIX (version 3): uint32_t[2 + N] holding
+ * {N bindings, P push constants, access mask of binding 0, ..., of N-1}. */
+#define V4F_KERNEL_INTERFACE_SUFFIX "_iface"
+#define V4F_BINDING_READ 1u  /* the kernel may read the buffer */
+#define V4F_BINDING_WRITE 2u /* the kernel may write the buffer */
 
 /* Alignment the runtime guarantees for `scratch`. */
 #define V4F_KERNEL_SCRATCH_ALIGNMENT 64

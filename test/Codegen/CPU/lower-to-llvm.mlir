@@ -2,7 +2,7 @@
 
 // The whole CPU pipeline after the graph passes, as v4fc runs it: the
 // softmax kernel ends in the LLVM dialect with its exp approximated by
-// polynomials (no libm call), taking the ABI v2 dispatch state.
+// polynomials (no libm call), taking the ABI v3 dispatch state.
 // CHECK: llvm.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32
 // CHECK-NOT: llvm.call
 // CHECK: llvm.return
