@@ -1,27 +1,42 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with ASan + UBSan in build-fuzz/ and
 # runs one for a bounded time:
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: artifact | npy | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: artifact | npy | shape | onnx | all
+# (V4F_FUZZ_FORK=N runs N libFuzzer jobs side by side, for long runs.)
 # Seeds come from the main build (build/bin/v4fc compiles the lit test models
-# for the baseline x86-64 CPU) and from numpy (.npy files of every dtype); the
-# working corpus stays in build-fuzz/corpus/TARGET between runs. A crash
+# for the baseline x86-64 CPU), from numpy (.npy files of every dtype), from
+# the lit tests' textual ONNX models and a sample of the ONNX node suite's
+# models (onnx), and from nothing (shape: structure-aware, any bytes are a
+# program); the working corpus stays in build-fuzz/corpus/TARGET between runs. A crash
 # leaves its input in build-fuzz/crashes/TARGET/ and makes the script fail:
 # turn it into a regression test (docs/testing.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-TARGET="${1:?usage: scripts/fuzz.sh artifact|npy|all SECONDS}"
-SECONDS_PER_TARGET="${2:?usage: scripts/fuzz.sh artifact|npy|all SECONDS}"
+USAGE="usage: scripts/fuzz.sh artifact|npy|shape|onnx|all SECONDS"
+TARGET="${1:?$USAGE}"
+SECONDS_PER_TARGET="${2:?$USAGE}"
 FUZZ_BUILD="${V4F_FUZZ_BUILD_DIR:-build-fuzz}"
 MAIN_BUILD="${V4F_BUILD_DIR:-build}"
 PY="$ROOT/.venv/bin/python"
 
-if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
+case "$TARGET" in
+  all|artifact|npy|shape|onnx) ;;
+  *) echo "unknown target '$TARGET' (artifact, npy, shape, onnx, all)" >&2; exit 2 ;;
+esac
+
+# The compiler libraries are built too (instrumented) for the onnx target.
+if [ ! -f "$FUZZ_BUILD/build.ninja" ] || ! grep -q "V4F_BUILD_COMPILER:BOOL=ON" "$FUZZ_BUILD/CMakeCache.txt"; then
   cmake -G Ninja -S . -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DV4F_BUILD_COMPILER=OFF -DV4F_BUILD_TESTS=OFF -DV4F_BUILD_SERVER=OFF \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DV4F_BUILD_COMPILER=ON -DV4F_BUILD_TESTS=OFF -DV4F_BUILD_SERVER=OFF \
     -DV4F_BUILD_FUZZERS=ON -DV4F_ENABLE_SANITIZERS=ON > /dev/null
 fi
-ninja -C "$FUZZ_BUILD" fuzz_artifact fuzz_npy > /dev/null
+case "$TARGET" in
+  all) ninja -C "$FUZZ_BUILD" fuzz_artifact fuzz_npy fuzz_shape fuzz_onnx > /dev/null ;;
+  artifact|npy|shape|onnx) ninja -C "$FUZZ_BUILD" "fuzz_$TARGET" > /dev/null ;;
+esac
 
 seed_artifact() {
   local dir="$FUZZ_BUILD/corpus/artifact"
@@ -52,6 +67,30 @@ for i, (dt, shape) in enumerate([("float32", (2, 3)), ("int64", (4,)), ("uint8",
 PYEOF
 }
 
+seed_shape() {
+  mkdir -p "$FUZZ_BUILD/corpus/shape"
+}
+
+# The lit tests' textual models, and every 10th model of the ONNX node suite
+# (test/onnx-backend generates it; all of them with V4F_FUZZ_ALL_NODE_MODELS=1).
+seed_onnx() {
+  local dir="$FUZZ_BUILD/corpus/onnx"
+  mkdir -p "$dir"
+  [ -n "$(ls -A "$dir" 2>/dev/null)" ] && return 0
+  [ -x "$PY" ] || return 0
+  local m
+  for m in test/Codegen/*.onnxtxt test/Import/*.onnxtxt; do
+    "$PY" test/tools/onnx_from_text.py "$m" "$dir/$(basename "$m" .onnxtxt).onnx" 2> /dev/null || true
+  done
+  local i=0 every=10
+  [ "${V4F_FUZZ_ALL_NODE_MODELS:-0}" = 1 ] && every=1
+  for m in test/onnx-backend/.node-data-onnx-*/*/model.onnx; do
+    [ -f "$m" ] || continue
+    if [ $((i % every)) -eq 0 ]; then cp "$m" "$dir/node-$(basename "$(dirname "$m")").onnx"; fi
+    i=$((i + 1))
+  done
+}
+
 run() {
   local t="$1"
   local exe="$FUZZ_BUILD/fuzz/fuzz_$t"
@@ -64,10 +103,12 @@ run() {
   # code must turn that into an error), instead of ASan/libFuzzer aborting.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$exe" "$FUZZ_BUILD/corpus/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=4096 \
-    -malloc_limit_mb=100000000 \
+    local fork=()
+  [ -n "${V4F_FUZZ_FORK:-}" ] && fork=(-fork="$V4F_FUZZ_FORK" -ignore_crashes=0)
+  "$exe" "$FUZZ_BUILD/corpus/$t" "${fork[@]}" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
+    -rss_limit_mb=4096 -malloc_limit_mb=100000000 \
     -max_len=262144 -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/crashes/$t/" 2>&1 |
-    grep -E "^#[0-9]+ *(DONE|pulse)|stat::|ERROR|SUMMARY|crash-|timeout-|oom-|Test unit written" | tail -12
+    grep -E "^#[0-9]+ *(DONE|pulse)|stat::|ERROR|SUMMARY|crash-|timeout-|oom-|Test unit written|INFO: fuzzed for" | tail -12
   local rc=${PIPESTATUS[0]}
   if [ "$rc" -ne 0 ]; then
     echo "[fuzz] $t FAILED (exit $rc): inputs in $FUZZ_BUILD/crashes/$t/" >&2
@@ -76,7 +117,6 @@ run() {
 }
 
 case "$TARGET" in
-  all) run artifact && run npy ;;
-  artifact|npy) run "$TARGET" ;;
-  *) echo "unknown target '$TARGET' (artifact, npy, all)" >&2; exit 2 ;;
+  all) run artifact && run npy && run shape && run onnx ;;
+  artifact|npy|shape|onnx) run "$TARGET" ;;
 esac

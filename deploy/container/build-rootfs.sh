@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles the root filesystem of the v4f-serve container image: the server,
 # the v4f runtime and exactly the shared libraries they load (found with ldd),
-# the dynamic loader, CA certificates and a passwd entry for an unprivileged
+# the dynamic loader, libsodium (dlopen'ed by the runtime), CA certificates and a passwd entry for an unprivileged
 # user. No base image from a registry is needed: the Containerfile is
 # `FROM scratch` and copies this tree.
 #
@@ -30,6 +30,13 @@ ldd "$SERVE" | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | while read -r li
   mkdir -p "$OUT$(dirname "$dest")"
   cp "$real" "$OUT$dest"
 done
+# libsodium is loaded with dlopen (so ldd does not list it): the runtime
+# needs it to verify the artifacts' BLAKE2b digests and signatures and to
+# decrypt.
+sodium=$(ldconfig -p | awk '/libsodium\.so\.23 .*x86-64/ {print $NF; exit}')
+[ -n "$sodium" ] || { echo "build-rootfs: libsodium.so.23 not found (apt-get install libsodium23)" >&2; exit 1; }
+mkdir -p "$OUT$(dirname "$sodium")"
+cp "$(readlink -f "$sodium")" "$OUT$sodium"
 [ -f /etc/ssl/certs/ca-certificates.crt ] && cp /etc/ssl/certs/ca-certificates.crt "$OUT/etc/ssl/certs/"
 echo "v4f:x:10001:10001:v4f-serve:/:/usr/bin/v4f-serve" > "$OUT/etc/passwd"
 echo "v4f:x:10001:" > "$OUT/etc/group"

@@ -541,6 +541,20 @@ case("transpose_perm_out_of_range",
 case("transpose_perm_negative",
      lambda c: c.write(single_node("Transpose", ["x"], [("x", [2, 3, 4])], {"perm": [0, 1, -1]})),
      ["'n0'", "perm is not a permutation"])
+# Found by the onnx fuzz target (fuzz/fuzz_onnx.cpp): input and output counts
+# are checked against the operator's schema before any importer indexes them.
+case("reshape_no_inputs",
+     lambda c: c.write(single_node("Reshape", [], [("x", [2, 3])])),
+     ["'n0'", "has 0 inputs; the operator takes 2"], check_too=True)
+case("reshape_required_input_empty",
+     lambda c: c.write(single_node("Reshape", ["x", ""], [("x", [2, 3])])),
+     ["'n0'", "required input 1 is empty"], check_too=True)
+case("relu_too_many_inputs",
+     lambda c: c.write(single_node("Relu", ["x", "x"], [("x", [2, 3])])),
+     ["'n0'", "has 2 inputs; the operator takes 1"], check_too=True)
+case("relu_two_outputs",
+     lambda c: c.write(single_node("Relu", ["x"], [("x", [2, 3])], outputs=("y", "z"))),
+     ["'n0'", "has 2 outputs; the operator has 1"], check_too=True)
 case("softmax_axis_out_of_range",
      lambda c: c.write(single_node("Softmax", ["x"], [("x", [2, 3])], {"axis": 5})),
      ["'n0'", "axis out of range"])

@@ -72,6 +72,13 @@ mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(mlir::MLIRContext &context,
                                                   std::string &error,
                                                   const ImportOptions &options = {});
 
+/// importONNXModel for a serialized ModelProto in memory: `name` stands for
+/// the file in errors and locations, external data is read relative to
+/// `modelDir` (e.g. the fuzz target's empty directory).
+mlir::OwningOpRef<mlir::ModuleOp> importONNXModelFromMemory(mlir::MLIRContext &context, const std::string &bytes,
+                                                            const std::string &name, const std::string &modelDir,
+                                                            std::string &error, const ImportOptions &options = {});
+
 /// The ONNX ops and opset ranges the importer accepts, for docs and `check`.
 struct SupportedOp {
   const char *opType;

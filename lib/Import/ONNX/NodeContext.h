@@ -60,16 +60,24 @@ public:
 
   size_t numInputs() const { return node.input_size(); }
   bool hasInput(size_t i) const { return i < (size_t)node.input_size() && !node.input(i).empty(); }
+  /// Input i's value. A missing input (index out of range, empty, or a name
+  /// with no value) gives a placeholder and sets `inputError`, which fails
+  /// the node after its importer returns.
   mlir::Value input(size_t i);
+  std::string inputError;
   mlir::RankedTensorType inputType(size_t i) { return llvm::cast<mlir::RankedTensorType>(input(i).getType()); }
   /// The constant value of input i, if it is an initializer or Constant output.
   std::optional<mlir::DenseElementsAttr> constantInput(size_t i) const;
   std::optional<std::vector<int64_t>> constantInts(size_t i) const;
   std::optional<float> constantScalar(size_t i) const;
   bool outputUsed(size_t i) const { return i < (size_t)node.output_size() && !node.output(i).empty(); }
-  void setOutput(size_t i, mlir::Value v) { g.values[node.output(i)] = v; }
+  void setOutput(size_t i, mlir::Value v) {
+    if (i < (size_t)node.output_size()) g.values[node.output(i)] = v;
+    else if (inputError.empty()) inputError = "output " + std::to_string(i) + " is missing";
+  }
   void setConstantOutput(size_t i, mlir::DenseElementsAttr attr);
 
+  mlir::Value missingInput(const std::string &why);
   mlir::LogicalResult fail(const std::string &msg) {
     error = msg;
     return mlir::failure();

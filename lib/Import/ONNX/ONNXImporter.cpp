@@ -5,6 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
+#include "onnx/defs/schema.h"
+
+#include <limits>
 #include "TensorImport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,7 +75,11 @@ LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t ops
     return failure();
   }
   if (failed(it->second.import(c))) {
-    error = c.error.empty() ? "import failed" : c.error;
+    error = !c.inputError.empty() ? c.inputError : c.error.empty() ? "import failed" : c.error;
+    return failure();
+  }
+  if (!c.inputError.empty()) {
+    error = c.inputError;
     return failure();
   }
   return success();
@@ -107,11 +114,22 @@ std::vector<int64_t> NodeAttrs::getInts(const std::string &name, std::vector<int
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+Value NodeContext::missingInput(const std::string &why) {
+  if (inputError.empty()) inputError = why;
+  // A placeholder so the importer can go on without dereferencing nothing;
+  // importNode fails the node with `inputError` afterwards.
+  auto type = RankedTensorType::get({1}, b.getF32Type());
+  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, 0.0f));
+}
+
 Value NodeContext::input(size_t i) {
+  if (!hasInput(i)) return missingInput("input " + std::to_string(i) + " is required but missing");
   const std::string &name = node.input(i);
   auto it = g.values.find(name);
   if (it != g.values.end()) return it->second;
   auto cst = g.constants.find(name);
+  if (cst == g.constants.end())
+    return missingInput("input '" + name + "' has no value (the node producing it did not define it)");
   // Materialize constants at their first use, at the start of the function
   // (also from inside a v4f.loop body: the cached value must dominate every
   // later use, inside the body or after the loop).
@@ -148,7 +166,8 @@ std::optional<float> NodeContext::constantScalar(size_t i) const {
 }
 
 void NodeContext::setConstantOutput(size_t i, DenseElementsAttr attr) {
-  g.constants[node.output(i)] = attr;
+  if (i < (size_t)node.output_size()) g.constants[node.output(i)] = attr;
+  else if (inputError.empty()) inputError = "output " + std::to_string(i) + " is missing";
 }
 
 Value NodeContext::constF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
@@ -165,27 +184,10 @@ constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30; // protobuf's own limit
 constexpr int kMaxNodes = 1 << 20;
 constexpr int kMaxParseDepth = 1000;
 
-bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
-  // A FIFO or a device would block or never end: only regular files.
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    error = path + ": cannot open the model file";
-    return false;
-  }
-  std::streamsize size = in.tellg();
-  if (size < 0 || uint64_t(size) >= kMaxModelBytes) {
-    error = path + ": model file is larger than 2 GiB (use external data)";
-    return false;
-  }
-  std::string bytes(size, '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) {
-    error = path + ": cannot read the model file";
+/// Parses a serialized ModelProto (`path` names it in errors).
+bool parseModel(const std::string &bytes, const std::string &path, onnx::ModelProto &model, std::string &error) {
+  if (bytes.size() >= kMaxModelBytes) {
+    error = path + ": model is larger than 2 GiB (use external data)";
     return false;
   }
   if (!model.ParseFromString(bytes)) {
@@ -212,6 +214,32 @@ bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &er
   return true;
 }
 
+bool loadModel(const std::string &path, onnx::ModelProto &model, std::string &error) {
+  // A FIFO or a device would block or never end: only regular files.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = path + ": cannot open the model file";
+    return false;
+  }
+  std::streamsize size = in.tellg();
+  if (size < 0 || uint64_t(size) >= kMaxModelBytes) {
+    error = path + ": model file is larger than 2 GiB (use external data)";
+    return false;
+  }
+  std::string bytes(size, '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) {
+    error = path + ": cannot read the model file";
+    return false;
+  }
+  return parseModel(bytes, path, model, error);
+}
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
@@ -220,6 +248,42 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
 
 std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
   return node.name().empty() ? node.op_type() + "#" + std::to_string(index) : node.name();
+}
+
+/// Input and output counts against the operator's ONNX schema (libonnx's
+/// registry): importers index a node's inputs and outputs by position, so a
+/// node with too few, or with an empty required input, is refused here. The
+/// registry of Debian's libonnx stops at an older opset than the importer
+/// supports; for a newer model opset only the lower bounds are checked
+/// (later versions add optional inputs, e.g. ReduceMax's axes in 18, and
+/// have never raised a minimum).
+std::string arityError(const onnx::NodeProto &node, int64_t opset) {
+  static const int knownOpset = [] {
+    const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto it = map.find(onnx::ONNX_DOMAIN);
+    return it == map.end() ? 0 : it->second.second;
+  }();
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(node.op_type(), int(opset), "");
+  if (!schema) return "";
+  const bool exact = opset <= knownOpset;
+  const int maxIn = exact ? schema->max_input() : std::numeric_limits<int>::max();
+  const int maxOut = exact ? schema->max_output() : std::numeric_limits<int>::max();
+  auto range = [](int lo, int hi) {
+    return hi == std::numeric_limits<int>::max() ? "at least " + std::to_string(lo)
+           : lo == hi                           ? std::to_string(lo)
+                                                : std::to_string(lo) + " to " + std::to_string(hi);
+  };
+  if (node.input_size() < schema->min_input() || node.input_size() > maxIn)
+    return "has " + std::to_string(node.input_size()) + " inputs; the operator takes " +
+           range(schema->min_input(), maxIn);
+  for (int i = 0; i < schema->min_input(); ++i)
+    if (node.input(i).empty() && schema->inputs().size() > size_t(i) &&
+        schema->inputs()[i].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
+      return "required input " + std::to_string(i) + " is empty";
+  if (node.output_size() < schema->min_output() || node.output_size() > maxOut)
+    return "has " + std::to_string(node.output_size()) + " outputs; the operator has " +
+           range(schema->min_output(), maxOut);
+  return "";
 }
 
 /// Structure and coverage: every problem, not just the first.
@@ -254,6 +318,8 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
     else if (opset < it->second.minOpset || opset > it->second.maxOpset)
       add("opset " + std::to_string(opset) + " is outside the supported range " +
           std::to_string(it->second.minOpset) + "-" + std::to_string(it->second.maxOpset));
+    else if (std::string why = arityError(node, opset); !why.empty())
+      add(why);
     else if (std::string why = it->second.check(NodeAttrs(node), opset); !why.empty())
       add(why);
     for (const auto &in : node.input())
@@ -437,11 +503,11 @@ bool checkONNXModel(const std::string &path, CoverageReport &report, std::string
 // Import
 //===----------------------------------------------------------------------===//
 
-OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path, std::string &error,
-                                      const ImportOptions &options) {
-  ctx.loadDialect<V4FDialect, arith::ArithDialect, func::FuncDialect>();
-  onnx::ModelProto model;
-  if (!loadModel(path, model, error)) return nullptr;
+namespace {
+/// Imports a parsed model; `path` names it in errors and locations, external
+/// data is read relative to `modelDir`.
+OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &model, const std::string &path,
+                                  const std::string &modelDir, std::string &error, const ImportOptions &options) {
   CoverageReport report;
   report.modelPath = path;
   report.opset = defaultOpset(model);
@@ -455,10 +521,6 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
     return nullptr;
   }
   const auto &graph = model.graph();
-  std::string modelDir = ".";
-  if (auto slash = path.rfind('/'); slash != std::string::npos) modelDir = path.substr(0, slash);
-  if (modelDir.empty()) modelDir = "/";
-
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
   GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0, options.maxLoopIterations};
 
@@ -559,6 +621,27 @@ OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path,
   for (int i = 0; i < graph.output_size(); ++i)
     func.setResultAttr(i, "v4f.name", StringAttr::get(&ctx, graph.output(i).name()));
   return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext &ctx, const std::string &path, std::string &error,
+                                      const ImportOptions &options) {
+  ctx.loadDialect<V4FDialect, arith::ArithDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (!loadModel(path, model, error)) return nullptr;
+  std::string modelDir = ".";
+  if (auto slash = path.rfind('/'); slash != std::string::npos) modelDir = path.substr(0, slash);
+  if (modelDir.empty()) modelDir = "/";
+  return importModel(ctx, model, path, modelDir, error, options);
+}
+
+OwningOpRef<ModuleOp> importONNXModelFromMemory(MLIRContext &ctx, const std::string &bytes, const std::string &name,
+                                                const std::string &modelDir, std::string &error,
+                                                const ImportOptions &options) {
+  ctx.loadDialect<V4FDialect, arith::ArithDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (!parseModel(bytes, name, model, error)) return nullptr;
+  return importModel(ctx, model, name, modelDir, error, options);
 }
 
 } // namespace v4f
