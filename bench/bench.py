@@ -280,11 +280,14 @@ def measure(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np
     per_round = max(1, math.ceil(runs / rounds))
     sess, ort_create_ms = make_ort_session(model_path, threads)
     run_ort(sess, inputs, warmup)
-    v_all, o_all, ratios = [], [], []
+    v_all, o_all, ratios, loads = [], [], [], []
     try:
         for r in range(rounds):
-            vs, vmed = run_v4f(v4frun, artifact, input_files, per_round, threads,
-                               workdir / f"{tag}_{threads}_{r}.json", warmup=v4f_warmup)
+            json_path = workdir / f"{tag}_{threads}_{r}.json"
+            vs, vmed = run_v4f(v4frun, artifact, input_files, per_round, threads, json_path, warmup=v4f_warmup)
+            load_ms = json.loads(json_path.read_text()).get("load_ms")
+            if load_ms is not None:
+                loads.append(float(load_ms))
             os_ = run_ort(sess, inputs, per_round)
             v_all += vs if vs else [vmed]
             o_all += os_
@@ -306,6 +309,11 @@ def measure(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np
         "v4f_samples_ms": v_all,
         "ort_samples_ms": o_all,
         "ort_session_create_ms": ort_create_ms,
+        # Load: v4f_model_load_file (read, digests, verification, kernels
+        # mapped; median over the rounds' v4f-run processes) vs one ORT
+        # InferenceSession creation (graph optimization included).
+        "v4f_load_ms": statistics.median(loads) if loads else None,
+        "load_ratio_v4f_over_ort": statistics.median(loads) / ort_create_ms if loads and ort_create_ms else None,
     }
     if macs:
         row["v4f_gflops"] = 2 * macs / (v_med * 1e-3) / 1e9
@@ -398,8 +406,10 @@ def main() -> int:
             row = measure(v4frun, artifact, model_path, inputs, input_files, T, runs=args.runs,
                           rounds=args.rounds, warmup=args.warmup, macs=macs, workdir=work)
             rows.append(row)
+            load = (f"; load v4f {row['v4f_load_ms']:.1f} ms, ORT session {row['ort_session_create_ms']:.1f} ms, "
+                    f"v4f/ORT {row['load_ratio_v4f_over_ort']:.3f}" if row.get("v4f_load_ms") else "")
             print(f"  T={T}: v4f {row['v4f_median_ms']:.3f} ms, ORT {row['ort_median_ms']:.3f} ms, "
-                  f"v4f/ORT {row['ratio_v4f_over_ort']:.3f}", flush=True)
+                  f"v4f/ORT {row['ratio_v4f_over_ort']:.3f}{load}", flush=True)
         artifact_bytes = artifact.stat().st_size
 
     git = git_commit()
@@ -427,11 +437,14 @@ def main() -> int:
           f"- onnxruntime {ort.__version__} (ORT_ENABLE_ALL, sequential, inter_op 1); "
           f"v4f commit {git or 'n/a'}; {result['date_utc']}",
           f"- method: {result['method']}", "",
-          "| model | threads | v4f median (ms) | ORT median (ms) | v4f / ORT |",
-          "|---|---:|---:|---:|---:|"]
+          "| model | threads | v4f median (ms) | ORT median (ms) | v4f / ORT | v4f load (ms) | ORT session (ms) "
+          "| load v4f / ORT |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        load = (f"| {r['v4f_load_ms']:.1f} | {r['ort_session_create_ms']:.1f} | {r['load_ratio_v4f_over_ort']:.3f} |"
+                if r.get("v4f_load_ms") else "| n/a | n/a | n/a |")
         md.append(f"| {name} | {r['threads']} | {r['v4f_median_ms']:.3f} | {r['ort_median_ms']:.3f} "
-                  f"| {r['ratio_v4f_over_ort']:.3f} |")
+                  f"| {r['ratio_v4f_over_ort']:.3f} {load}")
     text = "\n".join(md) + "\n"
     print()
     print(text)

@@ -555,6 +555,11 @@ case("relu_too_many_inputs",
 case("relu_two_outputs",
      lambda c: c.write(single_node("Relu", ["x"], [("x", [2, 3])], outputs=("y", "z"))),
      ["'n0'", "has 2 outputs; the operator has 1"], check_too=True)
+case("slice_axes_shorter_than_starts",
+     lambda c: c.write(single_node("Slice", ["x", "s", "e", "a"], [("x", [4, 4])],
+                                   inits=[int64_tensor("s", [0, 0]), int64_tensor("e", [2, 2]),
+                                          int64_tensor("a", [0])])),
+     ["'n0'", "starts, ends, axes and steps must have the same length"])
 case("softmax_axis_out_of_range",
      lambda c: c.write(single_node("Softmax", ["x"], [("x", [2, 3])], {"axis": 5})),
      ["'n0'", "axis out of range"])

@@ -285,6 +285,12 @@ LogicalResult importSlice(NodeContext &c) {
         return c.fail("starts/ends/axes/steps must be 1-D integer tensors of static length");
     }
   int64_t n = c.inputType(1).getDimSize(0);
+  // starts, ends, axes and steps index the same list (found by fuzzing: a
+  // shorter axes or steps was read past its end).
+  for (size_t i = 2; i < c.numInputs() && i <= 4; ++i)
+    if (c.hasInput(i) && c.inputType(i).getDimSize(0) != n)
+      return c.fail("starts, ends, axes and steps must have the same length (starts has " + std::to_string(n) +
+                    ", input " + std::to_string(i) + " has " + std::to_string(c.inputType(i).getDimSize(0)) + ")");
   auto starts = c.constantInts(1), ends = c.constantInts(2);
   std::optional<std::vector<int64_t>> axes, steps;
   bool axesKnown = !c.hasInput(3) || (axes = c.constantInts(3)).has_value();
