@@ -192,6 +192,31 @@ TEST(HostileArtifact, ConstantsDigestMismatch) {
   v4f_status_free(s);
 }
 
+// A constants section of 20 MiB + 5 bytes: 21 digest leaves, hashed on
+// several threads (one per 4 leaves). It verifies, and one flipped bit in
+// any leaf -- the first, a middle one, the short last one -- or in the
+// length-prefixed root's input (a byte more) is refused. Run under TSan too
+// (docs/testing.md).
+TEST(HostileArtifact, LargeSectionDigestOnSeveralThreads) {
+  std::vector<uint8_t> constants = addScaleConstants();
+  constants.resize((size_t(20) << 20) + 5);
+  for (size_t i = 16; i < constants.size(); ++i) constants[i] = static_cast<uint8_t>(i * 2654435761u >> 24);
+  const std::vector<uint8_t> base = buildArtifact(addScalePlan(), testKernelLibrary(), constants);
+  v4f_status_t s = tryLoad(base);
+  EXPECT_EQ(s, nullptr) << v4f_status_message(s);
+  v4f_status_free(s);
+  std::vector<uint8_t> probe = base;
+  uint64_t constantsOffset = 0;
+  editManifest(probe, [&](fbt::ManifestT &m) {
+    constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset;
+  });
+  for (uint64_t at : {uint64_t(100), uint64_t(9) << 20, (uint64_t(20) << 20) + 4}) {
+    std::vector<uint8_t> file = base;
+    file[constantsOffset + at] ^= 0x80;
+    expectLoadError(file, "section 1 (constants) digest mismatch");
+  }
+}
+
 TEST(HostileArtifact, PlanReferencesMissingBuffer) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->bindings[2] = 99; });
