@@ -116,7 +116,7 @@ def test_inspect(tmp_path):
     path = tmp_path / "mlp.v4f"
     v4f.compile(mlp_model(), path, target_cpu=["x86-64-v2", "x86-64-v3"])
     info = v4f.inspect(path)
-    assert info["model"] == "mlp" and info["format_version"].startswith("4.")
+    assert info["model"] == "mlp" and info["format_version"].startswith("5.")
     assert [i["name"] for i in info["inputs"]] == ["x"]
     assert [o["name"] for o in info["outputs"]] == ["y", "z"]
     assert len(info["plans"]) == 2
