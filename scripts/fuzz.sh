@@ -113,7 +113,7 @@ run() {
     "$exe" "$FUZZ_BUILD/corpus/$t" "${fork[@]}" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
     -rss_limit_mb=4096 -malloc_limit_mb=100000000 \
     -max_len=262144 -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/crashes/$t/" 2>&1 |
-    grep -E "^#[0-9]+ *(DONE|pulse)|stat::|ERROR|SUMMARY|crash-|timeout-|oom-|Test unit written|INFO: fuzzed for" | tail -12
+    grep -E "^#[0-9]+[[:space:]]*(DONE|pulse|INITED)|stat::|ERROR|SUMMARY|crash-|timeout-|oom-|Test unit written|INFO: fuzzed for" | tail -12
   local rc=${PIPESTATUS[0]}
   if [ "$rc" -ne 0 ]; then
     echo "[fuzz] $t FAILED (exit $rc): inputs in $FUZZ_BUILD/crashes/$t/" >&2
