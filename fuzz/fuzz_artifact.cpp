@@ -14,6 +14,7 @@
 // real deployments). Kernels are stubs that fail cleanly.
 
 #include "v4f/artifact_format.h"
+#include "FuzzCommon.h"
 #include "v4f/runtime.h"
 
 #include <cstdint>
@@ -25,24 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   if (bytes.size() >= sizeof(v4f_file_header_t))  // file_size: let truncations through
     for (int i = 0; i < 8; ++i) bytes[16 + i] = static_cast<uint8_t>(uint64_t(bytes.size()) >> (8 * i));
-  v4f_model_options_t mo;
-  v4f_model_options_init(&mo);
-  mo.verify_digests = 0;
-  v4f_model_t *model = nullptr;
-  v4f_status_t s = v4f_model_load_memory(bytes.data(), bytes.size(), &mo, nullptr, &model);
-  if (s) {
-    if (!v4f_status_message(s)[0]) __builtin_trap();  // a refusal always says why
-    v4f_status_free(s);
-    return 0;
-  }
-  v4f_session_options_t so;
-  v4f_session_options_init(&so);
-  so.thread_count = 1;
-  // A caller loading untrusted artifacts bounds the arena their shapes may
-  // demand (a mutated plan asked for 2 TiB, found by this target).
-  so.max_arena_bytes = uint64_t(256) << 20;
+  v4f_model_t *model = v4f_fuzz::loadModel(bytes);
+  if (!model) return 0;
   v4f_session_t *session = nullptr;
-  if (!(s = v4f_session_create(model, &so, nullptr, &session))) {
+  v4f_status_t s = v4f_fuzz::createSession(model, uint64_t(256) << 20, &session);
+  if (!s) {
     // Inputs of the signature's shapes (symbolic dims 2), zero-filled, bounded.
     size_t n = v4f_model_input_count(model);
     std::vector<std::vector<uint8_t>> buffers(n);

@@ -12,6 +12,7 @@
 
 #include "v4f/artifact_format.h"
 #include "v4f/artifact_manifest_generated.h"
+#include "FuzzCommon.h"
 #include "v4f/runtime.h"
 
 #include <cstdint>
@@ -105,22 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   putU32(file.data() + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
   std::memcpy(file.data() + sizeof(v4f_file_header_t), fbb.GetBufferPointer(), fbb.GetSize());
 
-  v4f_model_options_t mo;
-  v4f_model_options_init(&mo);
-  mo.verify_digests = 0;
-  v4f_model_t *model = nullptr;
-  v4f_status_t s = v4f_model_load_memory(file.data(), file.size(), &mo, nullptr, &model);
-  if (s) {
-    if (!v4f_status_message(s)[0]) __builtin_trap(); // a refusal always says why
-    v4f_status_free(s);
-    return 0;
-  }
-  v4f_session_options_t so;
-  v4f_session_options_init(&so);
-  so.thread_count = 1;
-  so.max_arena_bytes = uint64_t(64) << 20;
+  v4f_model_t *model = v4f_fuzz::loadModel(file);
+  if (!model) return 0;
   v4f_session_t *session = nullptr;
-  if (!(s = v4f_session_create(model, &so, nullptr, &session))) {
+  v4f_status_t s = v4f_fuzz::createSession(model, uint64_t(64) << 20, &session);
+  if (!s) {
     std::vector<v4f_tensor_t> inputs(nin);
     std::vector<std::vector<uint8_t>> bufs(nin);
     for (uint32_t i = 0; i < nin; ++i) {
@@ -144,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       s = v4f_session_run(session, inputs.data(), nin, &out, 1);
     }
   }
-  if (s && !v4f_status_message(s)[0]) __builtin_trap();
+  v4f_fuzz::checkStatus(s);
   v4f_status_free(s);
   v4f_session_release(session);
   v4f_model_release(model);

@@ -1,0 +1,43 @@
+// FuzzCommon.h - what the runtime fuzz targets share: loading fuzzed bytes
+// as an artifact (digests off: a fuzzer cannot forge BLAKE2b, and mutations
+// must reach the verifiers) and the session an untrusted caller would make.
+#ifndef V4F_FUZZ_FUZZCOMMON_H
+#define V4F_FUZZ_FUZZCOMMON_H
+
+#include "v4f/runtime.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace v4f_fuzz {
+
+/// A refusal always says why: an empty message is a bug.
+inline void checkStatus(v4f_status_t s) {
+  if (s && !v4f_status_message(s)[0]) __builtin_trap();
+}
+
+/// The loaded model, or nullptr after a (checked, freed) refusal.
+inline v4f_model_t *loadModel(const std::vector<uint8_t> &bytes) {
+  v4f_model_options_t mo;
+  v4f_model_options_init(&mo);
+  mo.verify_digests = 0;
+  v4f_model_t *model = nullptr;
+  v4f_status_t s = v4f_model_load_memory(bytes.data(), bytes.size(), &mo, nullptr, &model);
+  checkStatus(s);
+  v4f_status_free(s);
+  return model;
+}
+
+/// One worker, and the arena bounded as a caller loading untrusted
+/// artifacts should (a mutated plan once asked for 2 TiB).
+inline v4f_status_t createSession(v4f_model_t *model, uint64_t maxArenaBytes, v4f_session_t **session) {
+  v4f_session_options_t so;
+  v4f_session_options_init(&so);
+  so.thread_count = 1;
+  so.max_arena_bytes = maxArenaBytes;
+  return v4f_session_create(model, &so, nullptr, session);
+}
+
+} // namespace v4f_fuzz
+
+#endif
