@@ -6,7 +6,9 @@
 #      once, run at two or more shapes against ONNX Runtime)
 #   4. greedy decoding with a KV cache (examples/greedy_decode: the C example's
 #      tokens must equal ONNX Runtime's; speeds are printed, not asserted)
-#   5. hostile ONNX models (test/hostile/run_hostile_models.py)
+#   5. quantization (test/quant/run_quant_tests.py: int8 kernels exact against
+#      their arithmetic; float vs quantized top-1 on trained digits models)
+#      and hostile ONNX models (test/hostile/run_hostile_models.py)
 #   6. the ONNX backend node test suite with its expected-failure list
 #      (test/onnx-backend/run_node_tests.py)
 #   7. the Python package: `pip install .` into a fresh venv, then its pytest
@@ -46,6 +48,7 @@ else
   phase "e2e (test/e2e/run_e2e.py)" .venv/bin/python test/e2e/run_e2e.py --build "$BUILD_DIR" -j "$JOBS" "$@"
   phase "real models (test/models)" .venv/bin/python test/models/run_models.py --build "$BUILD_DIR"
   phase "greedy decode (examples/greedy_decode)" .venv/bin/python examples/greedy_decode/compare_with_ort.py --build "$BUILD_DIR"
+  phase "quantization (test/quant)" .venv/bin/python test/quant/run_quant_tests.py --build "$BUILD_DIR"
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
   phase "python package (scripts/test_python.sh)" scripts/test_python.sh

@@ -175,10 +175,11 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     auto push = fbb.CreateVector(d.pushConstants);
     auto workgroups = fbb.CreateVector(d.workgroupCount);
     auto name = fbb.CreateString(d.name);
+    auto precision = d.precision.empty() ? 0 : fbb.CreateString(d.precision);
     dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
                                             workgroups, d.scratchSize, name,
                                             d.guard ? int64_t(*d.guard) : int64_t(-1),
-                                            d.flops ? int64_t(*d.flops) : int64_t(-1)));
+                                            d.flops ? int64_t(*d.flops) : int64_t(-1), precision));
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 

@@ -199,6 +199,8 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   mlir::PassManager graph(&context);
   if (options.printIRAfterAll) enableIRPrinting(graph);
   buildGraphOptimizationPipeline(graph);
+  if (!options.quantize.empty())
+    graph.addNestedPass<mlir::func::FuncOp>(createQuantizePass(options.quantize, options.quantizeExclude));
   if (mlir::failed(graph.run(*module))) {
     error = path + ": graph optimization failed:\n" + diagnostics;
     return false;

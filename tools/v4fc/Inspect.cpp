@@ -113,6 +113,7 @@ json::Object describePlan(const fb::Manifest *manifest, bool showPlan, bool hasA
                    {"entry_point", d->entry_point()},
                    {"bindings", int64_t(d->bindings() ? d->bindings()->size() : 0)}};
     if (d->guard() >= 0) o["guard_register"] = d->guard();
+    o["precision"] = d->precision() ? str(d->precision()) : std::string("float32");
     list.push_back(std::move(o));
   }
   if (manifest->loops())
@@ -265,9 +266,9 @@ void printPlan(const json::Object &plan) {
     for (const json::Value &v : *list) {
       const json::Object &d = *v.getAsObject();
       std::string guard = d.get("guard_register") ? "  (runs if r" + std::to_string(getInt(d, "guard_register")) + " != 0)" : "";
-      std::printf("  #%-4lld exe %lld kernel %-4lld bindings %-3lld  %s%s\n", getInt(d, "index"),
-                  getInt(d, "executable"), getInt(d, "entry_point"), getInt(d, "bindings"), getStr(d, "name").c_str(),
-                  guard.c_str());
+      std::printf("  #%-4lld exe %lld kernel %-4lld bindings %-3lld %-8s %s%s\n", getInt(d, "index"),
+                  getInt(d, "executable"), getInt(d, "entry_point"), getInt(d, "bindings"),
+                  getStr(d, "precision").c_str(), getStr(d, "name").c_str(), guard.c_str());
     }
   size_t i = 0;
   if (const json::Array *loops = plan.getArray("loops"))

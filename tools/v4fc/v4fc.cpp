@@ -76,6 +76,8 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
+  std::string quantize;
+  std::vector<std::string> exclude;
   int64_t maxLoopIterations = 4096;
   std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
@@ -175,6 +177,8 @@ int runCompile(const CompileOptions &opts) {
   if (!parseShapeOptions(opts, copts, shapeError)) return fail(shapeError);
   copts.maxLoopIterations = opts.maxLoopIterations;
   copts.targetCpu = opts.targetCpu;
+  copts.quantize = opts.quantize;
+  copts.quantizeExclude = opts.exclude;
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.producer = "v4fc " V4F_VERSION;
   copts.wantLLVMIR = opts.emit == "llvm";
@@ -307,6 +311,13 @@ int main(int argc, char **argv) {
                       "scan outputs of a count computed by kernels are sized for it) and of unrolling")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24))
       ->capture_default_str();
+  compile->add_option("--quantize", copts.quantize,
+                      "Quantize matmuls with constant weights: dynamic-int8 (int8 weights per output column, "
+                      "activations per row at run time; docs/quantization.md)")
+      ->check(CLI::IsMember({"dynamic-int8"}));
+  compile->add_option("--exclude", copts.exclude, "With --quantize: ONNX node names that stay float (comma-separated, "
+                                                  "repeatable)")
+      ->delimiter(',');
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
   compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")

@@ -40,6 +40,10 @@ struct CompilerOptions {
   /// --max-loop-iterations: the bound of a Loop run in the plan (a trip count
   /// known only at run time) and of unrolling.
   int64_t maxLoopIterations = 4096;
+  /// --quantize: "" (float), "dynamic-int8" (int8 weights, activations per
+  /// row at run time); --exclude: ONNX node names that stay float.
+  std::string quantize;
+  std::vector<std::string> quantizeExclude;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).

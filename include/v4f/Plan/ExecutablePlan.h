@@ -108,6 +108,8 @@ struct PlanDispatch {
   /// Floating-point (or integer multiply-add) operations the dispatch does,
   /// counting a multiply-add as 2, for profiles; unset: not counted.
   std::optional<Reg> flops;
+  /// "int8" for integer kernels; empty for float32 (v4fc inspect --plan).
+  std::string precision;
 };
 
 /// Dispatches [begin, end) run `tripCount` times in a row (a v4f.loop);

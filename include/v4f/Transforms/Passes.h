@@ -19,6 +19,8 @@ std::unique_ptr<mlir::Pass> createDecomposeGemmPass();
 std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
+std::unique_ptr<mlir::Pass> createQuantizePass();
+std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude);
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);

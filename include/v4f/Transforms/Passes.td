@@ -55,6 +55,33 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
+  let summary = "Quantize matmuls with a constant weight to int8 (v4f.quantized_matmul)";
+  let description = [{
+    Input invariants: the graph pipeline has run (bias and activation are
+    fused into the matmul). For `mode=int8` (static), the matmuls to quantize
+    carry `v4f.calibration = array<f32: MIN, MAX>`, the range of their lhs
+    on the calibration data (v4fc's calibration step sets it).
+    Output: every `v4f.matmul` whose rhs is a rank-2 float32 constant and
+    whose ONNX node is not in `exclude` becomes a `v4f.quantized_matmul`:
+    the weight is quantized per output column, symmetric, to [-127, 127]
+    (scale `max |W[:, n]| / 127`), stored as an i8 constant with its f32
+    scales; bias and activation move over. `mode=dynamic-int8` quantizes the
+    lhs per row at run time; `mode=int8` with the calibrated range
+    (asymmetric: the range widened to contain 0, `scale = (max - min) / 255`,
+    zero point `round(-128 - min / scale)`). A matmul that stays float32
+    gets `v4f.precision_note` saying why (excluded, not calibrated, weight
+    not constant). Preserves: results within the quantization error.
+  }];
+  let constructor = "v4f::createQuantizePass()";
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"dynamic-int8\"",
+           "dynamic-int8 (activation scales per row at run time) or int8 (static, from v4f.calibration)">,
+    ListOption<"exclude", "exclude", "std::string", "ONNX node names to keep in float32">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Decomposition of the composite ops the importer keeps whole
 //===----------------------------------------------------------------------===//

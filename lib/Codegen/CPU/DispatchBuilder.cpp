@@ -74,7 +74,8 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
   }
   // A weight every user packs (v4f-pack-weights) is stored only packed.
   bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
-    return use.getOperandNumber() == 1 && packingOf(use.getOwner());
+    // The int8 weight of a quantized matmul is always packed.
+    return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {
     t.buffer = ~0u;
@@ -375,6 +376,7 @@ LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> opera
     return emitElementwise(ctx, op, operands, result);
   if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
   if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
+  if (isa<QuantizedMatMulOp>(op)) return emitQuantizedMatMul(ctx, op, operands, result);
   if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
   if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
   if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);

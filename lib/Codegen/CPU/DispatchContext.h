@@ -62,6 +62,9 @@ public:
   /// constant and layout).
   uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices,
                         int64_t K, int64_t cols);
+  /// The buffer holding the int8 constant `weight` ([K, N]) in the
+  /// int8_pairs layout of panels of `nr` columns (QuantizedGemmKernels.cpp).
+  uint32_t packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr);
   Reg numel(const TensorInfo &t) { return shapes.product(t.dims, 0, t.dims.size()); }
   /// Number of workgroups for `rows` rows of `rowSize` elements each so a
   /// workgroup handles about `grain` elements; returns {count, rowsPerGroup}.
@@ -111,6 +114,9 @@ void emitScalarToI64(DispatchContext &ctx, const TensorInfo &src, uint32_t buffe
                      std::optional<int64_t> clampAbove = std::nullopt);
 mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
                                llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// v4f.quantized_matmul: the "quantize rows" and integer GEMM dispatches.
+mlir::LogicalResult emitQuantizedMatMul(DispatchContext &ctx, mlir::Operation *op,
+                                        llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).

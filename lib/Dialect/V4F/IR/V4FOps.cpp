@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace v4f;
 using namespace v4f::detail;
@@ -181,6 +183,43 @@ LogicalResult MatMulOp::verify() {
     auto bias = llvm::cast<RankedTensorType>(getBias().getType());
     if (bias.getRank() != 1 || bias.getDimSize(0) != b.getDimSize(b.getRank() - 1))
       return emitOpError("bias must have shape [N]");
+  }
+  if (!isKnownActivation(getActivation()))
+    return emitOpError("unknown activation '") << getActivation() << "'";
+  return success();
+}
+
+LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                  ValueRange operands, DictionaryAttr, OpaqueProperties,
+                                                  RegionRange, SmallVectorImpl<Type> &inferred) {
+  auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
+  if (!a || !b || a.getRank() < 2 || b.getRank() != 2)
+    return emitOptionalError(loc, "quantized_matmul expects lhs of rank >= 2 and a rank-2 rhs");
+  SmallVector<int64_t> shape(a.getShape());
+  shape.back() = b.getDimSize(1);
+  inferred.push_back(RankedTensorType::get(shape, a.getElementType()));
+  return success();
+}
+
+LogicalResult QuantizedMatMulOp::verify() {
+  auto a = getLhs().getType();
+  auto b = llvm::cast<RankedTensorType>(getRhs().getType());
+  if (!b.hasStaticShape()) return emitOpError("rhs must have a static shape");
+  int64_t ka = a.getDimSize(a.getRank() - 1), K = b.getDimSize(0), N = b.getDimSize(1);
+  if (ka != kDyn && ka != K) return emitOpError("contraction dims differ: ") << ka << " vs " << K;
+  auto scale = getRhsScale().getType();
+  if (scale.getRank() != 1 || scale.getDimSize(0) != N) return emitOpError("rhs_scale must have shape [N]");
+  if (getBias()) {
+    auto bias = llvm::cast<RankedTensorType>(getBias().getType());
+    if (bias.getRank() != 1 || bias.getDimSize(0) != N) return emitOpError("bias must have shape [N]");
+  }
+  if (getActQuant() != "dynamic" && getActQuant() != "static")
+    return emitOpError("act_quant must be \"dynamic\" or \"static\", not '") << getActQuant() << "'";
+  if (getActQuant() == "static") {
+    float s = getActScale().convertToFloat();
+    if (!(s > 0.f) || !std::isfinite(s)) return emitOpError("act_scale must be positive and finite");
+    if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
+      return emitOpError("act_zero_point must be in [-128, 127]");
   }
   if (!isKnownActivation(getActivation()))
     return emitOpError("unknown activation '") << getActivation() << "'";

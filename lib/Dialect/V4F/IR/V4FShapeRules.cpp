@@ -92,6 +92,13 @@ LogicalResult shapeRule(MatMulOp op, DimBuilder &b, OperandDims in, SmallVectorI
   return success();
 }
 
+/// [..., K] x [K, N] -> [..., N].
+LogicalResult shapeRule(QuantizedMatMulOp, DimBuilder &, OperandDims in, SmallVectorImpl<Dim> &dims) {
+  dims.append(in[0].begin(), in[0].end() - 1);
+  dims.push_back(in[1][1]);
+  return success();
+}
+
 LogicalResult shapeRule(ReduceMeanOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   for (int64_t d = 0; d < (int64_t)in[0].size(); ++d) {
     if (!llvm::is_contained(op.getAxes(), d)) dims.push_back(in[0][d]);
@@ -202,7 +209,7 @@ void attachShapeRules(MLIRContext &ctx) {
   attach<BroadcastRule, AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(ctx);
   attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp, SoftmaxOp,
          LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
-  attach<OpRule, ConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
+  attach<OpRule, ConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
          GatherOp, GatherNDOp, GatherElementsOp, ReshapeOp>(ctx);
 }
 

@@ -1,0 +1,328 @@
+//===- QuantizedGemmKernels.cpp - v4f.quantized_matmul ----------------------===//
+//
+// An int8 matmul runs as two dispatches:
+//
+//  1. "quantize rows": each row r of the float lhs becomes int16 values
+//     q[r, k] in [-255, 255] (the int8 value minus its zero point), K padded
+//     to an even count with a zero, and the row's scale s_r (dynamic: max|a| /
+//     127 per row; static: the calibrated scale);
+//  2. the integer GEMM: MR x NR register tiles of int32 accumulators; each step
+//     takes one pair of K (k, k+1): the pair (q[r,k], q[r,k+1]) is broadcast
+//     as one 32-bit value, the weight pairs of NR columns are loaded as int8
+//     and sign-extended to int16, and one pmaddwd per vector multiplies and
+//     adds both products into int32 lanes (exact: |q| <= 255, |w| <= 127, so
+//     a pair sum is far from overflowing and no 16-bit step saturates). The
+//     epilogue converts to float, scales by s_r * w_scale[n], adds the bias
+//     and applies the activation.
+//
+// The weight is packed at compile time (int8, `int8_pairs`): panels of NR
+// columns, panel p holding for each K pair kk the 2 x NR bytes
+// W[2kk][p*NR + j], W[2kk+1][p*NR + j] interleaved by column j, zero-padded
+// to whole panels and an even K. pmaddwd is the SSE2 / AVX2 / AVX-512BW
+// instruction of the target's vector width (an LLVM intrinsic); other
+// targets get the same arithmetic as generic vector ops.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+#include "v4f/Codegen/CPUCodegen.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+
+/// Bytes of the int8_pairs packing of a K x N weight in panels of `nr`.
+int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr) {
+  return (N + nr - 1) / nr * nr * ((K + 1) / 2 * 2);
+}
+
+void packInt8Pairs(const int8_t *w, int64_t K, int64_t N, int64_t nr, int8_t *dst) {
+  int64_t panels = (N + nr - 1) / nr, pairs = (K + 1) / 2;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t kk = 0; kk < pairs; ++kk)
+      for (int64_t j = 0; j < nr; ++j)
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t k = 2 * kk + h, n = p * nr + j;
+          *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
+        }
+}
+
+/// pmaddwd: lane i of the result is a[2i] * b[2i] + a[2i+1] * b[2i+1] in
+/// int32, for vector<2L x i16> operands.
+Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool x86) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto resultType = VectorType::get({lanes}, b.getI32Type());
+  const char *intrinsic = lanes == 4 ? "llvm.x86.sse2.pmadd.wd"
+                          : lanes == 8 ? "llvm.x86.avx2.pmadd.wd"
+                          : lanes == 16 ? "llvm.x86.avx512.pmaddw.d.512"
+                                        : nullptr;
+  if (x86 && intrinsic)
+    return b
+        .create<LLVM::CallIntrinsicOp>(loc, resultType, b.getStringAttr(intrinsic), ValueRange{a, b16},
+                                       LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::none))
+        .getResult(0);
+  auto wide = VectorType::get({2 * lanes}, b.getI32Type());
+  Value prod = b.create<arith::MulIOp>(loc, b.create<arith::ExtSIOp>(loc, wide, a),
+                                       b.create<arith::ExtSIOp>(loc, wide, b16));
+  SmallVector<int64_t> even, odd;
+  for (int64_t i = 0; i < lanes; ++i) {
+    even.push_back(2 * i);
+    odd.push_back(2 * i + 1);
+  }
+  return b.create<arith::AddIOp>(loc, b.create<vector::ShuffleOp>(loc, prod, prod, even),
+                                 b.create<vector::ShuffleOp>(loc, prod, prod, odd));
+}
+
+struct QGemm {
+  std::string name;
+  Reg R, N;             // rows (all batch rows of lhs) and columns
+  int64_t K, pairs;     // K and ceil(K / 2)
+  uint32_t cBuf, qBuf, wBuf, wScaleBuf, rowScaleBuf;
+  std::optional<uint32_t> biasBuf;
+  std::string act;
+  float alpha, beta;
+  int64_t mr, nr, lanes, mb, nb;
+  bool x86;
+};
+
+/// One MR x NR (or `rows` x NR) register tile at rows [m, m + rows), columns
+/// [n, n + NR), storing only the first `edgeCols` columns when set.
+void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Value edgeCols) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t L = g.lanes, vecs = g.nr / g.lanes;
+  auto i32v = VectorType::get({L}, b.getI32Type());
+  auto i16v = VectorType::get({2 * L}, b.getI16Type());
+  auto i8v = VectorType::get({2 * L}, b.getI8Type());
+  Value Q = kb.binding(1), W = kb.binding(2);
+  // The panel of column n: pairs x 2 x NR bytes per panel.
+  Value wBase = kb.mul(kb.div(n, kb.c(g.nr)), kb.c(g.pairs * 2 * g.nr));
+  SmallVector<Value> rowBase; // in int32 units (one K pair of int16)
+  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.pairs)));
+  Value zero = b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(0)));
+  SmallVector<Value> init(rows * vecs, zero);
+  auto acc = kb.forLoop(kb.c(0), kb.c(g.pairs), kb.c(1), init, [&](Value kk, ValueRange a) {
+    Value wRow = kb.add(wBase, kb.mul(kk, kb.c(2 * g.nr)));
+    SmallVector<Value> bv;
+    for (int64_t v = 0; v < vecs; ++v)
+      bv.push_back(b.create<arith::ExtSIOp>(loc, i16v, kb.load(i8v, W, kb.add(wRow, kb.c(v * 2 * L)))));
+    SmallVector<Value> next;
+    for (int r = 0; r < rows; ++r) {
+      Value pair = kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk));
+      Value av = b.create<vector::BitCastOp>(loc, i16v, b.create<vector::BroadcastOp>(loc, i32v, pair));
+      for (int64_t v = 0; v < vecs; ++v)
+        next.push_back(b.create<arith::AddIOp>(loc, a[r * vecs + v], pairwiseMulAdd(kb, av, bv[v], L, g.x86)));
+    }
+    return next;
+  });
+  SmallVector<Value> masks;
+  if (edgeCols)
+    for (int64_t v = 0; v < vecs; ++v) masks.push_back(kb.laneMask(kb.sub(edgeCols, kb.c(v * L)), L));
+  Type vt = kb.vec(L);
+  auto load = [&](Value base, Value idx, int64_t v) {
+    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
+  };
+  Value Nv = kb.dim(g.N);
+  SmallVector<Value> colScale, bias;
+  for (int64_t v = 0; v < vecs; ++v) {
+    Value col = kb.add(n, kb.c(v * L));
+    colScale.push_back(load(kb.binding(3), col, v));
+    if (g.biasBuf) bias.push_back(load(kb.binding(5), col, v));
+  }
+  for (int r = 0; r < rows; ++r) {
+    Value row = kb.add(m, kb.c(r));
+    Value rowScale = kb.splat(kb.load(kb.f32(), kb.binding(4), row), L);
+    for (int64_t v = 0; v < vecs; ++v) {
+      Value f = b.create<arith::SIToFPOp>(loc, vt, acc[r * vecs + v]);
+      f = b.create<arith::MulFOp>(loc, f, b.create<arith::MulFOp>(loc, rowScale, colScale[v]));
+      if (g.biasBuf) f = b.create<arith::AddFOp>(loc, f, bias[v]);
+      f = applyActivation(kb, f, g.act, g.alpha, g.beta);
+      Value idx = kb.add(kb.mul(row, Nv), kb.add(n, kb.c(v * L)));
+      if (edgeCols)
+        kb.maskedStore(f, kb.binding(0), idx, masks[v]);
+      else
+        kb.store(f, kb.binding(0), idx);
+    }
+  }
+}
+
+void emitQGemm(DispatchContext &ctx, const QGemm &g) {
+  auto &sp = ctx.shapes;
+  Reg mTiles = sp.ceilDiv(g.R, sp.constant(g.mb));
+  // As the float GEMM: columns per workgroup shrink (a multiple of NR) until
+  // there are at least 8 workgroups, at most NB.
+  Reg wantNTiles = sp.ceilDiv(sp.constant(8), sp.max(mTiles, sp.constant(1)));
+  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(g.N, wantNTiles), sp.constant(g.nr)), sp.constant(g.nr));
+  nbReg = sp.min(sp.max(nbReg, sp.constant(g.nr)), sp.constant(g.nb));
+  Reg nTiles = sp.ceilDiv(g.N, nbReg);
+  Reg groups = sp.mul(mTiles, nTiles);
+  auto kb = ctx.newKernel(g.name);
+  Value wg = kb->workgroupId();
+  Value mTilesV = kb->dim(mTiles);
+  Value R = kb->dim(g.R), N = kb->dim(g.N), nb = kb->dim(nbReg);
+  Value m0 = kb->mul(kb->rem(wg, mTilesV), kb->c(g.mb));
+  Value n0 = kb->mul(kb->div(wg, mTilesV), nb);
+  Value m1 = kb->min(kb->add(m0, kb->c(g.mb)), R);
+  Value n1 = kb->min(kb->add(n0, nb), N);
+  Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(g.nr)), kb->c(g.nr)));
+  Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(g.mr)), kb->c(g.mr)));
+  SmallVector<int64_t> edgeRows;
+  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
+    if (r < g.mr) edgeRows.push_back(r);
+  auto panel = [&](Value n, Value edgeCols) {
+    kb->forLoop(m0, mFull, kb->c(g.mr), [&](Value m) { emitQTile(*kb, g, m, n, int(g.mr), edgeCols); });
+    Value rest = kb->sub(m1, mFull);
+    for (int64_t rows : edgeRows) {
+      Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
+      Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
+      kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)),
+                 [&] { emitQTile(*kb, g, kb->add(mFull, before), n, int(rows), edgeCols); });
+    }
+  };
+  kb->forLoop(n0, nFull, kb->c(g.nr), [&](Value n) { panel(n, Value()); });
+  kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+  kb->finish();
+  std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf, g.wScaleBuf, g.rowScaleBuf};
+  if (g.biasBuf) bindings.push_back(*g.biasBuf);
+  ctx.addDispatch(*kb, bindings, groups, g.name);
+  ctx.plan.dispatches.back().precision = "int8";
+  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
+}
+
+/// The "quantize rows" dispatch: rows of `src` (float, K each) -> int16
+/// values minus the zero point into `qBuf` (rows of 2 * pairs) and each
+/// row's scale into `scaleBuf`.
+void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::string &name, Reg rows, int64_t K,
+                      int64_t pairs, int64_t L, uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
+  bool dynamic = op.getActQuant() == "dynamic";
+  float staticScale = op.getActScale().convertToFloat();
+  int64_t zp = dynamic ? 0 : int32_t(op.getActZeroPoint());
+  float qmin = dynamic ? -127.f : -128.f, qmax = 127.f;
+  auto [groups, perGroup] = ctx.splitRows(rows, ctx.shapes.constant(K), 16384);
+  auto kb = ctx.newKernel(name);
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  Value src = kb->binding(1), Q = kb->binding(0), S = kb->binding(2);
+  Type vt = kb->vec(L);
+  auto i32v = VectorType::get({L}, b.getI32Type());
+  auto i16v = VectorType::get({L}, b.getI16Type());
+  int64_t kFull = K / L * L;
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value r) {
+    Value a0 = kb->mul(r, kb->c(K)), q0 = kb->mul(r, kb->c(2 * pairs));
+    Value scale;
+    if (dynamic) {
+      auto vmax = kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), {kb->cf(0.f, vt)}, [&](Value k, ValueRange acc) {
+        Value v = b.create<math::AbsFOp>(loc, kb->load(vt, src, kb->add(a0, k)));
+        return SmallVector<Value>{b.create<arith::MaxNumFOp>(loc, acc[0], v)};
+      });
+      Value m = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXNUMF, vmax[0]);
+      auto tail = kb->forLoop(kb->c(kFull), kb->c(K), kb->c(1), {m}, [&](Value k, ValueRange acc) {
+        Value v = b.create<math::AbsFOp>(loc, kb->load(kb->f32(), src, kb->add(a0, k)));
+        return SmallVector<Value>{b.create<arith::MaxNumFOp>(loc, acc[0], v)};
+      });
+      Value mx = tail[0];
+      Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, mx, kb->cf(0.f));
+      scale = b.create<arith::SelectOp>(loc, positive, b.create<arith::DivFOp>(loc, mx, kb->cf(127.f)), kb->cf(1.f));
+    } else {
+      scale = kb->cf(staticScale);
+    }
+    kb->store(scale, S, r);
+    Value inv = b.create<arith::DivFOp>(loc, kb->cf(1.f), scale);
+    // q = clamp(roundeven(a / s) + zp, qmin, qmax) - zp (NaN -> qmin).
+    auto splatIf = [&](Value scalar, Type ft) { return llvm::isa<VectorType>(ft) ? kb->splat(scalar, L) : scalar; };
+    auto quantize = [&](Value a, Type ft) -> Value {
+      Value x = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, a, splatIf(inv, ft)));
+      if (zp) x = b.create<arith::AddFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
+      x = b.create<arith::MaxNumFOp>(loc, x, splatIf(kb->cf(qmin), ft));
+      x = b.create<arith::MinNumFOp>(loc, x, splatIf(kb->cf(qmax), ft));
+      if (zp) x = b.create<arith::SubFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
+      return x;
+    };
+    kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), [&](Value k) {
+      Value x = quantize(kb->load(vt, src, kb->add(a0, k)), vt);
+      Value q = b.create<arith::TruncIOp>(loc, i16v, b.create<arith::FPToSIOp>(loc, i32v, x));
+      kb->store(q, Q, kb->add(q0, k));
+    });
+    kb->forLoop(kb->c(kFull), kb->c(K), kb->c(1), [&](Value k) {
+      Value x = quantize(kb->load(kb->f32(), src, kb->add(a0, k)), kb->f32());
+      Value q = b.create<arith::TruncIOp>(loc, b.getI16Type(), b.create<arith::FPToSIOp>(loc, b.getI32Type(), x));
+      kb->store(q, Q, kb->add(q0, k));
+    });
+    if (K % 2)
+      kb->store(b.create<arith::ConstantIntOp>(loc, 0, 16), Q, kb->add(q0, kb->c(K)));
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {qBuf, srcBuf, scaleBuf}, groups, name);
+  ctx.plan.dispatches.back().precision = "int8";
+}
+
+} // namespace
+
+uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr) {
+  auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), 100, nr);
+  auto it = packedByWeight.find(key);
+  if (it != packedByWeight.end()) return it->second;
+  std::vector<int8_t> values;
+  if (weight.constant.isSplat())
+    values.assign(size_t(K * N), weight.constant.getSplatValue<int8_t>());
+  else
+    for (const APInt &v : weight.constant.getValues<APInt>()) values.push_back(int8_t(v.getSExtValue()));
+  uint32_t buffer = newConstant(size_t(packedInt8Bytes(K, N, nr)), [&](uint8_t *dst) {
+    packInt8Pairs(values.data(), K, N, nr, reinterpret_cast<int8_t *>(dst));
+  });
+  packedByWeight[key] = buffer;
+  return buffer;
+}
+
+LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                  const TensorInfo &result) {
+  auto qmm = cast<QuantizedMatMulOp>(op);
+  auto &sp = ctx.shapes;
+  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling)
+    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
+  if (!W.constant || !WS.constant || WS.buffer == ~0u)
+    return op->emitOpError("needs a constant int8 weight and constant scales");
+  auto wShape = qmm.getRhs().getType().getShape();
+  QGemm g;
+  g.name = dispatchName(op);
+  g.K = wShape[0];
+  g.pairs = (g.K + 1) / 2;
+  g.N = sp.constant(wShape[1]);
+  g.R = sp.product(A.dims, 0, A.dims.size() - 1);
+  emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
+  g.mr = tiling.getMr();
+  g.nr = tiling.getNr();
+  g.lanes = tiling.getLanes();
+  g.mb = tiling.getMb();
+  g.nb = tiling.getNb();
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
+  g.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
+  g.cBuf = result.buffer;
+  g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr);
+  g.wScaleBuf = WS.buffer;
+  if (qmm.getBias()) g.biasBuf = operands[3].buffer;
+  g.act = qmm.getActivation().str();
+  g.alpha = qmm.getActAlpha().convertToFloat();
+  g.beta = qmm.getActBeta().convertToFloat();
+  g.qBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4 * g.pairs)));
+  g.rowScaleBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4)));
+  emitQuantizeRows(ctx, qmm, g.name + " quantize rows", g.R, g.K, g.pairs, g.lanes, A.buffer, g.qBuf,
+                   g.rowScaleBuf);
+  emitQGemm(ctx, g);
+  return success();
+}
+
+} // namespace v4f

@@ -1,0 +1,54 @@
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8 exclude=keep_me}))" | FileCheck %s
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int8}))" | FileCheck %s --check-prefix=STATIC
+
+// A matmul with a constant weight becomes v4f.quantized_matmul: the weight
+// per output column, symmetric (column 0: max 1 -> [127, 64]; column 1:
+// max 4 -> [-64, 127], ties to even), its scales max/127, and the bias and
+// activation moved over. The float weight is gone.
+// CHECK-LABEL: func @weight_per_column
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[127, -64], [64, 127]]> : tensor<2x2xi8>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[0.00787401571, 0.0314960629]> : tensor<2xf32>
+// CHECK: %[[Q:.*]] = v4f.quantized_matmul %arg0, %[[W]], %[[S]] bias(%{{.*}}) {act_quant = "dynamic", activation = "relu"}
+// CHECK-NOT: v4f.matmul
+// CHECK-NOT: tensor<2x2xf32>
+// CHECK: return %[[Q]]
+// Without calibration ranges the static mode keeps the matmul in float and says why.
+// STATIC-LABEL: func @weight_per_column
+// STATIC: v4f.matmul {{.*}}v4f.precision_note = "no calibration range"
+func.func @weight_per_column(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<[[1.0, -2.0], [0.5, 4.0]]> : tensor<2x2xf32>
+  %b = arith.constant dense<[0.25, -0.25]> : tensor<2xf32>
+  %y = v4f.matmul %x, %w bias(%b) {activation = "relu"} : (tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// A calibrated range [-1, 3] gives the static parameters: scale 4 / 255 and
+// zero point round(-128 + 1 / scale) = -64; batch dims of the lhs stay.
+// STATIC-LABEL: func @calibrated
+// STATIC: v4f.quantized_matmul %arg0, %{{.*}}, %{{.*}} {act_quant = "static", act_scale = 0.0156862754 : f32, act_zero_point = -64 : i32}
+// STATIC-SAME: (tensor<2x3x4xf32>, tensor<4x5xi8>, tensor<5xf32>) -> tensor<2x3x5xf32>
+func.func @calibrated(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
+  %w = arith.constant dense<0.5> : tensor<4x5xf32>
+  %y = v4f.matmul %x, %w {v4f.calibration = array<f32: -1.0, 3.0>} : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// Kept in float, with the reason: an excluded node, a weight that is not
+// a constant, a batched weight.
+// CHECK-LABEL: func @kept_float
+// CHECK: v4f.matmul {{.*}}v4f.precision_note = "excluded (--exclude)"
+// CHECK: v4f.matmul {{.*}}v4f.precision_note = "weight is not a rank-2 float32 constant"
+// CHECK: v4f.matmul {{.*}}v4f.precision_note = "weight is not a rank-2 float32 constant"
+// CHECK-NOT: v4f.quantized_matmul
+func.func @kept_float(%x: tensor<3x2xf32>, %w: tensor<2x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<2x3x2xf32>) {
+  %c = arith.constant dense<1.0> : tensor<2x2xf32>
+  %a = v4f.matmul %x, %c : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32> loc("keep_me")
+  %b = v4f.matmul %x, %w : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %c3 = arith.constant dense<1.0> : tensor<2x2x2xf32>
+  %d = v4f.matmul %x, %c3 : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<2x3x2xf32>
+  return %a, %b, %d : tensor<3x2xf32>, tensor<3x2xf32>, tensor<2x3x2xf32>
+}
