@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Quantized vs float, v4f vs ONNX Runtime, on one machine in one invocation.
+
+For each model: v4f float32, v4f `--quantize=dynamic-int8`, ORT float32 and
+ORT's own dynamic quantization (`onnxruntime.quantization.quantize_dynamic`,
+per-channel int8 weights) of the same ONNX file, timed in alternating rounds
+at each thread count (medians); output error of each quantized side against
+ORT float32 (max |diff| / max |ref|); artifact / model sizes.
+
+  .venv/bin/python bench/quant_bench.py [--models bert_base_s16,bert_base_s128] [--threads 1,2]
+      [--runs 20] [--rounds 3] [--work-dir DIR]
+
+Writes bench/results/quant.md and quant.json. Timings are never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import bench  # noqa: E402
+import bench_models  # noqa: E402
+
+MODELS = {
+    "bert_base_s16": lambda: bench_models.bert_base(16),
+    "bert_base_s128": lambda: bench_models.bert_base(128),
+}
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="bert_base_s16,bert_base_s128")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per side and round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--work-dir")
+    ap.add_argument("--out-dir", default=str(ROOT / "bench" / "results"))
+    args = ap.parse_args()
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    build = Path(args.build)
+    v4fc, v4frun = build / "bin" / "v4fc", build / "bin" / "v4f-run"
+    threads_list = [int(t) for t in args.threads.split(",")]
+    tmp = tempfile.TemporaryDirectory(prefix="v4f-quant-bench-")
+    work = Path(args.work_dir) if args.work_dir else Path(tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    results = {"cpu": cpu_name(), "models": {}}
+    for name in args.models.split(","):
+        case = MODELS[name]()
+        model = work / f"{name}.onnx"
+        model.write_bytes(case.model.SerializeToString())
+        inputs = case.input_sets[0]
+        input_files = {}
+        for k, v in inputs.items():
+            input_files[k] = work / f"{name}_{k}.npy"
+            np.save(input_files[k], v)
+        qmodel = work / f"{name}_ort_int8.onnx"
+        quantize_dynamic(str(model), str(qmodel), weight_type=QuantType.QInt8, per_channel=True)
+        arts = {}
+        for tag, flags in [("float32", []), ("dynamic-int8", ["--quantize=dynamic-int8"])]:
+            arts[tag] = work / f"{name}_{tag}.v4f"
+            subprocess.run([str(v4fc), "compile", str(model), "-o", str(arts[tag]), *flags], check=True)
+        # Accuracy against ORT float32.
+        ref_sess = bench.make_ort_session(model, 2)[0]
+        ref = ref_sess.run(None, inputs)[0]
+        errs = {}
+        for tag, art in arts.items():
+            out = work / f"{name}_{tag}_out"
+            cmd = [str(v4frun), str(art), "--output-dir", str(out), "--print", "0"]
+            for k, f in input_files.items():
+                cmd += ["--input", f"{k}={f}"]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            got = np.load(next(out.glob("*.npy")))
+            errs[f"v4f {tag}"] = float(np.abs(got - ref).max() / np.abs(ref).max())
+        qsess = bench.make_ort_session(qmodel, 2)[0]
+        errs["ORT int8"] = float(np.abs(qsess.run(None, inputs)[0] - ref).max() / np.abs(ref).max())
+        sizes = {"v4f float32": arts["float32"].stat().st_size, "v4f dynamic-int8": arts["dynamic-int8"].stat().st_size,
+                 "ORT float32": model.stat().st_size, "ORT int8": qmodel.stat().st_size}
+        per = {}
+        for threads in threads_list:
+            samples = {k: [] for k in ["v4f float32", "v4f dynamic-int8", "ORT float32", "ORT int8"]}
+            sessions = {"ORT float32": bench.make_ort_session(model, threads)[0],
+                        "ORT int8": bench.make_ort_session(qmodel, threads)[0]}
+            for r in range(args.rounds):
+                for tag in ["float32", "dynamic-int8"]:
+                    _, med = bench.run_v4f(v4frun, arts[tag], input_files, args.runs, threads,
+                                           work / f"{name}_{tag}_{threads}_{r}.json")
+                    samples[f"v4f {tag}"].append(med)
+                for tag, sess in sessions.items():
+                    samples[tag].append(statistics.median(bench.run_ort(sess, inputs, args.runs)))
+            per[threads] = {k: statistics.median(v) for k, v in samples.items()}
+            print(f"{name} threads={threads}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in per[threads].items()),
+                  flush=True)
+        results["models"][name] = {"ms": per, "rel_err_vs_ort_float32": errs, "bytes": sizes}
+        print(f"{name}: errors {errs}; sizes {sizes}", flush=True)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "quant.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = [f"CPU: {results['cpu']}", "",
+             "| model | threads | v4f fp32 ms | v4f int8 ms | ORT fp32 ms | ORT int8 ms | v4f int8 / ORT int8 | "
+             "v4f int8 / v4f fp32 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, m in results["models"].items():
+        for t, ms in m["ms"].items():
+            lines.append(f"| {name} | {t} | {ms['v4f float32']:.2f} | {ms['v4f dynamic-int8']:.2f} | "
+                         f"{ms['ORT float32']:.2f} | {ms['ORT int8']:.2f} | "
+                         f"{ms['v4f dynamic-int8'] / ms['ORT int8']:.2f} | "
+                         f"{ms['v4f dynamic-int8'] / ms['v4f float32']:.2f} |")
+    lines += ["", "| model | v4f int8 error | ORT int8 error | v4f fp32 MB | v4f int8 MB | ORT int8 MB |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for name, m in results["models"].items():
+        e, s = m["rel_err_vs_ort_float32"], m["bytes"]
+        lines.append(f"| {name} | {e['v4f dynamic-int8']:.2e} | {e['ORT int8']:.2e} | {s['v4f float32'] / 1e6:.1f} | "
+                     f"{s['v4f dynamic-int8'] / 1e6:.1f} | {s['ORT int8'] / 1e6:.1f} |")
+    (out / "quant.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
