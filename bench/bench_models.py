@@ -9,6 +9,7 @@ written to disk: the suite generates the models into its work dir at run time.
   bert_base(seq)          BERT-base encoder, 12 layers, exporter-style graph
   tiny_chain(n)           n tiny elementwise ops in a chain (per-dispatch overhead)
   gemm(n)                 MatMul [n,n] x constant [n,n]
+  gemv(k, n)              MatMul [1,k] x constant [k,n] (batch-1 decoding)
   conv3x3(c, hw)          Conv c->c, 3x3, pad 1, on [1,c,hw,hw], constant weights
 """
 
@@ -172,6 +173,14 @@ def gemm(n: int = 1024) -> Case:
     g.op("MatMul", ["a", g.randn([n, n], 1.0 / math.sqrt(n), "b")], out_names=["y"])
     m = g.model(f"gemm{n}", [_vi("a", [n, n])], [_vi("y", [n, n])])
     return Case(m, [{"a": _randn(1025, [n, n])}])
+
+
+def gemv(k: int = 4096, n: int = 4096) -> Case:
+    """MatMul of one row [1,k] by a constant [k,n]: batch-1 decoding, memory bound."""
+    g = GraphBuilder(seed=4096)
+    g.op("MatMul", ["x", g.randn([k, n], 1.0 / math.sqrt(k), "w")], out_names=["y"])
+    m = g.model(f"gemv{k}x{n}", [_vi("x", [1, k])], [_vi("y", [1, n])])
+    return Case(m, [{"x": _randn(4097, [1, k])}])
 
 
 def conv3x3(c: int = 256, hw: int = 28) -> Case:

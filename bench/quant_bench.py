@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Quantized vs float, v4f vs ONNX Runtime, on one machine in one invocation.
 
-For each model: v4f float32, v4f `--quantize=dynamic-int8`, ORT float32 and
-ORT's own dynamic quantization (`onnxruntime.quantization.quantize_dynamic`,
-per-channel int8 weights) of the same ONNX file, timed in alternating rounds
-at each thread count (medians); output error of each quantized side against
-ORT float32 (max |diff| / max |ref|); artifact / model sizes.
+For each model: v4f float32, v4f quantized (BERT: `--quantize=dynamic-int8
+--per-channel`; the 4096x4096 batch-1 MatMul `gemv4096`: `--quantize=int4-weight`,
+group 128), ORT float32 and, for the int8 models, ORT's own dynamic quantization
+(`onnxruntime.quantization.quantize_dynamic`, per-channel int8 weights) of the
+same ONNX file, timed in alternating rounds at each thread count (medians);
+output error of each quantized side against ORT float32 (max |diff| / max
+|ref|); artifact / model sizes.
 
-  .venv/bin/python bench/quant_bench.py [--models bert_base_s16,bert_base_s128] [--threads 1,2]
-      [--runs 20] [--rounds 3] [--work-dir DIR]
+  .venv/bin/python bench/quant_bench.py [--models bert_base_s16,bert_base_s128,gemv4096]
+      [--threads 1,2] [--runs 20] [--rounds 3] [--work-dir DIR]
 
 Writes bench/results/quant.md and quant.json. Timings are never asserted.
 """
@@ -31,9 +33,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench  # noqa: E402
 import bench_models  # noqa: E402
 
+# name -> (builder, v4f quantization flags, whether ORT quantize_dynamic is compared)
 MODELS = {
-    "bert_base_s16": lambda: bench_models.bert_base(16),
-    "bert_base_s128": lambda: bench_models.bert_base(128),
+    "bert_base_s16": (lambda: bench_models.bert_base(16), ["--quantize=dynamic-int8", "--per-channel"], True),
+    "bert_base_s128": (lambda: bench_models.bert_base(128), ["--quantize=dynamic-int8", "--per-channel"], True),
+    "gemv4096": (lambda: bench_models.gemv(4096, 4096), ["--quantize=int4-weight"], False),
 }
 
 
@@ -46,7 +50,7 @@ def cpu_name() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="bert_base_s16,bert_base_s128")
+    ap.add_argument("--models", default="bert_base_s16,bert_base_s128,gemv4096")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per side and round")
     ap.add_argument("--rounds", type=int, default=3)
@@ -64,7 +68,9 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     results = {"cpu": cpu_name(), "models": {}}
     for name in args.models.split(","):
-        case = MODELS[name]()
+        builder, qflags, with_ort_quant = MODELS[name]
+        case = builder()
+        qtag = qflags[0].split("=", 1)[1]
         model = work / f"{name}.onnx"
         model.write_bytes(case.model.SerializeToString())
         inputs = case.input_sets[0]
@@ -73,9 +79,10 @@ def main() -> int:
             input_files[k] = work / f"{name}_{k}.npy"
             np.save(input_files[k], v)
         qmodel = work / f"{name}_ort_int8.onnx"
-        quantize_dynamic(str(model), str(qmodel), weight_type=QuantType.QInt8, per_channel=True)
+        if with_ort_quant:
+            quantize_dynamic(str(model), str(qmodel), weight_type=QuantType.QInt8, per_channel=True)
         arts = {}
-        for tag, flags in [("float32", []), ("dynamic-int8", ["--quantize=dynamic-int8"])]:
+        for tag, flags in [("float32", []), ("quantized", qflags)]:
             arts[tag] = work / f"{name}_{tag}.v4f"
             subprocess.run([str(v4fc), "compile", str(model), "-o", str(arts[tag]), *flags], check=True)
         # Accuracy against ORT float32.
@@ -90,17 +97,20 @@ def main() -> int:
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             got = np.load(next(out.glob("*.npy")))
             errs[f"v4f {tag}"] = float(np.abs(got - ref).max() / np.abs(ref).max())
-        qsess = bench.make_ort_session(qmodel, 2)[0]
-        errs["ORT int8"] = float(np.abs(qsess.run(None, inputs)[0] - ref).max() / np.abs(ref).max())
-        sizes = {"v4f float32": arts["float32"].stat().st_size, "v4f dynamic-int8": arts["dynamic-int8"].stat().st_size,
-                 "ORT float32": model.stat().st_size, "ORT int8": qmodel.stat().st_size}
+        sizes = {"v4f float32": arts["float32"].stat().st_size, "v4f quantized": arts["quantized"].stat().st_size,
+                 "ORT float32": model.stat().st_size}
+        if with_ort_quant:
+            qsess = bench.make_ort_session(qmodel, 2)[0]
+            errs["ORT int8"] = float(np.abs(qsess.run(None, inputs)[0] - ref).max() / np.abs(ref).max())
+            sizes["ORT int8"] = qmodel.stat().st_size
         per = {}
         for threads in threads_list:
-            samples = {k: [] for k in ["v4f float32", "v4f dynamic-int8", "ORT float32", "ORT int8"]}
-            sessions = {"ORT float32": bench.make_ort_session(model, threads)[0],
-                        "ORT int8": bench.make_ort_session(qmodel, threads)[0]}
+            sessions = {"ORT float32": bench.make_ort_session(model, threads)[0]}
+            if with_ort_quant:
+                sessions["ORT int8"] = bench.make_ort_session(qmodel, threads)[0]
+            samples = {k: [] for k in ["v4f float32", "v4f quantized", *sessions]}
             for r in range(args.rounds):
-                for tag in ["float32", "dynamic-int8"]:
+                for tag in ["float32", "quantized"]:
                     _, med = bench.run_v4f(v4frun, arts[tag], input_files, args.runs, threads,
                                            work / f"{name}_{tag}_{threads}_{r}.json")
                     samples[f"v4f {tag}"].append(med)
@@ -109,26 +119,31 @@ def main() -> int:
             per[threads] = {k: statistics.median(v) for k, v in samples.items()}
             print(f"{name} threads={threads}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in per[threads].items()),
                   flush=True)
-        results["models"][name] = {"ms": per, "rel_err_vs_ort_float32": errs, "bytes": sizes}
+        results["models"][name] = {"mode": qtag, "ms": per, "rel_err_vs_ort_float32": errs, "bytes": sizes}
         print(f"{name}: errors {errs}; sizes {sizes}", flush=True)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "quant.json").write_text(json.dumps(results, indent=2) + "\n")
+    na = "-"
     lines = [f"CPU: {results['cpu']}", "",
-             "| model | threads | v4f fp32 ms | v4f int8 ms | ORT fp32 ms | ORT int8 ms | v4f int8 / ORT int8 | "
-             "v4f int8 / v4f fp32 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | v4f mode | threads | v4f fp32 ms | v4f quant ms | ORT fp32 ms | ORT int8 ms | "
+             "v4f quant / ORT int8 | v4f quant / v4f fp32 |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, m in results["models"].items():
         for t, ms in m["ms"].items():
-            lines.append(f"| {name} | {t} | {ms['v4f float32']:.2f} | {ms['v4f dynamic-int8']:.2f} | "
-                         f"{ms['ORT float32']:.2f} | {ms['ORT int8']:.2f} | "
-                         f"{ms['v4f dynamic-int8'] / ms['ORT int8']:.2f} | "
-                         f"{ms['v4f dynamic-int8'] / ms['v4f float32']:.2f} |")
-    lines += ["", "| model | v4f int8 error | ORT int8 error | v4f fp32 MB | v4f int8 MB | ORT int8 MB |",
+            ort_q = ms.get("ORT int8")
+            q = ms["v4f quantized"]
+            ort_ms = f"{ort_q:.2f}" if ort_q else na
+            vs_ort = f"{q / ort_q:.2f}" if ort_q else na
+            lines.append(f"| {name} | {m['mode']} | {t} | {ms['v4f float32']:.2f} | {q:.2f} | "
+                         f"{ms['ORT float32']:.2f} | {ort_ms} | {vs_ort} | {q / ms['v4f float32']:.2f} |")
+    lines += ["", "| model | v4f quant error | ORT int8 error | v4f fp32 MB | v4f quant MB | ORT int8 MB |",
               "|---|---:|---:|---:|---:|---:|"]
     for name, m in results["models"].items():
         e, s = m["rel_err_vs_ort_float32"], m["bytes"]
-        lines.append(f"| {name} | {e['v4f dynamic-int8']:.2e} | {e['ORT int8']:.2e} | {s['v4f float32'] / 1e6:.1f} | "
-                     f"{s['v4f dynamic-int8'] / 1e6:.1f} | {s['ORT int8'] / 1e6:.1f} |")
+        ort_e = f"{e['ORT int8']:.2e}" if "ORT int8" in e else na
+        ort_s = f"{s['ORT int8'] / 1e6:.1f}" if "ORT int8" in s else na
+        lines.append(f"| {name} | {e['v4f quantized']:.2e} | {ort_e} | {s['v4f float32'] / 1e6:.1f} | "
+                     f"{s['v4f quantized'] / 1e6:.1f} | {ort_s} |")
     (out / "quant.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -1,6 +1,9 @@
 //===- Compiler.cpp - the v4f compile pipeline ----------------------------===//
 #include "v4f/Compiler/Compiler.h"
 
+#include "Calibration.h"
+#include "v4f/Artifact/ArtifactWriter.h"
+
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Codegen/Passes.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -16,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -23,7 +27,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
+#include <set>
 #include <optional>
 
 namespace v4f {
@@ -148,6 +155,115 @@ void mergeVariantConstants(ExecutablePlan &variant, const std::vector<uint8_t> &
     if (b.kind == BufferKind::Constant) b.constantOffset = moved.at(b.constantOffset);
 }
 
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += char(c);
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += char(c);
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// Every ONNX node name the imported module still carries (NameLocs).
+std::set<std::string> nodeNames(mlir::ModuleOp module) {
+  std::set<std::string> names;
+  module.walk([&](mlir::Operation *op) {
+    op->getLoc()->walk([&](mlir::Location loc) {
+      if (auto named = llvm::dyn_cast<mlir::NameLoc>(loc)) names.insert(named.getName().str());
+      return mlir::WalkResult::advance();
+    });
+  });
+  return names;
+}
+
+/// --quant-report: one entry per matmul after v4f-quantize, in graph order.
+std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, const SampleSet *calibration,
+                        const std::vector<CalibratedLayer> &layers) {
+  std::map<const void *, std::vector<const CalibratedLayer *>> byLoc;
+  for (const CalibratedLayer &l : layers) byLoc[l.loc.getAsOpaquePointer()].push_back(&l);
+  auto takeLayer = [&](mlir::Location loc) -> const CalibratedLayer * {
+    auto it = byLoc.find(loc.getAsOpaquePointer());
+    if (it == byLoc.end() || it->second.empty()) return nullptr;
+    const CalibratedLayer *l = it->second.front();
+    it->second.erase(it->second.begin());
+    return l;
+  };
+  auto nodesOf = [](mlir::Location loc) {
+    std::string names;
+    loc->walk([&](mlir::Location l) {
+      if (auto named = llvm::dyn_cast<mlir::NameLoc>(l))
+        names += (names.empty() ? "" : ", ") + jsonString(named.getName().str());
+      return mlir::WalkResult::advance();
+    });
+    return "[" + names + "]";
+  };
+  bool int4 = options.quantize.rfind("int4-weight", 0) == 0;
+  std::string out = "{\n  \"mode\": " + jsonString(options.quantize) + ",\n  \"weights\": " +
+                    jsonString(int4 ? "per-group" : options.perChannel ? "per-channel" : "per-tensor");
+  if (calibration)
+    out += ",\n  \"calibration\": {\"data\": " + jsonString(calibration->path) + ", \"method\": " +
+           jsonString(options.calibrationMethod) + ", \"samples\": " + std::to_string(calibration->samples) + "}";
+  out += ",\n  \"layers\": [";
+  int quantized = 0, kept = 0;
+  bool firstLayer = true;
+  module.walk([&](mlir::Operation *op) {
+    auto qmm = llvm::dyn_cast<QuantizedMatMulOp>(op);
+    auto mm = llvm::dyn_cast<MatMulOp>(op);
+    auto i4mm = llvm::dyn_cast<Int4MatMulOp>(op);
+    if (!qmm && !mm && !i4mm) return;
+    const CalibratedLayer *layer = takeLayer(op->getLoc());
+    std::string e = std::string(firstLayer ? "" : ",") + "\n    {\"nodes\": " + nodesOf(op->getLoc());
+    firstLayer = false;
+    auto scaleRange = [&](mlir::Value v) {
+      mlir::DenseElementsAttr scales;
+      if (!mlir::matchPattern(v, mlir::m_Constant(&scales))) return std::string();
+      float lo = INFINITY, hi = 0;
+      for (float s : scales.getValues<float>()) lo = std::min(lo, std::fabs(s)), hi = std::max(hi, std::fabs(s));
+      return ", \"weight_scale\": [" + jsonNumber(lo) + ", " + jsonNumber(hi) + "]";
+    };
+    if (i4mm) {
+      ++quantized;
+      e += ", \"precision\": \"int4\", \"activation\": {\"quantization\": \"none\"}, \"group_size\": " +
+           std::to_string(i4mm.getGroupSize()) + scaleRange(i4mm.getRhsScale());
+    } else if (qmm) {
+      ++quantized;
+      e += ", \"precision\": \"int8\", \"activation\": {\"quantization\": " + jsonString(qmm.getActQuant().str());
+      if (qmm.getActQuant() == "static")
+        e += ", \"scale\": " + jsonNumber(qmm.getActScale().convertToFloat()) +
+             ", \"zero_point\": " + std::to_string(int32_t(qmm.getActZeroPoint()));
+      if (layer)
+        e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "], \"range\": [" +
+             jsonNumber(layer->lo) + ", " + jsonNumber(layer->hi) + "]";
+      e += "}";
+      e += scaleRange(qmm.getRhsScale());
+      if (layer) e += ", \"sqnr_db\": " + jsonNumber(layer->sqnrDb) + ", \"max_abs_error\": " + jsonNumber(layer->maxAbsError);
+    } else {
+      ++kept;
+      auto note = op->getAttrOfType<mlir::StringAttr>("v4f.precision_note");
+      e += ", \"precision\": \"float32\", \"reason\": " +
+           jsonString(note ? note.str() : "not a candidate of v4f-quantize");
+      if (layer)
+        e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "]";
+    }
+    out += e + "}";
+  });
+  out += "\n  ],\n  \"summary\": {" + jsonString(int4 ? "int4" : "int8") + ": " + std::to_string(quantized) + ", \"float32\": " + std::to_string(kept) +
+         "}\n}\n";
+  return out;
+}
+
 } // namespace
 
 bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out,
@@ -179,9 +295,61 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   importOptions.inputValues = options.inputValues;
   importOptions.maxLoopIterations = options.maxLoopIterations;
   importOptions.notes = &out.notes;
+  std::string quantMode = options.quantize;
+  int64_t groupSize = 128;
+  if (quantMode.rfind("int4-weight", 0) == 0) {
+    std::string rest = quantMode.substr(11);
+    quantMode = "int4-weight";
+    if (!rest.empty()) {
+      char *end = nullptr;
+      long long g = rest[0] == ':' && rest.size() > 1 ? std::strtoll(rest.c_str() + 1, &end, 10) : -1;
+      if (g < 8 || g > 4096 || g % 8 || !end || *end) {
+        error = "--quantize: bad int4-weight group '" + rest + "' (int4-weight:GROUP, GROUP a multiple of 8 in "
+                "[8, 4096]; 32, 64 or 128 are usual)";
+        return false;
+      }
+      groupSize = g;
+    }
+  }
+  if (!quantMode.empty() && quantMode != "dynamic-int8" && quantMode != "int8" && quantMode != "int4-weight") {
+    error = "--quantize: unknown mode '" + options.quantize + "' (int8, dynamic-int8 or int4-weight[:GROUP])";
+    return false;
+  }
+  if (quantMode == "int4-weight" && options.perChannel) {
+    error = "--per-channel applies to the int8 modes (int4-weight has a scale per group of each column)";
+    return false;
+  }
+  if (options.quantize == "int8" && options.calibrationData.empty()) {
+    error = "--quantize=int8 needs --calibration-data CAL.npz (one array per model input, first axis = samples)";
+    return false;
+  }
+  if (!options.calibrationData.empty() && options.quantize != "int8") {
+    error = "--calibration-data is used by --quantize=int8 only";
+    return false;
+  }
+  if (options.quantize.empty() && (!options.quantizeExclude.empty() || options.perChannel || options.wantQuantReport)) {
+    error = "--exclude, --per-channel and --quant-report need --quantize";
+    return false;
+  }
+  CalibrationMethod method;
+  if (!CalibrationMethod::parse(options.calibrationMethod, method, error)) return false;
+
   auto module = importONNXModel(context, path, error, importOptions);
   if (!module) return false;
   phases.done("import");
+  if (!options.quantizeExclude.empty()) {
+    std::set<std::string> names = nodeNames(*module);
+    for (const std::string &name : options.quantizeExclude)
+      if (!names.count(name)) {
+        error = path + ": --exclude '" + name + "' names no node of the model";
+        return false;
+      }
+  }
+  SampleSet calibration;
+  if (options.quantize == "int8") {
+    if (!loadSampleSet(options.calibrationData, *module, "calibration", calibration, error)) return false;
+    phases.done("calibration data");
+  }
   if (options.printIRAfterAll) {
     // The import is not a pass; print its result the way the pass manager
     // prints the others, so the whole pipeline reads in order.
@@ -199,13 +367,54 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   mlir::PassManager graph(&context);
   if (options.printIRAfterAll) enableIRPrinting(graph);
   buildGraphOptimizationPipeline(graph);
-  if (!options.quantize.empty())
-    graph.addNestedPass<mlir::func::FuncOp>(createQuantizePass(options.quantize, options.quantizeExclude));
   if (mlir::failed(graph.run(*module))) {
     error = path + ": graph optimization failed:\n" + diagnostics;
     return false;
   }
   phases.done("graph optimization");
+
+  // Quantization: calibration (static int8) runs the optimized float graph
+  // in this process; v4f-quantize then rewrites the matmuls.
+  if (!options.quantize.empty()) {
+    std::vector<CalibratedLayer> layers;
+    if (options.quantize == "int8") {
+      std::vector<CPUTarget> host;
+      if (!resolveCPUTargetList("host", host, error)) return false;
+      CompilerOptions floatOptions = options;
+      floatOptions.stopAfter = CompilerOptions::Stage::Artifact;
+      floatOptions.printIRAfterAll = false;
+      floatOptions.wantLLVMIR = false;
+      floatOptions.phaseDone = nullptr;
+      Phases quiet{floatOptions};
+      auto compileHost = [&](mlir::ModuleOp graphModule, std::vector<uint8_t> &bytes, std::string &err) {
+        CompiledModel scratch;
+        ExecutablePlan plan;
+        std::vector<uint8_t> constants;
+        if (!generateForTarget(graphModule, host.front(), floatOptions, quiet, diagnostics, path, scratch, plan,
+                               constants, err))
+          return false;
+        plan.producer = options.producer;
+        plan.modelName = baseName(path);
+        return serializeArtifact(plan, constants, bytes, err);
+      };
+      if (!calibrateMatMuls(*module, calibration, method, options.perChannel, compileHost, layers, error)) {
+        error = path + ": " + error;
+        return false;
+      }
+      phases.done("calibration");
+    }
+    mlir::PassManager quantize(&context);
+    if (options.printIRAfterAll) enableIRPrinting(quantize);
+    quantize.addNestedPass<mlir::func::FuncOp>(
+        createQuantizePass(quantMode, options.quantizeExclude, options.perChannel, groupSize));
+    if (mlir::failed(quantize.run(*module))) {
+      error = path + ": quantization failed:\n" + diagnostics;
+      return false;
+    }
+    if (options.wantQuantReport)
+      out.quantReport = quantReport(*module, options, options.quantize == "int8" ? &calibration : nullptr, layers);
+    phases.done("quantization");
+  }
   if (options.stopAfter == CompilerOptions::Stage::GraphIR) {
     llvm::raw_string_ostream os(out.graphIR);
     module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));

@@ -103,9 +103,12 @@ struct FuseMatMulBias : OpRewritePattern<AddOp> {
       if (!values) continue;
       Value bias = addToBias(rewriter, add.getLoc(), mm.getBias(), *values);
       if (!bias) continue;
-      rewriter.replaceOpWithNewOp<MatMulOp>(add, mm.getType(), mm.getLhs(), mm.getRhs(), bias,
-                                            mm.getActivationAttr(), mm.getActAlphaAttr(),
-                                            mm.getActBetaAttr());
+      // The fused op keeps both nodes' names, the matmul's first (what
+      // --exclude and diagnostics name).
+      auto fused = rewriter.create<MatMulOp>(rewriter.getFusedLoc({mm.getLoc(), add.getLoc()}), mm.getType(),
+                                             mm.getLhs(), mm.getRhs(), bias, mm.getActivationAttr(),
+                                             mm.getActAlphaAttr(), mm.getActBetaAttr());
+      rewriter.replaceOp(add, fused.getResult());
       rewriter.eraseOp(mm);
       return success();
     }
@@ -141,10 +144,10 @@ struct FuseActivation : OpRewritePattern<ActOp> {
     }
     if (auto mm = input.getDefiningOp<MatMulOp>()) {
       if (!mm->hasOneUse() || mm.getActivation() != "none") return failure();
-      rewriter.replaceOpWithNewOp<MatMulOp>(act, mm.getType(), mm.getLhs(), mm.getRhs(),
-                                            mm.getBias(), rewriter.getStringAttr(name),
-                                            rewriter.getF32FloatAttr(alpha),
-                                            rewriter.getF32FloatAttr(beta));
+      auto fused = rewriter.create<MatMulOp>(rewriter.getFusedLoc({mm.getLoc(), act.getLoc()}), mm.getType(),
+                                             mm.getLhs(), mm.getRhs(), mm.getBias(), rewriter.getStringAttr(name),
+                                             rewriter.getF32FloatAttr(alpha), rewriter.getF32FloatAttr(beta));
+      rewriter.replaceOp(act, fused.getResult());
       rewriter.eraseOp(mm);
       return success();
     }

@@ -1,5 +1,7 @@
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8 exclude=keep_me}))" | FileCheck %s
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8 exclude=keep_me per-channel=1}))" | FileCheck %s
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int8}))" | FileCheck %s --check-prefix=STATIC
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8}))" | FileCheck %s --check-prefix=TENSOR
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int4-weight group-size=2}))" | FileCheck %s --check-prefix=INT4
 
 // A matmul with a constant weight becomes v4f.quantized_matmul: the weight
 // per output column, symmetric (column 0: max 1 -> [127, 64]; column 1:
@@ -12,6 +14,19 @@
 // CHECK-NOT: v4f.matmul
 // CHECK-NOT: tensor<2x2xf32>
 // CHECK: return %[[Q]]
+// Per tensor (the default): one scale, max |W| / 127 = 4 / 127, for both
+// columns (column 0: 1 -> 32, 0.5 -> 16).
+// TENSOR-LABEL: func @weight_per_column
+// TENSOR-DAG: arith.constant dense<{{\[}}[32, -64], [16, 127]]> : tensor<2x2xi8>
+// TENSOR-DAG: arith.constant dense<0.0314960629> : tensor<2xf32>
+// int4-weight, one group of 2 rows per column: the value of largest
+// magnitude maps to -8 (column 0: 1 -> scale -1/8, 0.5 -> -4; column 1: 4 ->
+// scale -1/2, -2 -> 4); scales [groups, N]; bias and activation kept.
+// INT4-LABEL: func @weight_per_column
+// INT4-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[-8, 4], [-4, -8]]> : tensor<2x2xi8>
+// INT4-DAG: %[[S:.*]] = arith.constant dense<{{\[}}[-1.250000e-01, -5.000000e-01]]> : tensor<1x2xf32>
+// INT4: v4f.int4_matmul %arg0, %[[W]], %[[S]] bias(%{{.*}}) {activation = "relu", group_size = 2 : i64}
+// INT4-NOT: v4f.matmul
 // Without calibration ranges the static mode keeps the matmul in float and says why.
 // STATIC-LABEL: func @weight_per_column
 // STATIC: v4f.matmul {{.*}}v4f.precision_note = "no calibration range"
@@ -29,6 +44,9 @@ func.func @weight_per_column(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
 // STATIC-LABEL: func @calibrated
 // STATIC: v4f.quantized_matmul %arg0, %{{.*}}, %{{.*}} {act_quant = "static", act_scale = 0.0156862754 : f32, act_zero_point = -64 : i32}
 // STATIC-SAME: (tensor<2x3x4xf32>, tensor<4x5xi8>, tensor<5xf32>) -> tensor<2x3x5xf32>
+// int4-weight needs no calibration; K = 4 makes two groups of 2.
+// INT4-LABEL: func @calibrated
+// INT4: v4f.int4_matmul {{.*}}(tensor<2x3x4xf32>, tensor<4x5xi8>, tensor<2x5xf32>) -> tensor<2x3x5xf32>
 func.func @calibrated(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
   %w = arith.constant dense<0.5> : tensor<4x5xf32>
   %y = v4f.matmul %x, %w {v4f.calibration = array<f32: -1.0, 3.0>} : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>

@@ -5,12 +5,17 @@
    row edges, batch dims, a Gemm with transB, a zero row): `v4fc --quantize=MODE`
    output must equal a numpy emulation of the documented arithmetic
    (docs/quantization.md) up to float rounding of the dequantization — an
-   error in packing, pairing, edges or scales shows up as a large difference.
+   error in packing, pairing, edges, scales or zero points shows up as a large
+   difference. Dynamic int8 with per-tensor weights, static int8 (minmax
+   calibration on other data, so the run clips) with per-channel weights.
 2. Accuracy on the trained digits models (test/quant/digits_models.py, trained
    at test time with numpy): float vs quantized top-1 on the 360 held-out
-   digits, for every mode, against the issue's budgets (int8 modes lose at
-   most 1 point).
+   digits, for every mode and calibration method, against the issue's budgets
+   (int8 modes lose at most 1 point); --quant-report's JSON checked.
 3. Sizes: the quantized artifact of the MLP is smaller than the float one.
+4. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
+   NaN, a corrupt file; an --exclude naming no node; int8 without data — each
+   a non-zero exit with a message naming the problem and no artifact written.
 
   run_quant_tests.py --build build [--keep DIR]
 """
@@ -31,29 +36,87 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import digits_models  # noqa: E402
 
-MODES = ["dynamic-int8"]
-# Allowed top-1 loss (fraction of the held-out set) per mode.
-BUDGET = {"dynamic-int8": 0.01}
+# name -> (v4fc flags, allowed top-1 loss as a fraction of the held-out set);
+# CAL is replaced by the model's calibration set.
+MODES = {
+    "dynamic-int8": (["--quantize=dynamic-int8"], 0.01),
+    "dynamic-int8/pc": (["--quantize=dynamic-int8", "--per-channel"], 0.01),
+    "int8 minmax": (["--quantize=int8", "--calibration-data", "CAL"], 0.01),
+    "int8 minmax/pc": (["--quantize=int8", "--calibration-data", "CAL", "--per-channel"], 0.01),
+    "int8 entropy": (["--quantize=int8", "--calibration-data", "CAL", "--calibration-method=entropy"], 0.01),
+    "int8 pct99.99": (["--quantize=int8", "--calibration-data", "CAL", "--calibration-method=percentile:99.99"],
+                      0.01),
+    "int4-weight": (["--quantize=int4-weight"], 0.02),
+    "int4-weight:32": (["--quantize=int4-weight:32"], 0.02),
+}
 
 
 # ---------------------------------------------------------------- emulation
-def quantize_weight(w: np.ndarray):
-    """Per output column, symmetric, [-127, 127] (v4f-quantize)."""
-    s = (np.abs(w).max(axis=0) / np.float32(127)).astype(np.float32)
+def quantize_weight(w: np.ndarray, per_channel: bool):
+    """Symmetric, [-127, 127], per output column or per tensor (v4f-quantize)."""
+    s = np.abs(w).max(axis=0).astype(np.float32)
+    if not per_channel:
+        s[:] = s.max(initial=0)
+    s = (s / np.float32(127)).astype(np.float32)
     s[~(s > 0)] = 1
     q = np.clip(np.round(w / s), -127, 127).astype(np.int64)
     return q, s
 
 
-def quantized_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool) -> np.ndarray:
-    """dynamic-int8: rows quantized at run time, symmetric, int sums, float dequantization."""
+def activation_quant(lo: float, hi: float):
+    """Static range -> (scale, zero point), widened to contain 0 (float32 arithmetic)."""
+    lo, hi = np.float32(min(lo, 0)), np.float32(max(hi, 0))
+    if not hi > lo:
+        return np.float32(1), 0
+    scale = np.float32((hi - lo) / np.float32(255))
+    zp = int(np.clip(np.round(np.float32(-128) - lo / scale), -128, 127))
+    return scale, zp
+
+
+def quantized_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, per_channel: bool,
+                     static=None) -> np.ndarray:
+    """The kernel's arithmetic: rows quantized (dynamic: symmetric per row at
+    run time; static: one scale and zero point), int sums, float dequantization."""
     a2 = a.reshape(-1, a.shape[-1]).astype(np.float32)
-    m = np.abs(a2).max(axis=1) if a2.shape[1] else np.zeros(len(a2), np.float32)
-    s = np.where(m > 0, m / np.float32(127), np.float32(1)).astype(np.float32)
+    if static is None:
+        m = np.abs(a2).max(axis=1) if a2.shape[1] else np.zeros(len(a2), np.float32)
+        s = np.where(m > 0, m / np.float32(127), np.float32(1)).astype(np.float32)
+        zp, qmin = 0, -127
+    else:
+        scale, zp = static
+        s = np.full(len(a2), scale, np.float32)
+        qmin = -128
     inv = (np.float32(1) / s).astype(np.float32)
-    q = np.clip(np.round(a2 * inv[:, None]), -127, 127).astype(np.int64)
-    wq, ws = quantize_weight(w)
+    q = np.clip(np.round(a2 * inv[:, None]) + np.float32(zp), qmin, 127).astype(np.int64) - zp
+    wq, ws = quantize_weight(w, per_channel)
     y = (q @ wq).astype(np.float32) * (s[:, None] * ws[None, :])
+    if bias is not None:
+        y = y + bias
+    if relu:
+        y = np.maximum(y, 0)
+    return y.reshape(a.shape[:-1] + (w.shape[1],)).astype(np.float32)
+
+
+def quantize_int4(w: np.ndarray, group: int):
+    """Block-wise int4 (v4f-quantize int4-weight): per column, groups of `group`
+    rows; the group's value of largest magnitude m maps to -8 (scale m / -8)."""
+    K, N = w.shape
+    q = np.zeros((K, N), np.int64)
+    scales = np.ones(((K + group - 1) // group, N), np.float32)
+    for g in range(scales.shape[0]):
+        blk = w[g * group:(g + 1) * group]
+        extreme = blk[np.abs(blk).argmax(axis=0), np.arange(N)].astype(np.float32)
+        s = np.where(extreme != 0, extreme / np.float32(-8), np.float32(1)).astype(np.float32)
+        scales[g] = s
+        q[g * group:(g + 1) * group] = np.clip(np.round(blk / s), -8, 7)
+    return q, scales
+
+
+def int4_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, group: int) -> np.ndarray:
+    """Weight-only int4: float activations times the dequantized weight."""
+    q, s = quantize_int4(w, group)
+    wd = (q * np.repeat(s, group, axis=0)[:len(q)]).astype(np.float64)
+    y = a.reshape(-1, a.shape[-1]).astype(np.float64) @ wd
     if bias is not None:
         y = y + bias
     if relu:
@@ -118,18 +181,31 @@ def exactness(build: Path, work: Path) -> list[str]:
     for name, shape, K, N, has_bias, relu, gemm in cases:
         w = rng.standard_normal((K, N)).astype(np.float32)
         w[:, 0] = 0  # a zero column: scale 1
+        w[:, -1] *= 8  # one large column: per-tensor and per-channel scales differ
         bias = rng.standard_normal(N).astype(np.float32) if has_bias else None
         x = rng.standard_normal(shape).astype(np.float32) * 3
         x.reshape(-1, K)[0] = 0  # a zero row: scale 1
+        # Calibration data: other samples, a narrower and shifted range, so
+        # the run's values fall outside it and clip.
+        cal = (rng.standard_normal((3,) + shape) * 2 + 0.5).astype(np.float32)
+        np.savez(work / f"{name}_cal.npz", x=cal)
         model = work / f"{name}.onnx"
         matmul_model(model, shape, w, bias, relu, gemm)
-        got, _ = compile_and_run(build, model, x, work / name, ["--quantize=dynamic-int8"])
-        want = quantized_matmul(x, w, bias, relu)
-        err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
-        ok = got.shape == want.shape and err <= 1e-5
-        print(f"  exact {name:14s} {str(shape):12s} K={K:<4d} N={N:<4d} rel err {err:.2e}  {'ok' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"exactness {name}: shape {got.shape} vs {want.shape}, rel err {err:.3e}")
+        static = activation_quant(float(cal.min()), float(cal.max()))
+        for label, flags, want in [
+            ("dynamic", ["--quantize=dynamic-int8"], quantized_matmul(x, w, bias, relu, False)),
+            ("static/pc", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--per-channel"],
+             quantized_matmul(x, w, bias, relu, True, static)),
+            ("int4/g32", ["--quantize=int4-weight:32"], int4_matmul(x, w, bias, relu, 32)),
+            ("int4/g128", ["--quantize=int4-weight"], int4_matmul(x, w, bias, relu, 128)),
+        ]:
+            got, _ = compile_and_run(build, model, x, work / f"{name}_{label.replace('/', '_')}", flags)
+            err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+            ok = got.shape == want.shape and err <= 1e-5
+            print(f"  exact {label:9s} {name:14s} {str(shape):12s} K={K:<4d} N={N:<4d} rel err {err:.2e}  "
+                  f"{'ok' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"exactness {label} {name}: shape {got.shape} vs {want.shape}, rel err {err:.3e}")
     return failures
 
 
@@ -144,18 +220,113 @@ def accuracy(build: Path, work: Path) -> list[str]:
                                        out_name="logits")
         f_top1 = float((f_out.argmax(1) == labels).mean())
         print(f"  {model} float32      top-1 {f_top1:.4f}  artifact {f_art.stat().st_size} bytes")
-        for mode in MODES:
-            q_out, q_art = compile_and_run(build, data / f"{model}.onnx", x, work / f"{model}_{mode}",
-                                           [f"--quantize={mode}"], out_name="logits")
+        for mode, (flags, budget) in MODES.items():
+            flags = [str(data / f"cal_{model}.npz") if f == "CAL" else f for f in flags]
+            tag = mode.replace(" ", "_").replace("/", "_")
+            q_out, q_art = compile_and_run(build, data / f"{model}.onnx", x, work / f"{model}_{tag}", flags,
+                                           out_name="logits")
             q_top1 = float((q_out.argmax(1) == labels).mean())
             loss = f_top1 - q_top1
-            ok = loss <= BUDGET[mode] + 1e-9
-            print(f"  {model} {mode:13s} top-1 {q_top1:.4f}  loss {100 * loss:+.2f} points (budget "
-                  f"{100 * BUDGET[mode]:.0f})  artifact {q_art.stat().st_size} bytes  {'ok' if ok else 'FAIL'}")
+            ok = loss <= budget + 1e-9
+            print(f"  {model} {mode:16s} top-1 {q_top1:.4f}  loss {100 * loss:+.2f} points (budget "
+                  f"{100 * budget:.0f})  artifact {q_art.stat().st_size} bytes  {'ok' if ok else 'FAIL'}")
             if not ok:
                 failures.append(f"{model} {mode}: top-1 {q_top1:.4f} vs float {f_top1:.4f}")
+            if mode == "int8 entropy":
+                failures += check_report(build, data / f"{model}.onnx", flags, work / f"{model}_report")
             if model == "mlp" and q_art.stat().st_size >= f_art.stat().st_size:
                 failures.append(f"mlp {mode}: artifact not smaller than float ({q_art.stat().st_size} bytes)")
+    return failures
+
+
+def check_report(build: Path, model: Path, flags, out: Path) -> list[str]:
+    """--quant-report: every matmul listed with its precision, static scales and
+    a finite SQNR; an excluded node stays float with the reason."""
+    import json
+    out.mkdir(parents=True, exist_ok=True)
+    failures = []
+    exclude = "mm2" if model.stem == "mlp" else None
+    extra = ["--exclude", exclude] if exclude else []
+    run([build / "bin" / "v4fc", "compile", model, "-o", out / "m.v4f", *flags, *extra,
+         "--quant-report", out / "report.json"])
+    report = json.loads((out / "report.json").read_text())
+    layers = report["layers"]
+    want_layers = 3 if model.stem == "mlp" else 1
+    if len(layers) != want_layers or report["mode"] != "int8" or report["calibration"]["samples"] != 256:
+        failures.append(f"{model.stem} report: {len(layers)} layers (want {want_layers}), header {report}")
+    if exclude and sum(exclude in layer["nodes"] for layer in layers) != 1:
+        failures.append(f"{model.stem} report: no single layer from node {exclude}: {layers}")
+    for layer in layers:
+        if exclude in layer["nodes"]:
+            if layer["precision"] != "float32" or "exclude" not in layer.get("reason", ""):
+                failures.append(f"{model.stem} report: excluded {exclude} is {layer}")
+            continue
+        act = layer.get("activation", {})
+        if (layer["precision"] != "int8" or act.get("quantization") != "static" or not act.get("scale", 0) > 0
+                or layer.get("sqnr_db") is None or not layer["sqnr_db"] > 20):
+            failures.append(f"{model.stem} report: layer {layer}")
+    summary = report["summary"]
+    if summary["int8"] + summary["float32"] != want_layers:
+        failures.append(f"{model.stem} report: summary {summary}")
+    sqnr = ", ".join(f"{'+'.join(l['nodes'])} {l['sqnr_db']:.1f} dB" for l in layers if l.get("sqnr_db") is not None)
+    print(f"  {model.stem} --quant-report: {summary['int8']} int8, {summary['float32']} float32; SQNR {sqnr}  "
+          f"{'ok' if not failures else 'FAIL'}")
+    return failures
+
+
+def bad_input(build: Path, work: Path) -> list[str]:
+    """Each refusal: non-zero exit, a message naming the problem, no artifact."""
+    data = work / "digits"
+    model = data / "mlp.onnx"
+    bad = work / "bad"
+    bad.mkdir(parents=True, exist_ok=True)
+    good = np.load(data / "cal_mlp.npz")["x"]
+    nan = good.copy()
+    nan[5, 3] = np.nan
+    np.savez(bad / "wrong_name.npz", y=good)
+    np.savez(bad / "wrong_shape.npz", x=good[:, :63])
+    np.savez(bad / "wrong_dtype.npz", x=good.astype(np.float64))
+    np.savez(bad / "empty.npz", x=good[:0])
+    np.savez(bad / "nan.npz", x=nan)
+    np.savez(bad / "extra.npz", x=good, mask=good)
+    (bad / "corrupt.npz").write_bytes(b"PK\x03\x04 this is not a zip archive" * 3)
+    np.savez_compressed(bad / "compressed.npz", x=good)
+    cases = [
+        ("wrong name", ["--quantize=int8", "--calibration-data", bad / "wrong_name.npz"], "names no input"),
+        ("extra array", ["--quantize=int8", "--calibration-data", bad / "extra.npz"], "'mask' names no input"),
+        ("wrong shape", ["--quantize=int8", "--calibration-data", bad / "wrong_shape.npz"], "dim 1 differs"),
+        ("wrong dtype", ["--quantize=int8", "--calibration-data", bad / "wrong_dtype.npz"], "is float64"),
+        ("empty set", ["--quantize=int8", "--calibration-data", bad / "empty.npz"], "is empty"),
+        ("NaN", ["--quantize=int8", "--calibration-data", bad / "nan.npz"], "NaN or infinity (sample 5)"),
+        ("corrupt file", ["--quantize=int8", "--calibration-data", bad / "corrupt.npz"], "not a .npz"),
+        ("missing file", ["--quantize=int8", "--calibration-data", bad / "nope.npz"], "nope.npz"),
+        ("no data", ["--quantize=int8"], "needs --calibration-data"),
+        ("bad method", ["--quantize=int8", "--calibration-data", bad / "compressed.npz",
+                        "--calibration-method=percentile:150"], "percentile must be"),
+        ("exclude no node", ["--quantize=dynamic-int8", "--exclude", "fc1,no_such_node"],
+         "'no_such_node' names no node"),
+        ("bad int4 group", ["--quantize=int4-weight:12"], "bad int4-weight group ':12'"),
+        ("int4 per-channel", ["--quantize=int4-weight", "--per-channel"], "--per-channel applies to the int8"),
+        ("unknown mode", ["--quantize=int3"], "unknown mode 'int3'"),
+    ]
+    failures = []
+    for name, flags, expect in cases:
+        art = bad / "out.v4f"
+        p = subprocess.run([build / "bin" / "v4fc", "compile", model, "-o", art, *flags], capture_output=True,
+                           text=True)
+        msg = (p.stderr + p.stdout).strip().splitlines()
+        ok = p.returncode != 0 and expect in p.stderr and not art.exists() and \
+            not [f for f in bad.iterdir() if f.name.startswith("out.v4f")]
+        print(f"  refuse {name:16s} exit {p.returncode}  {msg[0] if msg else '(no message)'}  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"bad input {name}: exit {p.returncode}, stderr {p.stderr!r} (want {expect!r})")
+    # The same data compressed (np.savez_compressed) is accepted.
+    p = subprocess.run([build / "bin" / "v4fc", "compile", model, "-o", bad / "ok.v4f", "--quantize=int8",
+                        "--calibration-data", bad / "compressed.npz"], capture_output=True, text=True)
+    ok = p.returncode == 0 and (bad / "ok.v4f").exists()
+    print(f"  accept np.savez_compressed calibration data  {'ok' if ok else 'FAIL'}")
+    if not ok:
+        failures.append(f"compressed calibration data refused: {p.stderr}")
     return failures
 
 
@@ -172,6 +343,8 @@ def main() -> int:
         failures = exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)
+        print("quantization: bad input is refused")
+        failures += bad_input(build, work)
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1

@@ -76,8 +76,9 @@ bool writeText(const std::string &path, const std::string &text, std::string &er
 struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
-  std::string quantize;
+  std::string quantize, calibrationData, calibrationMethod = "minmax", quantReport;
   std::vector<std::string> exclude;
+  bool perChannel = false;
   int64_t maxLoopIterations = 4096;
   std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
@@ -179,6 +180,11 @@ int runCompile(const CompileOptions &opts) {
   copts.targetCpu = opts.targetCpu;
   copts.quantize = opts.quantize;
   copts.quantizeExclude = opts.exclude;
+  copts.calibrationData = opts.calibrationData;
+  copts.calibrationMethod = opts.calibrationMethod;
+  copts.perChannel = opts.perChannel;
+  copts.wantQuantReport = !opts.quantReport.empty();
+  if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.producer = "v4fc " V4F_VERSION;
   copts.wantLLVMIR = opts.emit == "llvm";
@@ -197,6 +203,7 @@ int runCompile(const CompileOptions &opts) {
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
   if (opts.emit == "obj")
     return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
+  if (!opts.quantReport.empty() && !writeText(opts.quantReport, model.quantReport, error)) return fail(error);
   v4f::SigningKey key;
   if (!opts.signKey.empty() && !v4f::loadSigningKey(opts.signKey, key, error)) return fail(error);
   v4f::EncryptionKey encryption;
@@ -312,9 +319,23 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24))
       ->capture_default_str();
   compile->add_option("--quantize", copts.quantize,
-                      "Quantize matmuls with constant weights: dynamic-int8 (int8 weights per output column, "
-                      "activations per row at run time; docs/quantization.md)")
-      ->check(CLI::IsMember({"dynamic-int8"}));
+                      "Quantize matmuls with constant weights: int8 (static: activation scales from "
+                      "--calibration-data), dynamic-int8 (activation scales per row at run time) or "
+                      "int4-weight[:GROUP] (block-wise int4 weights, GROUP rows per scale, default 128; float "
+                      "activations); docs/quantization.md");
+  compile->add_option("--calibration-data", copts.calibrationData,
+                      "With --quantize=int8: an .npz (np.savez) with one array per model input, named as the input, "
+                      "first axis = samples");
+  compile->add_option("--calibration-method", copts.calibrationMethod,
+                      "How calibration turns observed activations into ranges: minmax, entropy (KL, as TensorRT) "
+                      "or percentile[:P] (default P 99.99)")
+      ->capture_default_str();
+  compile->add_flag("--per-channel", copts.perChannel,
+                    "With --quantize: one weight scale per output channel (default: one per weight tensor)");
+  compile->add_option("--quant-report", copts.quantReport,
+                      "With --quantize: write a JSON report (per layer: precision or why it stayed float, "
+                      "activation range, scale and zero point, weight scales, SQNR and max error vs float on "
+                      "the calibration samples)");
   compile->add_option("--exclude", copts.exclude, "With --quantize: ONNX node names that stay float (comma-separated, "
                                                   "repeatable)")
       ->delimiter(',');

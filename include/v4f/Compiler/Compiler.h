@@ -41,9 +41,18 @@ struct CompilerOptions {
   /// known only at run time) and of unrolling.
   int64_t maxLoopIterations = 4096;
   /// --quantize: "" (float), "dynamic-int8" (int8 weights, activations per
-  /// row at run time); --exclude: ONNX node names that stay float.
+  /// row at run time) or "int8" (static: activation ranges from
+  /// `calibrationData`, an .npz with one array per input, first axis =
+  /// samples, reduced by `calibrationMethod`: minmax, entropy,
+  /// percentile[:P]); --exclude: ONNX node names that stay float;
+  /// --per-channel: one weight scale per output channel (else per tensor).
   std::string quantize;
   std::vector<std::string> quantizeExclude;
+  std::string calibrationData;
+  std::string calibrationMethod = "minmax";
+  bool perChannel = false;
+  /// --quant-report: fill CompiledModel::quantReport (JSON).
+  bool wantQuantReport = false;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).
@@ -57,6 +66,7 @@ struct CompiledModel {
   std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object
   ExecutablePlan plan;              // Stage::Artifact: complete, executables included
   std::vector<uint8_t> constants;   // Stage::Artifact: the packed constants
+  std::string quantReport;          // wantQuantReport: per-layer precision, scales, error (JSON)
 };
 
 /// Compiles the ONNX model at `path`. On failure returns false with `error`

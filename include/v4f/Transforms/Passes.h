@@ -20,7 +20,8 @@ std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createQuantizePass();
-std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude);
+std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
+                                               bool perChannel, int64_t groupSize = 128);
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);

@@ -56,7 +56,7 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
 }
 
 def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
-  let summary = "Quantize matmuls with a constant weight to int8 (v4f.quantized_matmul)";
+  let summary = "Quantize matmuls with a constant weight to int8 (v4f.quantized_matmul) or int4 weights (v4f.int4_matmul)";
   let description = [{
     Input invariants: the graph pipeline has run (bias and activation are
     fused into the matmul). For `mode=int8` (static), the matmuls to quantize
@@ -64,20 +64,29 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
     on the calibration data (v4fc's calibration step sets it).
     Output: every `v4f.matmul` whose rhs is a rank-2 float32 constant and
     whose ONNX node is not in `exclude` becomes a `v4f.quantized_matmul`:
-    the weight is quantized per output column, symmetric, to [-127, 127]
-    (scale `max |W[:, n]| / 127`), stored as an i8 constant with its f32
+    the weight is quantized per output column (`per-channel`) or per
+    tensor, symmetric, to [-127, 127] (scale `max |W[:, n]| / 127`, or
+    `max |W| / 127`), stored as an i8 constant with its f32
     scales; bias and activation move over. `mode=dynamic-int8` quantizes the
     lhs per row at run time; `mode=int8` with the calibrated range
     (asymmetric: the range widened to contain 0, `scale = (max - min) / 255`,
     zero point `round(-128 - min / scale)`). A matmul that stays float32
     gets `v4f.precision_note` saying why (excluded, not calibrated, weight
-    not constant). Preserves: results within the quantization error.
+    not constant). `mode=int4-weight` makes a `v4f.int4_matmul` instead:
+    the weight in groups of `group-size` K rows per column, int4 [-8, 7]
+    with one f32 scale per group (the group's largest magnitude maps to -8),
+    activations float. Preserves: results within the quantization error.
   }];
   let constructor = "v4f::createQuantizePass()";
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"dynamic-int8\"",
-           "dynamic-int8 (activation scales per row at run time) or int8 (static, from v4f.calibration)">,
-    ListOption<"exclude", "exclude", "std::string", "ONNX node names to keep in float32">
+           "dynamic-int8 (activation scales per row at run time), int8 (static, from v4f.calibration) "
+           "or int4-weight (block-wise int4 weights, float activations)">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
+           "int4-weight: K rows per weight scale">,
+    ListOption<"exclude", "exclude", "std::string", "ONNX node names to keep in float32">,
+    Option<"perChannel", "per-channel", "bool", /*default=*/"false",
+           "one weight scale per output column (default: one per matrix)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }

@@ -74,7 +74,9 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
   }
   // A weight every user packs (v4f-pack-weights) is stored only packed.
   bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
-    // The int8 weight of a quantized matmul is always packed.
+    // The int8 weight of a quantized matmul is always packed, and so are the
+    // int4 weight and its group scales.
+    if (isa<Int4MatMulOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {
@@ -377,6 +379,7 @@ LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> opera
   if (isa<ConvOp>(op)) return emitConv(ctx, op, operands, result);
   if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
   if (isa<QuantizedMatMulOp>(op)) return emitQuantizedMatMul(ctx, op, operands, result);
+  if (isa<Int4MatMulOp>(op)) return emitInt4MatMul(ctx, op, operands, result);
   if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
   if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
   if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);

@@ -117,6 +117,9 @@ mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
 /// v4f.quantized_matmul: the "quantize rows" and integer GEMM dispatches.
 mlir::LogicalResult emitQuantizedMatMul(DispatchContext &ctx, mlir::Operation *op,
                                         llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// v4f.int4_matmul: one GEMM dispatch unpacking int4 weights in its inner loop.
+mlir::LogicalResult emitInt4MatMul(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                   const TensorInfo &result);
 mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).

@@ -33,6 +33,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace v4f {
@@ -82,6 +84,46 @@ Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool 
                                  b.create<vector::ShuffleOp>(loc, prod, prod, odd));
 }
 
+/// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
+/// columns [n, n + vecs * L) of the row-major [R, N] output (binding 0), only
+/// the first `edgeCols` columns when set: `value(r, v, col)` gives vector v
+/// of row r before bias and activation (`col` is vector v of the [N] binding
+/// `colBinding` at those columns, loaded once, or null), then the bias
+/// (binding `biasBinding`, [N]) is added and the activation applied.
+void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, Value m, Value n, Reg N, Value edgeCols,
+                      std::optional<unsigned> colBinding, std::optional<unsigned> biasBinding, const std::string &act,
+                      float alpha, float beta, const std::function<Value(int r, int64_t v, Value col)> &value) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  SmallVector<Value> masks;
+  if (edgeCols)
+    for (int64_t v = 0; v < vecs; ++v) masks.push_back(kb.laneMask(kb.sub(edgeCols, kb.c(v * L)), L));
+  Type vt = kb.vec(L);
+  auto load = [&](Value base, Value idx, int64_t v) {
+    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
+  };
+  Value Nv = kb.dim(N);
+  SmallVector<Value> col, bias;
+  for (int64_t v = 0; v < vecs; ++v) {
+    Value c = kb.add(n, kb.c(v * L));
+    col.push_back(colBinding ? load(kb.binding(*colBinding), c, v) : Value());
+    if (biasBinding) bias.push_back(load(kb.binding(*biasBinding), c, v));
+  }
+  for (int r = 0; r < rows; ++r) {
+    Value row = kb.add(m, kb.c(r));
+    for (int64_t v = 0; v < vecs; ++v) {
+      Value f = value(r, v, col[v]);
+      if (biasBinding) f = b.create<arith::AddFOp>(loc, f, bias[v]);
+      f = applyActivation(kb, f, act, alpha, beta);
+      Value idx = kb.add(kb.mul(row, Nv), kb.add(n, kb.c(v * L)));
+      if (edgeCols)
+        kb.maskedStore(f, kb.binding(0), idx, masks[v]);
+      else
+        kb.store(f, kb.binding(0), idx);
+    }
+  }
+}
+
 struct QGemm {
   std::string name;
   Reg R, N;             // rows (all batch rows of lhs) and columns
@@ -124,72 +166,63 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
     }
     return next;
   });
-  SmallVector<Value> masks;
-  if (edgeCols)
-    for (int64_t v = 0; v < vecs; ++v) masks.push_back(kb.laneMask(kb.sub(edgeCols, kb.c(v * L)), L));
-  Type vt = kb.vec(L);
-  auto load = [&](Value base, Value idx, int64_t v) {
-    return edgeCols ? kb.maskedLoad(vt, base, idx, masks[v]) : kb.load(vt, base, idx);
-  };
-  Value Nv = kb.dim(g.N);
-  SmallVector<Value> colScale, bias;
-  for (int64_t v = 0; v < vecs; ++v) {
-    Value col = kb.add(n, kb.c(v * L));
-    colScale.push_back(load(kb.binding(3), col, v));
-    if (g.biasBuf) bias.push_back(load(kb.binding(5), col, v));
-  }
-  for (int r = 0; r < rows; ++r) {
-    Value row = kb.add(m, kb.c(r));
-    Value rowScale = kb.splat(kb.load(kb.f32(), kb.binding(4), row), L);
-    for (int64_t v = 0; v < vecs; ++v) {
-      Value f = b.create<arith::SIToFPOp>(loc, vt, acc[r * vecs + v]);
-      f = b.create<arith::MulFOp>(loc, f, b.create<arith::MulFOp>(loc, rowScale, colScale[v]));
-      if (g.biasBuf) f = b.create<arith::AddFOp>(loc, f, bias[v]);
-      f = applyActivation(kb, f, g.act, g.alpha, g.beta);
-      Value idx = kb.add(kb.mul(row, Nv), kb.add(n, kb.c(v * L)));
-      if (edgeCols)
-        kb.maskedStore(f, kb.binding(0), idx, masks[v]);
-      else
-        kb.store(f, kb.binding(0), idx);
+  Value rowScale;
+  emitTileEpilogue(kb, rows, vecs, L, m, n, g.N, edgeCols, 3u,
+                   g.biasBuf ? std::optional<unsigned>(5) : std::nullopt, g.act, g.alpha, g.beta,
+                   [&](int r, int64_t v, Value colScale) -> Value {
+                     if (v == 0) rowScale = kb.splat(kb.load(kb.f32(), kb.binding(4), kb.add(m, kb.c(r))), L);
+                     Value f = b.create<arith::SIToFPOp>(loc, kb.vec(L), acc[r * vecs + v]);
+                     return b.create<arith::MulFOp>(loc, f, b.create<arith::MulFOp>(loc, rowScale, colScale));
+                   });
+}
+
+/// The work split and loops shared by the integer GEMMs: workgroups over
+/// blocks of MB rows x NB columns (NB shrinking, in multiples of NR, until
+/// there are at least 8 workgroups), and in each block `tile(m, n, rows,
+/// edgeCols)` over MR-row tiles (then the power-of-two row edges) of every
+/// NR-column panel (the last one with `edgeCols` valid columns). Returns the
+/// workgroup count.
+Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
+                   int64_t nb, const std::function<void(Value m, Value n, int rows, Value edgeCols)> &tile) {
+  auto &sp = ctx.shapes;
+  Reg mTiles = sp.ceilDiv(R, sp.constant(mb));
+  Reg wantNTiles = sp.ceilDiv(sp.constant(8), sp.max(mTiles, sp.constant(1)));
+  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(N, wantNTiles), sp.constant(nr)), sp.constant(nr));
+  nbReg = sp.min(sp.max(nbReg, sp.constant(nr)), sp.constant(nb));
+  Reg nTiles = sp.ceilDiv(N, nbReg);
+  Value wg = kb.workgroupId();
+  Value mTilesV = kb.dim(mTiles);
+  Value Rv = kb.dim(R), Nv = kb.dim(N), nbV = kb.dim(nbReg);
+  Value m0 = kb.mul(kb.rem(wg, mTilesV), kb.c(mb));
+  Value n0 = kb.mul(kb.div(wg, mTilesV), nbV);
+  Value m1 = kb.min(kb.add(m0, kb.c(mb)), Rv);
+  Value n1 = kb.min(kb.add(n0, nbV), Nv);
+  Value nFull = kb.add(n0, kb.mul(kb.div(kb.sub(n1, n0), kb.c(nr)), kb.c(nr)));
+  Value mFull = kb.add(m0, kb.mul(kb.div(kb.sub(m1, m0), kb.c(mr)), kb.c(mr)));
+  SmallVector<int64_t> edgeRows;
+  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
+    if (r < mr) edgeRows.push_back(r);
+  auto panel = [&](Value n, Value edgeCols) {
+    kb.forLoop(m0, mFull, kb.c(mr), [&](Value m) { tile(m, n, int(mr), edgeCols); });
+    Value rest = kb.sub(m1, mFull);
+    for (int64_t rows : edgeRows) {
+      Value bit = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(rows));
+      Value before = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(~(2 * rows - 1)));
+      kb.ifThen(kb.cmp(arith::CmpIPredicate::ne, bit, kb.c(0)),
+                [&] { tile(kb.add(mFull, before), n, int(rows), edgeCols); });
     }
-  }
+  };
+  kb.forLoop(n0, nFull, kb.c(nr), [&](Value n) { panel(n, Value()); });
+  kb.ifThen(kb.cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb.sub(n1, nFull)); });
+  return sp.mul(mTiles, nTiles);
 }
 
 void emitQGemm(DispatchContext &ctx, const QGemm &g) {
   auto &sp = ctx.shapes;
-  Reg mTiles = sp.ceilDiv(g.R, sp.constant(g.mb));
-  // As the float GEMM: columns per workgroup shrink (a multiple of NR) until
-  // there are at least 8 workgroups, at most NB.
-  Reg wantNTiles = sp.ceilDiv(sp.constant(8), sp.max(mTiles, sp.constant(1)));
-  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(g.N, wantNTiles), sp.constant(g.nr)), sp.constant(g.nr));
-  nbReg = sp.min(sp.max(nbReg, sp.constant(g.nr)), sp.constant(g.nb));
-  Reg nTiles = sp.ceilDiv(g.N, nbReg);
-  Reg groups = sp.mul(mTiles, nTiles);
   auto kb = ctx.newKernel(g.name);
-  Value wg = kb->workgroupId();
-  Value mTilesV = kb->dim(mTiles);
-  Value R = kb->dim(g.R), N = kb->dim(g.N), nb = kb->dim(nbReg);
-  Value m0 = kb->mul(kb->rem(wg, mTilesV), kb->c(g.mb));
-  Value n0 = kb->mul(kb->div(wg, mTilesV), nb);
-  Value m1 = kb->min(kb->add(m0, kb->c(g.mb)), R);
-  Value n1 = kb->min(kb->add(n0, nb), N);
-  Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(g.nr)), kb->c(g.nr)));
-  Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(g.mr)), kb->c(g.mr)));
-  SmallVector<int64_t> edgeRows;
-  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
-    if (r < g.mr) edgeRows.push_back(r);
-  auto panel = [&](Value n, Value edgeCols) {
-    kb->forLoop(m0, mFull, kb->c(g.mr), [&](Value m) { emitQTile(*kb, g, m, n, int(g.mr), edgeCols); });
-    Value rest = kb->sub(m1, mFull);
-    for (int64_t rows : edgeRows) {
-      Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
-      Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
-      kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)),
-                 [&] { emitQTile(*kb, g, kb->add(mFull, before), n, int(rows), edgeCols); });
-    }
-  };
-  kb->forLoop(n0, nFull, kb->c(g.nr), [&](Value n) { panel(n, Value()); });
-  kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, g.nr, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
+    emitQTile(*kb, g, m, n, rows, edge);
+  });
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf, g.wScaleBuf, g.rowScaleBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);
@@ -266,6 +299,120 @@ void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::str
   ctx.plan.dispatches.back().precision = "int8";
 }
 
+/// v4f.int4_matmul as one dispatch. Panels of NR = 2L columns; for every k
+/// the panel holds L bytes, byte i = column i (low nibble) and column L + i
+/// (high nibble) of row k, two's complement. A K step loads the L bytes,
+/// sign-extends them to int32 lanes, takes the nibbles with shifts ((v << 28)
+/// >> 28 and v >> 4, arithmetic), converts to float and multiplies by the
+/// group's scales (loaded once per group; stored [panel][group][NR]), then
+/// one FMA per row and vector. Memory-bound at batch 1: it reads 1/8 of the
+/// float weight's bytes.
+struct I4Gemm {
+  std::string name;
+  Reg R, N;
+  int64_t K, group, groups;
+  uint32_t cBuf, aBuf, wBuf, sBuf;
+  std::optional<uint32_t> biasBuf;
+  std::string act;
+  float alpha, beta;
+  int64_t mr, lanes, mb, nb;
+};
+
+void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, Value edgeCols) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t L = g.lanes, NR = 2 * L;
+  auto i32v = VectorType::get({L}, b.getI32Type());
+  auto i8v = VectorType::get({L}, b.getI8Type());
+  Type vt = kb.vec(L);
+  Value A = kb.binding(1), W = kb.binding(2), S = kb.binding(3);
+  Value panel = kb.div(n, kb.c(NR));
+  Value wBase = kb.mul(panel, kb.c(g.K * L));
+  Value sBase = kb.mul(panel, kb.c(g.groups * NR));
+  SmallVector<Value> rowBase;
+  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.K)));
+  auto splatI32 = [&](int32_t v) {
+    return b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(v))).getResult();
+  };
+  Value c28 = splatI32(28), c4 = splatI32(4);
+  // Few rows (batch-1 decoding): the int4 values are multiplied as they are
+  // into U accumulator sets per group (U K steps in flight, so the FMA
+  // latency does not bound the loop), and each group's sum is scaled once.
+  // More rows: the weight vectors are scaled once per K step and shared by
+  // the rows' FMAs (registers allow no second accumulator set).
+  const bool perGroupScale = rows <= 2;
+  const int U = perGroupScale ? 4 : 1;
+  const int sets = rows * 2;
+  auto step = [&](Value k, ValueRange a, int u, Value s0, Value s1, SmallVector<Value> &next) {
+    Value v = b.create<arith::ExtSIOp>(loc, i32v, kb.load(i8v, W, kb.add(wBase, kb.mul(k, kb.c(L)))));
+    Value w0 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, b.create<arith::ShLIOp>(loc, v, c28), c28));
+    Value w1 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, v, c4));
+    if (s0) {
+      w0 = b.create<arith::MulFOp>(loc, w0, s0);
+      w1 = b.create<arith::MulFOp>(loc, w1, s1);
+    }
+    for (int r = 0; r < rows; ++r) {
+      Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], k)), L);
+      next[u * sets + 2 * r] = b.create<vector::FMAOp>(loc, av, w0, a[u * sets + 2 * r]);
+      next[u * sets + 2 * r + 1] = b.create<vector::FMAOp>(loc, av, w1, a[u * sets + 2 * r + 1]);
+    }
+  };
+  Value zero = kb.cf(0.f, vt);
+  auto acc = kb.forLoop(kb.c(0), kb.c(g.groups), kb.c(1), SmallVector<Value>(sets, zero), [&](Value grp, ValueRange a) {
+    Value sRow = kb.add(sBase, kb.mul(grp, kb.c(NR)));
+    Value s0 = kb.load(vt, S, sRow), s1 = kb.load(vt, S, kb.add(sRow, kb.c(L)));
+    Value k0 = kb.mul(grp, kb.c(g.group));
+    Value k1 = kb.min(kb.add(k0, kb.c(g.group)), kb.c(g.K));
+    if (!perGroupScale)
+      return kb.forLoop(k0, k1, kb.c(1), a, [&](Value k, ValueRange a2) {
+        SmallVector<Value> next(a2.begin(), a2.end());
+        step(k, a2, 0, s0, s1, next);
+        return next;
+      });
+    Value kU = kb.add(k0, kb.mul(kb.div(kb.sub(k1, k0), kb.c(U)), kb.c(U)));
+    auto unrolled = kb.forLoop(k0, kU, kb.c(U), SmallVector<Value>(sets * U, zero), [&](Value k, ValueRange a2) {
+      SmallVector<Value> next(a2.begin(), a2.end());
+      for (int u = 0; u < U; ++u) step(kb.add(k, kb.c(u)), a2, u, Value(), Value(), next);
+      return next;
+    });
+    auto sums = kb.forLoop(kU, k1, kb.c(1), unrolled, [&](Value k, ValueRange a2) {
+      SmallVector<Value> next(a2.begin(), a2.end());
+      step(k, a2, 0, Value(), Value(), next);
+      return next;
+    });
+    SmallVector<Value> next;
+    for (int i = 0; i < sets; ++i) {
+      Value sum = sums[i];
+      for (int u = 1; u < U; ++u) sum = b.create<arith::AddFOp>(loc, sum, sums[u * sets + i]);
+      next.push_back(b.create<vector::FMAOp>(loc, sum, i % 2 ? s1 : s0, a[i]));
+    }
+    return next;
+  });
+  emitTileEpilogue(kb, rows, 2, L, m, n, g.N, edgeCols, std::nullopt,
+                   g.biasBuf ? std::optional<unsigned>(4) : std::nullopt, g.act, g.alpha, g.beta,
+                   [&](int r, int64_t v, Value) { return acc[2 * r + v]; });
+}
+
+/// Packs the int4 values `q` ([K, N], one per byte) two per byte and the
+/// group scales ([groups, N]) as emitI4Tile reads them.
+void packInt4(ArrayRef<int8_t> q, ArrayRef<float> scales, int64_t K, int64_t N, int64_t groups, int64_t L,
+              uint8_t *wDst, float *sDst) {
+  int64_t NR = 2 * L, panels = (N + NR - 1) / NR;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t i = 0; i < L; ++i) {
+        int64_t n0 = p * NR + i, n1 = n0 + L;
+        uint8_t lo = n0 < N ? uint8_t(q[k * N + n0]) & 0xF : 0, hi = n1 < N ? uint8_t(q[k * N + n1]) & 0xF : 0;
+        *wDst++ = uint8_t(lo | (hi << 4));
+      }
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t grp = 0; grp < groups; ++grp)
+      for (int64_t j = 0; j < NR; ++j) {
+        int64_t n = p * NR + j;
+        *sDst++ = n < N ? scales[grp * N + n] : 0.f;
+      }
+}
+
 } // namespace
 
 uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr) {
@@ -322,6 +469,71 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   emitQuantizeRows(ctx, qmm, g.name + " quantize rows", g.R, g.K, g.pairs, g.lanes, A.buffer, g.qBuf,
                    g.rowScaleBuf);
   emitQGemm(ctx, g);
+  return success();
+}
+
+} // namespace v4f
+
+namespace v4f {
+
+LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                             const TensorInfo &result) {
+  auto i4 = cast<Int4MatMulOp>(op);
+  auto &sp = ctx.shapes;
+  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling)
+    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
+  if (!W.constant || !WS.constant) return op->emitOpError("needs a constant int4 weight and constant scales");
+  auto wShape = i4.getRhs().getType().getShape();
+  I4Gemm g;
+  g.name = dispatchName(op);
+  g.K = wShape[0];
+  g.group = i4.getGroupSize();
+  g.groups = (g.K + g.group - 1) / g.group;
+  int64_t N = wShape[1];
+  g.N = sp.constant(N);
+  g.R = sp.product(A.dims, 0, A.dims.size() - 1);
+  emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
+  g.lanes = tiling.getLanes();
+  // Registers: 2 accumulators per row, 2 weight and 2 scale vectors.
+  g.mr = std::min<int64_t>(tiling.getMr(), g.lanes >= 16 ? 8 : 4);
+  g.mb = std::max<int64_t>(g.mr, tiling.getMb() / g.mr * g.mr);
+  g.nb = std::max<int64_t>(2 * g.lanes, tiling.getNb() / (2 * g.lanes) * (2 * g.lanes));
+  std::vector<int8_t> q;
+  if (W.constant.isSplat())
+    q.assign(size_t(g.K * N), W.constant.getSplatValue<int8_t>());
+  else
+    for (const APInt &v : W.constant.getValues<APInt>()) q.push_back(int8_t(v.getSExtValue()));
+  for (int8_t v : q)
+    if (v < -8 || v > 7) return op->emitOpError("int4 weight value ") << int(v) << " is outside [-8, 7]";
+  std::vector<float> scales;
+  if (WS.constant.isSplat())
+    scales.assign(size_t(g.groups * N), WS.constant.getSplatValue<float>());
+  else
+    scales.assign(WS.constant.getValues<float>().begin(), WS.constant.getValues<float>().end());
+  int64_t NR = 2 * g.lanes, panels = (N + NR - 1) / NR;
+  std::vector<uint8_t> packedW(size_t(panels * g.K * g.lanes));
+  std::vector<float> packedS(size_t(panels * g.groups * NR));
+  packInt4(q, scales, g.K, N, g.groups, g.lanes, packedW.data(), packedS.data());
+  g.wBuf = ctx.newConstant(packedW.size(), [&](uint8_t *dst) { std::memcpy(dst, packedW.data(), packedW.size()); });
+  g.sBuf = ctx.newConstant(packedS.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, packedS.data(), packedS.size() * 4); });
+  g.cBuf = result.buffer;
+  g.aBuf = A.buffer;
+  if (i4.getBias()) g.biasBuf = operands[3].buffer;
+  g.act = i4.getActivation().str();
+  g.alpha = i4.getActAlpha().convertToFloat();
+  g.beta = i4.getActBeta().convertToFloat();
+  auto kb = ctx.newKernel(g.name);
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
+    emitI4Tile(*kb, g, m, n, rows, edge);
+  });
+  kb->finish();
+  std::vector<uint32_t> bindings = {g.cBuf, g.aBuf, g.wBuf, g.sBuf};
+  if (g.biasBuf) bindings.push_back(*g.biasBuf);
+  ctx.addDispatch(*kb, bindings, groups, g.name);
+  ctx.plan.dispatches.back().precision = "int4";
+  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
   return success();
 }
 

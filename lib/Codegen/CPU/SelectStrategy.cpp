@@ -74,7 +74,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
     }
     GemmTilingAttr gemm = chooseGemmTiling(target);
     module.walk([&](Operation *op) {
-      if (isa<MatMulOp, QuantizedMatMulOp, ConvOp>(op)) op->setAttr("v4f.tiling", gemm);
+      if (isa<MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ConvOp>(op)) op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
     });

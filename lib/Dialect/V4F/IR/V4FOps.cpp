@@ -189,16 +189,23 @@ LogicalResult MatMulOp::verify() {
   return success();
 }
 
-LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                                  ValueRange operands, DictionaryAttr, OpaqueProperties,
-                                                  RegionRange, SmallVectorImpl<Type> &inferred) {
+/// [..., K] x [K, N] -> [..., N] with the lhs element type (the matmuls by a
+/// quantized constant weight).
+static LogicalResult inferByWeightMatMul(StringRef opName, std::optional<Location> loc, ValueRange operands,
+                                         SmallVectorImpl<Type> &inferred) {
   auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
   if (!a || !b || a.getRank() < 2 || b.getRank() != 2)
-    return emitOptionalError(loc, "quantized_matmul expects lhs of rank >= 2 and a rank-2 rhs");
+    return emitOptionalError(loc, opName, " expects lhs of rank >= 2 and a rank-2 rhs");
   SmallVector<int64_t> shape(a.getShape());
   shape.back() = b.getDimSize(1);
   inferred.push_back(RankedTensorType::get(shape, a.getElementType()));
   return success();
+}
+
+LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                  ValueRange operands, DictionaryAttr, OpaqueProperties,
+                                                  RegionRange, SmallVectorImpl<Type> &inferred) {
+  return inferByWeightMatMul("quantized_matmul", loc, operands, inferred);
 }
 
 LogicalResult QuantizedMatMulOp::verify() {
@@ -220,6 +227,33 @@ LogicalResult QuantizedMatMulOp::verify() {
     if (!(s > 0.f) || !std::isfinite(s)) return emitOpError("act_scale must be positive and finite");
     if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
       return emitOpError("act_zero_point must be in [-128, 127]");
+  }
+  if (!isKnownActivation(getActivation()))
+    return emitOpError("unknown activation '") << getActivation() << "'";
+  return success();
+}
+
+LogicalResult Int4MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                             DictionaryAttr, OpaqueProperties, RegionRange,
+                                             SmallVectorImpl<Type> &inferred) {
+  return inferByWeightMatMul("int4_matmul", loc, operands, inferred);
+}
+
+LogicalResult Int4MatMulOp::verify() {
+  auto a = getLhs().getType();
+  auto b = llvm::cast<RankedTensorType>(getRhs().getType());
+  if (!b.hasStaticShape()) return emitOpError("rhs must have a static shape");
+  int64_t ka = a.getDimSize(a.getRank() - 1), K = b.getDimSize(0), N = b.getDimSize(1);
+  if (ka != kDyn && ka != K) return emitOpError("contraction dims differ: ") << ka << " vs " << K;
+  int64_t group = getGroupSize();
+  if (group < 1) return emitOpError("group_size must be positive, not ") << group;
+  auto scale = getRhsScale().getType();
+  if (scale.getRank() != 2 || scale.getDimSize(0) != (K + group - 1) / group || scale.getDimSize(1) != N)
+    return emitOpError("rhs_scale must have shape [ceil(K / group_size), N] = [")
+           << (K + group - 1) / group << ", " << N << "]";
+  if (getBias()) {
+    auto bias = llvm::cast<RankedTensorType>(getBias().getType());
+    if (bias.getRank() != 1 || bias.getDimSize(0) != N) return emitOpError("bias must have shape [N]");
   }
   if (!isKnownActivation(getActivation()))
     return emitOpError("unknown activation '") << getActivation() << "'";

@@ -177,6 +177,37 @@ def V4F_QuantizedMatMulOp : V4F_Op<"quantized_matmul", [Pure,
   let hasVerifier = 1;
 }
 
+def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "matrix product of float activations and a block-wise int4 weight";
+  let description = [{
+    Weight-only quantization: `rhs` (`[K, N]`, int4 values in [-8, 7] held
+    one per i8 element in the IR; the artifact stores two per byte) is
+    quantized in groups of `group_size` consecutive K rows per column with
+    the scales `rhs_scale` (`[ceil(K / group_size), N]`):
+    `y[r, n] = sum_k lhs[r, k] * rhs[k, n] * rhs_scale[k / group_size, n]`
+    in float32, then `bias` (`[N]`) is added and `activation` applies.
+    `lhs` (float32 `[..., M, K]`) stays float.
+
+    Produced by `v4f-quantize` (mode `int4-weight`) from `v4f.matmul` with a
+    constant weight.
+
+    ```mlir
+    %y = v4f.int4_matmul %a, %w, %ws {group_size = 32 : i64}
+         : (tensor<1x64xf32>, tensor<64x10xi8>, tensor<2x10xf32>) -> tensor<1x10xf32>
+    ```
+  }];
+  let arguments = !con((ins V4F_FloatTensor:$lhs, RankedTensorOf<[I8]>:$rhs,
+                       V4F_FloatTensor:$rhs_scale, Optional<V4F_FloatTensor>:$bias,
+                       I64Attr:$group_size),
+                       V4F_ActivationArgs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $rhs_scale (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def V4F_BatchNormOp : V4F_Op<"batch_norm", [Pure]> {
   let summary = "inference batch normalization over channel axis 1";
   let description = [{
