@@ -2,6 +2,7 @@
 #include "v4f/Compiler/Compiler.h"
 
 #include "Calibration.h"
+#include "MixedPrecision.h"
 #include "v4f/Artifact/ArtifactWriter.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
@@ -9,6 +10,7 @@
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Import/ONNXImporter.h"
 #include "v4f/Transforms/Passes.h"
+#include "v4f/Transforms/QuantizationMath.h"
 #include "v4f/kernel_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -188,9 +190,77 @@ std::set<std::string> nodeNames(mlir::ModuleOp module) {
   return names;
 }
 
+/// The first ONNX node name in `loc`, or "".
+std::string firstNodeName(mlir::Location loc) {
+  std::string name;
+  loc->walk([&](mlir::Location l) {
+    if (auto named = llvm::dyn_cast<mlir::NameLoc>(l)) {
+      name = named.getName().str();
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return name;
+}
+
+/// The matmuls v4f-quantize would quantize (constant rank-2 float32 weight,
+/// float32 activation, not --exclude'd, calibrated for int8), most
+/// sensitive first: by the layer's measured SQNR (static int8) or its
+/// weight's quantization SQNR.
+std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std::string &mode,
+                                                const CompilerOptions &options, int64_t groupSize,
+                                                const std::vector<CalibratedLayer> &layers) {
+  std::map<const void *, double> measured;
+  for (const CalibratedLayer &l : layers)
+    if (std::isfinite(l.sqnrDb) || std::isinf(l.sqnrDb)) measured[l.loc.getAsOpaquePointer()] = l.sqnrDb;
+  std::vector<QuantCandidate> out;
+  module.walk([&](MatMulOp mm) {
+    std::string node = firstNodeName(mm.getLoc());
+    if (node.empty()) return;
+    bool excluded = false;
+    mm.getLoc()->walk([&](mlir::Location l) {
+      if (auto named = llvm::dyn_cast<mlir::NameLoc>(l))
+        excluded |= llvm::is_contained(options.quantizeExclude, named.getName().str());
+      return mlir::WalkResult::advance();
+    });
+    mlir::DenseElementsAttr weight;
+    auto wType = llvm::dyn_cast<mlir::RankedTensorType>(mm.getRhs().getType());
+    if (excluded || !mlir::matchPattern(mm.getRhs(), mlir::m_Constant(&weight)) || !wType ||
+        wType.getRank() != 2 || !wType.hasStaticShape() || !wType.getElementType().isF32() ||
+        !mm.getLhs().getType().getElementType().isF32())
+      return;
+    if (mode == "int8" && !mm->hasAttr("v4f.calibration")) return;
+    QuantCandidate c{node};
+    if (auto it = measured.find(mm.getLoc().getAsOpaquePointer()); it != measured.end()) {
+      c.sqnrDb = it->second;
+    } else {
+      std::vector<float> w;
+      if (weight.isSplat())
+        w.assign(size_t(wType.getNumElements()), weight.getSplatValue<float>());
+      else
+        w.assign(weight.getValues<float>().begin(), weight.getValues<float>().end());
+      c.sqnrDb = weightQuantizationSqnrDb(w.data(), wType.getDimSize(0), wType.getDimSize(1), mode,
+                                          options.perChannel, groupSize);
+    }
+    out.push_back(c);
+  });
+  // Most sensitive first; graph order among equals.
+  std::vector<size_t> order(out.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return out[a].sqnrDb != out[b].sqnrDb ? out[a].sqnrDb < out[b].sqnrDb : a < b;
+  });
+  std::vector<QuantCandidate> ranked;
+  for (size_t i : order) ranked.push_back(out[i]);
+  return ranked;
+}
+
 /// --quant-report: one entry per matmul after v4f-quantize, in graph order.
 std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, const SampleSet *calibration,
-                        const std::vector<CalibratedLayer> &layers) {
+                        const std::vector<CalibratedLayer> &layers, const MixedPrecisionResult *mixed) {
+  std::map<std::string, double> budgetKept;
+  if (mixed)
+    for (const QuantCandidate &c : mixed->keptFloat) budgetKept[c.node] = c.sqnrDb;
   std::map<const void *, std::vector<const CalibratedLayer *>> byLoc;
   for (const CalibratedLayer &l : layers) byLoc[l.loc.getAsOpaquePointer()].push_back(&l);
   auto takeLayer = [&](mlir::Location loc) -> const CalibratedLayer * {
@@ -215,6 +285,18 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
   if (calibration)
     out += ",\n  \"calibration\": {\"data\": " + jsonString(calibration->path) + ", \"method\": " +
            jsonString(options.calibrationMethod) + ", \"samples\": " + std::to_string(calibration->samples) + "}";
+  if (mixed) {
+    out += ",\n  \"accuracy_budget\": {\"budget_points\": " + jsonNumber(mixed->budget) +
+           ", \"metric\": " + jsonString(mixed->metric) + ", \"validation\": " + jsonString(options.validationData) +
+           ", \"float32\": " + jsonNumber(mixed->floatMetric) + ", \"quantized\": " +
+           jsonNumber(mixed->chosen.metric) + ", \"loss_points\": " + jsonNumber(mixed->chosen.loss) +
+           ", \"float32_layers\": " + std::to_string(mixed->chosen.floatLayers) + ", \"trials\": [";
+    for (size_t i = 0; i < mixed->trials.size(); ++i)
+      out += std::string(i ? ", " : "") + "{\"float32_layers\": " + std::to_string(mixed->trials[i].floatLayers) +
+             ", \"metric\": " + jsonNumber(mixed->trials[i].metric) + ", \"loss_points\": " +
+             jsonNumber(mixed->trials[i].loss) + "}";
+    out += "]}";
+  }
   out += ",\n  \"layers\": [";
   int quantized = 0, kept = 0;
   bool firstLayer = true;
@@ -252,8 +334,10 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
     } else {
       ++kept;
       auto note = op->getAttrOfType<mlir::StringAttr>("v4f.precision_note");
-      e += ", \"precision\": \"float32\", \"reason\": " +
-           jsonString(note ? note.str() : "not a candidate of v4f-quantize");
+      std::string reason = note ? note.str() : "not a candidate of v4f-quantize";
+      if (auto it = budgetKept.find(firstNodeName(op->getLoc())); it != budgetKept.end())
+        reason = "kept float32 by --accuracy-budget (layer SQNR " + jsonNumber(it->second) + " dB)";
+      e += ", \"precision\": \"float32\", \"reason\": " + jsonString(reason);
       if (layer)
         e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "]";
     }
@@ -331,6 +415,19 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
     error = "--exclude, --per-channel and --quant-report need --quantize";
     return false;
   }
+  bool budget = options.accuracyBudget >= 0;
+  if (budget && (options.quantize.empty() || options.validationData.empty())) {
+    error = "--accuracy-budget needs --quantize and --validation-data VAL.npz";
+    return false;
+  }
+  if (!budget && (!options.validationData.empty() || !options.labels.empty())) {
+    error = "--validation-data and --labels are used by --accuracy-budget only";
+    return false;
+  }
+  if (budget && !(options.accuracyBudget <= 100)) {
+    error = "--accuracy-budget is a loss in percentage points, in [0, 100]";
+    return false;
+  }
   CalibrationMethod method;
   if (!CalibrationMethod::parse(options.calibrationMethod, method, error)) return false;
 
@@ -345,10 +442,15 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
         return false;
       }
   }
-  SampleSet calibration;
+  SampleSet calibration, validation;
+  std::vector<int64_t> labels;
   if (options.quantize == "int8") {
     if (!loadSampleSet(options.calibrationData, *module, "calibration", calibration, error)) return false;
     phases.done("calibration data");
+  }
+  if (budget) {
+    if (!loadSampleSet(options.validationData, *module, "validation", validation, error)) return false;
+    if (!options.labels.empty() && !loadLabels(options.labels, validation.samples, labels, error)) return false;
   }
   if (options.printIRAfterAll) {
     // The import is not a pass; print its result the way the pass manager
@@ -377,42 +479,70 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   // in this process; v4f-quantize then rewrites the matmuls.
   if (!options.quantize.empty()) {
     std::vector<CalibratedLayer> layers;
+    std::vector<CPUTarget> host;
+    CompilerOptions floatOptions = options;
+    floatOptions.stopAfter = CompilerOptions::Stage::Artifact;
+    floatOptions.printIRAfterAll = false;
+    floatOptions.wantLLVMIR = false;
+    floatOptions.phaseDone = nullptr;
+    Phases quiet{floatOptions};
+    // Compiles a graph module for this host into artifact bytes, for the
+    // in-process runs of calibration and --accuracy-budget.
+    auto compileHost = [&](mlir::ModuleOp graphModule, std::vector<uint8_t> &bytes, std::string &err) {
+      if (host.empty() && !resolveCPUTargetList("host", host, err)) return false;
+      CompiledModel scratch;
+      ExecutablePlan plan;
+      std::vector<uint8_t> constants;
+      if (!generateForTarget(graphModule, host.front(), floatOptions, quiet, diagnostics, path, scratch, plan,
+                             constants, err))
+        return false;
+      plan.producer = options.producer;
+      plan.modelName = baseName(path);
+      return serializeArtifact(plan, constants, bytes, err);
+    };
+    auto quantizeModule = [&](mlir::ModuleOp target, const std::vector<std::string> &exclude, bool printIR,
+                              std::string &err) {
+      mlir::PassManager quantize(&context);
+      if (printIR) enableIRPrinting(quantize);
+      quantize.addNestedPass<mlir::func::FuncOp>(createQuantizePass(quantMode, exclude, options.perChannel, groupSize));
+      if (mlir::failed(quantize.run(target))) {
+        err = path + ": quantization failed:\n" + diagnostics;
+        return false;
+      }
+      return true;
+    };
     if (options.quantize == "int8") {
-      std::vector<CPUTarget> host;
-      if (!resolveCPUTargetList("host", host, error)) return false;
-      CompilerOptions floatOptions = options;
-      floatOptions.stopAfter = CompilerOptions::Stage::Artifact;
-      floatOptions.printIRAfterAll = false;
-      floatOptions.wantLLVMIR = false;
-      floatOptions.phaseDone = nullptr;
-      Phases quiet{floatOptions};
-      auto compileHost = [&](mlir::ModuleOp graphModule, std::vector<uint8_t> &bytes, std::string &err) {
-        CompiledModel scratch;
-        ExecutablePlan plan;
-        std::vector<uint8_t> constants;
-        if (!generateForTarget(graphModule, host.front(), floatOptions, quiet, diagnostics, path, scratch, plan,
-                               constants, err))
-          return false;
-        plan.producer = options.producer;
-        plan.modelName = baseName(path);
-        return serializeArtifact(plan, constants, bytes, err);
-      };
       if (!calibrateMatMuls(*module, calibration, method, options.perChannel, compileHost, layers, error)) {
         error = path + ": " + error;
         return false;
       }
       phases.done("calibration");
     }
-    mlir::PassManager quantize(&context);
-    if (options.printIRAfterAll) enableIRPrinting(quantize);
-    quantize.addNestedPass<mlir::func::FuncOp>(
-        createQuantizePass(quantMode, options.quantizeExclude, options.perChannel, groupSize));
-    if (mlir::failed(quantize.run(*module))) {
-      error = path + ": quantization failed:\n" + diagnostics;
-      return false;
+    std::vector<std::string> exclude = options.quantizeExclude;
+    MixedPrecisionResult mixed;
+    if (budget) {
+      std::vector<QuantCandidate> ranked = rankQuantCandidates(*module, quantMode, options, groupSize, layers);
+      std::vector<uint8_t> floatArtifact;
+      mlir::OwningOpRef<mlir::ModuleOp> floatCopy = module->clone();
+      if (!compileHost(*floatCopy, floatArtifact, error)) return false;
+      auto compileQuantized = [&](const std::vector<std::string> &more, std::vector<uint8_t> &bytes, std::string &err) {
+        mlir::OwningOpRef<mlir::ModuleOp> copy = module->clone();
+        std::vector<std::string> all = options.quantizeExclude;
+        all.insert(all.end(), more.begin(), more.end());
+        return quantizeModule(*copy, all, false, err) && compileHost(*copy, bytes, err);
+      };
+      if (!selectMixedPrecision(floatArtifact, validation, labels.empty() ? nullptr : &labels,
+                                options.accuracyBudget, ranked, compileQuantized, mixed, error)) {
+        error = path + ": " + error;
+        return false;
+      }
+      for (const QuantCandidate &c : mixed.keptFloat) exclude.push_back(c.node);
+      phases.done("accuracy budget");
     }
+    if (!quantizeModule(*module, exclude, options.printIRAfterAll, error)) return false;
     if (options.wantQuantReport)
-      out.quantReport = quantReport(*module, options, options.quantize == "int8" ? &calibration : nullptr, layers);
+      out.quantReport = quantReport(*module, options, options.quantize == "int8" ? &calibration : nullptr, layers,
+                                    budget ? &mixed : nullptr);
     phases.done("quantization");
   }
   if (options.stopAfter == CompilerOptions::Stage::GraphIR) {

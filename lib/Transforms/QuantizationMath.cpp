@@ -64,6 +64,28 @@ void quantizeWeightGroupsInt4(const float *w, int64_t K, int64_t N, int64_t grou
   }
 }
 
+double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std::string &mode, bool perChannel,
+                                int64_t group) {
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+  bool int4 = mode == "int4-weight";
+  if (int4)
+    quantizeWeightGroupsInt4(w, K, N, group, q, scales);
+  else
+    quantizeWeightColumns(w, K, N, perChannel, q, scales);
+  double signal = 0, noise = 0;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      double v = w[k * N + n];
+      if (!std::isfinite(v)) continue;
+      double s = int4 ? scales[(k / group) * N + n] : scales[n];
+      double e = v - double(q[k * N + n]) * s;
+      signal += v * v;
+      noise += e * e;
+    }
+  return noise > 0 ? 10 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
+}
+
 bool CalibrationMethod::parse(const std::string &text, CalibrationMethod &out, std::string &error) {
   out = CalibrationMethod();
   if (text == "minmax") return true;

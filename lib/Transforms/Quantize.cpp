@@ -131,7 +131,9 @@ std::unique_ptr<Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef
   options.mode = mode;
   options.groupSize = groupSize;
   options.perChannel = perChannel;
-  options.exclude = llvm::to_vector(exclude);
+  // QuantizeOptions::exclude is an ArrayRef: the names must outlive the
+  // pass's constructor, which copies them.
+  options.exclude = exclude;
   return std::make_unique<QuantizePass>(options);
 }
 

@@ -13,7 +13,9 @@
    digits, for every mode and calibration method, against the issue's budgets
    (int8 modes lose at most 1 point); --quant-report's JSON checked.
 3. Sizes: the quantized artifact of the MLP is smaller than the float one.
-4. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
+4. --accuracy-budget: the shipped artifact's loss on the validation half of
+   the held-out digits is within the budget (measured, not read from the report).
+5. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
    NaN, a corrupt file; an --exclude naming no node; int8 without data — each
    a non-zero exit with a message naming the problem and no artifact written.
 
@@ -274,6 +276,69 @@ def check_report(build: Path, model: Path, flags, out: Path) -> list[str]:
     return failures
 
 
+def exclude_several(build: Path, work: Path) -> list[str]:
+    """--exclude with several names keeps exactly those float (the pass's
+    option once held a dangling reference to the name list)."""
+    import json
+    out = work / "exclude"
+    out.mkdir(parents=True, exist_ok=True)
+    failures = []
+    for names in ["fc1,mm2", "fc1,mm2,mm3"]:
+        run([build / "bin" / "v4fc", "compile", work / "digits" / "mlp.onnx", "-o", out / "m.v4f",
+             "--quantize=dynamic-int8", "--exclude", names, "--quant-report", out / "r.json"])
+        layers = json.loads((out / "r.json").read_text())["layers"]
+        kept = sorted(layer["nodes"][0] for layer in layers if layer["precision"] == "float32")
+        ok = kept == sorted(names.split(","))
+        print(f"  --exclude {names:12s} float32 layers {kept}  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"--exclude {names}: float32 layers {kept}")
+    return failures
+
+
+def accuracy_budget(build: Path, work: Path) -> list[str]:
+    """--accuracy-budget on the held-out digits split in two: the even half is
+    the validation set v4fc searches on, the odd half is only measured. The
+    artifact v4fc ships must lose at most the budget on the validation half
+    (measured here with v4f-run, not taken from the report), and the report's
+    search must be consistent: all-quantized first, float layers only when
+    that missed the budget."""
+    import json
+    data = work / "digits"
+    out = work / "budget"
+    out.mkdir(parents=True, exist_ok=True)
+    labels = np.load(data / "labels.npy")
+    failures = []
+    for model, mode, budget in [("mlp", "int4-weight", 0.5), ("mlp", "int4-weight:32", 0.5),
+                                ("cnn", "int4-weight", 0.5), ("mlp", "dynamic-int8", 0.5)]:
+        x = np.load(data / f"val_{model}.npz")["x"]
+        np.savez(out / f"v_{model}.npz", x=x[0::2])
+        np.save(out / "v_labels.npy", labels[0::2])
+        tag = f"{model}_{mode.replace(':', '_')}"
+        run([build / "bin" / "v4fc", "compile", data / f"{model}.onnx", "-o", out / f"{tag}.v4f", f"--quantize={mode}",
+             "--accuracy-budget", str(budget), "--validation-data", out / f"v_{model}.npz", "--labels",
+             out / "v_labels.npy", "--quant-report", out / f"{tag}.json"])
+        report = json.loads((out / f"{tag}.json").read_text())["accuracy_budget"]
+        f_out, _ = compile_and_run(build, data / f"{model}.onnx", x, out / f"{tag}_f", [], out_name="logits")
+        q_out = np.load(out / f"{tag}_f" / "o" / "logits.npy")
+        np.save(out / "x.npy", x)
+        run([build / "bin" / "v4f-run", out / f"{tag}.v4f", "--input", f"x={out / 'x.npy'}", "--output-dir",
+             out / f"{tag}_q", "--print", "0"])
+        q_out = np.load(out / f"{tag}_q" / "logits.npy")
+        f_pred, q_pred = f_out.argmax(1), q_out.argmax(1)
+        val_loss = 100 * float((f_pred[0::2] == labels[0::2]).mean() - (q_pred[0::2] == labels[0::2]).mean())
+        test_loss = 100 * float((f_pred[1::2] == labels[1::2]).mean() - (q_pred[1::2] == labels[1::2]).mean())
+        first = report["trials"][0]
+        ok = (val_loss <= budget + 1e-9 and abs(val_loss - report["loss_points"]) < 1e-3
+              and first["float32_layers"] == 0
+              and (report["float32_layers"] == 0) == (first["loss_points"] <= budget + 1e-9))
+        print(f"  budget {model} {mode:15s} {budget} points: all quantized loses {first['loss_points']:.2f}, "
+              f"kept {report['float32_layers']} layer(s) float -> validation loss {val_loss:.2f} "
+              f"(other half {test_loss:+.2f}), {len(report['trials'])} trial(s)  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"accuracy budget {model} {mode}: validation loss {val_loss:.2f}, report {report}")
+    return failures
+
+
 def bad_input(build: Path, work: Path) -> list[str]:
     """Each refusal: non-zero exit, a message naming the problem, no artifact."""
     data = work / "digits"
@@ -291,6 +356,9 @@ def bad_input(build: Path, work: Path) -> list[str]:
     np.savez(bad / "extra.npz", x=good, mask=good)
     (bad / "corrupt.npz").write_bytes(b"PK\x03\x04 this is not a zip archive" * 3)
     np.savez_compressed(bad / "compressed.npz", x=good)
+    np.save(bad / "labels.npy", np.zeros(len(good), np.int64))
+    np.save(bad / "labels_short.npy", np.zeros(len(good) - 1, np.int64))
+    np.save(bad / "labels_float.npy", np.zeros(len(good), np.float32))
     cases = [
         ("wrong name", ["--quantize=int8", "--calibration-data", bad / "wrong_name.npz"], "names no input"),
         ("extra array", ["--quantize=int8", "--calibration-data", bad / "extra.npz"], "'mask' names no input"),
@@ -308,6 +376,15 @@ def bad_input(build: Path, work: Path) -> list[str]:
         ("bad int4 group", ["--quantize=int4-weight:12"], "bad int4-weight group ':12'"),
         ("int4 per-channel", ["--quantize=int4-weight", "--per-channel"], "--per-channel applies to the int8"),
         ("unknown mode", ["--quantize=int3"], "unknown mode 'int3'"),
+        ("budget, no data", ["--quantize=int4-weight", "--accuracy-budget", "0.5"], "needs --quantize and "
+         "--validation-data"),
+        ("labels, no budget", ["--quantize=int4-weight", "--labels", bad / "labels.npy"], "--accuracy-budget only"),
+        ("labels count", ["--quantize=int4-weight", "--accuracy-budget", "0.5", "--validation-data",
+                          bad / "compressed.npz", "--labels", bad / "labels_short.npy"], "one class index per"),
+        ("labels dtype", ["--quantize=int4-weight", "--accuracy-budget", "0.5", "--validation-data",
+                          bad / "compressed.npz", "--labels", bad / "labels_float.npy"], "want int64 or int32"),
+        ("validation name", ["--quantize=int4-weight", "--accuracy-budget", "0.5", "--validation-data",
+                             bad / "wrong_name.npz"], "(validation data): array 'y' names no input"),
     ]
     failures = []
     for name, flags, expect in cases:
@@ -343,6 +420,9 @@ def main() -> int:
         failures = exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)
+        print("quantization: --accuracy-budget")
+        failures += accuracy_budget(build, work)
+        failures += exclude_several(build, work)
         print("quantization: bad input is refused")
         failures += bad_input(build, work)
     if failures:

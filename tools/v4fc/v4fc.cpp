@@ -77,6 +77,8 @@ struct CompileOptions {
   std::string input, output, targetCpu = "host", emit = "artifact";
   std::vector<std::string> inputShapes, dims, inputValues;
   std::string quantize, calibrationData, calibrationMethod = "minmax", quantReport;
+  double accuracyBudget = -1;
+  std::string validationData, labels;
   std::vector<std::string> exclude;
   bool perChannel = false;
   int64_t maxLoopIterations = 4096;
@@ -182,6 +184,9 @@ int runCompile(const CompileOptions &opts) {
   copts.quantizeExclude = opts.exclude;
   copts.calibrationData = opts.calibrationData;
   copts.calibrationMethod = opts.calibrationMethod;
+  copts.accuracyBudget = opts.accuracyBudget;
+  copts.validationData = opts.validationData;
+  copts.labels = opts.labels;
   copts.perChannel = opts.perChannel;
   copts.wantQuantReport = !opts.quantReport.empty();
   if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
@@ -332,6 +337,16 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compile->add_flag("--per-channel", copts.perChannel,
                     "With --quantize: one weight scale per output channel (default: one per weight tensor)");
+  compile->add_option("--accuracy-budget", copts.accuracyBudget,
+                      "With --quantize: keep the most sensitive layers in float until the top-1 loss on "
+                      "--validation-data is at most PCT percentage points (e.g. 0.5)")
+      ->check(CLI::Range(0.0, 100.0));
+  compile->add_option("--validation-data", copts.validationData,
+                      "With --accuracy-budget: an .npz like --calibration-data (one array per input, first axis = "
+                      "samples)");
+  compile->add_option("--labels", copts.labels,
+                      "With --accuracy-budget: .npy of int class indices, one per validation sample (without it, "
+                      "the loss is the share of samples whose top-1 class differs from the float model's)");
   compile->add_option("--quant-report", copts.quantReport,
                       "With --quantize: write a JSON report (per layer: precision or why it stayed float, "
                       "activation range, scale and zero point, weight scales, SQNR and max error vs float on "

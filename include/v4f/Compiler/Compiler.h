@@ -51,6 +51,13 @@ struct CompilerOptions {
   std::string calibrationData;
   std::string calibrationMethod = "minmax";
   bool perChannel = false;
+  /// --accuracy-budget PCT (< 0: off) with --validation-data VAL.npz and
+  /// optionally --labels L.npy: keep the most sensitive quantized layers in
+  /// float until the top-1 loss on the validation set is at most PCT points
+  /// (MixedPrecision.h).
+  double accuracyBudget = -1;
+  std::string validationData;
+  std::string labels;
   /// --quant-report: fill CompiledModel::quantReport (JSON).
   bool wantQuantReport = false;
   /// "producer" recorded in the artifact.

@@ -40,6 +40,12 @@ void quantizeWeightColumns(const float *w, int64_t K, int64_t N, bool perChannel
 void quantizeWeightGroupsInt4(const float *w, int64_t K, int64_t N, int64_t group, std::vector<int8_t> &q,
                               std::vector<float> &scales);
 
+/// How much quantizing the weight alone loses: 10 log10(sum w^2 / sum (w -
+/// dequantized w)^2) for the scheme of `mode` ("int4-weight" with `group`,
+/// else int8 per channel or per tensor); infinity when exact.
+double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std::string &mode, bool perChannel,
+                                int64_t group);
+
 /// How calibration turns the observed values of a tensor into its range.
 struct CalibrationMethod {
   enum Kind { MinMax, Entropy, Percentile } kind = MinMax;
