@@ -7,7 +7,9 @@
    (docs/quantization.md) up to float rounding of the dequantization — an
    error in packing, pairing, edges, scales or zero points shows up as a large
    difference. Dynamic int8 with per-tensor weights, static int8 (minmax
-   calibration on other data, so the run clips) with per-channel weights.
+   calibration on other data, so the run clips) with per-channel weights, on
+   the host's kernels (vpdpbusd where it has AVX-512 VNNI) and on AVX2's
+   (pmaddwd); int4-weight at groups of 32 and 128.
 2. Accuracy on the trained digits models (test/quant/digits_models.py, trained
    at test time with numpy): float vs quantized top-1 on the 360 held-out
    digits, for every mode and calibration method, against the issue's budgets
@@ -198,6 +200,12 @@ def exactness(build: Path, work: Path) -> list[str]:
             ("dynamic", ["--quantize=dynamic-int8"], quantized_matmul(x, w, bias, relu, False)),
             ("static/pc", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--per-channel"],
              quantized_matmul(x, w, bias, relu, True, static)),
+            # The host's kernels (AVX-512 VNNI vpdpbusd where the CPU has it)
+            # above; the int16-pair pmaddwd kernels of AVX2 on every host here.
+            ("dyn/v3", ["--quantize=dynamic-int8", "--target-cpu", "x86-64-v3"],
+             quantized_matmul(x, w, bias, relu, False)),
+            ("static/v3", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--target-cpu",
+                           "x86-64-v3"], quantized_matmul(x, w, bias, relu, False, static)),
             ("int4/g32", ["--quantize=int4-weight:32"], int4_matmul(x, w, bias, relu, 32)),
             ("int4/g128", ["--quantize=int4-weight"], int4_matmul(x, w, bias, relu, 128)),
         ]:

@@ -62,9 +62,10 @@ public:
   /// constant and layout).
   uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices,
                         int64_t K, int64_t cols);
-  /// The buffer holding the int8 constant `weight` ([K, N]) in the
-  /// int8_pairs layout of panels of `nr` columns (QuantizedGemmKernels.cpp).
-  uint32_t packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr);
+  /// The buffer holding the int8 constant `weight` ([K, N]) in panels of
+  /// `nr` columns, K in groups of `step` (2: int8_pairs, 4: int8_quads)
+  /// interleaved by column (QuantizedGemmKernels.cpp).
+  uint32_t packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr, int64_t step);
   Reg numel(const TensorInfo &t) { return shapes.product(t.dims, 0, t.dims.size()); }
   /// Number of workgroups for `rows` rows of `rowSize` elements each so a
   /// workgroup handles about `grain` elements; returns {count, rowsPerGroup}.

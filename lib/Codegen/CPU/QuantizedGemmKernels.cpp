@@ -41,20 +41,33 @@ namespace v4f {
 
 namespace {
 
-/// Bytes of the int8_pairs packing of a K x N weight in panels of `nr`.
-int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr) {
-  return (N + nr - 1) / nr * nr * ((K + 1) / 2 * 2);
+/// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
+/// K x N weight in panels of `nr`.
+int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr, int64_t step) {
+  return (N + nr - 1) / nr * nr * ((K + step - 1) / step * step);
 }
 
-void packInt8Pairs(const int8_t *w, int64_t K, int64_t N, int64_t nr, int8_t *dst) {
-  int64_t panels = (N + nr - 1) / nr, pairs = (K + 1) / 2;
+void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t step, int8_t *dst) {
+  int64_t panels = (N + nr - 1) / nr, steps = (K + step - 1) / step;
   for (int64_t p = 0; p < panels; ++p)
-    for (int64_t kk = 0; kk < pairs; ++kk)
+    for (int64_t kk = 0; kk < steps; ++kk)
       for (int64_t j = 0; j < nr; ++j)
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t k = 2 * kk + h, n = p * nr + j;
+        for (int64_t h = 0; h < step; ++h) {
+          int64_t k = step * kk + h, n = p * nr + j;
           *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
         }
+}
+
+/// vpdpbusd (AVX-512 VNNI): lane i of the result is acc[i] plus the four
+/// products of the unsigned bytes of a[i] by the signed bytes of b[i]
+/// (exact: no intermediate saturation).
+Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
+  OpBuilder &builder = kb.b;
+  return builder
+      .create<LLVM::CallIntrinsicOp>(kb.loc, acc.getType(), builder.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
+                                     ValueRange{acc, a, b},
+                                     LLVM::FastmathFlagsAttr::get(builder.getContext(), LLVM::FastmathFlags::none))
+      .getResult(0);
 }
 
 /// pmaddwd: lane i of the result is a[2i] * b[2i] + a[2i+1] * b[2i+1] in
@@ -127,7 +140,11 @@ void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, Valu
 struct QGemm {
   std::string name;
   Reg R, N;             // rows (all batch rows of lhs) and columns
-  int64_t K, pairs;     // K and ceil(K / 2)
+  int64_t K, steps;     // K and ceil(K / step)
+  int64_t step;         // K values per 32-bit lane: 2 (int16 pairs, pmaddwd) or 4 (u8 quads, vpdpbusd)
+  bool vnni;            // step 4: activations u8 (q + 128), the sum corrected by (128 + zp) * colsum
+  int32_t zeroPoint;
+  uint32_t colSumBuf;
   uint32_t cBuf, qBuf, wBuf, wScaleBuf, rowScaleBuf;
   std::optional<uint32_t> biasBuf;
   std::string act;
@@ -146,32 +163,51 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
   auto i16v = VectorType::get({2 * L}, b.getI16Type());
   auto i8v = VectorType::get({2 * L}, b.getI8Type());
   Value Q = kb.binding(1), W = kb.binding(2);
-  // The panel of column n: pairs x 2 x NR bytes per panel.
-  Value wBase = kb.mul(kb.div(n, kb.c(g.nr)), kb.c(g.pairs * 2 * g.nr));
-  SmallVector<Value> rowBase; // in int32 units (one K pair of int16)
-  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.pairs)));
+  // The panel of column n: steps x step x NR bytes per panel.
+  Value wBase = kb.mul(kb.div(n, kb.c(g.nr)), kb.c(g.steps * g.step * g.nr));
+  SmallVector<Value> rowBase; // in int32 units (one K step: an int16 pair or a u8 quad)
+  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.steps)));
+  auto i8quads = VectorType::get({4 * L}, b.getI8Type());
   Value zero = b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(0)));
   SmallVector<Value> init(rows * vecs, zero);
-  auto acc = kb.forLoop(kb.c(0), kb.c(g.pairs), kb.c(1), init, [&](Value kk, ValueRange a) {
-    Value wRow = kb.add(wBase, kb.mul(kk, kb.c(2 * g.nr)));
+  auto acc = kb.forLoop(kb.c(0), kb.c(g.steps), kb.c(1), init, [&](Value kk, ValueRange a) {
+    Value wRow = kb.add(wBase, kb.mul(kk, kb.c(g.step * g.nr)));
     SmallVector<Value> bv;
-    for (int64_t v = 0; v < vecs; ++v)
-      bv.push_back(b.create<arith::ExtSIOp>(loc, i16v, kb.load(i8v, W, kb.add(wRow, kb.c(v * 2 * L)))));
+    for (int64_t v = 0; v < vecs; ++v) {
+      Value at = kb.add(wRow, kb.c(v * g.step * L));
+      if (g.vnni)
+        bv.push_back(b.create<vector::BitCastOp>(loc, i32v, kb.load(i8quads, W, at)));
+      else
+        bv.push_back(b.create<arith::ExtSIOp>(loc, i16v, kb.load(i8v, W, at)));
+    }
     SmallVector<Value> next;
     for (int r = 0; r < rows; ++r) {
-      Value pair = kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk));
-      Value av = b.create<vector::BitCastOp>(loc, i16v, b.create<vector::BroadcastOp>(loc, i32v, pair));
+      Value word = b.create<vector::BroadcastOp>(loc, i32v, kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk)));
+      Value av = g.vnni ? word : b.create<vector::BitCastOp>(loc, i16v, word).getResult();
       for (int64_t v = 0; v < vecs; ++v)
-        next.push_back(b.create<arith::AddIOp>(loc, a[r * vecs + v], pairwiseMulAdd(kb, av, bv[v], L, g.x86)));
+        next.push_back(g.vnni ? dotU8S8(kb, a[r * vecs + v], av, bv[v])
+                              : b.create<arith::AddIOp>(loc, a[r * vecs + v], pairwiseMulAdd(kb, av, bv[v], L, g.x86))
+                                    .getResult());
     }
     return next;
   });
   Value rowScale;
+  SmallVector<Value> corrections;
   emitTileEpilogue(kb, rows, vecs, L, m, n, g.N, edgeCols, 3u,
                    g.biasBuf ? std::optional<unsigned>(5) : std::nullopt, g.act, g.alpha, g.beta,
                    [&](int r, int64_t v, Value colScale) -> Value {
                      if (v == 0) rowScale = kb.splat(kb.load(kb.f32(), kb.binding(4), kb.add(m, kb.c(r))), L);
-                     Value f = b.create<arith::SIToFPOp>(loc, kb.vec(L), acc[r * vecs + v]);
+                     Value sum = acc[r * vecs + v];
+                     if (g.vnni) {
+                       // sum (q - zp) w = sum u w - (128 + zp) colsum(w), u = q + 128.
+                       if (corrections.size() <= size_t(v))
+                         corrections.push_back(b.create<arith::MulIOp>(
+                             loc, kb.load(i32v, kb.binding(g.biasBuf ? 6 : 5), kb.add(n, kb.c(v * L))),
+                             b.create<arith::ConstantOp>(
+                                 loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(128 + g.zeroPoint)))));
+                       sum = b.create<arith::SubIOp>(loc, sum, corrections[v]);
+                     }
+                     Value f = b.create<arith::SIToFPOp>(loc, kb.vec(L), sum);
                      return b.create<arith::MulFOp>(loc, f, b.create<arith::MulFOp>(loc, rowScale, colScale));
                    });
 }
@@ -226,16 +262,18 @@ void emitQGemm(DispatchContext &ctx, const QGemm &g) {
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf, g.wScaleBuf, g.rowScaleBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);
+  if (g.vnni) bindings.push_back(g.colSumBuf);
   ctx.addDispatch(*kb, bindings, groups, g.name);
   ctx.plan.dispatches.back().precision = "int8";
   ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
 }
 
 /// The "quantize rows" dispatch: rows of `src` (float, K each) -> int16
-/// values minus the zero point into `qBuf` (rows of 2 * pairs) and each
-/// row's scale into `scaleBuf`.
+/// values minus the zero point into `qBuf` (rows of `rowValues`, zero-padded
+/// past K) and each row's scale into `scaleBuf`; with `vnni`, u8 values q +
+/// 128 (the zero point kept) instead of int16.
 void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::string &name, Reg rows, int64_t K,
-                      int64_t pairs, int64_t L, uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
+                      int64_t rowValues, bool vnni, int64_t L, uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
   bool dynamic = op.getActQuant() == "dynamic";
   float staticScale = op.getActScale().convertToFloat();
   int64_t zp = dynamic ? 0 : int32_t(op.getActZeroPoint());
@@ -247,11 +285,12 @@ void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::str
   Value src = kb->binding(1), Q = kb->binding(0), S = kb->binding(2);
   Type vt = kb->vec(L);
   auto i32v = VectorType::get({L}, b.getI32Type());
-  auto i16v = VectorType::get({L}, b.getI16Type());
+  Type qElem = vnni ? b.getI8Type() : b.getI16Type();
+  auto qv = VectorType::get({L}, qElem);
   int64_t kFull = K / L * L;
   auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value r) {
-    Value a0 = kb->mul(r, kb->c(K)), q0 = kb->mul(r, kb->c(2 * pairs));
+    Value a0 = kb->mul(r, kb->c(K)), q0 = kb->mul(r, kb->c(rowValues));
     Value scale;
     if (dynamic) {
       auto vmax = kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), {kb->cf(0.f, vt)}, [&](Value k, ValueRange acc) {
@@ -271,28 +310,32 @@ void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::str
     }
     kb->store(scale, S, r);
     Value inv = b.create<arith::DivFOp>(loc, kb->cf(1.f), scale);
-    // q = clamp(roundeven(a / s) + zp, qmin, qmax) - zp (NaN -> qmin).
+    // q = clamp(roundeven(a / s) + zp, qmin, qmax) - zp (NaN -> qmin); with
+    // vnni the stored byte is clamp(...) + 128 instead.
     auto splatIf = [&](Value scalar, Type ft) { return llvm::isa<VectorType>(ft) ? kb->splat(scalar, L) : scalar; };
     auto quantize = [&](Value a, Type ft) -> Value {
       Value x = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, a, splatIf(inv, ft)));
       if (zp) x = b.create<arith::AddFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
       x = b.create<arith::MaxNumFOp>(loc, x, splatIf(kb->cf(qmin), ft));
       x = b.create<arith::MinNumFOp>(loc, x, splatIf(kb->cf(qmax), ft));
-      if (zp) x = b.create<arith::SubFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
+      if (vnni)
+        x = b.create<arith::AddFOp>(loc, x, splatIf(kb->cf(128.f), ft));
+      else if (zp)
+        x = b.create<arith::SubFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
       return x;
     };
     kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), [&](Value k) {
       Value x = quantize(kb->load(vt, src, kb->add(a0, k)), vt);
-      Value q = b.create<arith::TruncIOp>(loc, i16v, b.create<arith::FPToSIOp>(loc, i32v, x));
+      Value q = b.create<arith::TruncIOp>(loc, qv, b.create<arith::FPToSIOp>(loc, i32v, x));
       kb->store(q, Q, kb->add(q0, k));
     });
     kb->forLoop(kb->c(kFull), kb->c(K), kb->c(1), [&](Value k) {
       Value x = quantize(kb->load(kb->f32(), src, kb->add(a0, k)), kb->f32());
-      Value q = b.create<arith::TruncIOp>(loc, b.getI16Type(), b.create<arith::FPToSIOp>(loc, b.getI32Type(), x));
+      Value q = b.create<arith::TruncIOp>(loc, qElem, b.create<arith::FPToSIOp>(loc, b.getI32Type(), x));
       kb->store(q, Q, kb->add(q0, k));
     });
-    if (K % 2)
-      kb->store(b.create<arith::ConstantIntOp>(loc, 0, 16), Q, kb->add(q0, kb->c(K)));
+    for (int64_t k = K; k < rowValues; ++k)
+      kb->store(b.create<arith::ConstantIntOp>(loc, 0, qElem.getIntOrFloatBitWidth()), Q, kb->add(q0, kb->c(k)));
   });
   kb->finish();
   ctx.addDispatch(*kb, {qBuf, srcBuf, scaleBuf}, groups, name);
@@ -415,8 +458,8 @@ void packInt4(ArrayRef<int8_t> q, ArrayRef<float> scales, int64_t K, int64_t N, 
 
 } // namespace
 
-uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr) {
-  auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), 100, nr);
+uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr, int64_t step) {
+  auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(100 + step), nr);
   auto it = packedByWeight.find(key);
   if (it != packedByWeight.end()) return it->second;
   std::vector<int8_t> values;
@@ -424,8 +467,8 @@ uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, 
     values.assign(size_t(K * N), weight.constant.getSplatValue<int8_t>());
   else
     for (const APInt &v : weight.constant.getValues<APInt>()) values.push_back(int8_t(v.getSExtValue()));
-  uint32_t buffer = newConstant(size_t(packedInt8Bytes(K, N, nr)), [&](uint8_t *dst) {
-    packInt8Pairs(values.data(), K, N, nr, reinterpret_cast<int8_t *>(dst));
+  uint32_t buffer = newConstant(size_t(packedInt8Bytes(K, N, nr, step)), [&](uint8_t *dst) {
+    packInt8Steps(values.data(), K, N, nr, step, reinterpret_cast<int8_t *>(dst));
   });
   packedByWeight[key] = buffer;
   return buffer;
@@ -445,7 +488,12 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   QGemm g;
   g.name = dispatchName(op);
   g.K = wShape[0];
-  g.pairs = (g.K + 1) / 2;
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
+  g.vnni = target && target.getVnni() && tiling.getLanes() == 16;
+  g.step = g.vnni ? 4 : 2;
+  g.steps = (g.K + g.step - 1) / g.step;
+  g.zeroPoint = qmm.getActQuant() == "static" ? int32_t(qmm.getActZeroPoint()) : 0;
   g.N = sp.constant(wShape[1]);
   g.R = sp.product(A.dims, 0, A.dims.size() - 1);
   emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
@@ -454,20 +502,29 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.lanes = tiling.getLanes();
   g.mb = tiling.getMb();
   g.nb = tiling.getNb();
-  auto module = op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
   g.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
   g.cBuf = result.buffer;
-  g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr);
+  g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
+  if (g.vnni) {
+    // Column sums of the int8 weight, padded to whole panels.
+    int64_t N = wShape[1], padded = (N + g.nr - 1) / g.nr * g.nr;
+    std::vector<int32_t> sums(size_t(padded), 0);
+    int64_t i = 0;
+    if (W.constant.isSplat())
+      for (int64_t n = 0; n < N; ++n) sums[n] = int32_t(g.K) * int32_t(W.constant.getSplatValue<int8_t>());
+    else
+      for (const APInt &v : W.constant.getValues<APInt>()) sums[size_t(i++ % N)] += int32_t(v.getSExtValue());
+    g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
+  }
   g.wScaleBuf = WS.buffer;
   if (qmm.getBias()) g.biasBuf = operands[3].buffer;
   g.act = qmm.getActivation().str();
   g.alpha = qmm.getActAlpha().convertToFloat();
   g.beta = qmm.getActBeta().convertToFloat();
-  g.qBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4 * g.pairs)));
+  g.qBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4 * g.steps)));
   g.rowScaleBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4)));
-  emitQuantizeRows(ctx, qmm, g.name + " quantize rows", g.R, g.K, g.pairs, g.lanes, A.buffer, g.qBuf,
-                   g.rowScaleBuf);
+  emitQuantizeRows(ctx, qmm, g.name + " quantize rows", g.R, g.K, g.steps * g.step, g.vnni, g.lanes, A.buffer,
+                   g.qBuf, g.rowScaleBuf);
   emitQGemm(ctx, g);
   return success();
 }

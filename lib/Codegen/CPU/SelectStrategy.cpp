@@ -22,7 +22,7 @@ namespace v4f {
 
 CPUTargetAttr getCPUTargetAttr(MLIRContext *ctx, const CPUTarget &target) {
   return CPUTargetAttr::get(ctx, target.cpu, target.isa, target.vectorBits, target.vectorRegisters,
-                            target.l1CacheBytes, target.l2CacheBytes);
+                            target.l1CacheBytes, target.l2CacheBytes, target.vnni);
 }
 
 GemmTilingAttr chooseGemmTiling(CPUTargetAttr target) {

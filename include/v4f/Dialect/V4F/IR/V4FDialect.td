@@ -45,7 +45,8 @@ def V4F_CPUTargetAttr : V4F_Attr<"CPUTarget", "cpu_target"> {
   let description = [{
     Set by the compile pipeline from `--target-cpu`: the LLVM CPU name, the
     vector ISA (`sse`, `avx2`, `avx512`), the vector width in bits, the number
-    of vector registers, and the L1D / L2 cache sizes per core in bytes.
+    of vector registers, the L1D / L2 cache sizes per core in bytes, and
+    whether AVX-512 VNNI is there (`vnni = true`; omitted when false).
     `v4f-select-cpu-strategy` derives tile and vector sizes from it.
   }];
   let parameters = (ins StringRefParameter<"LLVM CPU name">:$cpu,
@@ -53,7 +54,9 @@ def V4F_CPUTargetAttr : V4F_Attr<"CPUTarget", "cpu_target"> {
                         "int64_t":$vector_bits,
                         "int64_t":$vector_registers,
                         "int64_t":$l1_cache_bytes,
-                        "int64_t":$l2_cache_bytes);
+                        "int64_t":$l2_cache_bytes,
+                        DefaultValuedParameter<"bool", "false",
+                          "AVX-512 VNNI (vpdpbusd) for int8 GEMMs">:$vnni);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
