@@ -7,6 +7,9 @@
 void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeGemmPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
+  // QDQ matmuls become integer kernels before the quantization ops they are
+  // written with decompose into float arithmetic.
+  pm.addNestedPass<mlir::func::FuncOp>(createFoldQDQPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeQuantizationPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeEinsumPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeAttentionPass());

@@ -17,7 +17,9 @@
 3. Sizes: the quantized artifact of the MLP is smaller than the float one.
 4. --accuracy-budget: the shipped artifact's loss on the validation half of
    the held-out digits is within the budget (measured, not read from the report).
-5. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
+5. QDQ models from ORT's quantize_static compile to integer dispatches and
+   match ORT within one output quantization step.
+6. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
    NaN, a corrupt file; an --exclude naming no node; int8 without data — each
    a non-zero exit with a message naming the problem and no artifact written.
 
@@ -303,6 +305,49 @@ def exclude_several(build: Path, work: Path) -> list[str]:
     return failures
 
 
+def qdq_models(build: Path, work: Path) -> list[str]:
+    """QDQ models made by ONNX Runtime's quantize_static from the digits MLP
+    (uint8 and int8 activations, per-tensor and per-channel weights) compile,
+    without --quantize, to integer dispatches (v4fc inspect --plan shows them;
+    v4f-fold-qdq) and match ORT running the same QDQ model within one
+    quantization step of the output."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    import onnxruntime as ort
+    data = work / "digits"
+    out = work / "qdq"
+    out.mkdir(parents=True, exist_ok=True)
+    cal = np.load(data / "cal_mlp.npz")["x"]
+    x = np.load(data / "val_mlp.npz")["x"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": cal[i:i + 1]} for i in range(64)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    failures = []
+    for per_channel, act in [(False, QuantType.QUInt8), (True, QuantType.QUInt8), (True, QuantType.QInt8)]:
+        tag = f"{'pc' if per_channel else 'pt'}_{act.name}"
+        qmodel = out / f"mlp_{tag}.onnx"
+        quantize_static(str(data / "mlp.onnx"), str(qmodel), Reader(), quant_format=QuantFormat.QDQ,
+                        per_channel=per_channel, activation_type=act, weight_type=QuantType.QInt8)
+        got, art = compile_and_run(build, qmodel, x, out / tag, [], out_name="logits")
+        plan = run([build / "bin" / "v4fc", "inspect", art, "--plan"])
+        gemms = sum(1 for line in plan.splitlines() if "int8" in line and line.rstrip().endswith("'")
+                    and "quantized_matmul" in line)
+        ref = ort.InferenceSession(str(qmodel), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        step = float(numpy_helper.to_array(next(i for i in onnx.load(str(qmodel)).graph.initializer
+                                                if i.name == "logits_scale")))
+        steps = float(np.abs(got - ref).max() / step)
+        ok = gemms == 3 and steps <= 1 + 1e-4
+        print(f"  QDQ {tag:14s} {gemms} integer GEMMs, max |v4f - ORT| = {steps:.2f} output steps  "
+              f"{'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"QDQ {tag}: {gemms} integer GEMMs (want 3), {steps:.2f} steps from ORT")
+    return failures
+
+
 def accuracy_budget(build: Path, work: Path) -> list[str]:
     """--accuracy-budget on the held-out digits split in two: the even half is
     the validation set v4fc searches on, the odd half is only measured. The
@@ -431,6 +476,8 @@ def main() -> int:
         print("quantization: --accuracy-budget")
         failures += accuracy_budget(build, work)
         failures += exclude_several(build, work)
+        print("quantization: QDQ models from ONNX Runtime's quantizer")
+        failures += qdq_models(build, work)
         print("quantization: bad input is refused")
         failures += bad_input(build, work)
     if failures:

@@ -161,9 +161,13 @@ void HttpFrontend::routes() {
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  // Audit and HTTP metrics after every response (also those httplib itself
-  // answers: 400 bad request line, 413 payload too large).
-  svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+  // Audit and HTTP metrics for every response (also those httplib itself
+  // answers: 400 bad request line, 413 payload too large), written when the
+  // response is final but before it is sent: a client that sends its next
+  // request after reading a response finds the audit log in request order
+  // (httplib's logger runs after the send, so two requests could be logged
+  // in the wrong order).
+  svr.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext& c = tContext;
     if (!c.active) c.route = classify(req.method, req.path, options_.publicHealth);
     metrics_->countHttp(res.status);

@@ -165,6 +165,26 @@ def DecomposeGemm : Pass<"v4f-decompose-gemm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
+  let summary = "Turn QDQ-quantized matmuls (QuantizeLinear/DequantizeLinear around MatMul) into integer kernels";
+  let description = [{
+    Input invariants: imported ops, Gemm decomposed (v4f-decompose-gemm), the
+    quantization ops still whole (before v4f-decompose-quantization).
+    Output: every `v4f.matmul(v4f.dequantize(v4f.quantize(x, s, zp), s, zp),
+    v4f.dequantize(W, s_w))` with x float32, an 8-bit activation with one
+    constant scale and zero point (the same in both ops), W a constant signed
+    int8 `[K, N]` with zero point 0 and one scale or one per column (axis 1)
+    is a `v4f.quantized_matmul %x, %W, %s_w` with `act_quant = "static"`,
+    `act_scale = s` and `act_zero_point = zp` (uint8: `zp - 128`). Anything
+    else is left as written. Preserves: the quantized arithmetic (the
+    activation is quantized the same way; the integer sum is exact; the
+    result is computed as `x * (1 / s)` rounded instead of `x / s`, which can
+    differ at a rounding tie).
+  }];
+  let constructor = "v4f::createFoldQDQPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::FuncOp"> {
   let summary = "Rewrite the quantization ops into float32 / integer compositions";
   let description = [{

@@ -1,0 +1,140 @@
+//===- FoldQDQ.cpp - v4f-fold-qdq ------------------------------------------===//
+//
+// Exporters and ONNX Runtime's quantizer write an int8 matmul as float ops
+// between QuantizeLinear / DequantizeLinear pairs ("QDQ"):
+//
+//   x -> QuantizeLinear(s, zp) -> DequantizeLinear(s, zp) --.
+//                                                            MatMul -> ...
+//   W_q (int8) -> DequantizeLinear(s_w, 0) -----------------'
+//
+// Run as written (v4f-decompose-quantization) that is float arithmetic on
+// rounded values. This pass rewrites the pattern into the integer kernel
+// that computes the same thing: v4f.quantized_matmul with act_quant =
+// "static", act_scale = s, the zero point (a uint8 zero point zp becomes
+// zp - 128: the kernel's int8 value is the uint8 one minus 128, and q - zp
+// is unchanged), the int8 weight and its per-tensor or per-column scales.
+// What follows the matmul (its own QuantizeLinear, a bias Add) stays as
+// written. The contract is in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace v4f {
+#define GEN_PASS_DEF_FOLDQDQ
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+
+/// All values of a float32 constant, or nothing.
+std::optional<std::vector<float>> floatConstant(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return std::nullopt;
+  return std::vector<float>(attr.getValues<float>().begin(), attr.getValues<float>().end());
+}
+
+/// All values of an integer constant (0 for an absent zero point), or nothing.
+std::optional<std::vector<int64_t>> intConstant(Value v, int64_t absentCount = 1) {
+  if (!v) return std::vector<int64_t>(size_t(absentCount), 0);
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isInteger()) return std::nullopt;
+  bool isUnsigned = attr.getElementType().isUnsignedInteger();
+  std::vector<int64_t> out;
+  for (const APInt &x : attr.getValues<APInt>()) out.push_back(isUnsigned ? int64_t(x.getZExtValue()) : x.getSExtValue());
+  return out;
+}
+
+struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp mm, PatternRewriter &rewriter) const override {
+    if (mm.getBias() || mm.getActivation() != "none") return failure();
+    auto dqA = mm.getLhs().getDefiningOp<DequantizeOp>();
+    auto dqW = mm.getRhs().getDefiningOp<DequantizeOp>();
+    // Gemm with transB decomposes to a transpose of the dequantized weight.
+    bool transposed = false;
+    if (auto t = mm.getRhs().getDefiningOp<TransposeOp>()) {
+      if (t.getPerm().size() == 2 && t.getPerm()[0] == 1 && t.getPerm()[1] == 0) {
+        dqW = t.getInput().getDefiningOp<DequantizeOp>();
+        transposed = true;
+      }
+    }
+    if (!dqA || !dqW || dqA.getBlockSize() || dqW.getBlockSize()) return failure();
+    auto qA = dqA.getInput().getDefiningOp<QuantizeOp>();
+    if (!qA || qA.getBlockSize() || qA.getPrecision()) return failure();
+    // The activation: float32 in, 8-bit integer, one scale and zero point,
+    // the same in the QuantizeLinear and the DequantizeLinear.
+    auto xType = llvm::dyn_cast<RankedTensorType>(qA.getInput().getType());
+    auto qType = llvm::cast<ShapedType>(qA.getType()).getElementType();
+    if (!xType || !xType.getElementType().isF32() || xType.getRank() < 2 || !qType.isInteger(8) ||
+        !llvm::cast<ShapedType>(mm.getType()).getElementType().isF32())
+      return failure();
+    auto s = floatConstant(qA.getScale()), s2 = floatConstant(dqA.getScale());
+    auto z = intConstant(qA.getZeroPoint()), z2 = intConstant(dqA.getZeroPoint());
+    if (!s || !s2 || !z || !z2 || s->size() != 1 || *s != *s2 || z->size() != 1 || *z != *z2) return failure();
+    float scale = s->front();
+    if (!(scale > 0.f) || !std::isfinite(scale)) return failure();
+    int64_t zp = z->front() - (qType.isUnsignedInteger() ? 128 : 0);
+    if (zp < -128 || zp > 127) return failure();
+    // The weight: a signed int8 [K, N] constant with zero point 0 and one
+    // scale, or one per column (axis 1).
+    DenseElementsAttr weight;
+    auto wType = llvm::dyn_cast<RankedTensorType>(dqW.getInput().getType());
+    if (!wType || wType.getRank() != 2 || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
+        !matchPattern(dqW.getInput(), m_Constant(&weight)))
+      return failure();
+    // Stored [K, N], or [N, K] under the transpose.
+    int64_t N = wType.getDimSize(transposed ? 0 : 1), K = wType.getDimSize(transposed ? 1 : 0);
+    auto ws = floatConstant(dqW.getScale());
+    auto wz = intConstant(dqW.getZeroPoint());
+    if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return failure();
+    if (ws->size() != 1 && !(int64_t(ws->size()) == N && dqW.getAxis() == (transposed ? 0 : 1))) return failure();
+    Value w = dqW.getInput();
+    if (transposed) {
+      std::vector<int8_t> values;
+      for (const APInt &v : weight.getValues<APInt>()) values.push_back(int8_t(v.getSExtValue()));
+      std::vector<int8_t> kn(values.size());
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) kn[size_t(k * N + n)] = values[size_t(n * K + k)];
+      auto knType = RankedTensorType::get({K, N}, wType.getElementType());
+      w = rewriter.create<arith::ConstantOp>(mm.getLoc(), knType, DenseElementsAttr::get(knType, llvm::ArrayRef(kn)));
+    }
+    std::vector<float> colScale(size_t(N), ws->front());
+    if (ws->size() != 1) colScale = *ws;
+    for (float v : colScale)
+      if (!std::isfinite(v)) return failure();
+    auto sType = RankedTensorType::get({N}, rewriter.getF32Type());
+    Value scales = rewriter.create<arith::ConstantOp>(mm.getLoc(), sType,
+                                                      DenseElementsAttr::get(sType, llvm::ArrayRef(colScale)));
+    rewriter.replaceOpWithNewOp<QuantizedMatMulOp>(
+        mm, mm.getType(), qA.getInput(), w, scales, Value(), rewriter.getStringAttr("static"),
+        rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(int32_t(zp)), mm.getActivationAttr(),
+        mm.getActAlphaAttr(), mm.getActBetaAttr());
+    return success();
+  }
+};
+
+struct FoldQDQPass : impl::FoldQDQBase<FoldQDQPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldQDQMatMul>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFoldQDQPass() { return std::make_unique<FoldQDQPass>(); }
+
+} // namespace v4f

@@ -1,0 +1,70 @@
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-fold-qdq))" | FileCheck %s
+
+// QuantizeLinear/DequantizeLinear around a MatMul (uint8 activations, int8
+// per-tensor weight, as ONNX Runtime's quantize_static writes it) becomes
+// one static quantized_matmul on the float input: scale 0.5, zero point
+// 130 - 128 = 2, the weight scale repeated per column.
+// CHECK-LABEL: func @uint8_per_tensor
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1, -2, 3], [4, 5, -128]]> : tensor<2x3xi8>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<2.500000e-01> : tensor<3xf32>
+// CHECK: %[[Y:.*]] = v4f.quantized_matmul %arg0, %[[W]], %[[S]] {act_quant = "static", act_scale = 5.000000e-01 : f32, act_zero_point = 2 : i32}
+// CHECK: return %[[Y]]
+func.func @uint8_per_tensor(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %s = arith.constant dense<0.5> : tensor<f32>
+  %z = arith.constant dense<130> : tensor<ui8>
+  %q = v4f.quantize %x, %s zero_point(%z) : (tensor<4x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x2xui8>
+  %a = v4f.dequantize %q, %s zero_point(%z) : (tensor<4x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x2xf32>
+  %wq = arith.constant dense<[[1, -2, 3], [4, 5, -128]]> : tensor<2x3xi8>
+  %ws = arith.constant dense<0.25> : tensor<f32>
+  %w = v4f.dequantize %wq, %ws : (tensor<2x3xi8>, tensor<f32>) -> tensor<2x3xf32>
+  %y = v4f.matmul %a, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// A Gemm with transB decomposes to a transpose of the dequantized [N, K]
+// weight: the int8 constant is transposed at compile time and the per-row
+// (axis 0) scales become per-column ones; int8 activations keep their zero
+// point (act_scale 1 is the default, not printed).
+// CHECK-LABEL: func @transposed_per_channel
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1, 3], [2, 4]]> : tensor<2x2xi8>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[1.250000e-01, 2.500000e-01]> : tensor<2xf32>
+// CHECK: v4f.quantized_matmul %arg0, %[[W]], %[[S]] {act_quant = "static", act_zero_point = -3 : i32}
+// CHECK-NOT: v4f.transpose
+func.func @transposed_per_channel(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  %s = arith.constant dense<1.0> : tensor<f32>
+  %z = arith.constant dense<-3> : tensor<i8>
+  %q = v4f.quantize %x, %s zero_point(%z) : (tensor<1x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2xi8>
+  %a = v4f.dequantize %q, %s zero_point(%z) : (tensor<1x2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2xf32>
+  %wq = arith.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>
+  %ws = arith.constant dense<[0.125, 0.25]> : tensor<2xf32>
+  %w = v4f.dequantize %wq, %ws {axis = 0 : i64} : (tensor<2x2xi8>, tensor<2xf32>) -> tensor<2x2xf32>
+  %wt = v4f.transpose %w {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = v4f.matmul %a, %wt : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// Left as written: the DequantizeLinear's scale differs from the
+// QuantizeLinear's, and a weight with a non-zero zero point.
+// CHECK-LABEL: func @not_folded
+// CHECK-NOT: v4f.quantized_matmul
+// CHECK: v4f.matmul
+// CHECK: v4f.matmul
+// CHECK-NOT: v4f.quantized_matmul
+func.func @not_folded(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
+  %s = arith.constant dense<1.0> : tensor<f32>
+  %s2 = arith.constant dense<2.0> : tensor<f32>
+  %q = v4f.quantize %x, %s : (tensor<1x2xf32>, tensor<f32>) -> tensor<1x2xi8>
+  %a = v4f.dequantize %q, %s2 : (tensor<1x2xi8>, tensor<f32>) -> tensor<1x2xf32>
+  %a2 = v4f.dequantize %q, %s : (tensor<1x2xi8>, tensor<f32>) -> tensor<1x2xf32>
+  %wq = arith.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>
+  %wz = arith.constant dense<1> : tensor<i8>
+  %w = v4f.dequantize %wq, %s : (tensor<2x2xi8>, tensor<f32>) -> tensor<2x2xf32>
+  %w2 = v4f.dequantize %wq, %s zero_point(%wz) : (tensor<2x2xi8>, tensor<f32>, tensor<i8>) -> tensor<2x2xf32>
+  %y = v4f.matmul %a, %w : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %y2 = v4f.matmul %a2, %w2 : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  return %y, %y2 : tensor<1x2xf32>, tensor<1x2xf32>
+}
