@@ -33,7 +33,9 @@ done
 # libsodium is loaded with dlopen (so ldd does not list it): the runtime
 # needs it to verify the artifacts' BLAKE2b digests and signatures and to
 # decrypt.
-sodium=$(ldconfig -p | awk '/libsodium\.so\.23 .*x86-64/ {print $NF; exit}')
+# awk reads all of ldconfig's output: exiting at the first match could kill
+# ldconfig with SIGPIPE, which pipefail turns into a silent exit 141.
+sodium=$(ldconfig -p | awk '/libsodium\.so\.23 .*x86-64/ && !found {print $NF; found = 1}')
 [ -n "$sodium" ] || { echo "build-rootfs: libsodium.so.23 not found (apt-get install libsodium23)" >&2; exit 1; }
 mkdir -p "$OUT$(dirname "$sodium")"
 cp "$(readlink -f "$sodium")" "$OUT$sodium"
