@@ -3,6 +3,7 @@
 
 #include "../../tools/v4f-run/Npz.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 #include "v4f/artifact_format.h"
 #include "v4f/runtime.h"
 
@@ -43,15 +44,6 @@ int32_t dtypeOfType(Type t) {
     }
   }
   return 0;
-}
-
-/// The ONNX node name of `op` (its NameLoc), or "".
-std::string nodeNameOf(Location loc) {
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (llvm::isa<NameLoc>(l)) return llvm::cast<NameLoc>(l).getName().str();
-  if (auto named = llvm::dyn_cast<NameLoc>(loc)) return named.getName().str();
-  return "";
 }
 
 func::FuncOp mainOf(ModuleOp module) { return module.lookupSymbol<func::FuncOp>("main"); }
@@ -289,11 +281,7 @@ void absHistogram(const float *x, size_t n, double amax, std::vector<uint64_t> &
 /// through the float weight vs quantized activation and weight.
 void measureLayer(const std::vector<float> &x, int64_t K, DenseElementsAttr weight, int64_t N, float lo, float hi,
                   bool perChannel, CalibratedLayer &layer) {
-  std::vector<float> w;
-  if (weight.isSplat())
-    w.assign(size_t(K * N), weight.getSplatValue<float>());
-  else
-    w.assign(weight.getValues<float>().begin(), weight.getValues<float>().end());
+  std::vector<float> w = floatValues(weight);
   std::vector<int8_t> qw;
   std::vector<float> ws;
   quantizeWeightColumns(w.data(), K, N, perChannel, qw, ws);
@@ -388,7 +376,7 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
           for (size_t i = 0; i < n; ++i) {
             if (!std::isfinite(x[i])) {
               error = "calibration: the float model computes NaN or infinity at the input of matmul '" +
-                      nodeNameOf(taps[t].getLoc()) + "' on sample " + std::to_string(s) + " of " + set.path;
+                      firstNodeName(taps[t].getLoc()) + "' on sample " + std::to_string(s) + " of " + set.path;
               return false;
             }
             st.min = std::min(st.min, double(x[i]));
@@ -411,7 +399,7 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
   for (size_t t = 0; t < taps.size(); ++t) {
     TapStats &st = stats[t];
     CalibratedLayer layer{taps[t].getLoc()};
-    layer.node = nodeNameOf(taps[t].getLoc());
+    layer.node = firstNodeName(taps[t].getLoc());
     layer.min = st.min;
     layer.max = st.max;
     if (!(st.min <= st.max)) st.min = st.max = 0;  // an empty activation
@@ -426,6 +414,18 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
     layers.push_back(layer);
   }
   return true;
+}
+
+std::string firstNodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location l) {
+    if (auto named = llvm::dyn_cast<NameLoc>(l)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
 }
 
 } // namespace v4f

@@ -80,6 +80,9 @@ private:
   v4f_session_s *session_ = nullptr;
 };
 
+/// The first ONNX node name in `loc` (a fused op's carries several), or "".
+std::string firstNodeName(mlir::Location loc);
+
 /// One calibrated matmul, for --quant-report.
 struct CalibratedLayer {
   mlir::Location loc;

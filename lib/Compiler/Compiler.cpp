@@ -1,5 +1,6 @@
 //===- Compiler.cpp - the v4f compile pipeline ----------------------------===//
 #include "v4f/Compiler/Compiler.h"
+#include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 
 #include "Calibration.h"
 #include "MixedPrecision.h"
@@ -190,19 +191,6 @@ std::set<std::string> nodeNames(mlir::ModuleOp module) {
   return names;
 }
 
-/// The first ONNX node name in `loc`, or "".
-std::string firstNodeName(mlir::Location loc) {
-  std::string name;
-  loc->walk([&](mlir::Location l) {
-    if (auto named = llvm::dyn_cast<mlir::NameLoc>(l)) {
-      name = named.getName().str();
-      return mlir::WalkResult::interrupt();
-    }
-    return mlir::WalkResult::advance();
-  });
-  return name;
-}
-
 /// The matmuls v4f-quantize would quantize (constant rank-2 float32 weight,
 /// float32 activation, not --exclude'd, calibrated for int8), most
 /// sensitive first: by the layer's measured SQNR (static int8) or its
@@ -234,11 +222,7 @@ std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std
     if (auto it = measured.find(mm.getLoc().getAsOpaquePointer()); it != measured.end()) {
       c.sqnrDb = it->second;
     } else {
-      std::vector<float> w;
-      if (weight.isSplat())
-        w.assign(size_t(wType.getNumElements()), weight.getSplatValue<float>());
-      else
-        w.assign(weight.getValues<float>().begin(), weight.getValues<float>().end());
+      std::vector<float> w = floatValues(weight);
       c.sqnrDb = weightQuantizationSqnrDb(w.data(), wType.getDimSize(0), wType.getDimSize(1), mode,
                                           options.perChannel, groupSize);
     }

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 #include "v4f/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
@@ -41,7 +42,7 @@ namespace {
 std::optional<std::vector<float>> floatConstant(Value v) {
   DenseElementsAttr attr;
   if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return std::nullopt;
-  return std::vector<float>(attr.getValues<float>().begin(), attr.getValues<float>().end());
+  return floatValues(attr);
 }
 
 /// All values of an integer constant (0 for an absent zero point), or nothing.
@@ -102,8 +103,7 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
     if (ws->size() != 1 && !(int64_t(ws->size()) == N && dqW.getAxis() == (transposed ? 0 : 1))) return failure();
     Value w = dqW.getInput();
     if (transposed) {
-      std::vector<int8_t> values;
-      for (const APInt &v : weight.getValues<APInt>()) values.push_back(int8_t(v.getSExtValue()));
+      std::vector<int8_t> values = int8Values(weight);
       std::vector<int8_t> kn(values.size());
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) kn[size_t(k * N + n)] = values[size_t(n * K + k)];

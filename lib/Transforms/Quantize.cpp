@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 #include "v4f/Transforms/Passes.h"
 #include "v4f/Transforms/QuantizationMath.h"
 
@@ -85,11 +86,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       actZeroPoint = aq.zeroPoint;
     }
     int64_t K = wType.getDimSize(0), N = wType.getDimSize(1);
-    std::vector<float> w;
-    if (weight.isSplat())
-      w.assign(size_t(K * N), weight.getSplatValue<float>());
-    else
-      w.assign(weight.getValues<float>().begin(), weight.getValues<float>().end());
+    std::vector<float> w = floatValues(weight);
     std::vector<int8_t> q;
     std::vector<float> scales;
     bool int4 = mode == "int4-weight";

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
 #include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -436,25 +437,30 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
                    [&](int r, int64_t v, Value) { return acc[2 * r + v]; });
 }
 
-/// Packs the int4 values `q` ([K, N], one per byte) two per byte and the
-/// group scales ([groups, N]) as emitI4Tile reads them.
-void packInt4(ArrayRef<int8_t> q, ArrayRef<float> scales, int64_t K, int64_t N, int64_t groups, int64_t L,
-              uint8_t *wDst, float *sDst) {
+/// Packs the int4 values `q` ([K, N], one per byte) two per byte, as
+/// emitI4Tile reads them.
+void packInt4Weights(ArrayRef<int8_t> q, int64_t K, int64_t N, int64_t L, uint8_t *dst) {
   int64_t NR = 2 * L, panels = (N + NR - 1) / NR;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t i = 0; i < L; ++i) {
         int64_t n0 = p * NR + i, n1 = n0 + L;
         uint8_t lo = n0 < N ? uint8_t(q[k * N + n0]) & 0xF : 0, hi = n1 < N ? uint8_t(q[k * N + n1]) & 0xF : 0;
-        *wDst++ = uint8_t(lo | (hi << 4));
+        *dst++ = uint8_t(lo | (hi << 4));
       }
+}
+
+/// Packs the group scales ([groups, N]) as [panel][group][2L], zero-padded.
+void packInt4Scales(ArrayRef<float> scales, int64_t N, int64_t groups, int64_t L, float *dst) {
+  int64_t NR = 2 * L, panels = (N + NR - 1) / NR;
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t grp = 0; grp < groups; ++grp)
       for (int64_t j = 0; j < NR; ++j) {
         int64_t n = p * NR + j;
-        *sDst++ = n < N ? scales[grp * N + n] : 0.f;
+        *dst++ = n < N ? scales[grp * N + n] : 0.f;
       }
 }
+
 
 } // namespace
 
@@ -462,11 +468,7 @@ uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, 
   auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(100 + step), nr);
   auto it = packedByWeight.find(key);
   if (it != packedByWeight.end()) return it->second;
-  std::vector<int8_t> values;
-  if (weight.constant.isSplat())
-    values.assign(size_t(K * N), weight.constant.getSplatValue<int8_t>());
-  else
-    for (const APInt &v : weight.constant.getValues<APInt>()) values.push_back(int8_t(v.getSExtValue()));
+  std::vector<int8_t> values = int8Values(weight.constant);
   uint32_t buffer = newConstant(size_t(packedInt8Bytes(K, N, nr, step)), [&](uint8_t *dst) {
     packInt8Steps(values.data(), K, N, nr, step, reinterpret_cast<int8_t *>(dst));
   });
@@ -509,11 +511,8 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
     // Column sums of the int8 weight, padded to whole panels.
     int64_t N = wShape[1], padded = (N + g.nr - 1) / g.nr * g.nr;
     std::vector<int32_t> sums(size_t(padded), 0);
-    int64_t i = 0;
-    if (W.constant.isSplat())
-      for (int64_t n = 0; n < N; ++n) sums[n] = int32_t(g.K) * int32_t(W.constant.getSplatValue<int8_t>());
-    else
-      for (const APInt &v : W.constant.getValues<APInt>()) sums[size_t(i++ % N)] += int32_t(v.getSExtValue());
+    std::vector<int8_t> q = int8Values(W.constant);
+    for (size_t i = 0; i < q.size(); ++i) sums[i % size_t(N)] += q[i];
     g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
   }
   g.wScaleBuf = WS.buffer;
@@ -557,24 +556,16 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   g.mr = std::min<int64_t>(tiling.getMr(), g.lanes >= 16 ? 8 : 4);
   g.mb = std::max<int64_t>(g.mr, tiling.getMb() / g.mr * g.mr);
   g.nb = std::max<int64_t>(2 * g.lanes, tiling.getNb() / (2 * g.lanes) * (2 * g.lanes));
-  std::vector<int8_t> q;
-  if (W.constant.isSplat())
-    q.assign(size_t(g.K * N), W.constant.getSplatValue<int8_t>());
-  else
-    for (const APInt &v : W.constant.getValues<APInt>()) q.push_back(int8_t(v.getSExtValue()));
+  std::vector<int8_t> q = int8Values(W.constant);
   for (int8_t v : q)
     if (v < -8 || v > 7) return op->emitOpError("int4 weight value ") << int(v) << " is outside [-8, 7]";
-  std::vector<float> scales;
-  if (WS.constant.isSplat())
-    scales.assign(size_t(g.groups * N), WS.constant.getSplatValue<float>());
-  else
-    scales.assign(WS.constant.getValues<float>().begin(), WS.constant.getValues<float>().end());
+  std::vector<float> scales = floatValues(WS.constant);
   int64_t NR = 2 * g.lanes, panels = (N + NR - 1) / NR;
-  std::vector<uint8_t> packedW(size_t(panels * g.K * g.lanes));
-  std::vector<float> packedS(size_t(panels * g.groups * NR));
-  packInt4(q, scales, g.K, N, g.groups, g.lanes, packedW.data(), packedS.data());
-  g.wBuf = ctx.newConstant(packedW.size(), [&](uint8_t *dst) { std::memcpy(dst, packedW.data(), packedW.size()); });
-  g.sBuf = ctx.newConstant(packedS.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, packedS.data(), packedS.size() * 4); });
+  g.wBuf = ctx.newConstant(size_t(panels * g.K * g.lanes),
+                           [&](uint8_t *dst) { packInt4Weights(q, g.K, N, g.lanes, dst); });
+  g.sBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
+    packInt4Scales(scales, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
+  });
   g.cBuf = result.buffer;
   g.aBuf = A.buffer;
   if (i4.getBias()) g.biasBuf = operands[3].buffer;

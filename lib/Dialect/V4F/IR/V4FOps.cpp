@@ -202,6 +202,26 @@ static LogicalResult inferByWeightMatMul(StringRef opName, std::optional<Locatio
   return success();
 }
 
+/// What the matmuls by a quantized weight share: a static rank-2 rhs [K, N]
+/// whose K is the lhs's last dim, a [N] bias, a known activation.
+template <typename OpT>
+static LogicalResult verifyByWeightMatMul(OpT op, int64_t &K, int64_t &N) {
+  auto a = op.getLhs().getType();
+  auto b = llvm::cast<RankedTensorType>(op.getRhs().getType());
+  if (!b.hasStaticShape()) return op.emitOpError("rhs must have a static shape");
+  int64_t ka = a.getDimSize(a.getRank() - 1);
+  K = b.getDimSize(0);
+  N = b.getDimSize(1);
+  if (ka != kDyn && ka != K) return op.emitOpError("contraction dims differ: ") << ka << " vs " << K;
+  if (op.getBias()) {
+    auto bias = llvm::cast<RankedTensorType>(op.getBias().getType());
+    if (bias.getRank() != 1 || bias.getDimSize(0) != N) return op.emitOpError("bias must have shape [N]");
+  }
+  if (!isKnownActivation(op.getActivation()))
+    return op.emitOpError("unknown activation '") << op.getActivation() << "'";
+  return success();
+}
+
 LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                                   ValueRange operands, DictionaryAttr, OpaqueProperties,
                                                   RegionRange, SmallVectorImpl<Type> &inferred) {
@@ -209,17 +229,10 @@ LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<L
 }
 
 LogicalResult QuantizedMatMulOp::verify() {
-  auto a = getLhs().getType();
-  auto b = llvm::cast<RankedTensorType>(getRhs().getType());
-  if (!b.hasStaticShape()) return emitOpError("rhs must have a static shape");
-  int64_t ka = a.getDimSize(a.getRank() - 1), K = b.getDimSize(0), N = b.getDimSize(1);
-  if (ka != kDyn && ka != K) return emitOpError("contraction dims differ: ") << ka << " vs " << K;
+  int64_t K, N;
+  if (failed(verifyByWeightMatMul(*this, K, N))) return failure();
   auto scale = getRhsScale().getType();
   if (scale.getRank() != 1 || scale.getDimSize(0) != N) return emitOpError("rhs_scale must have shape [N]");
-  if (getBias()) {
-    auto bias = llvm::cast<RankedTensorType>(getBias().getType());
-    if (bias.getRank() != 1 || bias.getDimSize(0) != N) return emitOpError("bias must have shape [N]");
-  }
   if (getActQuant() != "dynamic" && getActQuant() != "static")
     return emitOpError("act_quant must be \"dynamic\" or \"static\", not '") << getActQuant() << "'";
   if (getActQuant() == "static") {
@@ -228,8 +241,6 @@ LogicalResult QuantizedMatMulOp::verify() {
     if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
       return emitOpError("act_zero_point must be in [-128, 127]");
   }
-  if (!isKnownActivation(getActivation()))
-    return emitOpError("unknown activation '") << getActivation() << "'";
   return success();
 }
 
@@ -240,23 +251,14 @@ LogicalResult Int4MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Locati
 }
 
 LogicalResult Int4MatMulOp::verify() {
-  auto a = getLhs().getType();
-  auto b = llvm::cast<RankedTensorType>(getRhs().getType());
-  if (!b.hasStaticShape()) return emitOpError("rhs must have a static shape");
-  int64_t ka = a.getDimSize(a.getRank() - 1), K = b.getDimSize(0), N = b.getDimSize(1);
-  if (ka != kDyn && ka != K) return emitOpError("contraction dims differ: ") << ka << " vs " << K;
+  int64_t K, N;
+  if (failed(verifyByWeightMatMul(*this, K, N))) return failure();
   int64_t group = getGroupSize();
   if (group < 1) return emitOpError("group_size must be positive, not ") << group;
   auto scale = getRhsScale().getType();
   if (scale.getRank() != 2 || scale.getDimSize(0) != (K + group - 1) / group || scale.getDimSize(1) != N)
     return emitOpError("rhs_scale must have shape [ceil(K / group_size), N] = [")
            << (K + group - 1) / group << ", " << N << "]";
-  if (getBias()) {
-    auto bias = llvm::cast<RankedTensorType>(getBias().getType());
-    if (bias.getRank() != 1 || bias.getDimSize(0) != N) return emitOpError("bias must have shape [N]");
-  }
-  if (!isKnownActivation(getActivation()))
-    return emitOpError("unknown activation '") << getActivation() << "'";
   return success();
 }
 

@@ -139,75 +139,6 @@ def V4F_MatMulOp : V4F_Op<"matmul", [Pure,
   let hasVerifier = 1;
 }
 
-def V4F_QuantizedMatMulOp : V4F_Op<"quantized_matmul", [Pure,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "matrix product of int8-quantized activations and an int8 weight, float result";
-  let description = [{
-    `lhs` (float32 `[..., M, K]`, any batch dims) is quantized to int8 row by
-    row, multiplied by the int8 weight `rhs` (`[K, N]`, quantized per output
-    column with the scales `rhs_scale`, `[N]`) with int32 accumulation, and
-    the sums are dequantized: `y[r, n] = s_r * rhs_scale[n] * sum_k q[r, k] *
-    rhs[k, n]`, then `bias` (`[N]`) is added and `activation` applies.
-
-    `act_quant` says how `lhs` is quantized:
-    - `"dynamic"`: per row at run time, symmetric: `s_r = max_k |lhs[r, k]| /
-      127` (1 for a zero row) and `q = clamp(round(lhs / s_r), -127, 127)`;
-    - `"static"`: one scale and zero point for the tensor, chosen at compile
-      time from calibration data: `q = clamp(round(lhs / act_scale) +
-      act_zero_point, qmin, qmax) - act_zero_point` with `[qmin, qmax]` =
-      `[-128, 127]` (`act_zero_point` in that range).
-
-    Produced by `v4f-quantize` from `v4f.matmul` with a constant weight.
-
-    ```mlir
-    %y = v4f.quantized_matmul %a, %w, %ws {act_quant = "dynamic"}
-         : (tensor<4x64xf32>, tensor<64x10xi8>, tensor<10xf32>) -> tensor<4x10xf32>
-    ```
-  }];
-  let arguments = !con((ins V4F_FloatTensor:$lhs, RankedTensorOf<[I8]>:$rhs,
-                       V4F_FloatTensor:$rhs_scale, Optional<V4F_FloatTensor>:$bias,
-                       StrAttr:$act_quant,
-                       DefaultValuedAttr<F32Attr, "1.0f">:$act_scale,
-                       DefaultValuedAttr<I32Attr, "0">:$act_zero_point),
-                       V4F_ActivationArgs);
-  let results = (outs V4F_FloatTensor:$result);
-  let assemblyFormat = [{
-    $lhs `,` $rhs `,` $rhs_scale (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
-  }];
-  let hasVerifier = 1;
-}
-
-def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "matrix product of float activations and a block-wise int4 weight";
-  let description = [{
-    Weight-only quantization: `rhs` (`[K, N]`, int4 values in [-8, 7] held
-    one per i8 element in the IR; the artifact stores two per byte) is
-    quantized in groups of `group_size` consecutive K rows per column with
-    the scales `rhs_scale` (`[ceil(K / group_size), N]`):
-    `y[r, n] = sum_k lhs[r, k] * rhs[k, n] * rhs_scale[k / group_size, n]`
-    in float32, then `bias` (`[N]`) is added and `activation` applies.
-    `lhs` (float32 `[..., M, K]`) stays float.
-
-    Produced by `v4f-quantize` (mode `int4-weight`) from `v4f.matmul` with a
-    constant weight.
-
-    ```mlir
-    %y = v4f.int4_matmul %a, %w, %ws {group_size = 32 : i64}
-         : (tensor<1x64xf32>, tensor<64x10xi8>, tensor<2x10xf32>) -> tensor<1x10xf32>
-    ```
-  }];
-  let arguments = !con((ins V4F_FloatTensor:$lhs, RankedTensorOf<[I8]>:$rhs,
-                       V4F_FloatTensor:$rhs_scale, Optional<V4F_FloatTensor>:$bias,
-                       I64Attr:$group_size),
-                       V4F_ActivationArgs);
-  let results = (outs V4F_FloatTensor:$result);
-  let assemblyFormat = [{
-    $lhs `,` $rhs `,` $rhs_scale (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
-  }];
-  let hasVerifier = 1;
-}
-
 def V4F_BatchNormOp : V4F_Op<"batch_norm", [Pure]> {
   let summary = "inference batch normalization over channel axis 1";
   let description = [{
@@ -847,6 +778,7 @@ def V4F_YieldOp : V4F_Op<"yield", [Pure, Terminator, HasParent<"ElementwiseOp">]
 }
 
 include "v4f/Dialect/V4F/IR/V4FCompositeOps.td"
+include "v4f/Dialect/V4F/IR/V4FQuantizedOps.td"
 include "v4f/Dialect/V4F/IR/V4FPlanOps.td"
 
 #endif // V4F_OPS_TD
