@@ -66,7 +66,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
   EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 6.0 is newer than this runtime (5.0)");
+            path + ": artifact format 6.0 is newer than this runtime (5.1)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -244,7 +244,16 @@ TEST(HostileArtifact, PlanReferencesMissingKernel) {
 TEST(HostileArtifact, ExecutablesThisRuntimeCannotRun) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->target = fbt::ExecutableTarget::Cuda; });
-  expectLoadError(file, "executable 0 targets CUDA, which this runtime does not support");
+  expectLoadError(file, "executable 0: a CUDA executable must be a v4f CUDA module");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) {
+    m.executables[0]->target = fbt::ExecutableTarget::Cuda;
+    m.executables[0]->format = fbt::ExecutableFormat::CudaModule;
+  });
+  expectLoadError(file, "which is not a GPU module section");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->target = static_cast<fbt::ExecutableTarget>(7); });
+  expectLoadError(file, "targets an unknown device");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.executables[0]->abi_version = 1; });
   expectLoadError(file, "executable 0 uses kernel ABI version 1, this runtime supports 3");
@@ -319,7 +328,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0;  // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (5.0) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (5.1) and no longer supported: "
                         "recompile the model");
 }
 
@@ -333,6 +342,16 @@ TEST(HostileArtifact, BadWorkgroupGridOrScratch) {
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.dispatches[1]->scratch_size = 77; });
   expectLoadError(file, "dispatch 1 'scale' scratch size refers to shape register 77, but there are 8");
+  // CUDA fields (format 5.1) on a CPU dispatch: a block size, a transfer.
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->block_dim = {256}; });
+  expectLoadError(file, "dispatch 0 'add' has a bad block size (1 to 1024 threads, CUDA dispatches only)");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->transfer = 1; });
+  expectLoadError(file, "dispatch 0 'add' is a malformed transfer");
+  file = buildAddScaleArtifact();
+  editManifest(file, [](fbt::ManifestT &m) { m.dispatches[0]->transfer = 9; });
+  expectLoadError(file, "dispatch 0 'add' is a malformed transfer (kind 9");
 }
 
 TEST(HostileArtifact, PlanReferencesMissingRegister) {
@@ -687,7 +706,7 @@ TEST(HostileArtifact, Formats2To4AreRefused) {
     file[8] = major;
     file[10] = 0;
     expectLoadError(file, "artifact format " + std::to_string(major) +
-                              ".0 is older than this runtime (5.0) and no longer supported: recompile the model");
+                              ".0 is older than this runtime (5.1) and no longer supported: recompile the model");
   }
 }
 

@@ -176,10 +176,12 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     auto workgroups = fbb.CreateVector(d.workgroupCount);
     auto name = fbb.CreateString(d.name);
     auto precision = d.precision.empty() ? 0 : fbb.CreateString(d.precision);
+    auto blockDim = d.blockDim.empty() ? 0 : fbb.CreateVector(d.blockDim);
     dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
                                             workgroups, d.scratchSize, name,
                                             d.guard ? int64_t(*d.guard) : int64_t(-1),
-                                            d.flops ? int64_t(*d.flops) : int64_t(-1), precision));
+                                            d.flops ? int64_t(*d.flops) : int64_t(-1), precision, blockDim,
+                                            static_cast<uint8_t>(d.transfer)));
   }
   auto dispatchVec = fbb.CreateVector(dispatches);
 

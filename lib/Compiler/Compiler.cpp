@@ -74,6 +74,15 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
   mlir::PassManager codegen(&context);
   if (options.printIRAfterAll) enableIRPrinting(codegen);
   codegen.addNestedPass<mlir::func::FuncOp>(createFormDispatchRegionsPass());
+  if (options.targetCuda) {
+    PlacementOptions placement;
+    placement.cuda = true;
+    placement.cpu = options.targetCpuAllowed;
+    codegen.addPass(createAssignPlacementPass(placement));
+    generated.withCuda = true;
+    generated.cuda.options.archs = options.cudaArchs;
+    generated.cuda.options.precision = options.cudaPrecision;
+  }
   codegen.addPass(createSelectCPUStrategy());
   codegen.addPass(createPackWeights());
   codegen.addPass(createGenerateCPUKernelsPass(&generated));
@@ -85,6 +94,26 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
   plan = std::move(generated.plan);
   constants = std::move(generated.constants);
   phases.done("dispatch formation, strategy, kernels, LLVM dialect");
+  if (options.targetCuda) {
+    for (const std::string &note : generated.cuda.cpuRegions) out.notes.push_back(note);
+    size_t gpu = 0, transfers = 0;
+    for (const PlanDispatch &d : plan.dispatches) {
+      if (plan.executables[d.executable].target != ExecutableTarget::Cuda) continue;
+      if (d.transfer == PlanDispatch::Transfer::None) ++gpu;
+      else ++transfers;
+    }
+    out.notes.push_back("placement: " + std::to_string(gpu) + " of " + std::to_string(plan.dispatches.size() - transfers) +
+                        " dispatches on the GPU, " + std::to_string(transfers) + " host<->device transfers");
+    for (PlanExecutable &exe : plan.executables) {
+      if (exe.target != ExecutableTarget::Cuda) continue;
+      if (!buildCudaModule(generated.cuda.source, generated.cuda.interfaces, generated.cuda.options, exe.image, error)) {
+        error = path + ": " + error;
+        return false;
+      }
+      out.cudaSource = generated.cuda.source;
+    }
+    phases.done("CUDA kernels (NVRTC)");
+  }
 
   std::vector<uint8_t> object;
   if (!compileKernelsToObject(module, target, object, options.wantLLVMIR ? &out.llvmIR : nullptr, error)) {

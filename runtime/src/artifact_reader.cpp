@@ -5,6 +5,7 @@
 // verification, sections (bounds, alignment, digest), plan indices, CPU
 // features. Nothing in the manifest is read before the verifier accepted it.
 #include "cpu_features.h"
+#include "cuda.h"
 #include "model.h"
 #include "shape_program.h"
 #include "v4f/artifact_format.h"
@@ -241,10 +242,20 @@ v4f_status_t verifyExecutables(const fb::Manifest* mf, const fb::Manifest* root)
   uint32_t nsec = root->sections() ? root->sections()->size() : 0;
   for (uint32_t i = 0; i < nexe; ++i) {
     const fb::Executable* e = mf->executables()->Get(i);
-    if (e->target() != fb::ExecutableTarget::Cpu)
-      return makeStatus(V4F_STATUS_UNSUPPORTED,
-                        "executable %u targets %s, which this runtime does not support (CPU only)", i,
-                        e->target() == fb::ExecutableTarget::Cuda ? "CUDA" : "an unknown device");
+    if (e->target() == fb::ExecutableTarget::Cuda) {
+      if (e->format() != fb::ExecutableFormat::CudaModule)
+        return makeStatus(kBad, "executable %u: a CUDA executable must be a v4f CUDA module", i);
+      if (e->abi_version() != V4F_KERNEL_ABI_VERSION)
+        return makeStatus(V4F_STATUS_UNSUPPORTED,
+                          "executable %u uses kernel ABI version %u, this runtime supports %d "
+                          "(recompile the model with a matching v4fc)",
+                          i, e->abi_version(), V4F_KERNEL_ABI_VERSION);
+      if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != V4F_SECTION_GPU_MODULE)
+        return makeStatus(kBad, "executable %u refers to section %u, which is not a GPU module section", i,
+                          e->section());
+    } else if (e->target() != fb::ExecutableTarget::Cpu) {
+      return makeStatus(V4F_STATUS_UNSUPPORTED, "executable %u targets an unknown device", i);
+    } else {
     if (e->format() != fb::ExecutableFormat::ElfSharedObject)
       return makeStatus(kBad, "executable %u: a CPU executable must be an ELF shared object", i);
     if (e->abi_version() != V4F_KERNEL_ABI_VERSION)
@@ -255,6 +266,7 @@ v4f_status_t verifyExecutables(const fb::Manifest* mf, const fb::Manifest* root)
     if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != V4F_SECTION_CPU_LIBRARY)
       return makeStatus(kBad, "executable %u refers to section %u, which is not a CPU library section", i,
                         e->section());
+    }
     for (uint32_t j = 0; j < nexe; ++j)
       if (j != i && mf->executables()->Get(j)->section() == e->section())
         return makeStatus(kBad, "executables %u and %u share section %u", i, j, e->section());
@@ -403,6 +415,23 @@ v4f_status_t verifyDispatches(const fb::Manifest* mf, uint32_t nregs) {
       return makeStatus(kBad,
                         "dispatch %u '%s' uses entry point %u of executable %u, which has %u", d,
                         name, dis->entry_point(), dis->executable(), nentries);
+    bool cuda = mf->executables()->Get(dis->executable())->target() == fb::ExecutableTarget::Cuda;
+    if (dis->transfer() > 2 || (dis->transfer() && (!cuda || !dis->bindings() || dis->bindings()->size() != 1)))
+      return makeStatus(kBad, "dispatch %u '%s' is a malformed transfer (kind %u: one binding of a CUDA executable)", d,
+                        name, unsigned(dis->transfer()));
+    if (const auto* bd = dis->block_dim()) {
+      uint64_t threads = 1;
+      for (uint32_t j = 0; j < bd->size(); ++j) threads *= bd->Get(j);
+      if (!cuda || bd->size() > 3 || threads == 0 || threads > 1024)
+        return makeStatus(kBad, "dispatch %u '%s' has a bad block size (1 to 1024 threads, CUDA dispatches only)", d, name);
+    } else if (cuda && !dis->transfer()) {
+      return makeStatus(kBad, "dispatch %u '%s' runs a CUDA kernel without a block size", d, name);
+    }
+    if (cuda && dis->bindings() && dis->bindings()->size() > V4F_CUDA_MAX_BINDINGS)
+      return makeStatus(kBad, "dispatch %u '%s' binds %u buffers (a CUDA kernel takes at most %d)", d, name,
+                        dis->bindings()->size(), V4F_CUDA_MAX_BINDINGS);
+    if (cuda && dis->push_constants() && dis->push_constants()->size() > V4F_CUDA_MAX_PUSH_CONSTANTS)
+      return makeStatus(kBad, "dispatch %u '%s' has too many push constants for a CUDA kernel", d, name);
     const auto* grid = dis->workgroup_count();
     uint32_t ngrid = grid ? grid->size() : 0;
     if (ngrid < 1 || ngrid > 3)
@@ -670,6 +699,14 @@ v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   }
   m->registerCount = m->manifest->shape_program() ? m->manifest->shape_program()->size() : 0;
   if (v4f_status_t s = verifyPlan(m)) return s;
+  // CUDA modules: their container (images, interface tables) within the section.
+  if (const auto* exes = m->manifest->executables())
+    for (uint32_t i = 0; i < exes->size(); ++i)
+      if (exes->Get(i)->target() == fb::ExecutableTarget::Cuda)
+        if (v4f_status_t s = verifyCudaModule(m->sectionData[exes->Get(i)->section()],
+                                              m->sectionSize[exes->Get(i)->section()],
+                                              exes->Get(i)->entry_points() ? exes->Get(i)->entry_points()->size() : 0, i))
+          return s;
   if (const auto* exes = m->manifest->executables())
     for (uint32_t i = 0; i < exes->size(); ++i)
       if (v4f_status_t s = verifyCpuFeatures(exes->Get(i), options.disabledFeatures)) return s;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "cuda.h"
 #include "v4f/artifact_format.h"
 
 namespace v4f {
@@ -139,8 +140,15 @@ v4f_status_t loadExecutables(v4f_model_s* m) {
   for (uint32_t i = 0; i < n; ++i) m->executables[i].fd = -1;
   for (uint32_t i = 0; i < n; ++i) {
     LoadedExecutable& out = m->executables[i];
-    // verifyArtifact refused every target but the CPU.
-    if (v4f_status_t s = loadCpuExecutable(m, i, mf->executables()->Get(i), &out)) return s;
+    const fb::Executable* e = mf->executables()->Get(i);
+    if (e->target() == fb::ExecutableTarget::Cuda) {
+      // Verified by verifyArtifact; a session loads it on its device (cuda.cpp).
+      out.kind = ExecutableKind::Cuda;
+      out.cudaModule = m->sectionData[e->section()];
+      out.entryPointCount = e->entry_points() ? e->entry_points()->size() : 0;
+      continue;
+    }
+    if (v4f_status_t s = loadCpuExecutable(m, i, e, &out)) return s;
   }
   return nullptr;
 }
@@ -151,8 +159,10 @@ v4f_status_t verifyKernelInterfaces(v4f_model_s* m) {
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
     const LoadedExecutable& exe = m->executables[dis->executable()];
-    if (!exe.interfaces) continue;  // fuzzing builds' stub kernels
-    const uint32_t* t = exe.interfaces[dis->entry_point()];
+    if (dis->transfer() != 0) continue;  // a copy, no kernel (verifyDispatches checked it)
+    if (exe.kind != ExecutableKind::Cuda && !exe.interfaces) continue;  // fuzzing builds' stub kernels
+    const uint32_t* t = exe.kind == ExecutableKind::Cuda ? cudaModuleInterface(exe.cudaModule, dis->entry_point())
+                                                         : exe.interfaces[dis->entry_point()];
     const char* kernel = mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
     uint32_t nb = dis->bindings() ? dis->bindings()->size() : 0;
     uint32_t np = dis->push_constants() ? dis->push_constants()->size() : 0;

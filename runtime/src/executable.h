@@ -4,7 +4,7 @@
 // artifact's ELF shared object, loaded from memory (memfd + dlopen); its entry
 // points are v4f_kernel_fn_t and run on the session's thread pool. Other
 // targets (CUDA) get their own loader and launcher behind the same struct;
-// this runtime refuses them at load time with a clear message.
+// a CUDA module is loaded by each session on its device (cuda.h).
 #ifndef V4F_RUNTIME_SRC_EXECUTABLE_H_
 #define V4F_RUNTIME_SRC_EXECUTABLE_H_
 
@@ -14,7 +14,7 @@
 namespace v4f {
 namespace rt {
 
-enum class ExecutableKind : uint8_t { Cpu = 0 };
+enum class ExecutableKind : uint8_t { Cpu = 0, Cuda = 1 };
 
 struct LoadedExecutable {
   ExecutableKind kind = ExecutableKind::Cpu;
@@ -28,6 +28,9 @@ struct LoadedExecutable {
   // the loaded library; NULL in fuzzing builds (stub kernels touch nothing).
   const uint32_t** interfaces = nullptr;
   uint32_t entryPointCount = 0;
+  // CUDA: the verified v4f CUDA module in the artifact (cuda.cpp loads it
+  // per session, on the session's device).
+  const uint8_t* cudaModule = nullptr;
 };
 
 }  // namespace rt

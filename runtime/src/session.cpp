@@ -330,6 +330,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     }
     return nullptr;
   };
+  if (s->cuda)
+    if (v4f_status_t st = v4f::rt::cudaBeginRun(s)) return st;
   char where[160];
   v4f::rt::DispatchJob job;
   uint32_t nextLoop = 0;         // the next loop to enter
@@ -369,7 +371,9 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     // A guarded dispatch (one side of a run-time If) runs only when its
     // guard register is non-zero; its grid and sizes are not even checked.
     s->skipped[d] = dis->guard() >= 0 && reg(s, static_cast<uint32_t>(dis->guard())) == 0;
-    if (!s->skipped[d]) {
+    if (!s->skipped[d] && s->cuda && v4f::rt::isCudaExecutable(mf, dis->executable())) {
+      if (v4f_status_t st = v4f::rt::cudaDispatch(s, d, dis)) return st;
+    } else if (!s->skipped[d]) {
       if (v4f_status_t st = prepareJob(s, d, dis, &job)) return st;
       if (job.workgroupCount != 0) {
         const v4f::rt::LoadedExecutable& exe = m->executables[dis->executable()];
@@ -439,6 +443,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       }
     }
   }
+  if (s->cuda)
+    if (v4f_status_t st = v4f::rt::cudaEndRun(s)) return st;
   if (s->hasDataValues) {
     // Outputs report the dims the data gave.
     for (size_t i = 0; i < m->outputs.size(); ++i) {
@@ -470,6 +476,8 @@ const v4f_tensor_t* substituteFeedback(v4f_session_s* s, const v4f_tensor_t* inp
 void destroySession(v4f_session_s* s) {
   if (!s) return;
   s->ownPool.stop();
+  v4f::rt::cudaSessionDestroy(s->cuda);
+  s->cuda = nullptr;
   if (s->sharedPool) v4f::rt::releaseSharedPool(s->sharedPool);
   s->allocator.free(s->arena);
   s->allocator.free(s->scratch);
@@ -515,6 +523,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   int32_t threads = 0;
   v4f_thread_pool_s* shared = nullptr;
   uint64_t maxArena = 0;
+  int32_t device = V4F_DEVICE_AUTO, ordinal = 0;
   if (options) {
     if (options->struct_size < offsetof(v4f_session_options_t, thread_count) + sizeof(int32_t))
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session options: struct_size is not set");
@@ -523,7 +532,25 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
       shared = options->thread_pool;
     if (options->struct_size >= offsetof(v4f_session_options_t, max_arena_bytes) + sizeof(uint64_t))
       maxArena = options->max_arena_bytes;
+    if (options->struct_size >= offsetof(v4f_session_options_t, device_ordinal) + sizeof(int32_t)) {
+      device = options->device;
+      ordinal = options->device_ordinal;
+    }
   }
+  if (device != V4F_DEVICE_AUTO && device != V4F_DEVICE_CPU && device != V4F_DEVICE_CUDA)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session options: unknown device %d", device);
+  bool hasCuda = false;
+  if (const auto* exes = model->manifest->executables())
+    for (uint32_t i = 0; i < exes->size(); ++i)
+      if (exes->Get(i)->target() == fb::ExecutableTarget::Cuda) hasCuda = true;
+  if (hasCuda && device == V4F_DEVICE_CPU)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "the artifact has GPU dispatches (compiled with --target including cuda), which have no CPU "
+                      "kernels: run it on a CUDA device, or recompile with v4fc --target=cpu");
+  if (!hasCuda && device == V4F_DEVICE_CUDA)
+    return makeStatus(V4F_STATUS_UNSUPPORTED,
+                      "the artifact has no GPU kernels (compiled for the CPU only): recompile with v4fc "
+                      "--target=cuda or --target=cpu,cuda to run it on a GPU");
   if (shared && threads != 0 && threads != shared->pool.threadCount())
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
                       "thread_count %d differs from the shared thread pool's %d threads (use 0)",
@@ -585,6 +612,13 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
   } else if (v4f_status_t st = s->ownPool.start(s->allocator, threads)) {
     destroySession(s);
     return st;
+  }
+  if (hasCuda) {
+    v4f::rt::CudaSession* c = nullptr;
+    if (v4f_status_t st = v4f::rt::cudaSessionCreate(s, ordinal, &c)) {
+      destroySession(s);
+      return st;
+    }
   }
   *out_session = s;
   return nullptr;
@@ -716,7 +750,11 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
                         static_cast<long long>(size));
   }
   if (v4f_status_t st = planBuffers(session, inputs)) return st;
-  if (v4f_status_t st = runDispatches(session, inputs, outputs)) return st;
+  bool replayed = false;
+  if (session->cuda)
+    if (v4f_status_t st = v4f::rt::cudaRunGraph(session, inputs, outputs, &replayed)) return st;
+  if (!replayed)
+    if (v4f_status_t st = runDispatches(session, inputs, outputs)) return st;
   if (feeding)
     for (size_t k = 0; k < session->feedbackCount; ++k) {
       auto& f = session->feedback[k];

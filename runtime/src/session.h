@@ -2,6 +2,7 @@
 #ifndef V4F_RUNTIME_SRC_SESSION_H_
 #define V4F_RUNTIME_SRC_SESSION_H_
 
+#include "cuda.h"
 #include "memory_planner.h"
 #include "model.h"
 #include "thread_pool.h"
@@ -65,6 +66,8 @@ struct v4f_session_s {
   v4f::rt::Array<v4f_dispatch_profile_t> profile;
   size_t profileCount = 0;
   uint64_t runStartNs = 0;
+  // The CUDA device state when the artifact has GPU dispatches (cuda.cpp).
+  v4f::rt::CudaSession* cuda = nullptr;
 };
 
 namespace v4f {

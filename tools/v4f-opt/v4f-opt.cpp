@@ -4,6 +4,7 @@
 // lit tests and for reproducing a pipeline step by hand.
 //
 //===----------------------------------------------------------------------===//
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Codegen/Passes.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
                       mlir::cf::ControlFlowDialect>();
   v4f::registerV4FPasses();
   v4f::registerV4FCodegenPasses();
+  mlir::registerPass([] { return v4f::createAssignPlacementPass(); });
   v4f::registerCPULowerToLLVMPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -51,13 +51,16 @@ const char *kUsage =
     "                          peak measured on this host at the session's threads)\n"
     "  --profile-runs N        runs profiled after 2 warm-up runs (default 10)\n"
     "  --steps N               run N times in a row (default 1); outputs are those of the\n"
-    "                          last run\n";
+    "                          last run\n"
+    "  --device D              cpu, cuda[:N] or auto (default): where the artifact's GPU\n"
+    "                          dispatches run (v4fc --target with cuda)\n";
 
 struct Options {
   std::string model;
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> dims;
   std::string outputDir, jsonPath, disabledFeatures, signaturePolicy;
+  int32_t device = V4F_DEVICE_AUTO, deviceOrdinal = 0;
   std::vector<std::string> trustedKeys;
   std::string decryptKey;
   std::vector<std::pair<std::string, std::string>> feedback; // output name, input name
@@ -108,6 +111,18 @@ Options parseArgs(int argc, char **argv) {
       o.dims[kv.first] = parseCount(a, kv.second, 0, long(1) << 40);
     } else if (a == "--output-dir") {
       o.outputDir = value();
+    } else if (a == "--device") {
+      std::string d = value();
+      if (d == "cpu") o.device = V4F_DEVICE_CPU;
+      else if (d == "auto") o.device = V4F_DEVICE_AUTO;
+      else if (d == "cuda") o.device = V4F_DEVICE_CUDA;
+      else if (d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() < 9 &&
+               d.find_first_not_of("0123456789", 5) == std::string::npos) {
+        o.device = V4F_DEVICE_CUDA;
+        o.deviceOrdinal = std::stoi(d.substr(5));
+      } else {
+        fail("--device must be cpu, cuda, cuda:N or auto, not '" + d + "'");
+      }
     } else if (a == "--threads") {
       o.threads = int(parseCount(a, value(), 0, 4096));
     } else if (a == "--benchmark") {
@@ -483,6 +498,8 @@ int runMain(int argc, char **argv) {
   v4f_session_options_t sessionOptions;
   v4f_session_options_init(&sessionOptions);
   sessionOptions.thread_count = opt.threads;
+  sessionOptions.device = opt.device;
+  sessionOptions.device_ordinal = opt.deviceOrdinal;
   v4f_session_t *session = nullptr;
   check(v4f_session_create(model, &sessionOptions, nullptr, &session), where);
 

@@ -19,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -84,7 +85,42 @@ struct CompileOptions {
   int64_t maxLoopIterations = 4096;
   std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
+  std::string target = "cpu", cudaArch = "sm_90", precision = "fp32";
 };
+
+/// --target and --cuda-arch into the compiler's options.
+bool parseTargetOptions(const CompileOptions &opts, v4f::CompilerOptions &copts, std::string &error) {
+  if (opts.target != "cpu" && opts.target != "cuda" && opts.target != "cpu,cuda" && opts.target != "cuda,cpu") {
+    error = "--target: '" + opts.target + "' is not cpu, cuda or cpu,cuda";
+    return false;
+  }
+  copts.targetCuda = opts.target != "cpu";
+  copts.targetCpuAllowed = opts.target != "cuda";
+  copts.cudaPrecision = opts.precision;
+  copts.cudaArchs.clear();
+  size_t pos = 0;
+  while (true) {
+    size_t comma = opts.cudaArch.find(',', pos);
+    std::string item = opts.cudaArch.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    bool digits = item.size() >= 5 && item.size() <= 7 && item.compare(0, 3, "sm_") == 0 &&
+                  item.find_first_not_of("0123456789", 3) == std::string::npos;
+    int arch = digits ? std::stoi(item.substr(3)) : 0;
+    if (arch < 70 || arch > 200) {
+      error = "--cuda-arch: '" + item + "' is not an arch like sm_80 or sm_90 (sm_70 and newer)";
+      return false;
+    }
+    if (std::find(copts.cudaArchs.begin(), copts.cudaArchs.end(), arch) == copts.cudaArchs.end())
+      copts.cudaArchs.push_back(arch);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(copts.cudaArchs.begin(), copts.cudaArchs.end());
+  if (copts.cudaPrecision == "bf16" && copts.cudaArchs.front() < 80) {
+    error = "--precision=bf16 needs sm_80 or newer (--cuda-arch " + opts.cudaArch + ")";
+    return false;
+  }
+  return true;
+}
 
 /// Parses a positive decimal dim (at most 2^40); false if it is not one.
 bool parseDim(const std::string &text, int64_t &out) {
@@ -178,6 +214,8 @@ int runCompile(const CompileOptions &opts) {
   v4f::CompilerOptions copts;
   std::string shapeError;
   if (!parseShapeOptions(opts, copts, shapeError)) return fail(shapeError);
+  if (!parseTargetOptions(opts, copts, shapeError)) return fail(shapeError);
+  if (opts.emit == "cuda" && !copts.targetCuda) return fail("--emit=cuda needs --target=cuda or --target=cpu,cuda");
   copts.maxLoopIterations = opts.maxLoopIterations;
   copts.targetCpu = opts.targetCpu;
   copts.quantize = opts.quantize;
@@ -206,6 +244,7 @@ int runCompile(const CompileOptions &opts) {
   if (!compiled) return fail(error);
   if (opts.emit == "mlir" || opts.emit == "imported-mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
+  if (opts.emit == "cuda") return writeText(opts.output, model.cudaSource, error) ? 0 : fail(error);
   if (opts.emit == "obj")
     return writeText(opts.output, std::string(model.object.begin(), model.object.end()), error) ? 0 : fail(error);
   if (!opts.quantReport.empty() && !writeText(opts.quantReport, model.quantReport, error)) return fail(error);
@@ -306,9 +345,21 @@ int main(int argc, char **argv) {
   compile->add_option("--target-cpu", copts.targetCpu,
                       "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
       ->capture_default_str();
+  compile->add_option("--target", copts.target,
+                      "Where dispatches run: cpu, cuda (every op with a GPU kernel on the GPU, the rest on the CPU) or "
+                      "cpu,cuda (a cost model places each dispatch); docs/gpu.md")
+      ->capture_default_str();
+  compile->add_option("--cuda-arch", copts.cudaArch,
+                      "GPU archs to compile cubins for, e.g. sm_80,sm_90 (PTX for the lowest is added for newer GPUs)")
+      ->capture_default_str();
+  compile->add_option("--precision", copts.precision,
+                      "Matrix products on the GPU: fp32, or fp16 / bf16 tensor cores with FP32 accumulation (tensors "
+                      "stay float32 in memory)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
   compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
-                      "composite ops still whole), llvm (optimized LLVM IR), obj")
-      ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj"}))
+                      "composite ops still whole), llvm (optimized LLVM IR), obj, cuda (the generated CUDA C++; needs --target with cuda)")
+      ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj", "cuda"}))
       ->capture_default_str();
   compile->add_option("--input-shape", copts.inputShapes,
                       "Fix an input's shape at compile time: NAME=D0,D1,... (repeatable)");

@@ -2,6 +2,7 @@
 #ifndef V4F_CODEGEN_CPUCODEGEN_H
 #define V4F_CODEGEN_CPUCODEGEN_H
 
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
@@ -45,11 +46,26 @@ bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &er
 /// feature set, and more than 8 targets.
 bool resolveCPUTargetList(const std::string &list, std::vector<CPUTarget> &targets, std::string &error);
 
+/// The CUDA half of kernel generation: options in; the translation unit of
+/// the regions placed on the GPU and each entry point's interface table out
+/// (empty source: none was placed there).
+struct CudaKernels {
+  CudaOptions options;
+  std::string source;
+  std::vector<std::vector<uint32_t>> interfaces;
+  /// "<dispatch>: <reason>" for every region kept on the CPU (v4f.placement_reason).
+  std::vector<std::string> cpuRegions;
+};
+
 /// Turns the graph (func @main whose work is in v4f.dispatch regions) into dispatch kernels
 /// (appended to `kernels` as func.func in the scf/arith/math/vector/llvm
 /// dialects) and the execution plan; packs constants into `constants`.
+/// With `cuda`, regions placed on the GPU (v4f-assign-placement) become
+/// dispatches of a CUDA executable (its image is left to buildCudaModule)
+/// and transfers are inserted at the placement borders.
 mlir::LogicalResult buildExecutablePlan(mlir::ModuleOp graph, mlir::ModuleOp kernels,
-                                        ExecutablePlan &plan, std::vector<uint8_t> &constants);
+                                        ExecutablePlan &plan, std::vector<uint8_t> &constants,
+                                        CudaKernels *cuda = nullptr);
 
 /// Translates to LLVM IR, optimizes at O3 for `target`, and emits an ELF
 /// object. `llvmIR`, when non-null, receives the optimized IR text.

@@ -14,6 +14,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
 #include <memory>
@@ -24,6 +25,10 @@ namespace v4f {
 struct GeneratedKernels {
   ExecutablePlan plan;
   std::vector<uint8_t> constants;
+  /// Set `cuda.options` and `withCuda` to generate the regions placed on the
+  /// GPU as CUDA kernels (their source and interfaces land in `cuda`).
+  bool withCuda = false;
+  CudaKernels cuda;
 };
 std::unique_ptr<mlir::Pass> createGenerateCPUKernelsPass(GeneratedKernels *sink = nullptr);
 

@@ -23,6 +23,14 @@ namespace v4f {
 struct CompilerOptions {
   /// --target-cpu: host, x86-64-v2|v3|v4 or an LLVM CPU name.
   std::string targetCpu = "host";
+  /// --target: where dispatches may run: the CPU (always available for
+  /// what the GPU has no kernel for) and/or a CUDA GPU. cuda alone puts every
+  /// region with a GPU kernel on the GPU; cpu,cuda lets the cost model of
+  /// v4f-assign-placement choose.
+  bool targetCuda = false, targetCpuAllowed = true;
+  /// --cuda-arch (sm_XX list) and --precision (fp32|fp16|bf16) for GPU dispatches.
+  std::vector<int> cudaArchs = {90};
+  std::string cudaPrecision = "fp32";
   /// Print the IR after every pass (graph and kernel pipelines) to stderr.
   bool printIRAfterAll = false;
   /// Where to stop: right after import (the v4f IR with composite ops whole),
@@ -73,6 +81,7 @@ struct CompiledModel {
   std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object
   ExecutablePlan plan;              // Stage::Artifact: complete, executables included
   std::vector<uint8_t> constants;   // Stage::Artifact: the packed constants
+  std::string cudaSource;           // --target with cuda: the CUDA C++ compiled by NVRTC
   std::string quantReport;          // wantQuantReport: per-layer precision, scales, error (JSON)
 };
 

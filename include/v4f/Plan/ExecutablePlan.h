@@ -110,6 +110,14 @@ struct PlanDispatch {
   std::optional<Reg> flops;
   /// "int8" for integer kernels; empty for float32 (v4fc inspect --plan).
   std::string precision;
+  /// CUDA dispatches: threads per block (x[, y[, z]]); empty on the CPU.
+  std::vector<uint32_t> blockDim;
+  /// A copy inserted at a placement border (insertTransfers): bindings[0]
+  /// moves to the device (ToDevice) or back to the host (ToHost); no kernel.
+  enum class Transfer : uint8_t { None = 0, ToDevice = 1, ToHost = 2 } transfer = Transfer::None;
+  /// Compile time only (not serialized): V4F_BINDING_* per binding, from
+  /// the kernel's interface; empty = every binding read and written.
+  std::vector<uint32_t> access;
 };
 
 /// Dispatches [begin, end) run `tripCount` times in a row (a v4f.loop);
@@ -148,6 +156,16 @@ struct ExecutablePlan {
   /// computeStaticArena); -1 when they depend on input dims.
   int64_t staticArenaBytes = -1;
 };
+
+/// Inserts the transfer dispatches a plan with CUDA dispatches needs
+/// (lib/Plan/Transfers.cpp): inputs start on the host, constants are on
+/// both sides (the runtime uploads the constants once), every other buffer
+/// lives where it was last written; a dispatch reading a buffer that is not
+/// valid on its side gets a copy before it, and every output is copied back
+/// to the host at the end. A buffer written on one side after being written
+/// on the other (a partial write, e.g. a concat part) is first copied over.
+/// Returns the number of transfers inserted. Call before the lifetimes.
+unsigned insertTransfers(ExecutablePlan &plan);
 
 /// Computes each transient buffer's [firstUse, lastUse] from the dispatch
 /// order (lib/Plan/PlanFinalizer.cpp).

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "PlanBuilder.h"
 #include "WeightPacking.h"
+#include "v4f/kernel_abi.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -321,7 +322,11 @@ LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
   SmallVector<Operation *> ops;
   for (Operation &op : region.getBodyOps()) ops.push_back(&op);
   bool chain = ops.size() > 1 && llvm::all_of(ops, [](Operation *op) { return isFusibleElementwise(op); });
-  if (!chain) {
+  if (auto reason = region->getAttrOfType<StringAttr>("v4f.placement_reason"); reason && cpuNotes && !ops.empty())
+    cpuNotes->push_back(dispatchName(ops.front()) + " runs on the CPU: " + reason.str());
+  if (ctx.cuda && isPlacedOnCuda(region)) {
+    if (failed(emitCudaRegion(region, ops))) return failure();
+  } else if (!chain) {
     for (Operation *op : ops)
       if (failed(emitOp(op))) return failure();
   } else if (failed(emitChain(region, ops))) {
@@ -360,6 +365,90 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
 }
 
+LogicalResult PlanBuilder::emitCudaRegion(DispatchOp region, ArrayRef<Operation *> ops) {
+  bool elementwise = ops.size() > 1 || isFusibleElementwise(ops.front());
+  SmallVector<Value> externals;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->getParentOp() == region.getOperation()) continue;
+      // An elementwise kernel reads each external once; other kernels bind
+      // their operands in order (x @ x binds x twice).
+      if (elementwise && llvm::is_contained(externals, v)) continue;
+      externals.push_back(v);
+    }
+  auto staticDims = [&](const TensorInfo &t, std::vector<int64_t> &dims) {
+    dims.clear();
+    for (Reg r : t.dims) {
+      auto c = sp().constValue(r);
+      if (!c) return false;
+      dims.push_back(*c);
+    }
+    return true;
+  };
+  SmallVector<CudaTensor> ext;
+  for (Value v : externals) {
+    CudaTensor t;
+    t.elementType = info(v).elementType;
+    if (!staticDims(info(v), t.dims))
+      return region.emitOpError("placed on the GPU has an operand with run-time dims");
+    if (info(v).buffer == ~0u)
+      return region.emitOpError("placed on the GPU reads a weight stored only packed for the CPU");
+    ext.push_back(std::move(t));
+  }
+  for (Operation *op : ops) {
+    SmallVector<TensorInfo> operands;
+    for (Value v : op->getOperands()) operands.push_back(info(v));
+    auto result = resultInfo(op, operands);
+    if (failed(result)) return failure();
+    result->buffer = op == ops.back() ? ctx.newTransient(bytesOf(*result)) : ~0u;
+    infos[op->getResult(0)] = *result;
+  }
+  const TensorInfo &last = infos[ops.back()->getResult(0)];
+  CudaTensor result;
+  result.elementType = last.elementType;
+  if (!staticDims(last, result.dims)) return region.emitOpError("placed on the GPU has run-time result dims");
+  auto kernel = generateCudaKernel(ops, externals, ext, result, "@V4F_KERNEL@", *ctx.cuda);
+  if (failed(kernel)) return failure();
+  if (ctx.cudaExecutable < 0) {
+    PlanExecutable exe;
+    exe.target = ExecutableTarget::Cuda;
+    exe.format = ExecutableFormat::CudaModule;
+    exe.abiVersion = V4F_KERNEL_ABI_VERSION;
+    ctx.plan.executables.push_back(std::move(exe));
+    ctx.cudaExecutable = int(ctx.plan.executables.size() - 1);
+  }
+  std::vector<std::string> &entries = ctx.plan.executables[ctx.cudaExecutable].entryPoints;
+  uint32_t entry;
+  if (auto it = ctx.cudaKernelsBySource.find(kernel->source); it != ctx.cudaKernelsBySource.end()) {
+    entry = it->second;
+  } else {
+    entry = entries.size();
+    std::string name = "v4f_cuda_" + std::to_string(entry);
+    entries.push_back(name);
+    ctx.cudaKernelsBySource.emplace(kernel->source, entry);
+    std::string source = kernel->source;
+    source.replace(source.find("@V4F_KERNEL@"), 12, name);
+    ctx.cudaSource += source;
+    std::vector<uint32_t> iface = {uint32_t(kernel->operands.size()), 0};
+    iface.insert(iface.end(), kernel->access.begin(), kernel->access.end());
+    ctx.cudaInterfaces.push_back(std::move(iface));
+  }
+  PlanDispatch d;
+  d.executable = uint32_t(ctx.cudaExecutable);
+  d.entryPoint = entry;
+  for (int operand : kernel->operands) d.bindings.push_back(operand < 0 ? last.buffer : info(externals[operand]).buffer);
+  d.workgroupCount = {sp().constant(kernel->grid[0]), sp().constant(kernel->grid[1]), sp().constant(kernel->grid[2])};
+  d.blockDim = {kernel->block[0], kernel->block[1], kernel->block[2]};
+  d.scratchSize = sp().constant(0);
+  d.name = dispatchName(ops.front()) + (ops.size() > 1 ? " + " + std::to_string(ops.size() - 1) + " fused" : "");
+  d.flops = sp().constant(int64_t(kernel->flops));
+  d.precision = kernel->precision;
+  d.access = kernel->access;
+  ctx.plan.dispatches.push_back(std::move(d));
+  return success();
+}
+
 LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   if (isa<ShapeOp, ScaledSizesOp>(op)) return emitShapeOf(ctx, op, operands, result);
   if (isa<ExpandOp>(op)) return emitExpand(ctx, op, operands, result);
@@ -393,12 +482,16 @@ LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> opera
 }
 
 LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePlan &plan,
-                                  std::vector<uint8_t> &constants) {
+                                  std::vector<uint8_t> &constants, CudaKernels *cuda) {
   auto func = graph.lookupSymbol<func::FuncOp>("main");
   if (!func) return graph.emitError("module has no func @main");
   plan.executables.emplace_back();
   DispatchContext ctx(kernels, plan, plan.executables.size() - 1, constants);
   PlanBuilder pb(ctx);
+  if (cuda) {
+    ctx.cuda = &cuda->options;
+    pb.cpuNotes = &cuda->cpuRegions;
+  }
 
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = llvm::cast<RankedTensorType>(arg.getType());
@@ -506,6 +599,13 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
   if (guarded.wasInterrupted() || ctx.interfaceFailed) return failure();
   plan.shapeProgram = ctx.shapes.instructions();
   plan.shapeLabels = ctx.shapes.labels();
+  if (cuda && ctx.cudaExecutable >= 0) {
+    if (!plan.loops.empty() || llvm::any_of(plan.dispatches, [](const PlanDispatch &d) { return d.guard.has_value(); }))
+      return func.emitError("internal compiler error: GPU dispatches in a plan with run-time control flow");
+    insertTransfers(plan);
+    cuda->source = cudaPrelude(cuda->options) + ctx.cudaSource;
+    cuda->interfaces = std::move(ctx.cudaInterfaces);
+  }
   computeBufferLifetimes(plan);
   compactShapeProgram(plan);
   computeStaticArena(plan);

@@ -29,6 +29,9 @@ void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> b
                           " bindings or its scratch memory");
     interfaceFailed = true;
   }
+  std::vector<uint32_t> access;
+  if (auto table = kernel.func->getAttrOfType<DenseI32ArrayAttr>("v4f.interface"))
+    for (size_t j = 2; j < table.asArrayRef().size(); ++j) access.push_back(uint32_t(table.asArrayRef()[j]));
   // Identical bodies (e.g. repeated conv shapes) share one kernel. The key
   // is the body's exact structure: op names, attributes and types are
   // uniqued in the context (so their pointers identify them) and operands
@@ -78,6 +81,7 @@ void DispatchContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> b
   d.workgroupCount = {workgroups};
   d.scratchSize = scratchBytes ? *scratchBytes : shapes.constant(0);
   d.name = name;
+  d.access = std::move(access);
   plan.dispatches.push_back(std::move(d));
 }
 

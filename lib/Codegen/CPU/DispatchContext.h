@@ -3,6 +3,7 @@
 #define V4F_LIB_CODEGEN_CPU_DISPATCHCONTEXT_H
 
 #include "KernelBuilder.h"
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 #include "mlir/IR/Operation.h"
@@ -44,6 +45,15 @@ public:
   /// Set when a kernel's interface could not be sealed (KernelBuilder::
   /// sealInterface); buildExecutablePlan then fails with the error emitted.
   bool interfaceFailed = false;
+
+  /// The CUDA executable of regions placed on the GPU (v4f.placement =
+  /// "cuda"): created with the first such region; its translation unit and
+  /// per-entry interface tables go to buildCudaModule.
+  const CudaOptions *cuda = nullptr;
+  int cudaExecutable = -1;
+  std::string cudaSource;
+  std::vector<std::vector<uint32_t>> cudaInterfaces;
+  std::map<std::string, uint32_t> cudaKernelsBySource;
 
   /// Starts a kernel named after `opName`.
   std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);

@@ -30,7 +30,7 @@ struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsP
     OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
     GeneratedKernels local;
     GeneratedKernels &out = sink ? *sink : local;
-    if (failed(buildExecutablePlan(module, *kernels, out.plan, out.constants))) return signalPassFailure();
+    if (failed(buildExecutablePlan(module, *kernels, out.plan, out.constants, out.withCuda ? &out.cuda : nullptr))) return signalPassFailure();
 
     // Which dispatches run each kernel, for the reader of the IR.
     const PlanExecutable &exe = out.plan.executables.front();
@@ -38,7 +38,8 @@ struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsP
     OpBuilder b(&getContext());
     // A guarded dispatch (one side of a run-time If) is marked "[guarded]".
     for (const PlanDispatch &d : out.plan.dispatches)
-      users[d.entryPoint].push_back(b.getStringAttr(d.guard ? d.name + " [guarded]" : d.name));
+      if (d.executable == 0 && d.transfer == PlanDispatch::Transfer::None)
+        users[d.entryPoint].push_back(b.getStringAttr(d.guard ? d.name + " [guarded]" : d.name));
     for (auto &[entry, names] : users)
       if (auto fn = kernels->lookupSymbol<func::FuncOp>(exe.entryPoints[entry]))
         fn->setAttr("v4f.dispatches", b.getArrayAttr(names));

@@ -30,6 +30,8 @@ struct PlanBuilder {
   explicit PlanBuilder(DispatchContext &ctx) : ctx(ctx) {}
   DispatchContext &ctx;
   llvm::DenseMap<mlir::Value, TensorInfo> infos;
+  /// Where regions kept on the CPU while the GPU was asked for are noted.
+  std::vector<std::string> *cpuNotes = nullptr;
 
   ShapeProgramBuilder &sp() { return ctx.shapes; }
 
@@ -131,6 +133,10 @@ struct PlanBuilder {
   /// (shape computations read them) but no buffer; only the last op's value
   /// is stored, by one kernel reading the chain's external inputs.
   mlir::LogicalResult emitChain(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
+
+  /// A region placed on the GPU: one CUDA kernel (generateCudaKernel) over
+  /// the region's external operands, a dispatch of the CUDA executable.
+  mlir::LogicalResult emitCudaRegion(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
 
   mlir::LogicalResult emitKernels(mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 };

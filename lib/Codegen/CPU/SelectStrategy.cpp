@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Codegen/Passes.h"
 
 #include <algorithm>
@@ -74,6 +75,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
     }
     GemmTilingAttr gemm = chooseGemmTiling(target);
     module.walk([&](Operation *op) {
+      if (isPlacedOnCuda(op)) return; // the CUDA kernels take their weights as they are
       if (isa<MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ConvOp>(op)) op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));

@@ -48,9 +48,11 @@ extern "C" {
  * manifest's, Section.digest 32 bytes) and requires every dispatch's entry
  * point to come with its kernel interface (kernel ABI 3). A 5.x reader
  * refuses every older major: their digests prove nothing, so they must be
- * recompiled. */
+ * recompiled. 5.1 adds CUDA executables (a v4f CUDA module, kernel_abi.h),
+ * Dispatch.block_dim and transfer dispatches; a 5.0 reader refuses the CUDA
+ * executable they come with. */
 #define V4F_ARTIFACT_FORMAT_MAJOR 5
-#define V4F_ARTIFACT_FORMAT_MINOR 0
+#define V4F_ARTIFACT_FORMAT_MINOR 1
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 5
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 

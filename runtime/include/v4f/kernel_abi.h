@@ -128,6 +128,58 @@ V4F_ABI_STATIC_ASSERT(sizeof(v4f_dispatch_state_t) == V4F_DISPATCH_STATE_SIZE, "
 /* A CPU entry point. Returns V4F_KERNEL_OK or an error code. */
 typedef int32_t (*v4f_kernel_fn_t)(const v4f_dispatch_state_t* state);
 
+
+/* ---- CUDA executables (artifact format 5.1) ------------------------------
+ *
+ * A CUDA executable's section holds a v4f CUDA module: a
+ * v4f_cuda_module_header_t, then `image_count` v4f_cuda_image_t (one cubin
+ * per compiled sm_XX arch and PTX for the lowest one, for forward
+ * compatibility), then `interface_words` uint32_t holding, per entry point in
+ * order, the same interface table as a CPU entry point's NAME_iface ({N
+ * bindings, P push constants, N access masks}); the images' bytes follow at
+ * their offsets (from the start of the module). The runtime loads the cubin
+ * of the device's arch, else the PTX, with cuModuleLoadData.
+ *
+ * Every CUDA entry point is `extern "C" __global__ void NAME(v4f_cuda_args_t)`
+ * launched over the dispatch's grid (workgroup_count: blocks) with
+ * Dispatch.block_dim threads per block. Like a CPU kernel it checks, before
+ * touching memory, that each binding holds the bytes it accesses; on failure
+ * (or an index out of range) it stores (dispatch_index + 1) << 8 | code into
+ * the error word (first error wins) and returns. */
+#define V4F_CUDA_MODULE_MAGIC "V4FCUDA1"
+#define V4F_CUDA_IMAGE_CUBIN 1u
+#define V4F_CUDA_IMAGE_PTX 2u
+#define V4F_CUDA_MAX_BINDINGS 24
+#define V4F_CUDA_MAX_PUSH_CONSTANTS 16
+
+typedef struct v4f_cuda_module_header_t {
+  char magic[8];            /* V4F_CUDA_MODULE_MAGIC */
+  uint32_t entry_count;     /* == the executable's entry_points count */
+  uint32_t image_count;
+  uint32_t interface_words;
+  uint32_t reserved;        /* zero */
+} v4f_cuda_module_header_t;
+
+typedef struct v4f_cuda_image_t {
+  uint32_t kind;            /* V4F_CUDA_IMAGE_CUBIN or V4F_CUDA_IMAGE_PTX */
+  uint32_t arch;            /* compute capability * 10 + minor: 90 = sm_90 */
+  uint64_t offset;          /* from the start of the module */
+  uint64_t size;
+} v4f_cuda_image_t;
+
+typedef struct v4f_cuda_args_t {
+  uint64_t bindings[V4F_CUDA_MAX_BINDINGS];         /* device addresses */
+  uint64_t binding_lengths[V4F_CUDA_MAX_BINDINGS];  /* bytes at each */
+  int64_t push_constants[V4F_CUDA_MAX_PUSH_CONSTANTS];
+  uint64_t error;           /* device address of the run's uint32 error word */
+  uint32_t binding_count;
+  uint32_t dispatch_index;
+} v4f_cuda_args_t;
+
+V4F_ABI_STATIC_ASSERT(sizeof(v4f_cuda_module_header_t) == 24, "layout");
+V4F_ABI_STATIC_ASSERT(sizeof(v4f_cuda_image_t) == 24, "layout");
+V4F_ABI_STATIC_ASSERT(sizeof(v4f_cuda_args_t) == 528, "layout");
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

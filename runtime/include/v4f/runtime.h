@@ -236,7 +236,20 @@ typedef struct v4f_session_options_t {
    * input shapes need a larger arena fails with RESOURCE_EXHAUSTED instead of
    * allocating it (a caller-set bound for untrusted input shapes). */
   uint64_t max_arena_bytes;
+  /* Where the artifact's GPU dispatches run (v4fc --target with cuda):
+   * V4F_DEVICE_AUTO (default: the CUDA device `device_ordinal` when the
+   * artifact has GPU dispatches), V4F_DEVICE_CPU (refuses an artifact with
+   * GPU dispatches: it has no CPU kernels for them) or V4F_DEVICE_CUDA
+   * (refuses an artifact without any). libcuda.so.1 is opened only then;
+   * no driver, no device or no image for the device's arch is a clear
+   * UNSUPPORTED error. */
+  int32_t device;
+  int32_t device_ordinal;
 } v4f_session_options_t;
+
+#define V4F_DEVICE_AUTO 0
+#define V4F_DEVICE_CPU 1
+#define V4F_DEVICE_CUDA 2
 
 V4F_API void v4f_session_options_init(v4f_session_options_t* options);
 
