@@ -22,3 +22,13 @@ config.substitutions.append(
     ("%onnx-from-text", f"{config.python_executable} {config.test_source_root}/tools/onnx_from_text.py"))
 llvm_config.add_tool_substitutions(["v4f-opt", "v4fc", "v4f-run", "FileCheck", "not"],
                                    [config.v4f_tools_dir, config.llvm_tools_dir])
+
+# GPU codegen tests need NVRTC (the CUDA toolkit); no GPU is needed. Without
+# it they report UNSUPPORTED ("REQUIRES: nvrtc").
+import glob
+if os.environ.get("V4F_NVRTC") or glob.glob("/usr/local/cuda*/lib64/libnvrtc.so*") or \
+        glob.glob("/usr/local/cuda*/targets/x86_64-linux/lib/libnvrtc.so*"):
+    config.available_features.add("nvrtc")
+if glob.glob("/usr/local/cuda*/bin/cuobjdump"):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", sorted(glob.glob("/usr/local/cuda*/bin/cuobjdump"))[-1]))

@@ -31,6 +31,7 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUevent = struct CUevent_st*;
 
 constexpr int kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
 constexpr int kStreamNonBlocking = 1, kCaptureModeRelaxed = 2;
@@ -68,6 +69,10 @@ struct Driver {
   CUresult (*graphLaunch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*graphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*graphDestroy)(CUgraph) = nullptr;
+  CUresult (*eventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*eventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*eventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*eventDestroy)(CUevent) = nullptr;
 };
 
 Driver& driver() {
@@ -117,6 +122,10 @@ Driver& driver() {
     sym(d.graphLaunch, "cuGraphLaunch");
     sym(d.graphExecDestroy, "cuGraphExecDestroy");
     sym(d.graphDestroy, "cuGraphDestroy");
+    sym(d.eventCreate, "cuEventCreate");
+    sym(d.eventRecord, "cuEventRecord");
+    sym(d.eventElapsedTime, "cuEventElapsedTime");
+    sym(d.eventDestroy, "cuEventDestroy_v2");
     if (d.error[0]) return;
     CUresult r = d.init(0);
     if (r != 0) {
@@ -173,6 +182,11 @@ struct CudaSession {
   Array<void*> pinned;               // per buffer: pinned staging of an input/output
   Array<uint64_t> pinnedCap;
   v4f_cuda_args_t args;
+  // Profiling (v4f_session_set_profiling): an event before each GPU
+  // dispatch of the run and one after the last, read once the stream is done.
+  Array<CUevent> events;             // ndis + 1
+  Array<uint32_t> profiled;          // dispatch indices in the order they ran
+  uint32_t profiledCount = 0;
 };
 
 v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entryCount, uint32_t e) {
@@ -369,6 +383,8 @@ void cudaSessionDestroy(CudaSession* c) {
     if (c->modules[e]) d.moduleUnload(c->modules[e]);
     if (c->functions[e]) c->allocator.free(c->functions[e]);
   }
+  for (size_t k = 0; k < c->events.size(); ++k)
+    if (c->events[k]) d.eventDestroy(c->events[k]);
   if (c->stream) d.streamDestroy(c->stream);
   if (c->retained) d.primaryCtxRelease(c->device);
   Allocator a = c->allocator;
@@ -380,6 +396,14 @@ v4f_status_t cudaBeginRun(v4f_session_s* s) {
   Driver& d = driver();
   CUresult r;
   if ((r = d.ctxSetCurrent(c->context))) return cuFail(r, "cuCtxSetCurrent");
+  c->profiledCount = 0;
+  if (s->profiling && !c->events.size()) {
+    uint32_t n = (s->model->manifest->dispatches() ? s->model->manifest->dispatches()->size() : 0) + 1;
+    if (!c->events.allocate(s->allocator, n) || !c->profiled.allocate(s->allocator, n))
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    for (uint32_t k = 0; k < n; ++k)
+      if ((r = d.eventCreate(&c->events[k], 0))) return cuFail(r, "cuEventCreate");
+  }
   if (s->arenaSize > c->arenaCap) {
     if (c->arena) d.memFree(c->arena);
     c->arena = 0;
@@ -415,6 +439,10 @@ v4f_status_t cudaDispatch(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis)
   Driver& drv = driver();
   const fb::Manifest* mf = s->model->manifest;
   CUresult r;
+  if (s->profiling && !c->capturing && c->events.size() && c->profiledCount + 1 < c->events.size()) {
+    drv.eventRecord(c->events[c->profiledCount], c->stream);
+    c->profiled[c->profiledCount++] = d;
+  }
   if (dis->transfer() != 0) {
     uint32_t b = dis->bindings()->Get(0);
     const fb::Buffer* buf = mf->buffers()->Get(b);
@@ -477,8 +505,36 @@ v4f_status_t cudaEndRun(v4f_session_s* s) {
   CudaSession* c = s->cuda;
   Driver& d = driver();
   CUresult r;
+  if (s->profiling && c->profiledCount) d.eventRecord(c->events[c->profiledCount], c->stream);
   if ((r = d.memcpyDtoHAsync(c->errorHost, c->error, 4, c->stream)) || (r = d.streamSynchronize(c->stream)))
     return makeStatus(V4F_STATUS_KERNEL_ERROR, "the GPU failed while running the model: %s", cuError(r));
+  if (s->profiling && c->profiledCount) {
+    // GPU dispatches: the time between consecutive events (the GPU runs the
+    // stream in order), placed after the host time the run started.
+    const fb::Manifest* pm = s->model->manifest;
+    uint64_t at = nowNs() - s->runStartNs;
+    float total = 0;
+    d.eventElapsedTime(&total, c->events[0], c->events[c->profiledCount]);
+    uint64_t begin = at > uint64_t(total * 1e6) ? at - uint64_t(total * 1e6) : 0;
+    for (uint32_t k = 0; k < c->profiledCount; ++k) {
+      float ms = 0, from = 0;
+      d.eventElapsedTime(&ms, c->events[k], c->events[k + 1]);
+      d.eventElapsedTime(&from, c->events[0], c->events[k]);
+      const fb::Dispatch* dis = pm->dispatches()->Get(c->profiled[k]);
+      v4f_dispatch_profile_t e{};
+      e.name = str(dis->name());
+      e.kernel = dis->transfer() ? (dis->transfer() == 1 ? "copy to GPU" : "copy to host")
+                                 : pm->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
+      e.dispatch_index = c->profiled[k];
+      e.workgroups = 1;
+      for (uint32_t j = 0; j < dis->workgroup_count()->size(); ++j) e.workgroups *= s->regs[dis->workgroup_count()->Get(j)];
+      e.start_ns = begin + uint64_t(double(from) * 1e6);
+      e.duration_ns = uint64_t(double(ms) * 1e6);
+      e.flops = dis->flops() >= 0 ? static_cast<double>(s->regs[static_cast<uint32_t>(dis->flops())]) : -1.0;
+      recordProfile(s, e);
+    }
+    c->profiledCount = 0;
+  }
   uint32_t e = *c->errorHost;
   if (e == 0) return nullptr;
   d.memsetD32Async(c->error, 0, 1, c->stream);

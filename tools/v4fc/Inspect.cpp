@@ -114,6 +114,15 @@ json::Object describePlan(const fb::Manifest *manifest, bool showPlan, bool hasA
                    {"bindings", int64_t(d->bindings() ? d->bindings()->size() : 0)}};
     if (d->guard() >= 0) o["guard_register"] = d->guard();
     o["precision"] = d->precision() ? str(d->precision()) : std::string("float32");
+    // Where it runs: the CPU, the GPU, or a copy between them (format 5.1).
+    bool gpu = manifest->executables() && d->executable() < manifest->executables()->size() &&
+               manifest->executables()->Get(d->executable())->target() == fb::ExecutableTarget::Cuda;
+    o["device"] = d->transfer() == 1 ? "host->gpu" : d->transfer() == 2 ? "gpu->host" : gpu ? "gpu" : "cpu";
+    if (d->block_dim()) {
+      json::Array block;
+      for (uint32_t b : *d->block_dim()) block.push_back(int64_t(b));
+      o["block_dim"] = std::move(block);
+    }
     list.push_back(std::move(o));
   }
   if (manifest->loops())
@@ -266,8 +275,14 @@ void printPlan(const json::Object &plan) {
     for (const json::Value &v : *list) {
       const json::Object &d = *v.getAsObject();
       std::string guard = d.get("guard_register") ? "  (runs if r" + std::to_string(getInt(d, "guard_register")) + " != 0)" : "";
-      std::printf("  #%-4lld exe %lld kernel %-4lld bindings %-3lld %-8s %s%s\n", getInt(d, "index"),
-                  getInt(d, "executable"), getInt(d, "entry_point"), getInt(d, "bindings"),
+      std::string device = getStr(d, "device");
+      if (device == "host->gpu" || device == "gpu->host") {
+        std::printf("  #%-4lld %-9s copy                         %s\n", getInt(d, "index"), device.c_str(),
+                    getStr(d, "name").c_str());
+        continue;
+      }
+      std::printf("  #%-4lld %-9s exe %lld kernel %-4lld bindings %-3lld %-8s %s%s\n", getInt(d, "index"),
+                  device.c_str(), getInt(d, "executable"), getInt(d, "entry_point"), getInt(d, "bindings"),
                   getStr(d, "precision").c_str(), getStr(d, "name").c_str(), guard.c_str());
     }
   size_t i = 0;

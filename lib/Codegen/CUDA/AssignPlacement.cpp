@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -114,7 +115,11 @@ struct AssignPlacementPass : PassWrapper<AssignPlacementPass, OperationPass<Modu
         } else {
           double flops = regionFlops(region);
           double cpuTime = flops / kCpuFlops, gpuTime = kGpuLaunch + flops / kGpuFlops;
-          for (Value v : region->getOperands()) {
+          llvm::SetVector<Value> used;
+          for (Operation &op : region.getBodyOps())
+            for (Value v : op.getOperands())
+              if (!region->isAncestor(v.getParentRegion()->getParentOp())) used.insert(v);
+          for (Value v : used) {
             double move = kTransferLatency + double(bytes(v)) / kLinkBytesPerSecond;
             uint8_t s = sideOf(v);
             if (!(s & kHost)) cpuTime += move;
@@ -129,6 +134,11 @@ struct AssignPlacementPass : PassWrapper<AssignPlacementPass, OperationPass<Modu
           }
         }
         place(region, gpu, reason);
+        // The operands it reads are now on its side too (the plan copies
+        // each at most once per side); its results are on its side only.
+        for (Operation &op : region.getBodyOps())
+          for (Value v : op.getOperands())
+            if (!region->isAncestor(v.getParentRegion()->getParentOp())) side[v] = sideOf(v) | (gpu ? kDevice : kHost);
         for (Value r : region->getResults()) side[r] = gpu ? kDevice : kHost;
       });
     }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -27,6 +28,8 @@ using namespace mlir;
 namespace v4f {
 
 namespace {
+
+constexpr size_t V4F_CUDA_MAX_BINDINGS_COUNT = 24; // kernel_abi.h V4F_CUDA_MAX_BINDINGS
 
 std::string lit(float f) {
   uint32_t bits;
@@ -878,6 +881,19 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
       return false;
     }
   }
+  // One binding per distinct operand from outside the region, plus the result.
+  llvm::SmallPtrSet<void *, 32> distinct;
+  size_t operands = 0;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->getParentOp() == region) continue;
+      operands += ops.size() > 1 || isFusibleElementwise(op) ? distinct.insert(v.getAsOpaquePointer()).second : 1;
+    }
+  if (operands + 1 > V4F_CUDA_MAX_BINDINGS_COUNT)
+    return reason = std::to_string(operands) + " operands, more than a CUDA kernel's " +
+                    std::to_string(V4F_CUDA_MAX_BINDINGS_COUNT - 1),
+           false;
   if (ops.size() > 1 || isNamedElementwise(ops[0]) || isa<ElementwiseOp>(ops[0])) {
     for (Operation *op : ops)
       for (Value v : op->getOperands())
