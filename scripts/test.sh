@@ -10,7 +10,10 @@
 #      their arithmetic; float vs quantized top-1 on trained digits models)
 #      and hostile ONNX models (test/hostile/run_hostile_models.py)
 #   6. the ONNX backend node test suite with its expected-failure list
-#      (test/onnx-backend/run_node_tests.py)
+#      (test/onnx-backend/run_node_tests.py), then GPU code generation for the
+#      e2e and node-suite models: NVRTC cubins + PTX read back by readelf /
+#      ptxas (test/gpu/run_gpu_codegen_tests.py; skipped, saying so, without
+#      the CUDA toolkit; no GPU needed)
 #   7. the Python package: `pip install .` into a fresh venv, then its pytest
 #      suite (scripts/test_python.sh)
 #   8. the inference server v4f-serve on loopback through tritonclient, and the
@@ -51,6 +54,7 @@ else
   phase "quantization (test/quant)" .venv/bin/python test/quant/run_quant_tests.py --build "$BUILD_DIR"
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
+  phase "GPU codegen (test/gpu)" .venv/bin/python test/gpu/run_gpu_codegen_tests.py --build "$BUILD_DIR" -j "$JOBS"
   phase "python package (scripts/test_python.sh)" scripts/test_python.sh
   phase "inference server (scripts/test_serve.sh)" scripts/test_serve.sh
   phase "fuzz smoke (scripts/fuzz.sh all 30)" scripts/fuzz.sh all 30

@@ -11,6 +11,7 @@
 #include "v4f/Artifact/ArtifactSigner.h"
 
 #include "v4f/artifact_format.h"
+#include "v4f/kernel_abi.h"
 #include "v4f/artifact_manifest_generated.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -327,6 +328,63 @@ void printText(const json::Object &a) {
 }
 
 } // namespace
+
+bool extractCudaImages(const std::string &path, const std::string &dir, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  v4f_file_header_t header;
+  if (bytes.size() < sizeof(header)) return error = path + ": too small to be a .v4f artifact", false;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (std::memcmp(header.magic, V4F_ARTIFACT_MAGIC, V4F_ARTIFACT_MAGIC_SIZE) != 0 ||
+      header.manifest_offset > bytes.size() || header.manifest_size > bytes.size() - header.manifest_offset)
+    return error = path + ": not a readable .v4f artifact", false;
+  flatbuffers::Verifier verifier(bytes.data() + header.manifest_offset, header.manifest_size);
+  if (!fb::VerifyManifestBuffer(verifier)) return error = path + ": manifest fails verification", false;
+  const fb::Manifest *manifest = fb::GetManifest(bytes.data() + header.manifest_offset);
+  size_t written = 0;
+  if (manifest->executables())
+    for (uint32_t e = 0; e < manifest->executables()->size(); ++e) {
+      const fb::Executable *exe = manifest->executables()->Get(e);
+      if (exe->target() != fb::ExecutableTarget::Cuda) continue;
+      if (!manifest->sections() || exe->section() >= manifest->sections()->size())
+        return error = path + ": CUDA executable " + std::to_string(e) + " has no section", false;
+      const fb::Section *sec = manifest->sections()->Get(exe->section());
+      if (sec->cipher() != V4F_CIPHER_NONE) return error = path + ": the CUDA module is encrypted", false;
+      if (sec->offset() > bytes.size() || sec->size() > bytes.size() - sec->offset() ||
+          sec->size() < sizeof(v4f_cuda_module_header_t))
+        return error = path + ": the CUDA module lies outside the file", false;
+      const uint8_t *m = bytes.data() + sec->offset();
+      v4f_cuda_module_header_t mh;
+      std::memcpy(&mh, m, sizeof mh);
+      if (std::memcmp(mh.magic, V4F_CUDA_MODULE_MAGIC, 8) != 0 ||
+          sizeof mh + uint64_t(mh.image_count) * sizeof(v4f_cuda_image_t) > sec->size())
+        return error = path + ": not a v4f CUDA module", false;
+      for (uint32_t i = 0; i < mh.image_count; ++i) {
+        v4f_cuda_image_t im;
+        std::memcpy(&im, m + sizeof mh + i * sizeof im, sizeof im);
+        if (im.offset > sec->size() || im.size > sec->size() - im.offset)
+          return error = path + ": CUDA image " + std::to_string(i) + " lies outside its section", false;
+        bool ptx = im.kind == V4F_CUDA_IMAGE_PTX;
+        std::string file = dir + "/exe" + std::to_string(e) + (ptx ? ".compute_" : ".sm_") + std::to_string(im.arch) +
+                           (ptx ? ".ptx" : ".cubin");
+        std::ofstream out(file, std::ios::binary);
+        // PTX is stored NUL-terminated (what cuModuleLoadData takes); the file is text.
+        size_t n = ptx && im.size && m[im.offset + im.size - 1] == 0 ? im.size - 1 : im.size;
+        out.write(reinterpret_cast<const char *>(m + im.offset), std::streamsize(n));
+        if (!out) return error = file + ": cannot write", false;
+        std::printf("%s\n", file.c_str());
+        ++written;
+      }
+      std::string list = dir + "/exe" + std::to_string(e) + ".entry_points";
+      std::ofstream out(list);
+      if (exe->entry_points())
+        for (const auto *name : *exe->entry_points()) out << name->str() << "\n";
+      if (!out) return error = list + ": cannot write", false;
+      std::printf("%s\n", list.c_str());
+    }
+  if (!written) return error = path + ": has no CUDA kernels (compiled with --target=cpu)", false;
+  return true;
+}
 
 bool inspectArtifact(const std::string &path, bool showPlan, bool asJson, std::string &error) {
   json::Object description;

@@ -434,6 +434,10 @@ int main(int argc, char **argv) {
   inspect->add_flag("--plan", showPlan, "Also list every dispatch");
   bool inspectJson = false;
   inspect->add_flag("--json", inspectJson, "Print the description as one JSON object");
+  std::string extractCuda;
+  inspect->add_option("--extract-cuda", extractCuda,
+                      "Write the CUDA cubins and PTX (and the entry point names) into this existing directory")
+      ->check(CLI::ExistingDirectory);
 
   std::string keyOut, signPath, signKey, signOut, verifyPath, verifyKey;
   auto *keygen = app.add_subcommand("keygen", "Make an Ed25519 signing key pair: KEY (secret, 0600) and KEY.pub; "
@@ -475,6 +479,7 @@ int main(int argc, char **argv) {
   }
   if (inspect->parsed()) {
     std::string error;
+    if (!extractCuda.empty()) return v4f::extractCudaImages(inspectPath, extractCuda, error) ? 0 : fail(error);
     if (!v4f::inspectArtifact(inspectPath, showPlan, inspectJson, error)) return fail(error);
     return 0;
   }

@@ -401,12 +401,13 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
   if (bias) t.os << "  const float* bias = (const float*)a.bindings[3];\n";
   t.os << "  const int M = " << M << ", N = " << N << ", K = " << K << ";\n";
   t.os << batchOffsets(A.dims, B.dims, result.dims);
-  t.os << "  const int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;\n";
+  std::string tile64 = "  const int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;\n";
   std::string epilogue = std::string("      float v = acc_;\n") + (bias ? "      v += bias[gn];\n" : "") +
                          "      v = " + act + ";\n      C[cOff + (long long)gm * N + gn] = v;\n";
   bool tensorCores = options.precision == "fp16" || options.precision == "bf16";
   if (!tensorCores) {
     t.k.block[0] = 256;
+    t.os << tile64;
     t.os << R"(  __shared__ float As[16][68];
   __shared__ float Bs[16][68];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -449,55 +450,159 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     t.k.source = t.finish(name);
     return t.k;
   }
-  // Tensor cores: 4 warps, each a 32x32 quarter of the 64x64 tile as 2x2
-  // WMMA 16x16x16 fragments; operands converted to FP16/BF16 in shared memory.
   std::string T = options.precision == "fp16" ? "__half" : "__nv_bfloat16";
   std::string cvt = options.precision == "fp16" ? "__float2half_rn" : "__float2bfloat16_rn";
-  t.k.block[0] = 128;
-  t.k.precision = options.precision;
-  t.os << "  typedef " << T << " T;\n";
-  t.os << "  __shared__ __align__(32) T As[64][40];\n  __shared__ __align__(32) T Bs[32][72];\n"
-          "  __shared__ __align__(32) float Cs[64][68];\n";
-  t.os << R"(  const int warp = threadIdx.x / 32, wm = (warp / 2) * 32, wn = (warp % 2) * 32;
-  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[2][2];
+  // Large products (at least two waves of 128x128 tiles on a 132-SM GPU):
+  // 128x128x32 tiles, 8 warps of 64x32 (4x2 WMMA fragments), the next K
+  // slice loaded into registers while the tensor cores work on the current
+  // one (double-buffered shared memory, one barrier per slice).
+  int64_t bigTiles = ((M + 127) / 128) * ((N + 127) / 128) * batch;
+  if (bigTiles >= 264) {
+    bool exact = M % 128 == 0 && N % 128 == 0 && K % 32 == 0;
+    t.k.grid[0] = (N + 127) / 128;
+    t.k.grid[1] = (M + 127) / 128;
+    t.k.block[0] = 256;
+    t.k.precision = options.precision;
+    std::string gA = exact ? "A[aOff + (long long)(m0 + r) * K + k0 + c + q]"
+                           : "((m0 + r) < M && (k0 + c + q) < K ? A[aOff + (long long)(m0 + r) * K + k0 + c + q] : 0.f)";
+    std::string gB = exact ? "B[bOff + (long long)(k0 + r) * N + n0 + c + q]"
+                           : "((k0 + r) < K && (n0 + c + q) < N ? B[bOff + (long long)(k0 + r) * N + n0 + c + q] : 0.f)";
+    t.os << "  typedef " << T << " T;\n";
+    t.os << "  const int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;\n";
+    t.os << "  __shared__ __align__(32) T As[2][128][40];\n  __shared__ __align__(32) T Bs[2][32][136];\n"
+            "  __shared__ __align__(32) float Cw[8][16][20];\n";
+    t.os << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = (warp / 4) * 64, wn = (warp % 4) * 32;\n";
+    t.os << "  float ra[16], rb[16];\n";
+    t.os << "  auto load = [&](int k0) {\n"
+            "    #pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
+            "      const int idx = threadIdx.x + 256 * i;\n"
+            "      { const int r = idx / 8, c = (idx % 8) * 4;\n"
+            "        #pragma unroll\n        for (int q = 0; q < 4; ++q) ra[4 * i + q] = "
+         << gA << "; }\n"
+            "      { const int r = idx / 32, c = (idx % 32) * 4;\n"
+            "        #pragma unroll\n        for (int q = 0; q < 4; ++q) rb[4 * i + q] = "
+         << gB << "; }\n    }\n  };\n";
+    t.os << "  auto store = [&](int buf) {\n"
+            "    #pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
+            "      const int idx = threadIdx.x + 256 * i;\n"
+            "      { const int r = idx / 8, c = (idx % 8) * 4;\n"
+            "        #pragma unroll\n        for (int q = 0; q < 4; ++q) As[buf][r][c + q] = "
+         << cvt << "(ra[4 * i + q]); }\n"
+            "      { const int r = idx / 32, c = (idx % 32) * 4;\n"
+            "        #pragma unroll\n        for (int q = 0; q < 4; ++q) Bs[buf][r][c + q] = "
+         << cvt << "(rb[4 * i + q]); }\n    }\n  };\n";
+    t.os << R"(  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[4][2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < 4; ++r)
     #pragma unroll
     for (int c = 0; c < 2; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
+  const int slices = (K + 31) / 32;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int s = 0; s < slices; ++s) {
+    const int buf = s & 1;
+    if (s + 1 < slices) load((s + 1) * 32);
+    #pragma unroll
+    for (int kk = 0; kk < 32; kk += 16) {
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[4];
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[2];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[buf][wm + 16 * r][kk], 40);
+      #pragma unroll
+      for (int c = 0; c < 2; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[buf][kk][wn + 16 * c], 136);
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 2; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
+    }
+    if (s + 1 < slices) store(buf ^ 1);
+    __syncthreads();
+  }
+  #pragma unroll
+  for (int r = 0; r < 4; ++r)
+    #pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      nvcuda::wmma::store_matrix_sync(&Cw[warp][0][0], acc[r][c], 20, nvcuda::wmma::mem_row_major);
+      __syncwarp();
+      for (int e = lane; e < 256; e += 32) {
+        const int gm = m0 + wm + 16 * r + e / 16, gn = n0 + wn + 16 * c + e % 16;
+        if (gm < M && gn < N) {
+          const float acc_ = Cw[warp][e / 16][e % 16];
+)" << epilogue
+           << "        }\n      }\n      __syncwarp();\n    }\n";
+    t.k.source = t.finish(name);
+    return t.k;
+  }
+  // Smaller products: 4 warps in 2x2, each a quarter of a TxT tile as WMMA
+  // 16x16x16 fragments; operands converted to FP16/BF16 in shared memory.
+  // T = 64, or 32 when 64x64 tiles would leave most of a 132-SM GPU idle
+  // (BERT's [128 x 768] products: 24 tiles of 64, 96 of 32).
+  int64_t T64 = ((M + 63) / 64) * ((N + 63) / 64) * batch;
+  const int Tt = T64 < 132 ? 32 : 64, F = Tt / 32, Bld = Tt + 8, Cld = Tt + 4;
+  t.k.grid[0] = (N + Tt - 1) / Tt;
+  t.k.grid[1] = (M + Tt - 1) / Tt;
+  t.k.block[0] = 128;
+  t.k.precision = options.precision;
+  auto sub = [&](std::string text) {
+    auto rep = [&](const std::string &from, const std::string &to) {
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    };
+    rep("@T@", std::to_string(Tt));
+    rep("@H@", std::to_string(Tt / 2));
+    rep("@F@", std::to_string(F));
+    rep("@BLD@", std::to_string(Bld));
+    rep("@CLD@", std::to_string(Cld));
+    rep("@AN@", std::to_string(Tt * 32));
+    rep("@CN@", std::to_string(Tt * Tt));
+    rep("@CVT@", cvt);
+    return text;
+  };
+  t.os << sub("  const int m0 = blockIdx.y * @T@, n0 = blockIdx.x * @T@;\n");
+  t.os << "  typedef " << T << " T;\n";
+  t.os << sub("  __shared__ __align__(32) T As[@T@][40];\n  __shared__ __align__(32) T Bs[32][@BLD@];\n"
+              "  __shared__ __align__(32) float Cs[@T@][@CLD@];\n");
+  t.os << sub(R"(  const int warp = threadIdx.x / 32, wm = (warp / 2) * @H@, wn = (warp % 2) * @H@;
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[@F@][@F@];
+  #pragma unroll
+  for (int r = 0; r < @F@; ++r)
+    #pragma unroll
+    for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
   for (int k0 = 0; k0 < K; k0 += 32) {
-    for (int e = threadIdx.x; e < 2048; e += 128) {
+    for (int e = threadIdx.x; e < @AN@; e += 128) {
       const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
-      As[m][k] = )" << cvt << R"(((gm < M && gk < K) ? A[aOff + (long long)gm * K + gk] : 0.f);
-      const int kb = e / 64, n = e % 64, gkb = k0 + kb, gn = n0 + n;
-      Bs[kb][n] = )" << cvt << R"(((gkb < K && gn < N) ? B[bOff + (long long)gkb * N + gn] : 0.f);
+      As[m][k] = @CVT@((gm < M && gk < K) ? A[aOff + (long long)gm * K + gk] : 0.f);
+      const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
+      Bs[kb][n] = @CVT@((gkb < K && gn < N) ? B[bOff + (long long)gkb * N + gn] : 0.f);
     }
     __syncthreads();
     #pragma unroll
     for (int kk = 0; kk < 32; kk += 16) {
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[2];
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[2];
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[@F@];
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[@F@];
       #pragma unroll
-      for (int r = 0; r < 2; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[wm + 16 * r][kk], 40);
+      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[wm + 16 * r][kk], 40);
       #pragma unroll
-      for (int c = 0; c < 2; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[kk][wn + 16 * c], 72);
+      for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[kk][wn + 16 * c], @BLD@);
       #pragma unroll
-      for (int r = 0; r < 2; ++r)
+      for (int r = 0; r < @F@; ++r)
         #pragma unroll
-        for (int c = 0; c < 2; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
+        for (int c = 0; c < @F@; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
     }
     __syncthreads();
   }
   #pragma unroll
-  for (int r = 0; r < 2; ++r)
+  for (int r = 0; r < @F@; ++r)
     #pragma unroll
-    for (int c = 0; c < 2; ++c)
-      nvcuda::wmma::store_matrix_sync(&Cs[wm + 16 * r][wn + 16 * c], acc[r][c], 68, nvcuda::wmma::mem_row_major);
+    for (int c = 0; c < @F@; ++c)
+      nvcuda::wmma::store_matrix_sync(&Cs[wm + 16 * r][wn + 16 * c], acc[r][c], @CLD@, nvcuda::wmma::mem_row_major);
   __syncthreads();
-  for (int e = threadIdx.x; e < 4096; e += 128) {
-    const int gm = m0 + e / 64, gn = n0 + e % 64;
+  for (int e = threadIdx.x; e < @CN@; e += 128) {
+    const int gm = m0 + e / @T@, gn = n0 + e % @T@;
     if (gm < M && gn < N) {
-      const float acc_ = Cs[e / 64][e % 64];
-)" << epilogue
+      const float acc_ = Cs[e / @T@][e % @T@];
+)") << epilogue
          << "    }\n  }\n";
   t.k.source = t.finish(name, "128");
   return t.k;
