@@ -16,4 +16,5 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 chmod +x "$bundle/bin/v4f-run"
 LD_LIBRARY_PATH="$bundle/lib" ldd "$bundle/bin/v4f-run" | head -8
 PYTHONUNBUFFERED=1 timeout "${GPU_CHECK_TIMEOUT:-460}" python3 "$here/gpu_check.py" --bundle "$bundle" --out "$out" \
-  --deadline "${GPU_CHECK_DEADLINE:-420}" ${GPU_CHECK_ONLY:+--only "$GPU_CHECK_ONLY"} 2>&1 | tee "$out/gpu-check.log"
+  --deadline "${GPU_CHECK_DEADLINE:-420}" ${GPU_CHECK_ONLY:+--only "$GPU_CHECK_ONLY"} \
+  ${GPU_CHECK_BENCH_ONLY:+--bench-only} 2>&1 | tee "$out/gpu-check.log"

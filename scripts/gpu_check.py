@@ -67,7 +67,8 @@ def main():
     ap.add_argument("--bundle", default="gpu-check")
     ap.add_argument("--out", default=".")
     ap.add_argument("--deadline", type=float, default=420, help="seconds for the whole check")
-    ap.add_argument("--only", default="", help="substring filter on case names")
+    ap.add_argument("--only", default="", help="substring filter on case names (and benchmarks)")
+    ap.add_argument("--bench-only", action="store_true", help="skip the correctness cases")
     args = ap.parse_args()
     start = time.time()
     bundle = Path(args.bundle).resolve()
@@ -93,7 +94,7 @@ def main():
     heavy = []
     for cdir in cases:
         meta = json.loads((cdir / "case.json").read_text())
-        if args.only and args.only not in meta["name"]:
+        if (args.only and args.only not in meta["name"]) or (args.bench_only and not meta.get("compressed")):
             continue
         for variant in meta["variants"]:
             if time.time() - start > args.deadline * 0.75:
@@ -124,7 +125,11 @@ def main():
                     if not got_path.exists():
                         problems.append(f"{o}: no output written")
                         continue
-                    got, exp = np.load(got_path), np.load(cdir / f)
+                    got = np.load(got_path)
+                    if meta.get("expect_matmul"):
+                        exp = np.matmul(np.load(cdir / meta["inputs"]["a"]), np.load(cdir / meta["inputs"]["b"]))
+                    else:
+                        exp = np.load(cdir / f)
                     if meta["kind"] == "node":
                         rtol, atol = NODE_TOL.get(exp.dtype.name, (0, 0))
                     else:
@@ -147,7 +152,10 @@ def main():
         if time.time() - start > args.deadline * 0.92:
             break
         name = art.stem if art.parent.name == "bench" else f"{art.parent.name}-{art.stem}"
-        js = out / f"bench-{name}.json"
+        if args.only and args.only not in name and "gemm" not in name:
+            continue
+        # Timing files stay in the temp dir: only results.json and the log come back.
+        js = tmp / f"bench-{name}.json"
         rc, log = v4frun([art, "--device", "cuda", "--benchmark", "20", "--warmup", "3", "--json", js, "--print", "0"],
                          timeout=120)
         rec = {"name": name, "status": "ok" if rc == 0 else "FAIL"}
@@ -155,12 +163,19 @@ def main():
             rec["run"] = json.loads(js.read_text())
         else:
             rec["why"] = log.strip()[-600:]
-        trace = out / f"profile-{name}.json"
+        trace = tmp / f"profile-{name}.json"
         rc, plog = v4frun([art, "--device", "cuda", "--profile", trace, "--profile-runs", "5", "--print", "0"],
                           timeout=120)
-        rec["profile"] = plog.strip()[-2500:]
+        # The hotspot table: its header and the 12 heaviest dispatches.
+        lines = plog.strip().splitlines()
+        head = [i for i, l in enumerate(lines) if l.startswith("profile:")]
+        table = lines[head[0]:head[0] + 14] if head else lines[-14:]
+        rec["profile"] = "\n".join(table)
         results["bench"].append(rec)
-        print(f"bench {name}: {json.dumps(rec.get('run', rec.get('why')))[:400]}\n{rec['profile'][-1500:]}", flush=True)
+        run = rec.get("run", {})
+        print(f"bench {name}: p50 {run.get('p50_ms')} ms, mean {run.get('mean_ms')} ms, first {run.get('first_run_ms')} ms"
+              if run else f"bench {name}: {rec.get('why', '')[:300]}")
+        print(rec["profile"], flush=True)
 
     ok = sum(1 for c in results["cases"] if c["status"] == "ok")
     fails = [c for c in results["cases"] if c["status"] == "FAIL"]

@@ -417,7 +417,9 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = 0.f;
   for (int k0 = 0; k0 < K; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
+    #pragma unroll
+    for (int i_ = 0; i_ < 4; ++i_) {
+      const int e = threadIdx.x + 256 * i_;
       const int m = e / 16, k = e % 16, gm = m0 + m, gk = k0 + k;
       As[k][m] = (gm < M && gk < K) ? A[aOff + (long long)gm * K + gk] : 0.f;
       const int kb = e / 64, n = e % 64, gkb = k0 + kb, gn = n0 + n;
@@ -570,7 +572,9 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     #pragma unroll
     for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
   for (int k0 = 0; k0 < K; k0 += 32) {
-    for (int e = threadIdx.x; e < @AN@; e += 128) {
+    #pragma unroll
+    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
+      const int e = threadIdx.x + 128 * i_;
       const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
       As[m][k] = @CVT@((gm < M && gk < K) ? A[aOff + (long long)gm * K + gk] : 0.f);
       const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
