@@ -65,7 +65,7 @@ class Bundle:
         self.log.append(msg)
 
     def add_case(self, name: str, kind: str, model: onnx.ModelProto, inputs: dict, flags=(), fp16=False,
-                 compress=False, expect_matmul=False) -> bool:
+                 compress=False, expect_matmul=False, mixed=False) -> bool:
         cdir = self.out / "cases" / sanitize(name)
         if cdir.exists():
             shutil.rmtree(cdir)
@@ -82,6 +82,9 @@ class Bundle:
         variants = {"gpu": ["--target=cuda"]}
         if fp16:
             variants["gpu-fp16"] = ["--target=cuda", "--precision=fp16"]
+        if mixed:
+            # The cost model's placement: small dispatches stay on the CPU, with copies between.
+            variants["gpu-mixed"] = ["--target=cpu,cuda"]
         for v, vflags in variants.items():
             r = run([self.v4fc, "compile", onnx_path, "-o", cdir / f"{v}.v4f", "--verbose", *vflags, *flags])
             if r.returncode:
@@ -123,7 +126,8 @@ class Bundle:
 
 def e2e_cases(b: Bundle):
     import models
-    fp16 = {"mlp", "cnn", "transformer", "packed_matmuls", "softmax_rows", "layer_norm_rows", "gelu_epilogue"}
+    fp16 = {"mlp", "cnn", "transformer", "packed_matmuls", "softmax_rows", "layer_norm_rows", "gelu_epilogue",
+            "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs", "pinned_batch", "pinned_shape"}
     n = 0
     for name, gen in models.all_generators().items():
         if "/" in name and not name.startswith("opset_variants/"):
@@ -132,7 +136,8 @@ def e2e_cases(b: Bundle):
             continue  # 100 MB of weights: more than a device call carries
         case = gen()
         for i, inputs in enumerate(case.input_sets[:1]):
-            n += b.add_case(f"e2e_{name}", "e2e", case.model, inputs, case.compile_flags, fp16=name in fp16)
+            n += b.add_case(f"e2e_{name}", "e2e", case.model, inputs, case.compile_flags, fp16=name in fp16,
+                            mixed=name in fp16)
     return n
 
 
@@ -248,7 +253,7 @@ def real_cases(b: Bundle):
                 inputs[k] = rng.standard_normal(dims).astype(np.float32)
         if "attention_mask" in inputs:
             inputs["attention_mask"] = np.ones_like(inputs["attention_mask"])
-        n += b.add_case(f"real_{name}", "real", model, inputs, flags, fp16=True)
+        n += b.add_case(f"real_{name}", "real", model, inputs, flags, fp16=True, mixed=True)
     return n
 
 

@@ -158,7 +158,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="v4f-gpu-codegen-"))
     checker = Checker(args, work)
     jobs = []
-    fp16 = {"mlp", "cnn", "transformer", "resnet50", "packed_matmuls", "gelu_epilogue", "layer_norm_rows"}
+    fp16 = {"mlp", "cnn", "transformer", "resnet50", "packed_matmuls", "gelu_epilogue", "layer_norm_rows",
+            "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs"}
     for name, gen in models.all_generators().items():
         if "/" in name and not name.startswith("opset_variants/"):
             continue  # the same models compiled for other CPU ISAs

@@ -378,6 +378,89 @@ std::string batchOffsets(llvm::ArrayRef<int64_t> aDims, llvm::ArrayRef<int64_t> 
   return s;
 }
 
+/// The body of a tensor-core product over TxT output tiles (4 warps in 2x2,
+/// each a quarter as WMMA 16x16x16 fragments, K in slices of 32 converted to
+/// FP16/BF16 in shared memory, FP32 accumulators staged through shared
+/// memory for the epilogue). `aLoad` / `bLoad` are the float values of
+/// A[gm][gk] / B[gkb][gn] (in range; zero is loaded outside), `epilogue`
+/// stores `acc_` of output (gm, gn); M, N, K, m0 and n0 are in scope.
+/// T = 64, or 32 when 64x64 tiles would leave most of a 132-SM GPU idle.
+void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t N, int64_t batch,
+                   const std::string &aLoad, const std::string &bLoad, const std::string &epilogue) {
+  std::string T = options.precision == "fp16" ? "__half" : "__nv_bfloat16";
+  std::string cvt = options.precision == "fp16" ? "__float2half_rn" : "__float2bfloat16_rn";
+  int64_t T64 = ((M + 63) / 64) * ((N + 63) / 64) * batch;
+  const int Tt = T64 < 132 ? 32 : 64, F = Tt / 32, Bld = Tt + 8, Cld = Tt + 4;
+  t.k.grid[0] = (N + Tt - 1) / Tt;
+  t.k.grid[1] = (M + Tt - 1) / Tt;
+  t.k.block[0] = 128;
+  t.k.precision = options.precision;
+  auto sub = [&](std::string text) {
+    auto rep = [&](const std::string &from, const std::string &to) {
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    };
+    rep("@T@", std::to_string(Tt));
+    rep("@H@", std::to_string(Tt / 2));
+    rep("@F@", std::to_string(F));
+    rep("@BLD@", std::to_string(Bld));
+    rep("@CLD@", std::to_string(Cld));
+    rep("@AN@", std::to_string(Tt * 32));
+    rep("@CN@", std::to_string(Tt * Tt));
+    rep("@CVT@", cvt);
+    rep("@ALOAD@", aLoad);
+    rep("@BLOAD@", bLoad);
+    return text;
+  };
+  t.os << sub("  const int m0 = blockIdx.y * @T@, n0 = blockIdx.x * @T@;\n");
+  t.os << "  typedef " << T << " T;\n";
+  t.os << sub("  __shared__ __align__(32) T As[@T@][40];\n  __shared__ __align__(32) T Bs[32][@BLD@];\n"
+              "  __shared__ __align__(32) float Cs[@T@][@CLD@];\n");
+  t.os << sub(R"(  const int warp = threadIdx.x / 32, wm = (warp / 2) * @H@, wn = (warp % 2) * @H@;
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[@F@][@F@];
+  #pragma unroll
+  for (int r = 0; r < @F@; ++r)
+    #pragma unroll
+    for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
+  for (int k0 = 0; k0 < K; k0 += 32) {
+    #pragma unroll
+    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
+      const int e = threadIdx.x + 128 * i_;
+      const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
+      As[m][k] = @CVT@((gm < M && gk < K) ? @ALOAD@ : 0.f);
+      const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
+      Bs[kb][n] = @CVT@((gkb < K && gn < N) ? @BLOAD@ : 0.f);
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 32; kk += 16) {
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[@F@];
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[@F@];
+      #pragma unroll
+      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[wm + 16 * r][kk], 40);
+      #pragma unroll
+      for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[kk][wn + 16 * c], @BLD@);
+      #pragma unroll
+      for (int r = 0; r < @F@; ++r)
+        #pragma unroll
+        for (int c = 0; c < @F@; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
+    }
+    __syncthreads();
+  }
+  #pragma unroll
+  for (int r = 0; r < @F@; ++r)
+    #pragma unroll
+    for (int c = 0; c < @F@; ++c)
+      nvcuda::wmma::store_matrix_sync(&Cs[wm + 16 * r][wn + 16 * c], acc[r][c], @CLD@, nvcuda::wmma::mem_row_major);
+  __syncthreads();
+  for (int e = threadIdx.x; e < @CN@; e += 128) {
+    const int gm = m0 + e / @T@, gn = n0 + e % @T@;
+    if (gm < M && gn < N) {
+      const float acc_ = Cs[e / @T@][e % @T@];
+)") << epilogue
+         << "    }\n  }\n";
+}
+
 FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
                                    const std::string &name, const CudaOptions &options) {
   const CudaTensor &A = ext[0], &B = ext[1];
@@ -536,78 +619,10 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     t.k.source = t.finish(name);
     return t.k;
   }
-  // Smaller products: 4 warps in 2x2, each a quarter of a TxT tile as WMMA
-  // 16x16x16 fragments; operands converted to FP16/BF16 in shared memory.
-  // T = 64, or 32 when 64x64 tiles would leave most of a 132-SM GPU idle
-  // (BERT's [128 x 768] products: 24 tiles of 64, 96 of 32).
-  int64_t T64 = ((M + 63) / 64) * ((N + 63) / 64) * batch;
-  const int Tt = T64 < 132 ? 32 : 64, F = Tt / 32, Bld = Tt + 8, Cld = Tt + 4;
-  t.k.grid[0] = (N + Tt - 1) / Tt;
-  t.k.grid[1] = (M + Tt - 1) / Tt;
-  t.k.block[0] = 128;
-  t.k.precision = options.precision;
-  auto sub = [&](std::string text) {
-    auto rep = [&](const std::string &from, const std::string &to) {
-      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-        text.replace(at, from.size(), to);
-    };
-    rep("@T@", std::to_string(Tt));
-    rep("@H@", std::to_string(Tt / 2));
-    rep("@F@", std::to_string(F));
-    rep("@BLD@", std::to_string(Bld));
-    rep("@CLD@", std::to_string(Cld));
-    rep("@AN@", std::to_string(Tt * 32));
-    rep("@CN@", std::to_string(Tt * Tt));
-    rep("@CVT@", cvt);
-    return text;
-  };
-  t.os << sub("  const int m0 = blockIdx.y * @T@, n0 = blockIdx.x * @T@;\n");
-  t.os << "  typedef " << T << " T;\n";
-  t.os << sub("  __shared__ __align__(32) T As[@T@][40];\n  __shared__ __align__(32) T Bs[32][@BLD@];\n"
-              "  __shared__ __align__(32) float Cs[@T@][@CLD@];\n");
-  t.os << sub(R"(  const int warp = threadIdx.x / 32, wm = (warp / 2) * @H@, wn = (warp % 2) * @H@;
-  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[@F@][@F@];
-  #pragma unroll
-  for (int r = 0; r < @F@; ++r)
-    #pragma unroll
-    for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
-  for (int k0 = 0; k0 < K; k0 += 32) {
-    #pragma unroll
-    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
-      const int e = threadIdx.x + 128 * i_;
-      const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
-      As[m][k] = @CVT@((gm < M && gk < K) ? A[aOff + (long long)gm * K + gk] : 0.f);
-      const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
-      Bs[kb][n] = @CVT@((gkb < K && gn < N) ? B[bOff + (long long)gkb * N + gn] : 0.f);
-    }
-    __syncthreads();
-    #pragma unroll
-    for (int kk = 0; kk < 32; kk += 16) {
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[@F@];
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[@F@];
-      #pragma unroll
-      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[wm + 16 * r][kk], 40);
-      #pragma unroll
-      for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[kk][wn + 16 * c], @BLD@);
-      #pragma unroll
-      for (int r = 0; r < @F@; ++r)
-        #pragma unroll
-        for (int c = 0; c < @F@; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
-    }
-    __syncthreads();
-  }
-  #pragma unroll
-  for (int r = 0; r < @F@; ++r)
-    #pragma unroll
-    for (int c = 0; c < @F@; ++c)
-      nvcuda::wmma::store_matrix_sync(&Cs[wm + 16 * r][wn + 16 * c], acc[r][c], @CLD@, nvcuda::wmma::mem_row_major);
-  __syncthreads();
-  for (int e = threadIdx.x; e < @CN@; e += 128) {
-    const int gm = m0 + e / @T@, gn = n0 + e % @T@;
-    if (gm < M && gn < N) {
-      const float acc_ = Cs[e / @T@][e % @T@];
-)") << epilogue
-         << "    }\n  }\n";
+  // Smaller products: 64x64 tiles, or 32x32 when 64x64 tiles would leave
+  // most of a 132-SM GPU idle (BERT's [128 x 768] products: 24 tiles of 64, 96 of 32).
+  emitWmmaTiles(t, options, M, N, batch, "A[aOff + (long long)gm * K + gk]", "B[bOff + (long long)gkb * N + gn]",
+                epilogue);
   t.k.source = t.finish(name, "128");
   return t.k;
 }
@@ -617,7 +632,7 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
 //===----------------------------------------------------------------------===//
 
 FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
-                                 const std::string &name) {
+                                 const std::string &name, const CudaOptions &options) {
   const CudaTensor &X = ext[0], &W = ext[1];
   int64_t Nb = result.dims[0], OC = result.dims[1], OH = result.dims[2], OW = result.dims[3];
   int64_t IC = X.dims[1], H = X.dims[2], Wd = X.dims[3], KH = W.dims[2], KW = W.dims[3];
@@ -632,8 +647,36 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   int biasBinding = -1, resBinding = -1;
   if (op.getBias()) biasBinding = t.bind(next++, 1, OC * 4);
   if (op.getResidual()) resBinding = t.bind(next++, 1, total * 4);
-  t.linear(total);
   t.k.flops = 2.0 * double(total) * ICg * KH * KW;
+  std::string act =
+      activation(op.getActivation(), "v", op.getActAlpha().convertToFloat(), op.getActBeta().convertToFloat());
+  if ((options.precision == "fp16" || options.precision == "bf16") && groups == 1) {
+    // Implicit GEMM on tensor cores: C[oc][n] = W[oc][c,kh,kw] x im2col(X)[c,kh,kw][n]
+    // with n = (image, oh, ow); the im2col matrix is never stored, each
+    // B tile element is read from X where the tile load needs it.
+    int64_t OHW = OH * OW;
+    t.os << "  const float* X = (const float*)a.bindings[1];\n  const float* Wt = (const float*)a.bindings[2];\n"
+            "  float* Y = (float*)a.bindings[0];\n";
+    t.os << "  const int M = " << OC << ", N = " << (Nb * OHW) << ", K = " << (IC * KH * KW) << ";\n";
+    t.os << "  auto im2col = [&](int k, int n) -> float {\n"
+         << "    const int c = k / " << (KH * KW) << ", r = k % " << (KH * KW) << ", kh = r / " << KW << ", kw = r % " << KW
+         << ";\n"
+         << "    const int img = n / " << OHW << ", p = n % " << OHW << ", oh = p / " << OW << ", ow = p % " << OW << ";\n"
+         << "    const int ih = oh * " << s[0] << " - " << p[0] << " + kh * " << dl[0] << ", iw = ow * " << s[1] << " - "
+         << p[1] << " + kw * " << dl[1] << ";\n"
+         << "    return (ih >= 0 && ih < " << H << " && iw >= 0 && iw < " << Wd << ") ? X[(((long long)img * " << IC
+         << " + c) * " << H << " + ih) * " << Wd << " + iw] : 0.f;\n  };\n";
+    std::string epilogue = "      const long long o_ = ((long long)(gn / " + std::to_string(OHW) + ") * " +
+                           std::to_string(OC) + " + gm) * " + std::to_string(OHW) + " + gn % " + std::to_string(OHW) +
+                           ";\n      float v = acc_;\n";
+    if (biasBinding >= 0) epilogue += "      v += ((const float*)a.bindings[" + std::to_string(biasBinding) + "])[gm];\n";
+    if (resBinding >= 0) epilogue += "      v += ((const float*)a.bindings[" + std::to_string(resBinding) + "])[o_];\n";
+    epilogue += "      v = " + act + ";\n      Y[o_] = v;\n";
+    emitWmmaTiles(t, options, OC, Nb * OHW, 1, "Wt[(long long)gm * K + gk]", "im2col(gkb, gn)", epilogue);
+    t.k.source = t.finish(name, "128");
+    return t.k;
+  }
+  t.linear(total);
   t.os << "  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
   t.os << "  if (i >= " << lit(total) << ") return;\n";
   t.os << "  const float* X = (const float*)a.bindings[1];\n  const float* Wt = (const float*)a.bindings[2];\n";
@@ -654,8 +697,7 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   t.os << "  float v = acc;\n";
   if (biasBinding >= 0) t.os << "  v += ((const float*)a.bindings[" << biasBinding << "])[oc];\n";
   if (resBinding >= 0) t.os << "  v += ((const float*)a.bindings[" << resBinding << "])[i];\n";
-  t.os << "  v = " << activation(op.getActivation(), "v", op.getActAlpha().convertToFloat(), op.getActBeta().convertToFloat())
-       << ";\n";
+  t.os << "  v = " << act << ";\n";
   t.os << "  ((float*)a.bindings[0])[i] = v;\n";
   t.k.source = t.finish(name);
   return t.k;
@@ -1018,7 +1060,7 @@ FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<Operation *> ops, llvm::
   if (ops.size() > 1 || isNamedElementwise(op) || isa<ElementwiseOp>(op))
     return elementwiseKernel(ops, externals, ext, result, name);
   if (auto mm = dyn_cast<MatMulOp>(op)) return matmulKernel(mm, ext, result, name, options);
-  if (auto c = dyn_cast<ConvOp>(op)) return convKernel(c, ext, result, name);
+  if (auto c = dyn_cast<ConvOp>(op)) return convKernel(c, ext, result, name, options);
   if (auto p = dyn_cast<MaxPoolOp>(op)) return poolKernel(p, true, ext, result, name);
   if (auto p = dyn_cast<AvgPoolOp>(op)) return poolKernel(p, false, ext, result, name);
   if (auto r = dyn_cast<ReduceMeanOp>(op)) return reduceKernel("mean", r.getAxes(), ext[0], result, name);
