@@ -94,6 +94,11 @@ class Bundle:
             placement = [l for l in r.stderr.splitlines() if "placement:" in l]
             if placement:
                 self.note(f"{name} [{v}]: {placement[0].split('note: ')[-1]}")
+                if v == "gpu-mixed" and " 0 of " in placement[0]:
+                    # The cost model kept everything on the CPU: nothing to check on the GPU.
+                    (cdir / f"{v}.v4f").unlink()
+                    del variants[v]
+                    break
         cmd = [self.v4frun, cpu, "--output-dir", cdir / "cpu", "--threads", "2", "--print", "0"]
         for k, v in inputs.items():
             p = cdir / "in" / f"{sanitize(k)}.npy"
@@ -143,12 +148,7 @@ def e2e_cases(b: Bundle):
 
 def node_cases(b: Bundle, every: int):
     import run_node_tests as rnt
-    class A:
-        suite_dir = None
-        regenerate = False
-    suite = rnt.locate_suite(A)
-    expected = rnt.parse_expected(ROOT / "test" / "onnx-backend" / "expected_failures.txt")
-    tests = sorted(d.name for d in suite.iterdir() if d.is_dir() and d.name not in expected)
+    suite, tests = rnt.passing_tests()
     n = 0
     for t in tests[::every]:
         tdir = suite / t
@@ -253,7 +253,9 @@ def real_cases(b: Bundle):
                 inputs[k] = rng.standard_normal(dims).astype(np.float32)
         if "attention_mask" in inputs:
             inputs["attention_mask"] = np.ones_like(inputs["attention_mask"])
-        n += b.add_case(f"real_{name}", "real", model, inputs, flags, fp16=True, mixed=True)
+        # resnet_tiny_dynamo is resnet_tiny from the other exporter: FP32 only (the carry limit).
+        dup = name == "resnet_tiny_dynamo"
+        n += b.add_case(f"real_{name}", "real", model, inputs, flags, fp16=not dup, mixed=not dup)
     return n
 
 

@@ -165,12 +165,7 @@ def main() -> int:
             continue  # the same models compiled for other CPU ISAs
         jobs.append(("e2e:" + name, gen, ["fp32", "fp16"] if name in fp16 else ["fp32"], True))
     if not args.no_node:
-        class A:
-            suite_dir = None
-            regenerate = False
-        suite = rnt.locate_suite(A)
-        expected = rnt.parse_expected(ROOT / "test" / "onnx-backend" / "expected_failures.txt")
-        tests = sorted(d.name for d in suite.iterdir() if d.is_dir() and d.name not in expected)
+        suite, tests = rnt.passing_tests()
         for i, t in enumerate(tests[::args.node_every]):
             jobs.append(("node:" + t, (lambda p=suite / t / "model.onnx": p), ["fp32"], i % 10 == 0))
     if args.k:

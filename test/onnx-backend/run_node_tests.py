@@ -298,6 +298,18 @@ def run_proc(cmd: List[str], deadline: float, what: str) -> subprocess.Completed
     return p
 
 
+def passing_tests() -> Tuple[Path, List[str]]:
+    """The node-suite directory and the sorted names of the tests the CPU
+    passes (those not in expected_failures.txt), for the suites built on this
+    one (test/gpu, scripts/gpu_bundle.py)."""
+    class _Args:
+        suite_dir = None
+        regenerate = False
+    suite = locate_suite(_Args)
+    expected = parse_expected(HERE / "expected_failures.txt")
+    return suite, sorted(d.name for d in suite.iterdir() if d.is_dir() and d.name not in expected)
+
+
 def tensor_dtype_name(elem_type: int) -> str:
     try:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name

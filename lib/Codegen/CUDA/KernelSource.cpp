@@ -380,8 +380,9 @@ std::string batchOffsets(llvm::ArrayRef<int64_t> aDims, llvm::ArrayRef<int64_t> 
 
 /// The body of a tensor-core product over TxT output tiles (4 warps in 2x2,
 /// each a quarter as WMMA 16x16x16 fragments, K in slices of 32 converted to
-/// FP16/BF16 in shared memory, FP32 accumulators staged through shared
-/// memory for the epilogue). `aLoad` / `bLoad` are the float values of
+/// FP16/BF16 in double-buffered shared memory with the next slice prefetched
+/// into registers, FP32 accumulators staged through shared memory for the
+/// epilogue). `aLoad` / `bLoad` are the float values of
 /// A[gm][gk] / B[gkb][gn] (in range; zero is loaded outside), `epilogue`
 /// stores `acc_` of output (gm, gn); M, N, K, m0 and n0 are in scope.
 /// T = 64, or 32 when 64x64 tiles would leave most of a 132-SM GPU idle.
@@ -414,37 +415,57 @@ void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t
   };
   t.os << sub("  const int m0 = blockIdx.y * @T@, n0 = blockIdx.x * @T@;\n");
   t.os << "  typedef " << T << " T;\n";
-  t.os << sub("  __shared__ __align__(32) T As[@T@][40];\n  __shared__ __align__(32) T Bs[32][@BLD@];\n"
+  t.os << sub("  __shared__ __align__(32) T As[2][@T@][40];\n  __shared__ __align__(32) T Bs[2][32][@BLD@];\n"
               "  __shared__ __align__(32) float Cs[@T@][@CLD@];\n");
+  // The next K slice is loaded into registers while the tensor cores work on
+  // the current one (double-buffered shared memory, one barrier per slice):
+  // small grids are latency-bound, so the loads must overlap the math.
   t.os << sub(R"(  const int warp = threadIdx.x / 32, wm = (warp / 2) * @H@, wn = (warp % 2) * @H@;
+  float ra[@AN@ / 128], rb[@AN@ / 128];
+  auto load = [&](int k0) {
+    #pragma unroll
+    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
+      const int e = threadIdx.x + 128 * i_;
+      { const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
+        ra[i_] = (gm < M && gk < K) ? @ALOAD@ : 0.f; }
+      { const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
+        rb[i_] = (gkb < K && gn < N) ? @BLOAD@ : 0.f; }
+    }
+  };
+  auto store = [&](int buf) {
+    #pragma unroll
+    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
+      const int e = threadIdx.x + 128 * i_;
+      As[buf][e / 32][e % 32] = @CVT@(ra[i_]);
+      Bs[buf][e / @T@][e % @T@] = @CVT@(rb[i_]);
+    }
+  };
   nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[@F@][@F@];
   #pragma unroll
   for (int r = 0; r < @F@; ++r)
     #pragma unroll
     for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
-  for (int k0 = 0; k0 < K; k0 += 32) {
-    #pragma unroll
-    for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
-      const int e = threadIdx.x + 128 * i_;
-      const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
-      As[m][k] = @CVT@((gm < M && gk < K) ? @ALOAD@ : 0.f);
-      const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
-      Bs[kb][n] = @CVT@((gkb < K && gn < N) ? @BLOAD@ : 0.f);
-    }
-    __syncthreads();
+  const int slices = (K + 31) / 32;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int s = 0; s < slices; ++s) {
+    const int buf = s & 1;
+    if (s + 1 < slices) load((s + 1) * 32);
     #pragma unroll
     for (int kk = 0; kk < 32; kk += 16) {
       nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[@F@];
       nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[@F@];
       #pragma unroll
-      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[wm + 16 * r][kk], 40);
+      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[buf][wm + 16 * r][kk], 40);
       #pragma unroll
-      for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[kk][wn + 16 * c], @BLD@);
+      for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[buf][kk][wn + 16 * c], @BLD@);
       #pragma unroll
       for (int r = 0; r < @F@; ++r)
         #pragma unroll
         for (int c = 0; c < @F@; ++c) nvcuda::wmma::mma_sync(acc[r][c], af[r], bf[c], acc[r][c]);
     }
+    if (s + 1 < slices) store(buf ^ 1);
     __syncthreads();
   }
   #pragma unroll
