@@ -190,8 +190,6 @@ struct CudaSession {
 };
 
 v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entryCount, uint32_t e) {
-  const v4f_status_t kBadModule = nullptr;
-  (void)kBadModule;
   if (size < sizeof(v4f_cuda_module_header_t) || std::memcmp(data, V4F_CUDA_MODULE_MAGIC, 8) != 0)
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: not a v4f CUDA module (bad magic or too short)", e);
   uint32_t entries = rd32(data + 8), images = rd32(data + 12), words = rd32(data + 16);
@@ -319,7 +317,7 @@ v4f_status_t cudaSessionCreate(v4f_session_s* s, int32_t ordinal, CudaSession** 
       std::snprintf(archs + len, sizeof archs - len, "%s%s_%u", len ? ", " : "", kind == V4F_CUDA_IMAGE_PTX ? "compute" : "sm",
                     arch);
       if (kind == V4F_CUDA_IMAGE_CUBIN && int(arch) == c->arch) chosen = data + rd64(im + 8);
-      if (kind == V4F_CUDA_IMAGE_PTX && int(arch) <= c->arch && !ptxArch) ptxArch = int(arch), (void)0;
+      if (kind == V4F_CUDA_IMAGE_PTX && int(arch) <= c->arch && !ptxArch) ptxArch = int(arch);
     }
     if (!chosen && ptxArch)
       for (uint32_t i = 0; i < images; ++i) {
