@@ -52,7 +52,8 @@ def run_model(name: str, spec: dict, build: Path, work: Path) -> tuple[bool, str
     path = HERE / spec["file"]
     model = onnx.load(str(path))
     artifact = work / f"{name}.v4f"
-    flags = []
+    # "compile_flags": extra v4fc flags (e.g. --input-shape fixing every dim).
+    flags = list(spec.get("compile_flags", []))
     # "fold": inputs folded to constants at compile time (v4fc --input-value).
     fold = spec.get("fold", {})
     dtypes = {vi.name: onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type) for vi in model.graph.input}

@@ -356,8 +356,13 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
   wShape[0] = kDyn;
   wSources[0] = 0;
   auto asColumn = [&](Value v) -> Value {
-    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(wShape, llvm::cast<RankedTensorType>(v.getType()).getElementType()),
-                                 v, Value(), c.b.getDenseI64ArrayAttr(wSources), c.b.getBoolAttr(false));
+    // The leading dim is copied from v (dim_sources 0): static when the
+    // output size is known at compile time (e.g. H fixed with --dim).
+    auto vt = llvm::cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(wShape);
+    shape[0] = vt.getDimSize(0);
+    return c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(shape, vt.getElementType()), v, Value(),
+                                 c.b.getDenseI64ArrayAttr(wSources), c.b.getBoolAttr(false));
   };
   SmallVector<Value> sumIns;
   if (a.mode == "nearest") {
