@@ -236,37 +236,29 @@ v4f_status_t verifyTensorSigs(v4f_model_s* m, bool isInput) {
 }
 
 // Every executable must be one this runtime can load: a CPU ELF shared
-// object in a CPU library section, following this runtime's kernel ABI.
+// object in a CPU library section or a v4f CUDA module in a GPU module
+// section, following this runtime's kernel ABI.
 v4f_status_t verifyExecutables(const fb::Manifest* mf, const fb::Manifest* root) {
   uint32_t nexe = mf->executables() ? mf->executables()->size() : 0;
   uint32_t nsec = root->sections() ? root->sections()->size() : 0;
   for (uint32_t i = 0; i < nexe; ++i) {
     const fb::Executable* e = mf->executables()->Get(i);
-    if (e->target() == fb::ExecutableTarget::Cuda) {
-      if (e->format() != fb::ExecutableFormat::CudaModule)
-        return makeStatus(kBad, "executable %u: a CUDA executable must be a v4f CUDA module", i);
-      if (e->abi_version() != V4F_KERNEL_ABI_VERSION)
-        return makeStatus(V4F_STATUS_UNSUPPORTED,
-                          "executable %u uses kernel ABI version %u, this runtime supports %d "
-                          "(recompile the model with a matching v4fc)",
-                          i, e->abi_version(), V4F_KERNEL_ABI_VERSION);
-      if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != V4F_SECTION_GPU_MODULE)
-        return makeStatus(kBad, "executable %u refers to section %u, which is not a GPU module section", i,
-                          e->section());
-    } else if (e->target() != fb::ExecutableTarget::Cpu) {
+    // Per target: the image format and the section kind that holds it.
+    bool cuda = e->target() == fb::ExecutableTarget::Cuda;
+    if (!cuda && e->target() != fb::ExecutableTarget::Cpu)
       return makeStatus(V4F_STATUS_UNSUPPORTED, "executable %u targets an unknown device", i);
-    } else {
-    if (e->format() != fb::ExecutableFormat::ElfSharedObject)
-      return makeStatus(kBad, "executable %u: a CPU executable must be an ELF shared object", i);
+    if (e->format() != (cuda ? fb::ExecutableFormat::CudaModule : fb::ExecutableFormat::ElfSharedObject))
+      return makeStatus(kBad, cuda ? "executable %u: a CUDA executable must be a v4f CUDA module"
+                                   : "executable %u: a CPU executable must be an ELF shared object", i);
     if (e->abi_version() != V4F_KERNEL_ABI_VERSION)
       return makeStatus(V4F_STATUS_UNSUPPORTED,
                         "executable %u uses kernel ABI version %u, this runtime supports %d "
                         "(recompile the model with a matching v4fc)",
                         i, e->abi_version(), V4F_KERNEL_ABI_VERSION);
-    if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != V4F_SECTION_CPU_LIBRARY)
-      return makeStatus(kBad, "executable %u refers to section %u, which is not a CPU library section", i,
-                        e->section());
-    }
+    uint32_t kind = cuda ? V4F_SECTION_GPU_MODULE : V4F_SECTION_CPU_LIBRARY;
+    if (e->section() >= nsec || root->sections()->Get(e->section())->kind() != kind)
+      return makeStatus(kBad, "executable %u refers to section %u, which is not a %s section", i, e->section(),
+                        cuda ? "GPU module" : "CPU library");
     for (uint32_t j = 0; j < nexe; ++j)
       if (j != i && mf->executables()->Get(j)->section() == e->section())
         return makeStatus(kBad, "executables %u and %u share section %u", i, j, e->section());
