@@ -48,14 +48,24 @@ int32_t dtypeOfType(Type t) {
 
 func::FuncOp mainOf(ModuleOp module) { return module.lookupSymbol<func::FuncOp>("main"); }
 
-/// The matmuls calibration measures: in @main's body (not inside a loop or
-/// branch), with a float32 activation.
-SmallVector<MatMulOp> tappedMatMuls(func::FuncOp func) {
-  SmallVector<MatMulOp> out;
-  for (Operation &op : func.getBody().front())
-    if (auto mm = dyn_cast<MatMulOp>(op))
-      if (mm.getLhs().getType().getElementType().isF32()) out.push_back(mm);
+/// The ops calibration measures: the matmuls and ungrouped convs in @main's
+/// body (not inside a loop or branch), with a float32 activation.
+SmallVector<Operation *> tappedOps(func::FuncOp func) {
+  SmallVector<Operation *> out;
+  for (Operation &op : func.getBody().front()) {
+    if (auto mm = dyn_cast<MatMulOp>(op); mm && mm.getLhs().getType().getElementType().isF32())
+      out.push_back(&op);
+    if (auto conv = dyn_cast<ConvOp>(op);
+        conv && conv.getGroups() == 1 && conv.getInput().getType().getElementType().isF32())
+      out.push_back(&op);
+  }
   return out;
+}
+
+/// The activation `op` (a tapped op) quantizes.
+Value tappedActivation(Operation *op) {
+  if (auto mm = dyn_cast<MatMulOp>(op)) return mm.getLhs();
+  return cast<ConvOp>(op).getInput();
 }
 
 } // namespace
@@ -313,27 +323,27 @@ void measureLayer(const std::vector<float> &x, int64_t K, DenseElementsAttr weig
 
 } // namespace
 
-bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMethod &method, bool perChannel,
+bool calibrateActivations(ModuleOp module, const SampleSet &set, const CalibrationMethod &method, bool perChannel,
                       const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers, std::string &error) {
   layers.clear();
   func::FuncOp func = mainOf(module);
-  SmallVector<MatMulOp> taps = tappedMatMuls(func);
+  SmallVector<Operation *> taps = tappedOps(func);
   if (taps.empty()) return true;
 
   // The float graph with every tapped activation as an extra output.
   OwningOpRef<ModuleOp> copy = module.clone();
   {
     func::FuncOp f = mainOf(*copy);
-    SmallVector<MatMulOp> copied = tappedMatMuls(f);
+    SmallVector<Operation *> copied = tappedOps(f);
     auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
     SmallVector<Value> results(ret.getOperands());
     SmallVector<Type> types(f.getFunctionType().getResults());
     SmallVector<DictionaryAttr> resultAttrs;
     for (unsigned i = 0; i < results.size(); ++i) resultAttrs.push_back(f.getResultAttrDict(i));
     MLIRContext *ctx = f.getContext();
-    for (auto [i, mm] : llvm::enumerate(copied)) {
-      results.push_back(mm.getLhs());
-      types.push_back(mm.getLhs().getType());
+    for (auto [i, op] : llvm::enumerate(copied)) {
+      results.push_back(tappedActivation(op));
+      types.push_back(tappedActivation(op).getType());
       resultAttrs.push_back(DictionaryAttr::get(
           ctx, {NamedAttribute(StringAttr::get(ctx, "v4f.name"),
                                StringAttr::get(ctx, "v4f.calibration_tap" + std::to_string(i)))}));
@@ -375,8 +385,8 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
         if (pass == 0) {
           for (size_t i = 0; i < n; ++i) {
             if (!std::isfinite(x[i])) {
-              error = "calibration: the float model computes NaN or infinity at the input of matmul '" +
-                      firstNodeName(taps[t].getLoc()) + "' on sample " + std::to_string(s) + " of " + set.path;
+              error = "calibration: the float model computes NaN or infinity at the input of " +
+                      std::string(isa<ConvOp>(taps[t]) ? "conv" : "matmul") + " '" + firstNodeName(taps[t]->getLoc()) + "' on sample " + std::to_string(s) + " of " + set.path;
               return false;
             }
             st.min = std::min(st.min, double(x[i]));
@@ -398,8 +408,8 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
   MLIRContext *ctx = module.getContext();
   for (size_t t = 0; t < taps.size(); ++t) {
     TapStats &st = stats[t];
-    CalibratedLayer layer{taps[t].getLoc()};
-    layer.node = firstNodeName(taps[t].getLoc());
+    CalibratedLayer layer{taps[t]->getLoc()};
+    layer.node = firstNodeName(taps[t]->getLoc());
     layer.min = st.min;
     layer.max = st.max;
     if (!(st.min <= st.max)) st.min = st.max = 0;  // an empty activation
@@ -407,8 +417,11 @@ bool calibrateMatMuls(ModuleOp module, const SampleSet &set, const CalibrationMe
     taps[t]->setAttr("v4f.calibration", DenseF32ArrayAttr::get(ctx, {layer.lo, layer.hi}));
     layer.sqnrDb = layer.maxAbsError = std::numeric_limits<double>::quiet_NaN();
     DenseElementsAttr weight;
-    auto wType = llvm::dyn_cast<RankedTensorType>(taps[t].getRhs().getType());
-    if (matchPattern(taps[t].getRhs(), m_Constant(&weight)) && wType && wType.getRank() == 2 &&
+    // The layer error is measured for matmuls (a conv's would need its
+    // im2col; its report entry has the ranges only).
+    auto mm = dyn_cast<MatMulOp>(taps[t]);
+    auto wType = mm ? llvm::dyn_cast<RankedTensorType>(mm.getRhs().getType()) : RankedTensorType();
+    if (mm && matchPattern(mm.getRhs(), m_Constant(&weight)) && wType && wType.getRank() == 2 &&
         wType.hasStaticShape() && wType.getElementType().isF32() && wType.getDimSize(0) == st.K && !st.kept.empty())
       measureLayer(st.kept, st.K, weight, wType.getDimSize(1), layer.lo, layer.hi, perChannel, layer);
     layers.push_back(layer);

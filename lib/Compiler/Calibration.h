@@ -83,7 +83,7 @@ private:
 /// The first ONNX node name in `loc` (a fused op's carries several), or "".
 std::string firstNodeName(mlir::Location loc);
 
-/// One calibrated matmul, for --quant-report.
+/// One calibrated matmul or conv, for --quant-report.
 struct CalibratedLayer {
   mlir::Location loc;
   std::string node;
@@ -91,13 +91,14 @@ struct CalibratedLayer {
   float lo = 0, hi = 0;      // chosen range
   /// The layer alone (its float input, its product without bias) on the
   /// first calibration samples: 10 log10(sum y^2 / sum (y - yq)^2) and
-  /// max |y - yq|; NaN when not measured (weight not constant).
+  /// max |y - yq|; NaN when not measured (weight not constant, convs).
   double sqnrDb = 0, maxAbsError = 0;
 };
 
 /// Runs the float graph `module` on `set` and sets `v4f.calibration` on
-/// every top-level v4f.matmul with a float32 activation.
-bool calibrateMatMuls(mlir::ModuleOp module, const SampleSet &set, const CalibrationMethod &method,
+/// every top-level v4f.matmul and ungrouped v4f.conv with a float32
+/// activation.
+bool calibrateActivations(mlir::ModuleOp module, const SampleSet &set, const CalibrationMethod &method,
                       bool perChannel, const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers,
                       std::string &error);
 

@@ -220,8 +220,8 @@ std::set<std::string> nodeNames(mlir::ModuleOp module) {
   return names;
 }
 
-/// The matmuls v4f-quantize would quantize (constant rank-2 float32 weight,
-/// float32 activation, not --exclude'd, calibrated for int8), most
+/// The matmuls and convs v4f-quantize would quantize (constant float32
+/// weight, float32 activation, not --exclude'd, calibrated for int8), most
 /// sensitive first: by the layer's measured SQNR (static int8) or its
 /// weight's quantization SQNR.
 std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std::string &mode,
@@ -231,29 +231,43 @@ std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std
   for (const CalibratedLayer &l : layers)
     if (std::isfinite(l.sqnrDb) || std::isinf(l.sqnrDb)) measured[l.loc.getAsOpaquePointer()] = l.sqnrDb;
   std::vector<QuantCandidate> out;
-  module.walk([&](MatMulOp mm) {
-    std::string node = firstNodeName(mm.getLoc());
+  module.walk([&](mlir::Operation *op) {
+    auto mm = llvm::dyn_cast<MatMulOp>(op);
+    auto conv = llvm::dyn_cast<ConvOp>(op);
+    if (!mm && !conv) return;
+    std::string node = firstNodeName(op->getLoc());
     if (node.empty()) return;
     bool excluded = false;
-    mm.getLoc()->walk([&](mlir::Location l) {
+    op->getLoc()->walk([&](mlir::Location l) {
       if (auto named = llvm::dyn_cast<mlir::NameLoc>(l))
         excluded |= llvm::is_contained(options.quantizeExclude, named.getName().str());
       return mlir::WalkResult::advance();
     });
     mlir::DenseElementsAttr weight;
-    auto wType = llvm::dyn_cast<mlir::RankedTensorType>(mm.getRhs().getType());
-    if (excluded || !mlir::matchPattern(mm.getRhs(), mlir::m_Constant(&weight)) || !wType ||
-        wType.getRank() != 2 || !wType.hasStaticShape() || !wType.getElementType().isF32() ||
-        !mm.getLhs().getType().getElementType().isF32())
+    mlir::Value w = mm ? mm.getRhs() : conv.getWeight();
+    mlir::Value a = mm ? mm.getLhs() : conv.getInput();
+    auto wType = llvm::dyn_cast<mlir::RankedTensorType>(w.getType());
+    if (excluded || !mlir::matchPattern(w, mlir::m_Constant(&weight)) || !wType || !wType.hasStaticShape() ||
+        !wType.getElementType().isF32() || !llvm::cast<mlir::RankedTensorType>(a.getType()).getElementType().isF32())
       return;
-    if (mode == "int8" && !mm->hasAttr("v4f.calibration")) return;
+    if (mm && wType.getRank() != 2) return;
+    // Convs: what v4f-quantize takes (static int8, groups 1).
+    if (conv && (mode != "int8" || conv.getGroups() != 1)) return;
+    if (mode == "int8" && !op->hasAttr("v4f.calibration")) return;
     QuantCandidate c{node};
-    if (auto it = measured.find(mm.getLoc().getAsOpaquePointer()); it != measured.end()) {
+    if (auto it = measured.find(op->getLoc().getAsOpaquePointer()); it != measured.end()) {
       c.sqnrDb = it->second;
     } else {
-      std::vector<float> w = floatValues(weight);
-      c.sqnrDb = weightQuantizationSqnrDb(w.data(), wType.getDimSize(0), wType.getDimSize(1), mode,
-                                          options.perChannel, groupSize);
+      std::vector<float> values = floatValues(weight);
+      int64_t K = mm ? wType.getDimSize(0) : wType.getNumElements() / wType.getDimSize(0);
+      int64_t N = mm ? wType.getDimSize(1) : wType.getDimSize(0);
+      if (conv) { // OIHW = [N, K]: the [K, N] matrix is its transpose
+        std::vector<float> t(values.size());
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t k = 0; k < K; ++k) t[k * N + n] = values[n * K + k];
+        values.swap(t);
+      }
+      c.sqnrDb = weightQuantizationSqnrDb(values.data(), K, N, mode, options.perChannel, groupSize);
     }
     out.push_back(c);
   });
@@ -268,7 +282,8 @@ std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std
   return ranked;
 }
 
-/// --quant-report: one entry per matmul after v4f-quantize, in graph order.
+/// --quant-report: one entry per matmul and conv after v4f-quantize, in
+/// graph order.
 std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, const SampleSet *calibration,
                         const std::vector<CalibratedLayer> &layers, const MixedPrecisionResult *mixed) {
   std::map<std::string, double> budgetKept;
@@ -315,9 +330,9 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
   bool firstLayer = true;
   module.walk([&](mlir::Operation *op) {
     auto qmm = llvm::dyn_cast<QuantizedMatMulOp>(op);
-    auto mm = llvm::dyn_cast<MatMulOp>(op);
+    auto qconv = llvm::dyn_cast<QuantizedConvOp>(op);
     auto i4mm = llvm::dyn_cast<Int4MatMulOp>(op);
-    if (!qmm && !mm && !i4mm) return;
+    if (!qmm && !qconv && !i4mm && !llvm::isa<MatMulOp, ConvOp>(op)) return;
     const CalibratedLayer *layer = takeLayer(op->getLoc());
     std::string e = std::string(firstLayer ? "" : ",") + "\n    {\"nodes\": " + nodesOf(op->getLoc());
     firstLayer = false;
@@ -344,6 +359,15 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
       e += "}";
       e += scaleRange(qmm.getRhsScale());
       if (layer) e += ", \"sqnr_db\": " + jsonNumber(layer->sqnrDb) + ", \"max_abs_error\": " + jsonNumber(layer->maxAbsError);
+    } else if (qconv) {
+      ++quantized;
+      e += ", \"op\": \"conv\", \"precision\": \"int8\", \"activation\": {\"quantization\": \"static\", \"scale\": " +
+           jsonNumber(qconv.getActScale().convertToFloat()) +
+           ", \"zero_point\": " + std::to_string(int32_t(qconv.getActZeroPoint()));
+      if (layer)
+        e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "], \"range\": [" +
+             jsonNumber(layer->lo) + ", " + jsonNumber(layer->hi) + "]";
+      e += "}" + scaleRange(qconv.getWeightScale());
     } else {
       ++kept;
       auto note = op->getAttrOfType<mlir::StringAttr>("v4f.precision_note");
@@ -525,7 +549,7 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
       return true;
     };
     if (options.quantize == "int8") {
-      if (!calibrateMatMuls(*module, calibration, method, options.perChannel, compileHost, layers, error)) {
+      if (!calibrateActivations(*module, calibration, method, options.perChannel, compileHost, layers, error)) {
         error = path + ": " + error;
         return false;
       }

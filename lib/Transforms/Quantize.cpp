@@ -1,6 +1,7 @@
 //===- Quantize.cpp - v4f-quantize ----------------------------------------===//
 //
-// Turns float matmuls with a constant weight into v4f.quantized_matmul: the
+// Turns float matmuls with a constant weight into v4f.quantized_matmul (and,
+// for static int8, calibrated convolutions into v4f.quantized_conv): the
 // weight becomes an int8 constant quantized per output column or per tensor
 // (symmetric, [-127, 127]) with its float scales, the activations are
 // quantized either per row at run time (dynamic-int8) or with one calibrated
@@ -55,12 +56,67 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       return signalPassFailure();
     }
     SmallVector<MatMulOp> matmuls;
+    SmallVector<ConvOp> convs;
     getOperation().walk([&](MatMulOp mm) { matmuls.push_back(mm); });
+    getOperation().walk([&](ConvOp conv) { convs.push_back(conv); });
     for (MatMulOp mm : matmuls) quantize(mm);
+    for (ConvOp conv : convs) quantizeConv(conv);
   }
 
-  void keepFloat(MatMulOp mm, StringRef why) {
-    mm->setAttr("v4f.precision_note", StringAttr::get(mm.getContext(), why));
+  void keepFloat(Operation *op, StringRef why) {
+    op->setAttr("v4f.precision_note", StringAttr::get(op->getContext(), why));
+  }
+
+  /// The calibrated activation quantization of `op`, or the reason there is
+  /// none.
+  std::optional<std::string> staticActivation(Operation *op, ActivationQuant &aq) {
+    auto range = op->getAttrOfType<DenseF32ArrayAttr>("v4f.calibration");
+    if (!range || range.size() != 2) return std::string("no calibration range");
+    if (!std::isfinite(range[0]) || !std::isfinite(range[1])) return std::string("calibration range is not finite");
+    aq = activationQuantFromRange(range[0], range[1]);
+    return std::nullopt;
+  }
+
+  void quantizeConv(ConvOp conv) {
+    for (const std::string &name : nodeNames(conv))
+      if (llvm::is_contained(exclude, name)) return keepFloat(conv, "excluded (--exclude)");
+    if (mode != "int8")
+      return keepFloat(conv, "convolutions are quantized by static int8 only (--quantize=int8 with calibration data)");
+    if (conv.getGroups() != 1) return keepFloat(conv, "grouped or depthwise convolution (memory-bound; kept float32)");
+    DenseElementsAttr weight;
+    auto wType = conv.getWeight().getType();
+    if (!matchPattern(conv.getWeight(), m_Constant(&weight)) || !wType.getElementType().isF32())
+      return keepFloat(conv, "weight is not a float32 constant");
+    auto inType = conv.getInput().getType();
+    if (!inType.getElementType().isF32()) return keepFloat(conv, "activation is not float32");
+    if (inType.isDynamicDim(1) || inType.isDynamicDim(2) || inType.isDynamicDim(3))
+      return keepFloat(conv, "input channels, height or width are known only at run time");
+    ActivationQuant aq;
+    if (auto why = staticActivation(conv, aq)) return keepFloat(conv, *why);
+    // OIHW is [O, K] row-major: quantize its transpose [K, O] by columns.
+    int64_t O = wType.getDimSize(0), K = wType.getNumElements() / std::max<int64_t>(O, 1);
+    std::vector<float> w = floatValues(weight), wt(w.size());
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t k = 0; k < K; ++k) wt[k * O + o] = w[o * K + k];
+    std::vector<int8_t> qt, q(w.size());
+    std::vector<float> scales;
+    quantizeWeightColumns(wt.data(), K, O, perChannel, qt, scales);
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t k = 0; k < K; ++k) q[o * K + k] = qt[k * O + o];
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    auto qType = RankedTensorType::get(wType.getShape(), b.getIntegerType(8));
+    auto sType = RankedTensorType::get({O}, b.getF32Type());
+    Value qW = b.create<arith::ConstantOp>(loc, qType, DenseElementsAttr::get(qType, llvm::ArrayRef(q)));
+    Value sW = b.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(scales)));
+    Value result = b.create<QuantizedConvOp>(
+        loc, conv.getType(), conv.getInput(), qW, sW, conv.getBias(), conv.getResidual(), conv.getStridesAttr(),
+        conv.getDilationsAttr(), conv.getPadsAttr(), b.getF32FloatAttr(aq.scale), b.getI32IntegerAttr(aq.zeroPoint),
+        conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+    conv.replaceAllUsesWith(result);
+    Operation *oldWeight = conv.getWeight().getDefiningOp();
+    conv.erase();
+    if (oldWeight && oldWeight->use_empty()) oldWeight->erase();
   }
 
   void quantize(MatMulOp mm) {
@@ -76,11 +132,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     float actScale = 1.f;
     int32_t actZeroPoint = 0;
     if (mode == "int8") {
-      auto range = mm->getAttrOfType<DenseF32ArrayAttr>("v4f.calibration");
-      if (!range || range.size() != 2) return keepFloat(mm, "no calibration range");
-      if (!std::isfinite(range[0]) || !std::isfinite(range[1]))
-        return keepFloat(mm, "calibration range is not finite");
-      ActivationQuant aq = activationQuantFromRange(range[0], range[1]);
+      ActivationQuant aq;
+      if (auto why = staticActivation(mm, aq)) return keepFloat(mm, *why);
       actQuant = "static";
       actScale = aq.scale;
       actZeroPoint = aq.zeroPoint;

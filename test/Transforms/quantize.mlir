@@ -70,3 +70,39 @@ func.func @kept_float(%x: tensor<3x2xf32>, %w: tensor<2x2xf32>) -> (tensor<3x2xf
   %d = v4f.matmul %x, %c3 : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<2x3x2xf32>
   return %a, %b, %d : tensor<3x2xf32>, tensor<3x2xf32>, tensor<2x3x2xf32>
 }
+
+// -----
+
+// Static int8 convolutions: a calibrated conv (groups 1, static H and W)
+// becomes v4f.quantized_conv; the OIHW weight is quantized per output
+// channel or, by default, per tensor (max |W| = 4: 1 -> 32, -2 -> -64 (ties
+// to even), 0.5 -> 16, 4 -> 127), the activation with its calibrated range
+// [-1, 3] (scale 4/255, zero point round(-128 + 63.75) = -64); bias,
+// residual and activation move over. A grouped conv and one whose width is
+// known only at run time stay float32 and say why; the dynamic mode keeps
+// every conv float32.
+// STATIC-LABEL: func @convs
+// STATIC-DAG: %[[W:.*]] = arith.constant dense<{{\[\[\[\[}}32, -64]]], {{\[\[\[}}16, 127]]]]> : tensor<2x1x1x2xi8>
+// STATIC-DAG: %[[S:.*]] = arith.constant dense<0.0314960629> : tensor<2xf32>
+// STATIC: v4f.quantized_conv %arg0, %[[W]], %[[S]] bias(%{{.*}}) residual(%arg2) {act_scale = 0.0156862754 : f32, act_zero_point = -64 : i32, activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 1>, strides = array<i64: 1, 1>}
+// STATIC: v4f.conv {{.*}}v4f.precision_note = "grouped or depthwise convolution (memory-bound; kept float32)"
+// STATIC: v4f.conv {{.*}}v4f.precision_note = "input channels, height or width are known only at run time"
+// CHECK-LABEL: func @convs
+// CHECK-COUNT-3: v4f.precision_note = "convolutions are quantized by static int8 only (--quantize=int8 with calibration data)"
+// CHECK-NOT: v4f.quantized_conv
+func.func @convs(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x3x3xf32>, %r: tensor<1x2x3x3xf32>, %d: tensor<1x1x3x?xf32>)
+    -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x?xf32>) {
+  %w = arith.constant dense<[[[[1.0, -2.0]]], [[[0.5, 4.0]]]]> : tensor<2x1x1x2xf32>
+  %b = arith.constant dense<[0.25, -0.25]> : tensor<2xf32>
+  %y = v4f.conv %x, %w bias(%b) residual(%r) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+         pads = array<i64: 0, 0, 0, 1>, groups = 1 : i64, activation = "relu", v4f.calibration = array<f32: -1.0, 3.0>}
+       : (tensor<1x1x3x3xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %gw = arith.constant dense<1.0> : tensor<2x1x1x1xf32>
+  %gy = v4f.conv %g, %gw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
+          groups = 2 : i64, v4f.calibration = array<f32: -1.0, 3.0>}
+        : (tensor<1x2x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %dy = v4f.conv %d, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 1>,
+          groups = 1 : i64, v4f.calibration = array<f32: -1.0, 3.0>}
+        : (tensor<1x1x3x?xf32>, tensor<2x1x1x2xf32>) -> tensor<1x2x3x?xf32>
+  return %y, %gy, %dy : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x?xf32>
+}

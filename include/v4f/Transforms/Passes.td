@@ -56,7 +56,7 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
 }
 
 def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
-  let summary = "Quantize matmuls with a constant weight to int8 (v4f.quantized_matmul) or int4 weights (v4f.int4_matmul)";
+  let summary = "Quantize matmuls and convolutions with a constant weight to int8 (v4f.quantized_matmul, v4f.quantized_conv) or int4 weights (v4f.int4_matmul)";
   let description = [{
     Input invariants: the graph pipeline has run (bias and activation are
     fused into the matmul). For `mode=int8` (static), the matmuls to quantize
@@ -75,7 +75,14 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
     not constant). `mode=int4-weight` makes a `v4f.int4_matmul` instead:
     the weight in groups of `group-size` K rows per column, int4 [-8, 7]
     with one f32 scale per group (the group's largest magnitude maps to -8),
-    activations float. Preserves: results within the quantization error.
+    activations float.
+    Convolutions: with `mode=int8`, a calibrated `v4f.conv` with a constant
+    float32 weight, `groups` 1 and static input height and width becomes a
+    `v4f.quantized_conv` (weights per output channel or per tensor, the
+    input with its calibrated scale and zero point; bias, residual and
+    activation move over). Other modes, grouped/depthwise convs and convs
+    with run-time height or width stay float32 with a `v4f.precision_note`.
+    Preserves: results within the quantization error.
   }];
   let constructor = "v4f::createQuantizePass()";
   let options = [

@@ -78,6 +78,8 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
     // The int8 weight of a quantized matmul is always packed, and so are the
     // int4 weight and its group scales.
     if (isa<Int4MatMulOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
+    // A quantized conv's weight and scales become its own constants.
+    if (isa<QuantizedConvOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {
@@ -469,6 +471,7 @@ LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> opera
   if (isa<MatMulOp>(op)) return emitMatMul(ctx, op, operands, result);
   if (isa<QuantizedMatMulOp>(op)) return emitQuantizedMatMul(ctx, op, operands, result);
   if (isa<Int4MatMulOp>(op)) return emitInt4MatMul(ctx, op, operands, result);
+  if (isa<QuantizedConvOp>(op)) return emitQuantizedConv(ctx, op, operands, result);
   if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
   if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
   if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);

@@ -128,6 +128,10 @@ mlir::LogicalResult emitMatMul(DispatchContext &ctx, mlir::Operation *op,
 /// v4f.quantized_matmul: the "quantize rows" and integer GEMM dispatches.
 mlir::LogicalResult emitQuantizedMatMul(DispatchContext &ctx, mlir::Operation *op,
                                         llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// v4f.quantized_conv: the "quantize + im2col" and integer GEMM dispatches
+/// (QuantizedConvKernels.cpp).
+mlir::LogicalResult emitQuantizedConv(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                      const TensorInfo &result);
 /// v4f.int4_matmul: one GEMM dispatch unpacking int4 weights in its inner loop.
 mlir::LogicalResult emitInt4MatMul(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
                                    const TensorInfo &result);

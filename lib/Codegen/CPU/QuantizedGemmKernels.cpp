@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
+#include "QuantizedGemm.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 
@@ -40,28 +41,6 @@ using namespace mlir;
 
 namespace v4f {
 
-namespace {
-
-/// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
-/// K x N weight in panels of `nr`.
-int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr, int64_t step) {
-  return (N + nr - 1) / nr * nr * ((K + step - 1) / step * step);
-}
-
-void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t step, int8_t *dst) {
-  int64_t panels = (N + nr - 1) / nr, steps = (K + step - 1) / step;
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t kk = 0; kk < steps; ++kk)
-      for (int64_t j = 0; j < nr; ++j)
-        for (int64_t h = 0; h < step; ++h) {
-          int64_t k = step * kk + h, n = p * nr + j;
-          *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
-        }
-}
-
-/// vpdpbusd (AVX-512 VNNI): lane i of the result is acc[i] plus the four
-/// products of the unsigned bytes of a[i] by the signed bytes of b[i]
-/// (exact: no intermediate saturation).
 Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
   OpBuilder &builder = kb.b;
   return builder
@@ -71,8 +50,6 @@ Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
       .getResult(0);
 }
 
-/// pmaddwd: lane i of the result is a[2i] * b[2i] + a[2i+1] * b[2i+1] in
-/// int32, for vector<2L x i16> operands.
 Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool x86) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -96,6 +73,60 @@ Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool 
   }
   return b.create<arith::AddIOp>(loc, b.create<vector::ShuffleOp>(loc, prod, prod, even),
                                  b.create<vector::ShuffleOp>(loc, prod, prod, odd));
+}
+
+Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
+                   int64_t nb, const std::function<void(Value m, Value n, int rows, Value edgeCols)> &tile) {
+  auto &sp = ctx.shapes;
+  Reg mTiles = sp.ceilDiv(R, sp.constant(mb));
+  Reg wantNTiles = sp.ceilDiv(sp.constant(8), sp.max(mTiles, sp.constant(1)));
+  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(N, wantNTiles), sp.constant(nr)), sp.constant(nr));
+  nbReg = sp.min(sp.max(nbReg, sp.constant(nr)), sp.constant(nb));
+  Reg nTiles = sp.ceilDiv(N, nbReg);
+  Value wg = kb.workgroupId();
+  Value mTilesV = kb.dim(mTiles);
+  Value Rv = kb.dim(R), Nv = kb.dim(N), nbV = kb.dim(nbReg);
+  Value m0 = kb.mul(kb.rem(wg, mTilesV), kb.c(mb));
+  Value n0 = kb.mul(kb.div(wg, mTilesV), nbV);
+  Value m1 = kb.min(kb.add(m0, kb.c(mb)), Rv);
+  Value n1 = kb.min(kb.add(n0, nbV), Nv);
+  Value nFull = kb.add(n0, kb.mul(kb.div(kb.sub(n1, n0), kb.c(nr)), kb.c(nr)));
+  Value mFull = kb.add(m0, kb.mul(kb.div(kb.sub(m1, m0), kb.c(mr)), kb.c(mr)));
+  SmallVector<int64_t> edgeRows;
+  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
+    if (r < mr) edgeRows.push_back(r);
+  auto panel = [&](Value n, Value edgeCols) {
+    kb.forLoop(m0, mFull, kb.c(mr), [&](Value m) { tile(m, n, int(mr), edgeCols); });
+    Value rest = kb.sub(m1, mFull);
+    for (int64_t rows : edgeRows) {
+      Value bit = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(rows));
+      Value before = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(~(2 * rows - 1)));
+      kb.ifThen(kb.cmp(arith::CmpIPredicate::ne, bit, kb.c(0)),
+                [&] { tile(kb.add(mFull, before), n, int(rows), edgeCols); });
+    }
+  };
+  kb.forLoop(n0, nFull, kb.c(nr), [&](Value n) { panel(n, Value()); });
+  kb.ifThen(kb.cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb.sub(n1, nFull)); });
+  return sp.mul(mTiles, nTiles);
+}
+
+namespace {
+
+/// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
+/// K x N weight in panels of `nr`.
+int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr, int64_t step) {
+  return (N + nr - 1) / nr * nr * ((K + step - 1) / step * step);
+}
+
+void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t step, int8_t *dst) {
+  int64_t panels = (N + nr - 1) / nr, steps = (K + step - 1) / step;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t kk = 0; kk < steps; ++kk)
+      for (int64_t j = 0; j < nr; ++j)
+        for (int64_t h = 0; h < step; ++h) {
+          int64_t k = step * kk + h, n = p * nr + j;
+          *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
+        }
 }
 
 /// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
@@ -211,47 +242,6 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
                      Value f = b.create<arith::SIToFPOp>(loc, kb.vec(L), sum);
                      return b.create<arith::MulFOp>(loc, f, b.create<arith::MulFOp>(loc, rowScale, colScale));
                    });
-}
-
-/// The work split and loops shared by the integer GEMMs: workgroups over
-/// blocks of MB rows x NB columns (NB shrinking, in multiples of NR, until
-/// there are at least 8 workgroups), and in each block `tile(m, n, rows,
-/// edgeCols)` over MR-row tiles (then the power-of-two row edges) of every
-/// NR-column panel (the last one with `edgeCols` valid columns). Returns the
-/// workgroup count.
-Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
-                   int64_t nb, const std::function<void(Value m, Value n, int rows, Value edgeCols)> &tile) {
-  auto &sp = ctx.shapes;
-  Reg mTiles = sp.ceilDiv(R, sp.constant(mb));
-  Reg wantNTiles = sp.ceilDiv(sp.constant(8), sp.max(mTiles, sp.constant(1)));
-  Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(N, wantNTiles), sp.constant(nr)), sp.constant(nr));
-  nbReg = sp.min(sp.max(nbReg, sp.constant(nr)), sp.constant(nb));
-  Reg nTiles = sp.ceilDiv(N, nbReg);
-  Value wg = kb.workgroupId();
-  Value mTilesV = kb.dim(mTiles);
-  Value Rv = kb.dim(R), Nv = kb.dim(N), nbV = kb.dim(nbReg);
-  Value m0 = kb.mul(kb.rem(wg, mTilesV), kb.c(mb));
-  Value n0 = kb.mul(kb.div(wg, mTilesV), nbV);
-  Value m1 = kb.min(kb.add(m0, kb.c(mb)), Rv);
-  Value n1 = kb.min(kb.add(n0, nbV), Nv);
-  Value nFull = kb.add(n0, kb.mul(kb.div(kb.sub(n1, n0), kb.c(nr)), kb.c(nr)));
-  Value mFull = kb.add(m0, kb.mul(kb.div(kb.sub(m1, m0), kb.c(mr)), kb.c(mr)));
-  SmallVector<int64_t> edgeRows;
-  for (int64_t r = int64_t(1) << 30; r >= 1; r /= 2)
-    if (r < mr) edgeRows.push_back(r);
-  auto panel = [&](Value n, Value edgeCols) {
-    kb.forLoop(m0, mFull, kb.c(mr), [&](Value m) { tile(m, n, int(mr), edgeCols); });
-    Value rest = kb.sub(m1, mFull);
-    for (int64_t rows : edgeRows) {
-      Value bit = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(rows));
-      Value before = kb.b.create<arith::AndIOp>(kb.loc, rest, kb.c(~(2 * rows - 1)));
-      kb.ifThen(kb.cmp(arith::CmpIPredicate::ne, bit, kb.c(0)),
-                [&] { tile(kb.add(mFull, before), n, int(rows), edgeCols); });
-    }
-  };
-  kb.forLoop(n0, nFull, kb.c(nr), [&](Value n) { panel(n, Value()); });
-  kb.ifThen(kb.cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb.sub(n1, nFull)); });
-  return sp.mul(mTiles, nTiles);
 }
 
 void emitQGemm(DispatchContext &ctx, const QGemm &g) {

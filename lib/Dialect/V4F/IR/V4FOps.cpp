@@ -110,15 +110,12 @@ static bool isKnownActivation(StringRef act) {
          act == "hard_swish" || act == "gelu" || act == "gelu_tanh";
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                       ValueRange operands, DictionaryAttr attrs,
-                                       OpaqueProperties props, RegionRange regions,
-                                       SmallVectorImpl<Type> &inferred) {
-  ConvOp::Adaptor adaptor(operands, attrs, props, regions);
-  auto in = rankedOrNull(adaptor.getInput()), w = rankedOrNull(adaptor.getWeight());
+/// NCHW conv result type of `input` by an OIHW `weight`.
+static LogicalResult inferConvType(std::optional<Location> loc, Value input, Value weight, ArrayRef<int64_t> s,
+                                   ArrayRef<int64_t> d, ArrayRef<int64_t> p, SmallVectorImpl<Type> &inferred) {
+  auto in = rankedOrNull(input), w = rankedOrNull(weight);
   if (!in || !w || in.getRank() != 4 || w.getRank() != 4)
     return emitOptionalError(loc, "conv expects rank-4 input and weight");
-  auto s = adaptor.getStrides(), d = adaptor.getDilations(), p = adaptor.getPads();
   if (s.size() != 2 || d.size() != 2 || p.size() != 4)
     return emitOptionalError(loc, "conv expects 2 strides, 2 dilations, 4 pads");
   SmallVector<int64_t> shape = {in.getDimSize(0), w.getDimSize(0)};
@@ -127,6 +124,15 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                                      s[i], d[i], p[i], p[2 + i], false));
   inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       ValueRange operands, DictionaryAttr attrs,
+                                       OpaqueProperties props, RegionRange regions,
+                                       SmallVectorImpl<Type> &inferred) {
+  ConvOp::Adaptor adaptor(operands, attrs, props, regions);
+  return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(), adaptor.getDilations(),
+                       adaptor.getPads(), inferred);
 }
 
 LogicalResult ConvOp::verify() {
@@ -241,6 +247,39 @@ LogicalResult QuantizedMatMulOp::verify() {
     if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
       return emitOpError("act_zero_point must be in [-128, 127]");
   }
+  return success();
+}
+
+LogicalResult QuantizedConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                                DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
+                                                SmallVectorImpl<Type> &inferred) {
+  QuantizedConvOp::Adaptor adaptor(operands, attrs, props, regions);
+  return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(), adaptor.getDilations(),
+                       adaptor.getPads(), inferred);
+}
+
+LogicalResult QuantizedConvOp::verify() {
+  if (failed(verifyWindowAttrs(*this, getStrides(), getDilations(), getPads()))) return failure();
+  auto in = getInput().getType(), w = getWeight().getType();
+  if (!w.hasStaticShape() || w.getRank() != 4) return emitOpError("weight must be a static rank-4 tensor");
+  int64_t O = w.getDimSize(0);
+  if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1))
+    return emitOpError("input channels (") << in.getDimSize(1) << ") != weight channels (" << w.getDimSize(1) << ")";
+  auto scale = getWeightScale().getType();
+  if (scale.getRank() != 1 || scale.getDimSize(0) != O) return emitOpError("weight_scale must have shape [") << O << "]";
+  if (getBias()) {
+    auto b = llvm::cast<RankedTensorType>(getBias().getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != O) return emitOpError("bias must have shape [") << O << "]";
+  }
+  if (getResidual() && getResidual().getType() != getResult().getType())
+    return emitOpError("residual must have the result type");
+  float s = getActScale().convertToFloat();
+  if (!(s > 0.f) || !std::isfinite(s)) return emitOpError("act_scale must be positive and finite");
+  if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
+    return emitOpError("act_zero_point must be in [-128, 127]");
+  if (!isKnownActivation(getActivation())) return emitOpError("unknown activation '") << getActivation() << "'";
+  for (int i = 2; i < 4; ++i)
+    if (getResult().getType().getDimSize(i) == 0) return emitOpError("pads, kernel and strides give an empty output");
   return success();
 }
 

@@ -54,13 +54,21 @@ Dim windowDim(DimBuilder &b, Dim in, int64_t padBegin, int64_t padEnd, int64_t d
   return b.min(r, b.ceilDiv(b.add(in, b.constant(padBegin)), s));
 }
 
-LogicalResult shapeRule(ConvOp conv, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
+template <typename Conv>
+LogicalResult convRule(Conv conv, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   auto w = conv.getWeight().getType().getShape();
   auto s = conv.getStrides(), dl = conv.getDilations(), p = conv.getPads();
   dims.push_back(in[0][0]);
   dims.push_back(b.constant(w[0]));
   for (int i = 0; i < 2; ++i) dims.push_back(windowDim(b, in[0][2 + i], p[i], p[2 + i], dl[i], w[2 + i], s[i], false));
   return success();
+}
+
+LogicalResult shapeRule(ConvOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
+  return convRule(op, b, in, dims);
+}
+LogicalResult shapeRule(QuantizedConvOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
+  return convRule(op, b, in, dims);
 }
 
 template <typename PoolOp>
@@ -215,7 +223,7 @@ void attachShapeRules(MLIRContext &ctx) {
   attach<BroadcastRule, AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(ctx);
   attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp, SoftmaxOp,
          LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
-  attach<OpRule, ConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
+  attach<OpRule, ConvOp, QuantizedConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
          GatherOp, GatherNDOp, GatherElementsOp, ReshapeOp>(ctx);
 }
 

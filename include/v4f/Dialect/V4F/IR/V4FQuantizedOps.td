@@ -71,3 +71,45 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
   }];
   let hasVerifier = 1;
 }
+
+def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "2-D convolution (NCHW, groups 1) of int8-quantized activations by an int8 weight, float result";
+  let description = [{
+    Static INT8 convolution: `input` (float32 NCHW) is quantized with one
+    calibrated scale and zero point for the tensor,
+    `q = clamp(round(input / act_scale) + act_zero_point, -128, 127)`, the
+    padding taking the value of a real 0 (`act_zero_point`); `weight`
+    (int8 OIHW, quantized per output channel or per tensor with the scales
+    `weight_scale`, `[O]`) multiplies `q - act_zero_point` with int32
+    accumulation, and the sums are dequantized:
+    `y[n, o, p] = act_scale * weight_scale[o] * sum_k (q - zp) * weight`,
+    then `bias` (`[O]`) and `residual` (the result's type) are added and
+    `activation` applies, as in `v4f.conv`.
+
+    Produced by `v4f-quantize` (mode `int8`) from a calibrated `v4f.conv`
+    with a constant weight, `groups` 1 and static input height and width.
+
+    ```mlir
+    %y = v4f.quantized_conv %x, %w, %ws bias(%b) {strides = array<i64: 1, 1>,
+           dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+           act_scale = 0.02 : f32, act_zero_point = -3 : i32, activation = "relu"}
+         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = !con((ins V4F_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
+                       V4F_FloatTensor:$weight_scale,
+                       Optional<V4F_FloatTensor>:$bias,
+                       Optional<V4F_FloatTensor>:$residual,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       F32Attr:$act_scale,
+                       DefaultValuedAttr<I32Attr, "0">:$act_zero_point),
+                       V4F_ActivationArgs);
+  let results = (outs V4F_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $weight_scale (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
