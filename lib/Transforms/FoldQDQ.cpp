@@ -14,7 +14,11 @@
 // zp - 128: the kernel's int8 value is the uint8 one minus 128, and q - zp
 // is unchanged), the int8 weight and its per-tensor or per-column scales.
 // What follows the matmul (its own QuantizeLinear, a bias Add) stays as
-// written. The contract is in Passes.td.
+// written. A convolution written the same way (groups 1, static input
+// height and width, an int8 OIHW weight quantized per tensor or per output
+// channel) becomes v4f.quantized_conv likewise, its bias (a float value,
+// often the DequantizeLinear of an int32 constant) kept as the bias operand.
+// The contract is in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -56,12 +60,69 @@ std::optional<std::vector<int64_t>> intConstant(Value v, int64_t absentCount = 1
   return out;
 }
 
+/// The activation side of the pattern: `v` is DequantizeLinear(
+/// QuantizeLinear(x)) with one scale and zero point, the same in both, to an
+/// 8-bit integer; returns x with the scale and the int8 zero point.
+std::optional<std::tuple<Value, float, int32_t>> matchActivationQDQ(Value v) {
+  auto dq = v.getDefiningOp<DequantizeOp>();
+  if (!dq || dq.getBlockSize()) return std::nullopt;
+  auto q = dq.getInput().getDefiningOp<QuantizeOp>();
+  if (!q || q.getBlockSize() || q.getPrecision()) return std::nullopt;
+  auto xType = llvm::dyn_cast<RankedTensorType>(q.getInput().getType());
+  auto qType = llvm::cast<ShapedType>(q.getType()).getElementType();
+  if (!xType || !xType.getElementType().isF32() || !qType.isInteger(8)) return std::nullopt;
+  auto s = floatConstant(q.getScale()), s2 = floatConstant(dq.getScale());
+  auto z = intConstant(q.getZeroPoint()), z2 = intConstant(dq.getZeroPoint());
+  if (!s || !s2 || !z || !z2 || s->size() != 1 || *s != *s2 || z->size() != 1 || *z != *z2) return std::nullopt;
+  float scale = s->front();
+  if (!(scale > 0.f) || !std::isfinite(scale)) return std::nullopt;
+  int64_t zp = z->front() - (qType.isUnsignedInteger() ? 128 : 0);
+  if (zp < -128 || zp > 127) return std::nullopt;
+  return std::make_tuple(q.getInput(), scale, int32_t(zp));
+}
+
+struct FoldQDQConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv, PatternRewriter &rewriter) const override {
+    if (conv.getGroups() != 1 || conv.getResidual()) return failure();
+    auto act = matchActivationQDQ(conv.getInput());
+    auto dqW = conv.getWeight().getDefiningOp<DequantizeOp>();
+    if (!act || !dqW || dqW.getBlockSize()) return failure();
+    auto [x, scale, zp] = *act;
+    auto xType = llvm::cast<RankedTensorType>(x.getType());
+    if (xType.getRank() != 4 || xType.isDynamicDim(1) || xType.isDynamicDim(2) || xType.isDynamicDim(3))
+      return failure();
+    DenseElementsAttr weight;
+    auto wType = llvm::dyn_cast<RankedTensorType>(dqW.getInput().getType());
+    if (!wType || wType.getRank() != 4 || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
+        !matchPattern(dqW.getInput(), m_Constant(&weight)))
+      return failure();
+    int64_t O = wType.getDimSize(0);
+    auto ws = floatConstant(dqW.getScale());
+    auto wz = intConstant(dqW.getZeroPoint());
+    if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return failure();
+    if (ws->size() != 1 && !(int64_t(ws->size()) == O && dqW.getAxis() == 0)) return failure();
+    std::vector<float> channelScale(size_t(O), ws->front());
+    if (ws->size() != 1) channelScale = *ws;
+    for (float v : channelScale)
+      if (!std::isfinite(v)) return failure();
+    auto sType = RankedTensorType::get({O}, rewriter.getF32Type());
+    Value scales = rewriter.create<arith::ConstantOp>(conv.getLoc(), sType,
+                                                      DenseElementsAttr::get(sType, llvm::ArrayRef(channelScale)));
+    rewriter.replaceOpWithNewOp<QuantizedConvOp>(
+        conv, conv.getType(), x, dqW.getInput(), scales, conv.getBias(), Value(), conv.getStridesAttr(),
+        conv.getDilationsAttr(), conv.getPadsAttr(), rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(zp),
+        conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+    return success();
+  }
+};
+
 struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MatMulOp mm, PatternRewriter &rewriter) const override {
     if (mm.getBias() || mm.getActivation() != "none") return failure();
-    auto dqA = mm.getLhs().getDefiningOp<DequantizeOp>();
     auto dqW = mm.getRhs().getDefiningOp<DequantizeOp>();
     // Gemm with transB decomposes to a transpose of the dequantized weight.
     bool transposed = false;
@@ -71,23 +132,12 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
         transposed = true;
       }
     }
-    if (!dqA || !dqW || dqA.getBlockSize() || dqW.getBlockSize()) return failure();
-    auto qA = dqA.getInput().getDefiningOp<QuantizeOp>();
-    if (!qA || qA.getBlockSize() || qA.getPrecision()) return failure();
-    // The activation: float32 in, 8-bit integer, one scale and zero point,
-    // the same in the QuantizeLinear and the DequantizeLinear.
-    auto xType = llvm::dyn_cast<RankedTensorType>(qA.getInput().getType());
-    auto qType = llvm::cast<ShapedType>(qA.getType()).getElementType();
-    if (!xType || !xType.getElementType().isF32() || xType.getRank() < 2 || !qType.isInteger(8) ||
+    auto act = matchActivationQDQ(mm.getLhs());
+    if (!act || !dqW || dqW.getBlockSize()) return failure();
+    auto [x, scale, zp] = *act;
+    if (llvm::cast<RankedTensorType>(x.getType()).getRank() < 2 ||
         !llvm::cast<ShapedType>(mm.getType()).getElementType().isF32())
       return failure();
-    auto s = floatConstant(qA.getScale()), s2 = floatConstant(dqA.getScale());
-    auto z = intConstant(qA.getZeroPoint()), z2 = intConstant(dqA.getZeroPoint());
-    if (!s || !s2 || !z || !z2 || s->size() != 1 || *s != *s2 || z->size() != 1 || *z != *z2) return failure();
-    float scale = s->front();
-    if (!(scale > 0.f) || !std::isfinite(scale)) return failure();
-    int64_t zp = z->front() - (qType.isUnsignedInteger() ? 128 : 0);
-    if (zp < -128 || zp > 127) return failure();
     // The weight: a signed int8 [K, N] constant with zero point 0 and one
     // scale, or one per column (axis 1).
     DenseElementsAttr weight;
@@ -118,7 +168,7 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
     Value scales = rewriter.create<arith::ConstantOp>(mm.getLoc(), sType,
                                                       DenseElementsAttr::get(sType, llvm::ArrayRef(colScale)));
     rewriter.replaceOpWithNewOp<QuantizedMatMulOp>(
-        mm, mm.getType(), qA.getInput(), w, scales, Value(), rewriter.getStringAttr("static"),
+        mm, mm.getType(), x, w, scales, Value(), rewriter.getStringAttr("static"),
         rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(int32_t(zp)), mm.getActivationAttr(),
         mm.getActAlphaAttr(), mm.getActBetaAttr());
     return success();
@@ -128,7 +178,7 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
 struct FoldQDQPass : impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldQDQMatMul>(&getContext());
+    patterns.add<FoldQDQMatMul, FoldQDQConv>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
   }
 };

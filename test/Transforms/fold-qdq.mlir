@@ -68,3 +68,37 @@ func.func @not_folded(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>)
   %y2 = v4f.matmul %a2, %w2 : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
   return %y, %y2 : tensor<1x2xf32>, tensor<1x2xf32>
 }
+
+// -----
+
+// A QDQ convolution (uint8 activations, int8 weight per output channel,
+// axis 0) becomes v4f.quantized_conv on the float input, its float bias
+// (here a dequantized int32 constant) kept as the bias operand. A grouped
+// conv stays as written.
+// CHECK-LABEL: func @conv_per_channel
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<2x1x1x2xi8>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[1.250000e-01, 2.500000e-01]> : tensor<2xf32>
+// CHECK: v4f.quantized_conv %arg0, %[[W]], %[[S]] bias(%{{.*}}) {act_scale = 5.000000e-01 : f32, act_zero_point = 2 : i32, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 1>, strides = array<i64: 1, 1>}
+// CHECK: v4f.conv {{.*}}groups = 2
+func.func @conv_per_channel(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
+  %s = arith.constant dense<0.5> : tensor<f32>
+  %z = arith.constant dense<130> : tensor<ui8>
+  %q = v4f.quantize %x, %s zero_point(%z) : (tensor<1x1x3x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xui8>
+  %a = v4f.dequantize %q, %s zero_point(%z) : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xf32>
+  %wq = arith.constant dense<[[[[1, -2]]], [[[3, 4]]]]> : tensor<2x1x1x2xi8>
+  %ws = arith.constant dense<[0.125, 0.25]> : tensor<2xf32>
+  %w = v4f.dequantize %wq, %ws {axis = 0 : i64} : (tensor<2x1x1x2xi8>, tensor<2xf32>) -> tensor<2x1x1x2xf32>
+  %bq = arith.constant dense<[10, -20]> : tensor<2xi32>
+  %bs = arith.constant dense<[0.0625, 0.125]> : tensor<2xf32>
+  %b = v4f.dequantize %bq, %bs {axis = 0 : i64} : (tensor<2xi32>, tensor<2xf32>) -> tensor<2xf32>
+  %y = v4f.conv %a, %w bias(%b) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 1>, groups = 1 : i64}
+       : (tensor<1x1x3x3xf32>, tensor<2x1x1x2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  %gs = arith.constant dense<0.5> : tensor<f32>
+  %gq = v4f.quantize %g, %gs : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xi8>
+  %ga = v4f.dequantize %gq, %gs : (tensor<1x2x3x3xi8>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  %gwq = arith.constant dense<1> : tensor<2x1x1x1xi8>
+  %gw = v4f.dequantize %gwq, %gs : (tensor<2x1x1x1xi8>, tensor<f32>) -> tensor<2x1x1x1xf32>
+  %gy = v4f.conv %ga, %gw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2 : i64}
+        : (tensor<1x2x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32>
+  return %y, %gy : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Quantization tests: integer kernels exact against their arithmetic, accuracy on trained models.
 
-1. Exactness (synthetic matmul models with awkward shapes: odd K, column and
+1. Exactness (synthetic matmul and conv models with awkward shapes: odd K, column and
    row edges, batch dims, a Gemm with transB, a zero row): `v4fc --quantize=MODE`
    output must equal a numpy emulation of the documented arithmetic
    (docs/quantization.md) up to float rounding of the dequantization — an
@@ -17,8 +17,9 @@
 3. Sizes: the quantized artifact of the MLP is smaller than the float one.
 4. --accuracy-budget: the shipped artifact's loss on the validation half of
    the held-out digits is within the budget (measured, not read from the report).
-5. QDQ models from ORT's quantize_static compile to integer dispatches and
-   match ORT within one output quantization step.
+5. QDQ models from ORT's quantize_static (digits MLP and CNN) compile to
+   integer matmul and conv dispatches and match ORT within one output
+   quantization step.
 6. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
    NaN, a corrupt file; an --exclude naming no node; int8 without data — each
    a non-zero exit with a message naming the problem and no artifact written.
@@ -425,44 +426,50 @@ def exclude_several(build: Path, work: Path) -> list[str]:
 
 def qdq_models(build: Path, work: Path) -> list[str]:
     """QDQ models made by ONNX Runtime's quantize_static from the digits MLP
-    (uint8 and int8 activations, per-tensor and per-channel weights) compile,
-    without --quantize, to integer dispatches (v4fc inspect --plan shows them;
-    v4f-fold-qdq) and match ORT running the same QDQ model within one
-    quantization step of the output."""
+    and CNN (uint8 and int8 activations, per-tensor and per-channel weights)
+    compile, without --quantize, to integer dispatches (v4fc inspect --plan
+    shows them; v4f-fold-qdq: matmuls and convs) and match ORT running the same
+    QDQ model within one quantization step of the output."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     import onnxruntime as ort
     data = work / "digits"
     out = work / "qdq"
     out.mkdir(parents=True, exist_ok=True)
-    cal = np.load(data / "cal_mlp.npz")["x"]
-    x = np.load(data / "val_mlp.npz")["x"]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter([{"x": cal[i:i + 1]} for i in range(64)])
-
-        def get_next(self):
-            return next(self.it, None)
-
     failures = []
-    for per_channel, act in [(False, QuantType.QUInt8), (True, QuantType.QUInt8), (True, QuantType.QInt8)]:
-        tag = f"{'pc' if per_channel else 'pt'}_{act.name}"
-        qmodel = out / f"mlp_{tag}.onnx"
-        quantize_static(str(data / "mlp.onnx"), str(qmodel), Reader(), quant_format=QuantFormat.QDQ,
+    cases = [("mlp", pc, act) for pc, act in [(False, QuantType.QUInt8), (True, QuantType.QUInt8),
+                                              (True, QuantType.QInt8)]]
+    cases += [("cnn", pc, act) for pc, act in [(False, QuantType.QUInt8), (True, QuantType.QInt8)]]
+    for model, per_channel, act in cases:
+        tag = f"{model}_{'pc' if per_channel else 'pt'}_{act.name}"
+        cal_m = np.load(data / f"cal_{model}.npz")["x"]
+        x_m = np.load(data / f"val_{model}.npz")["x"]
+
+        class ModelReader(CalibrationDataReader):
+            def __init__(self):
+                self.it = iter([{"x": cal_m[i:i + 1]} for i in range(64)])
+
+            def get_next(self):
+                return next(self.it, None)
+
+        qmodel = out / f"{tag}.onnx"
+        quantize_static(str(data / f"{model}.onnx"), str(qmodel), ModelReader(), quant_format=QuantFormat.QDQ,
                         per_channel=per_channel, activation_type=act, weight_type=QuantType.QInt8)
-        got, art = compile_and_run(build, qmodel, x, out / tag, [], out_name="logits")
+        got, art = compile_and_run(build, qmodel, x_m, out / tag, [], out_name="logits")
         plan = run([build / "bin" / "v4fc", "inspect", art, "--plan"])
-        gemms = sum(1 for line in plan.splitlines() if "int8" in line and line.rstrip().endswith("'")
-                    and "quantized_matmul" in line)
-        ref = ort.InferenceSession(str(qmodel), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        integer = [line for line in plan.splitlines() if " int8 " in line and line.rstrip().endswith("'")]
+        gemms = sum(1 for line in integer if "quantized_matmul" in line)
+        convs = sum(1 for line in integer if "quantized_conv" in line)
+        want = (3, 0) if model == "mlp" else (1, 2)  # cnn: the Gemm and both convs
+        ref = ort.InferenceSession(str(qmodel), providers=["CPUExecutionProvider"]).run(None, {"x": x_m})[0]
         step = float(numpy_helper.to_array(next(i for i in onnx.load(str(qmodel)).graph.initializer
                                                 if i.name == "logits_scale")))
         steps = float(np.abs(got - ref).max() / step)
-        ok = gemms == 3 and steps <= 1 + 1e-4
-        print(f"  QDQ {tag:14s} {gemms} integer GEMMs, max |v4f - ORT| = {steps:.2f} output steps  "
-              f"{'ok' if ok else 'FAIL'}")
+        ok = (gemms, convs) == want and steps <= 1 + 1e-4
+        print(f"  QDQ {tag:18s} {gemms} integer GEMMs, {convs} integer convs, max |v4f - ORT| = {steps:.2f} "
+              f"output steps  {'ok' if ok else 'FAIL'}")
         if not ok:
-            failures.append(f"QDQ {tag}: {gemms} integer GEMMs (want 3), {steps:.2f} steps from ORT")
+            failures.append(f"QDQ {tag}: {gemms} integer GEMMs, {convs} integer convs (want {want}), "
+                            f"{steps:.2f} steps from ORT")
     return failures
 
 

@@ -173,7 +173,7 @@ def DecomposeGemm : Pass<"v4f-decompose-gemm", "mlir::func::FuncOp"> {
 }
 
 def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
-  let summary = "Turn QDQ-quantized matmuls (QuantizeLinear/DequantizeLinear around MatMul) into integer kernels";
+  let summary = "Turn QDQ-quantized matmuls and convs (QuantizeLinear/DequantizeLinear around MatMul/Conv) into integer kernels";
   let description = [{
     Input invariants: imported ops, Gemm decomposed (v4f-decompose-gemm), the
     quantization ops still whole (before v4f-decompose-quantization).
@@ -182,8 +182,12 @@ def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
     constant scale and zero point (the same in both ops), W a constant signed
     int8 `[K, N]` with zero point 0 and one scale or one per column (axis 1)
     is a `v4f.quantized_matmul %x, %W, %s_w` with `act_quant = "static"`,
-    `act_scale = s` and `act_zero_point = zp` (uint8: `zp - 128`). Anything
-    else is left as written. Preserves: the quantized arithmetic (the
+    `act_scale = s` and `act_zero_point = zp` (uint8: `zp - 128`). Likewise
+    `v4f.conv(dq(q(x)), dq(W))` with groups 1, no residual yet, x of static
+    channels/height/width and W a constant signed int8 OIHW weight with zero
+    point 0 and one scale or one per output channel (axis 0) is a
+    `v4f.quantized_conv` (its bias operand kept). Anything else is left as
+    written. Preserves: the quantized arithmetic (the
     activation is quantized the same way; the integer sum is exact; the
     result is computed as `x * (1 / s)` rounded instead of `x / s`, which can
     differ at a rounding tie).
