@@ -75,7 +75,8 @@ Value splatIndex(KernelBuilder &kb, Value i64, int64_t lanes) {
 /// Dispatch 1: quantize + im2col into the GEMM's B panels (binding 0), from
 /// the float input (binding 1) and, unless pointwise, the position table
 /// (binding 2: the top input row of every padded output column, then the
-/// left input column; columns past P have rows far below 0).
+/// left input column — columns past P have rows far below 0 —, then per
+/// vector of columns whether it lies inside one output row).
 void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uint32_t xBuf,
                         std::optional<uint32_t> posBuf) {
   auto &sp = ctx.shapes;
@@ -112,6 +113,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
     // in the window and whether it exists (k < K).
     struct KInfo {
       Value plane, dh, dw, valid;
+      Value dhScalar, dwScalar, validScalar;
     };
     SmallVector<KInfo> ks;
     for (int64_t h = 0; h < q.step; ++h) {
@@ -122,9 +124,9 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       Value kh = kb->div(rest, kb->c(q.KW)), kw = kb->rem(rest, kb->c(q.KW));
       Value planeOff = kb->mul(kb->add(kb->mul(n, kb->c(q.C)), c), kb->c(q.H * q.W));
       Value plane = b.create<LLVM::GEPOp>(loc, ptrType, kb->f32(), X, ValueRange{planeOff});
-      ks.push_back({plane, splatIndex(*kb, kb->mul(kh, kb->c(q.dil[0])), L),
-                    splatIndex(*kb, kb->mul(kw, kb->c(q.dil[1])), L),
-                    b.create<vector::BroadcastOp>(loc, VectorType::get({L}, b.getI1Type()), valid)});
+      Value dh = kb->mul(kh, kb->c(q.dil[0])), dw = kb->mul(kw, kb->c(q.dil[1]));
+      ks.push_back({plane, splatIndex(*kb, dh, L), splatIndex(*kb, dw, L),
+                    b.create<vector::BroadcastOp>(loc, VectorType::get({L}, b.getI1Type()), valid), dh, dw, valid});
     }
     Value Pv = splatI32(*kb, L, int32_t(q.P)), Hv = splatI32(*kb, L, int32_t(q.H)), Wv = splatI32(*kb, L, int32_t(q.W));
     Value zero32 = splatI32(*kb, L, 0);
@@ -149,6 +151,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
           Value mask = land(inP, ki.valid);
           x = kb->maskedLoad(vt, ki.plane, p0, mask);
         } else {
+          auto gather = [&]() -> SmallVector<Value> {
           Value ih = b.create<arith::AddIOp>(loc, ih0, ki.dh), iw = b.create<arith::AddIOp>(loc, iw0, ki.dw);
           Value mask = land(land(land(icmp(arith::CmpIPredicate::sge, ih, zero32), icmp(arith::CmpIPredicate::slt, ih, Hv)),
                                  land(icmp(arith::CmpIPredicate::sge, iw, zero32), icmp(arith::CmpIPredicate::slt, iw, Wv))),
@@ -156,7 +159,39 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
           Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, Wv), iw);
           idx = b.create<arith::SelectOp>(loc, mask, idx, zero32);
           Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, kb->f32(), ki.plane, ValueRange{idx});
-          x = b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{zeroF}, uint32_t(4));
+          return {b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{zeroF}, uint32_t(4))};
+          };
+          if (q.strides[1] != 1) {
+            x = gather().front();
+          } else {
+            // Stride 1: a chunk inside one output row (the table's flag)
+            // whose input row exists and whose L inputs lie inside it is one
+            // contiguous load (most chunks of rows at least 2 vectors wide).
+            Value flag = kb->cmp(arith::CmpIPredicate::ne,
+                                 b.create<arith::ExtSIOp>(loc, b.getI64Type(),
+                                                          kb->load(b.getI32Type(), Pos,
+                                                                   kb->add(kb->c(2 * q.colsPerImage),
+                                                                           kb->div(p0, kb->c(L))))),
+                                 kb->c(0));
+            auto scalarPos = [&](int64_t table) {
+              return b.create<arith::ExtSIOp>(
+                  loc, b.getI64Type(), kb->load(b.getI32Type(), Pos, kb->add(kb->c(table * q.colsPerImage), p0)));
+            };
+            Value ih = kb->add(scalarPos(0), ki.dhScalar), iw = kb->add(scalarPos(1), ki.dwScalar);
+            Value fast = land(land(flag, ki.validScalar),
+                              land(land(kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
+                                        kb->cmp(arith::CmpIPredicate::slt, ih, kb->c(q.H))),
+                                   land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
+                                        kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(L)), kb->c(q.W)))));
+            x = kb->ifYield(
+                      fast, TypeRange{vt},
+                      [&]() -> SmallVector<Value> {
+                        Value safeIh = kb->select(fast, ih, kb->c(0)), safeIw = kb->select(fast, iw, kb->c(0));
+                        return {kb->load(vt, ki.plane, kb->add(kb->mul(safeIh, kb->c(q.W)), safeIw))};
+                      },
+                      gather)
+                    .front();
+          }
         }
         Value v = quantize(x);
         if (!q.vnni) v = b.create<arith::AndIOp>(loc, v, splatI32(*kb, L, 0xFFFF));
@@ -351,12 +386,19 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   }
   std::optional<uint32_t> posBuf;
   if (!q.pointwise) {
-    std::vector<int32_t> pos(size_t(2 * q.colsPerImage));
+    // [0, cols): top input row of each column; [cols, 2 cols): left input
+    // column; then one flag per vector of L columns: all inside one output
+    // row (and inside P).
+    std::vector<int32_t> pos(size_t(2 * q.colsPerImage + q.colsPerImage / q.lanes));
     for (int64_t p = 0; p < q.colsPerImage; ++p) {
       bool inside = p < q.P;
       int64_t oh = inside ? p / q.OW : 0, ow = inside ? p % q.OW : 0;
       pos[p] = inside ? int32_t(oh * q.strides[0] - q.pads[0]) : -(int32_t(1) << 30);
       pos[q.colsPerImage + p] = int32_t(ow * q.strides[1] - q.pads[1]);
+    }
+    for (int64_t c = 0; c < q.colsPerImage / q.lanes; ++c) {
+      int64_t first = c * q.lanes, last = first + q.lanes - 1;
+      pos[2 * q.colsPerImage + c] = last < q.P && first / q.OW == last / q.OW;
     }
     posBuf = ctx.newConstant(pos.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, pos.data(), pos.size() * 4); });
   }
