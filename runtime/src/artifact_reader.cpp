@@ -576,7 +576,7 @@ v4f_status_t verifyCpuFeatures(const fb::Executable* exe, uint64_t disabled) {
                         "artifact requires unknown CPU feature '%s' (this runtime knows: %s)",
                         name, "sse4.1, sse4.2, avx, avx2, fma, f16c, bmi, bmi2, avx512f, "
                         "avx512bw, avx512dq, avx512vl, avx512vnni, avx512bf16, avx512fp16, "
-                        "amx-tile, amx-int8, amx-bf16");
+                        "amx-tile, amx-int8, amx-bf16, avxvnni");
     if (strncmp(name, "amx", 3) == 0) wantAmx = true;
   }
   uint64_t have = detectCpuFeatures(wantAmx) & ~disabled;

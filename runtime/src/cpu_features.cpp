@@ -95,6 +95,7 @@ uint64_t detectCpuFeatures(bool wantAmx) {
       unsigned a71, b71, c71, d71;
       __cpuid_count(7, 1, a71, b71, c71, d71);
       set(&mask, "avx512bf16", osAvx512 && ((a71 >> 5) & 1));
+      set(&mask, "avxvnni", osAvx && ((a71 >> 4) & 1));
     }
     if (amxTile && osAmx && wantAmx && requestAmxPermission()) {
       set(&mask, "amx-tile", true);

@@ -8,8 +8,9 @@
    error in packing, pairing, edges, scales or zero points shows up as a large
    difference. Dynamic int8 with per-tensor weights, static int8 (minmax
    calibration on other data, so the run clips) with per-channel weights, on
-   the host's kernels (vpdpbusd where it has AVX-512 VNNI) and on AVX2's
-   (pmaddwd); int4-weight at groups of 32 and 128.
+   the host's kernels (vpdpbusd where it has AVX-512 VNNI), on AVX2's
+   (pmaddwd) and, where the CPU has AVX-VNNI, on AVX2 + AVX-VNNI's (256-bit
+   vpdpbusd, --target-cpu alderlake); int4-weight at groups of 32 and 128.
 2. Accuracy on the trained digits models (test/quant/digits_models.py, trained
    at test time with numpy): float vs quantized top-1 on the 360 held-out
    digits, for every mode and calibration method, against the issue's budgets
@@ -56,6 +57,16 @@ MODES = {
     "int4-weight": (["--quantize=int4-weight"], 0.02),
     "int4-weight:32": (["--quantize=int4-weight:32"], 0.02),
 }
+
+
+def host_has_avx_vnni() -> bool:
+    """AVX-VNNI (vpdpbusd at 256 bits, VEX) on this CPU: then the AVX2 + AVX-VNNI
+    kernels (`--target-cpu alderlake`) run here too."""
+    try:
+        return any(line.startswith("flags") and " avx_vnni" in line
+                   for line in Path("/proc/cpuinfo").read_text().splitlines())
+    except OSError:
+        return False
 
 
 # ---------------------------------------------------------------- emulation
@@ -185,6 +196,8 @@ def exactness(build: Path, work: Path) -> list[str]:
         ("gemm_transb", (9, 64), 64, 10, True, False, True),
     ]
     failures = []
+    if not host_has_avx_vnni():
+        print("  (AVX-VNNI kernels not run: this CPU has no avx_vnni; they run where it has)")
     for name, shape, K, N, has_bias, relu, gemm in cases:
         w = rng.standard_normal((K, N)).astype(np.float32)
         w[:, 0] = 0  # a zero column: scale 1
@@ -211,7 +224,11 @@ def exactness(build: Path, work: Path) -> list[str]:
                            "x86-64-v3"], quantized_matmul(x, w, bias, relu, False, static)),
             ("int4/g32", ["--quantize=int4-weight:32"], int4_matmul(x, w, bias, relu, 32)),
             ("int4/g128", ["--quantize=int4-weight"], int4_matmul(x, w, bias, relu, 128)),
-        ]:
+        ] + ([("dyn/avxvnni", ["--quantize=dynamic-int8", "--target-cpu", "alderlake"],
+               quantized_matmul(x, w, bias, relu, False)),
+              ("static/avxvnni", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--target-cpu",
+                                  "alderlake"], quantized_matmul(x, w, bias, relu, False, static))]
+             if host_has_avx_vnni() else []):
             got, _ = compile_and_run(build, model, x, work / f"{name}_{label.replace('/', '_')}", flags)
             err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
             ok = got.shape == want.shape and err <= 1e-5
@@ -280,7 +297,8 @@ def conv_exactness(build: Path, work: Path) -> list[str]:
     """Static int8 convolutions (v4f.quantized_conv) against quantized_conv():
     3x3, strided, 1x1 (the contiguous path), 1x1 strided, a 7x7 stem, dilation,
     odd K and channel counts (row and column edges), bias, residual, ReLU,
-    batch 2; per-channel and per-tensor weights; the host's kernels and AVX2's."""
+    batch 2; per-channel and per-tensor weights; the host's kernels, AVX2's and
+    (where the CPU has AVX-VNNI) AVX2 + AVX-VNNI's."""
     rng = np.random.default_rng(11)
     cases = [
         # name, N, C, H, W, O, KH, KW, strides, pads, dil, bias, residual, relu
@@ -310,9 +328,11 @@ def conv_exactness(build: Path, work: Path) -> list[str]:
         np.savez(work / f"conv_{name}_cal.npz", **cal)
         static = activation_quant(float(cal["x"].min()), float(cal["x"].max()))
         calflags = ["--quantize=int8", "--calibration-data", work / f"conv_{name}_cal.npz"]
-        for label, flags, per_channel in [("host/pc", calflags + ["--per-channel"], True),
-                                          ("host/pt", calflags, False),
-                                          ("v3/pc", calflags + ["--per-channel", "--target-cpu", "x86-64-v3"], True)]:
+        variants = [("host/pc", calflags + ["--per-channel"], True), ("host/pt", calflags, False),
+                    ("v3/pc", calflags + ["--per-channel", "--target-cpu", "x86-64-v3"], True)]
+        if host_has_avx_vnni():
+            variants.append(("avxvnni", calflags + ["--per-channel", "--target-cpu", "alderlake"], True))
+        for label, flags, per_channel in variants:
             want = quantized_conv(x, w, bias, r, relu, strides, pads, dil, per_channel, static)
             out = work / f"conv_{name}_{label.replace('/', '_')}"
             out.mkdir(parents=True, exist_ok=True)

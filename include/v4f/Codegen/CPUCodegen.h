@@ -23,7 +23,7 @@ struct CPUTarget {
   std::string isa;                        // "sse", "avx2", "avx512"
   int64_t vectorBits = 128, vectorRegisters = 16;
   int64_t l1CacheBytes = 32 * 1024, l2CacheBytes = 512 * 1024;
-  bool vnni = false;                      // AVX-512 VNNI: int8 GEMMs use vpdpbusd
+  bool vnni = false;                      // AVX-512 VNNI / AVX-VNNI: int8 GEMMs use vpdpbusd
 };
 
 /// The module attribute `v4f.target` describing `target`.

@@ -342,7 +342,7 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   q.mr = tiling.getMr();
   q.mb = tiling.getMb();
   q.nb = tiling.getNb();
-  q.vnni = target && target.getVnni() && q.lanes == 16;
+  q.vnni = target && target.getVnni() && (q.lanes == 16 || q.lanes == 8);
   q.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
   q.step = q.vnni ? 4 : 2;
   q.steps = (q.K + q.step - 1) / q.step;

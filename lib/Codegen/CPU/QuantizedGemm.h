@@ -14,9 +14,10 @@
 
 namespace v4f {
 
-/// vpdpbusd (AVX-512 VNNI): lane i of the result is acc[i] plus the four
-/// products of the unsigned bytes of a[i] by the signed bytes of b[i]
-/// (exact: no intermediate saturation). All three are vector<16xi32>.
+/// vpdpbusd (AVX-512 VNNI, or AVX-VNNI at 256 bits): lane i of the result is
+/// acc[i] plus the four products of the unsigned bytes of a[i] by the signed
+/// bytes of b[i] (exact: no intermediate saturation). All three are
+/// vector<16xi32> or vector<8xi32>.
 mlir::Value dotU8S8(KernelBuilder &kb, mlir::Value acc, mlir::Value a, mlir::Value b);
 
 /// pmaddwd: lane i of the result is a[2i] * b[2i] + a[2i+1] * b[2i+1] in

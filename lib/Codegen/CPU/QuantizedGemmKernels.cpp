@@ -43,8 +43,12 @@ namespace v4f {
 
 Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
   OpBuilder &builder = kb.b;
+  // The 256-bit form is AVX-512 VNNI + VL's or AVX-VNNI's (VEX): LLVM picks
+  // the encoding from the target's features.
+  int64_t lanes = llvm::cast<VectorType>(acc.getType()).getDimSize(0);
+  const char *intrinsic = lanes == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
   return builder
-      .create<LLVM::CallIntrinsicOp>(kb.loc, acc.getType(), builder.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
+      .create<LLVM::CallIntrinsicOp>(kb.loc, acc.getType(), builder.getStringAttr(intrinsic),
                                      ValueRange{acc, a, b},
                                      LLVM::FastmathFlagsAttr::get(builder.getContext(), LLVM::FastmathFlags::none))
       .getResult(0);
@@ -497,7 +501,7 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.K = wShape[0];
   auto module = op->getParentOfType<ModuleOp>();
   auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
-  g.vnni = target && target.getVnni() && tiling.getLanes() == 16;
+  g.vnni = target && target.getVnni() && (tiling.getLanes() == 16 || tiling.getLanes() == 8);
   g.step = g.vnni ? 4 : 2;
   g.steps = (g.K + g.step - 1) / g.step;
   g.zeroPoint = qmm.getActQuant() == "static" ? int32_t(qmm.getActZeroPoint()) : 0;

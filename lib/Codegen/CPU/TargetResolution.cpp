@@ -59,7 +59,9 @@ void describeVectorUnit(CPUTarget &target, const llvm::MCSubtargetInfo &sti) {
   target.isa = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   target.vectorBits = avx512 ? 512 : avx2 ? 256 : 128;
   target.vectorRegisters = avx512 ? 32 : 16;
-  target.vnni = avx512 && sti.checkFeatures("+avx512vnni");
+  // vpdpbusd at the target's vector width: AVX-512 VNNI (512-bit) or, on
+  // AVX2 parts without AVX-512, AVX-VNNI (256-bit, VEX).
+  target.vnni = avx512 ? sti.checkFeatures("+avx512vnni") : avx2 && sti.checkFeatures("+avxvnni");
   target.l1CacheBytes = avx512 ? 48 * 1024 : 32 * 1024;
   target.l2CacheBytes = avx512 ? 2048 * 1024 : 512 * 1024;
 }

@@ -204,7 +204,7 @@ static inline const char* v4f_dtype_format_name(int32_t dtype) {
 #define V4F_CPU_FEATURE_NAMES                                              \
   "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",         \
       "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni",         \
-      "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16"
+      "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16", "avxvnni"
 
 #ifdef __cplusplus
 }  /* extern "C" */

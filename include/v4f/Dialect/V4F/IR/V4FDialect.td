@@ -46,7 +46,8 @@ def V4F_CPUTargetAttr : V4F_Attr<"CPUTarget", "cpu_target"> {
     Set by the compile pipeline from `--target-cpu`: the LLVM CPU name, the
     vector ISA (`sse`, `avx2`, `avx512`), the vector width in bits, the number
     of vector registers, the L1D / L2 cache sizes per core in bytes, and
-    whether AVX-512 VNNI is there (`vnni = true`; omitted when false).
+    whether vpdpbusd is there at that width (AVX-512 VNNI, or AVX-VNNI on
+    AVX2 parts: `vnni = true`; omitted when false).
     `v4f-select-cpu-strategy` derives tile and vector sizes from it.
   }];
   let parameters = (ins StringRefParameter<"LLVM CPU name">:$cpu,
@@ -56,7 +57,7 @@ def V4F_CPUTargetAttr : V4F_Attr<"CPUTarget", "cpu_target"> {
                         "int64_t":$l1_cache_bytes,
                         "int64_t":$l2_cache_bytes,
                         DefaultValuedParameter<"bool", "false",
-                          "AVX-512 VNNI (vpdpbusd) for int8 GEMMs">:$vnni);
+                          "vpdpbusd (AVX-512 VNNI or AVX-VNNI) for int8 GEMMs">:$vnni);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
