@@ -267,7 +267,8 @@ std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std
           for (int64_t k = 0; k < K; ++k) t[k * N + n] = values[n * K + k];
         values.swap(t);
       }
-      c.sqnrDb = weightQuantizationSqnrDb(values.data(), K, N, mode, options.perChannel, groupSize);
+      c.sqnrDb = weightQuantizationSqnrDb(values.data(), K, N, mode, options.perChannel, groupSize,
+                                          options.int4ZeroPoints);
     }
     out.push_back(c);
   });
@@ -346,7 +347,8 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
     if (i4mm) {
       ++quantized;
       e += ", \"precision\": \"int4\", \"activation\": {\"quantization\": \"none\"}, \"group_size\": " +
-           std::to_string(i4mm.getGroupSize()) + scaleRange(i4mm.getRhsScale());
+           std::to_string(i4mm.getGroupSize()) + ", \"zero_points\": " +
+           (i4mm.getRhsZeroPoint() ? "true" : "false") + scaleRange(i4mm.getRhsScale());
     } else if (qmm) {
       ++quantized;
       e += ", \"precision\": \"int8\", \"activation\": {\"quantization\": " + jsonString(qmm.getActQuant().str());
@@ -434,6 +436,10 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   }
   if (!quantMode.empty() && quantMode != "dynamic-int8" && quantMode != "int8" && quantMode != "int4-weight") {
     error = "--quantize: unknown mode '" + options.quantize + "' (int8, dynamic-int8 or int4-weight[:GROUP])";
+    return false;
+  }
+  if (options.int4ZeroPoints && quantMode != "int4-weight") {
+    error = "--int4-zero-points applies to --quantize=int4-weight only";
     return false;
   }
   if (quantMode == "int4-weight" && options.perChannel) {
@@ -541,7 +547,8 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
                               std::string &err) {
       mlir::PassManager quantize(&context);
       if (printIR) enableIRPrinting(quantize);
-      quantize.addNestedPass<mlir::func::FuncOp>(createQuantizePass(quantMode, exclude, options.perChannel, groupSize));
+      quantize.addNestedPass<mlir::func::FuncOp>(
+          createQuantizePass(quantMode, exclude, options.perChannel, groupSize, options.int4ZeroPoints));
       if (mlir::failed(quantize.run(target))) {
         err = path + ": quantization failed:\n" + diagnostics;
         return false;

@@ -39,13 +39,32 @@ void quantizeWeightColumns(const float *w, int64_t K, int64_t N, bool perChannel
 }
 
 void quantizeWeightGroupsInt4(const float *w, int64_t K, int64_t N, int64_t group, std::vector<int8_t> &q,
-                              std::vector<float> &scales) {
+                              std::vector<float> &scales, std::vector<int8_t> *zeroPoints) {
   int64_t groups = (K + group - 1) / group;
   scales.assign(size_t(groups * N), 1.f);
   q.assign(size_t(K * N), 0);
+  if (zeroPoints) zeroPoints->assign(size_t(groups * N), 0);
   for (int64_t g = 0; g < groups; ++g) {
     int64_t k0 = g * group, k1 = std::min(K, k0 + group);
     for (int64_t n = 0; n < N; ++n) {
+      if (zeroPoints) {
+        float lo = INFINITY, hi = -INFINITY;
+        for (int64_t k = k0; k < k1; ++k)
+          if (float v = w[k * N + n]; std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+        if (!(lo <= hi)) lo = hi = 0.f;
+        // Widened to contain 0, so the zero point is a level ([0, 15]).
+        lo = std::min(lo, 0.f), hi = std::max(hi, 0.f);
+        float scale = (hi - lo) / 15.f;
+        if (!std::isfinite(scale) || !(scale > 0.f)) scale = 1.f;
+        float z = std::clamp(std::nearbyint(-lo / scale), 0.f, 15.f);
+        scales[g * N + n] = scale;
+        (*zeroPoints)[g * N + n] = int8_t(int(z) - 8);
+        for (int64_t k = k0; k < k1; ++k) {
+          float v = std::nearbyint(w[k * N + n] / scale);
+          q[k * N + n] = int8_t(int(std::clamp(std::isfinite(v) ? v + z : z, 0.f, 15.f)) - 8);
+        }
+        continue;
+      }
       // The value of largest magnitude maps to -8 exactly (its scale takes
       // its sign), so all 16 levels are used.
       float extreme = 0.f;
@@ -65,12 +84,12 @@ void quantizeWeightGroupsInt4(const float *w, int64_t K, int64_t N, int64_t grou
 }
 
 double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std::string &mode, bool perChannel,
-                                int64_t group) {
-  std::vector<int8_t> q;
+                                int64_t group, bool int4ZeroPoints) {
+  std::vector<int8_t> q, zp;
   std::vector<float> scales;
   bool int4 = mode == "int4-weight";
   if (int4)
-    quantizeWeightGroupsInt4(w, K, N, group, q, scales);
+    quantizeWeightGroupsInt4(w, K, N, group, q, scales, int4ZeroPoints ? &zp : nullptr);
   else
     quantizeWeightColumns(w, K, N, perChannel, q, scales);
   double signal = 0, noise = 0;
@@ -79,7 +98,8 @@ double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std:
       double v = w[k * N + n];
       if (!std::isfinite(v)) continue;
       double s = int4 ? scales[(k / group) * N + n] : scales[n];
-      double e = v - double(q[k * N + n]) * s;
+      double z = zp.empty() ? 0 : zp[(k / group) * N + n];
+      double e = v - (double(q[k * N + n]) - z) * s;
       signal += v * v;
       noise += e * e;
     }

@@ -140,12 +140,12 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     }
     int64_t K = wType.getDimSize(0), N = wType.getDimSize(1);
     std::vector<float> w = floatValues(weight);
-    std::vector<int8_t> q;
+    std::vector<int8_t> q, zeroPoints;
     std::vector<float> scales;
     bool int4 = mode == "int4-weight";
     int64_t groups = (K + groupSize - 1) / groupSize;
     if (int4)
-      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales);
+      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales, int4ZeroPoints ? &zeroPoints : nullptr);
     else
       quantizeWeightColumns(w.data(), K, N, perChannel, q, scales);
     OpBuilder b(mm);
@@ -155,8 +155,13 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     Value qW = b.create<arith::ConstantOp>(loc, qType, DenseElementsAttr::get(qType, llvm::ArrayRef(q)));
     Value sW = b.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(scales)));
     Value result;
+    Value zW;
+    if (!zeroPoints.empty()) {
+      auto zType = RankedTensorType::get({groups, N}, b.getIntegerType(8));
+      zW = b.create<arith::ConstantOp>(loc, zType, DenseElementsAttr::get(zType, llvm::ArrayRef(zeroPoints)));
+    }
     if (int4)
-      result = b.create<Int4MatMulOp>(loc, mm.getType(), mm.getLhs(), qW, sW, mm.getBias(),
+      result = b.create<Int4MatMulOp>(loc, mm.getType(), mm.getLhs(), qW, sW, zW, mm.getBias(),
                                       b.getI64IntegerAttr(groupSize), mm.getActivationAttr(), mm.getActAlphaAttr(),
                                       mm.getActBetaAttr());
     else
@@ -176,8 +181,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
 std::unique_ptr<Pass> createQuantizePass() { return std::make_unique<QuantizePass>(); }
 
 std::unique_ptr<Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
-                                         bool perChannel, int64_t groupSize) {
+                                         bool perChannel, int64_t groupSize, bool int4ZeroPoints) {
   QuantizeOptions options;
+  options.int4ZeroPoints = int4ZeroPoints;
   options.mode = mode;
   options.groupSize = groupSize;
   options.perChannel = perChannel;

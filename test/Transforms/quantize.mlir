@@ -2,6 +2,7 @@
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int8}))" | FileCheck %s --check-prefix=STATIC
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8}))" | FileCheck %s --check-prefix=TENSOR
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int4-weight group-size=2}))" | FileCheck %s --check-prefix=INT4
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int4-weight group-size=2 int4-zero-points=1}))" | FileCheck %s --check-prefix=INT4Z
 
 // A matmul with a constant weight becomes v4f.quantized_matmul: the weight
 // per output column, symmetric (column 0: max 1 -> [127, 64]; column 1:
@@ -105,4 +106,22 @@ func.func @convs(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x3x3xf32>, %r: tensor<1x
           groups = 1 : i64, v4f.calibration = array<f32: -1.0, 3.0>}
         : (tensor<1x1x3x?xf32>, tensor<2x1x1x2xf32>) -> tensor<1x2x3x?xf32>
   return %y, %gy, %dy : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x?xf32>
+}
+
+// -----
+
+// int4-weight with zero points: each group (2 rows here, one per column) is
+// asymmetric over its range widened to contain 0. Column 0: [0, 1], scale
+// 1/15 (rounded up in float32), zero point 0; 1 -> 15, 0.5 -> 7.49... -> 7. Column 1:
+// [-2, 4], scale 0.4, zero point 5; -2 -> 0, 4 -> 15. Values and zero points
+// are stored minus 8 (the signed int4 domain).
+// INT4Z-LABEL: func @zero_points
+// INT4Z-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[7, -8], [-1, 7]]> : tensor<2x2xi8>
+// INT4Z-DAG: %[[S:.*]] = arith.constant dense<{{\[}}[0.0666666701, 4.000000e-01]]> : tensor<1x2xf32>
+// INT4Z-DAG: %[[Z:.*]] = arith.constant dense<{{\[}}[-8, -3]]> : tensor<1x2xi8>
+// INT4Z: v4f.int4_matmul %arg0, %[[W]], %[[S]] zero_point(%[[Z]]) {group_size = 2 : i64}
+func.func @zero_points(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = arith.constant dense<[[1.0, -2.0], [0.5, 4.0]]> : tensor<2x2xf32>
+  %y = v4f.matmul %x, %w : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
 }

@@ -56,6 +56,7 @@ MODES = {
                       0.01),
     "int4-weight": (["--quantize=int4-weight"], 0.02),
     "int4-weight:32": (["--quantize=int4-weight:32"], 0.02),
+    "int4-weight zp": (["--quantize=int4-weight", "--int4-zero-points"], 0.02),
 }
 
 
@@ -115,14 +116,26 @@ def quantized_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, per_channel
     return y.reshape(a.shape[:-1] + (w.shape[1],)).astype(np.float32)
 
 
-def quantize_int4(w: np.ndarray, group: int):
+def quantize_int4(w: np.ndarray, group: int, zero_points: bool = False):
     """Block-wise int4 (v4f-quantize int4-weight): per column, groups of `group`
-    rows; the group's value of largest magnitude m maps to -8 (scale m / -8)."""
+    rows; the group's value of largest magnitude m maps to -8 (scale m / -8).
+    With zero points (--int4-zero-points): the group's [min, max] (widened to
+    contain 0) over the 16 levels, scale (max - min) / 15, zero point round(-min / scale); returns
+    q - zero point."""
     K, N = w.shape
     q = np.zeros((K, N), np.int64)
     scales = np.ones(((K + group - 1) // group, N), np.float32)
     for g in range(scales.shape[0]):
         blk = w[g * group:(g + 1) * group]
+        if zero_points:
+            lo = np.minimum(blk.min(axis=0), 0).astype(np.float32)
+            hi = np.maximum(blk.max(axis=0), 0).astype(np.float32)
+            s = ((hi - lo) / np.float32(15)).astype(np.float32)
+            s[~(s > 0)] = 1
+            z = np.clip(np.round(-lo / s), 0, 15).astype(np.float32)
+            scales[g] = s
+            q[g * group:(g + 1) * group] = np.clip(np.round(blk / s) + z, 0, 15).astype(np.int64) - z.astype(np.int64)
+            continue
         extreme = blk[np.abs(blk).argmax(axis=0), np.arange(N)].astype(np.float32)
         s = np.where(extreme != 0, extreme / np.float32(-8), np.float32(1)).astype(np.float32)
         scales[g] = s
@@ -130,9 +143,9 @@ def quantize_int4(w: np.ndarray, group: int):
     return q, scales
 
 
-def int4_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, group: int) -> np.ndarray:
+def int4_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, group: int, zero_points: bool = False) -> np.ndarray:
     """Weight-only int4: float activations times the dequantized weight."""
-    q, s = quantize_int4(w, group)
+    q, s = quantize_int4(w, group, zero_points)
     wd = (q * np.repeat(s, group, axis=0)[:len(q)]).astype(np.float64)
     y = a.reshape(-1, a.shape[-1]).astype(np.float64) @ wd
     if bias is not None:
@@ -224,6 +237,7 @@ def exactness(build: Path, work: Path) -> list[str]:
                            "x86-64-v3"], quantized_matmul(x, w, bias, relu, False, static)),
             ("int4/g32", ["--quantize=int4-weight:32"], int4_matmul(x, w, bias, relu, 32)),
             ("int4/g128", ["--quantize=int4-weight"], int4_matmul(x, w, bias, relu, 128)),
+            ("int4z/g32", ["--quantize=int4-weight:32", "--int4-zero-points"], int4_matmul(x, w, bias, relu, 32, True)),
         ] + ([("dyn/avxvnni", ["--quantize=dynamic-int8", "--target-cpu", "alderlake"],
                quantized_matmul(x, w, bias, relu, False)),
               ("static/avxvnni", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--target-cpu",
@@ -573,6 +587,8 @@ def bad_input(build: Path, work: Path) -> list[str]:
          "'no_such_node' names no node"),
         ("bad int4 group", ["--quantize=int4-weight:12"], "bad int4-weight group ':12'"),
         ("int4 per-channel", ["--quantize=int4-weight", "--per-channel"], "--per-channel applies to the int8"),
+        ("zero points, int8", ["--quantize=dynamic-int8", "--int4-zero-points"],
+         "--int4-zero-points applies to --quantize=int4-weight only"),
         ("unknown mode", ["--quantize=int3"], "unknown mode 'int3'"),
         ("budget, no data", ["--quantize=int4-weight", "--accuracy-budget", "0.5"], "needs --quantize and "
          "--validation-data"),

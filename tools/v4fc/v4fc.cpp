@@ -81,7 +81,7 @@ struct CompileOptions {
   double accuracyBudget = -1;
   std::string validationData, labels;
   std::vector<std::string> exclude;
-  bool perChannel = false;
+  bool perChannel = false, int4ZeroPoints = false;
   int64_t maxLoopIterations = 4096;
   std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
@@ -226,6 +226,7 @@ int runCompile(const CompileOptions &opts) {
   copts.validationData = opts.validationData;
   copts.labels = opts.labels;
   copts.perChannel = opts.perChannel;
+  copts.int4ZeroPoints = opts.int4ZeroPoints;
   copts.wantQuantReport = !opts.quantReport.empty();
   if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
   copts.printIRAfterAll = opts.printIRAfterAll;
@@ -388,6 +389,9 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compile->add_flag("--per-channel", copts.perChannel,
                     "With --quantize: one weight scale per output channel (default: one per weight tensor)");
+  compile->add_flag("--int4-zero-points", copts.int4ZeroPoints,
+                    "With --quantize=int4-weight: asymmetric groups, each with an int4 zero point (default: "
+                    "symmetric groups)");
   compile->add_option("--accuracy-budget", copts.accuracyBudget,
                       "With --quantize: keep the most sensitive layers in float until the top-1 loss on "
                       "--validation-data is at most PCT percentage points (e.g. 0.5)")

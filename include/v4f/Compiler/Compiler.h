@@ -59,6 +59,8 @@ struct CompilerOptions {
   std::string calibrationData;
   std::string calibrationMethod = "minmax";
   bool perChannel = false;
+  /// --int4-zero-points: asymmetric int4-weight groups (a zero point each).
+  bool int4ZeroPoints = false;
   /// --accuracy-budget PCT (< 0: off) with --validation-data VAL.npz and
   /// optionally --labels L.npy: keep the most sensitive quantized layers in
   /// float until the top-1 loss on the validation set is at most PCT points

@@ -22,7 +22,8 @@ std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFoldQDQPass();
 std::unique_ptr<mlir::Pass> createQuantizePass();
 std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
-                                               bool perChannel, int64_t groupSize = 128);
+                                               bool perChannel, int64_t groupSize = 128,
+                                               bool int4ZeroPoints = false);
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);

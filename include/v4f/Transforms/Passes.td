@@ -75,7 +75,9 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
     not constant). `mode=int4-weight` makes a `v4f.int4_matmul` instead:
     the weight in groups of `group-size` K rows per column, int4 [-8, 7]
     with one f32 scale per group (the group's largest magnitude maps to -8),
-    activations float.
+    activations float; with `int4-zero-points` each group is asymmetric
+    (range [min, max] widened to contain 0 over 16 levels, scale (max - min)
+    / 15, an int4 zero point per group: the op's `rhs_zero_point`).
     Convolutions: with `mode=int8`, a calibrated `v4f.conv` with a constant
     float32 weight, `groups` 1 and static input height and width becomes a
     `v4f.quantized_conv` (weights per output channel or per tensor, the
@@ -93,7 +95,9 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
            "int4-weight: K rows per weight scale">,
     ListOption<"exclude", "exclude", "std::string", "ONNX node names to keep in float32">,
     Option<"perChannel", "per-channel", "bool", /*default=*/"false",
-           "one weight scale per output column (default: one per matrix)">
+           "one weight scale per output column (default: one per matrix)">,
+    Option<"int4ZeroPoints", "int4-zero-points", "bool", /*default=*/"false",
+           "int4-weight: asymmetric groups with an int4 zero point each">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }

@@ -37,14 +37,21 @@ void quantizeWeightColumns(const float *w, int64_t K, int64_t N, bool perChannel
 /// the group's value of largest magnitude m gets scale m / -8 (it maps to -8
 /// exactly, so the scale carries m's sign) and q = clamp(round(w / scale),
 /// -8, 7). An all-zero group gets scale 1.
+/// With `zeroPoints` (asymmetric groups, the same shape as `scales`): the
+/// group's range [lo, hi] (widened to contain 0) maps to
+/// the 16 levels, scale = (hi - lo) / 15, unsigned zero point z =
+/// clamp(round(-lo / scale), 0, 15), q_u = clamp(round(w / scale) + z, 0,
+/// 15); stored in the signed domain q = q_u - 8 and zero point z - 8, so w ~
+/// (q - zero point) * scale either way.
 void quantizeWeightGroupsInt4(const float *w, int64_t K, int64_t N, int64_t group, std::vector<int8_t> &q,
-                              std::vector<float> &scales);
+                              std::vector<float> &scales, std::vector<int8_t> *zeroPoints = nullptr);
 
 /// How much quantizing the weight alone loses: 10 log10(sum w^2 / sum (w -
-/// dequantized w)^2) for the scheme of `mode` ("int4-weight" with `group`,
-/// else int8 per channel or per tensor); infinity when exact.
+/// dequantized w)^2) for the scheme of `mode` ("int4-weight" with `group`
+/// and optional zero points, else int8 per channel or per tensor); infinity
+/// when exact.
 double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std::string &mode, bool perChannel,
-                                int64_t group);
+                                int64_t group, bool int4ZeroPoints = false);
 
 /// How calibration turns the observed values of a tensor into its range.
 struct CalibrationMethod {

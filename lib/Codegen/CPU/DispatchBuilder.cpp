@@ -77,7 +77,8 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
   bool onlyPacked = !op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
     // The int8 weight of a quantized matmul is always packed, and so are the
     // int4 weight and its group scales.
-    if (isa<Int4MatMulOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
+    if (auto i4 = dyn_cast<Int4MatMulOp>(use.getOwner()))
+      return use.getOperandNumber() == 1 || use.getOperandNumber() == 2 || use.get() == i4.getRhsZeroPoint();
     // A quantized conv's weight and scales become its own constants.
     if (isa<QuantizedConvOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));

@@ -34,8 +34,11 @@ namespace {
 
 enum class BiasMode { None, PerRow, PerColumn };
 
-/// How far ahead a tile prefetches its packed B stream: 4 KB.
+/// How far ahead a tile prefetches its packed B stream: 4 KB; and the
+/// smallest B (bytes per matrix) worth it: a smaller one stays in cache from
+/// one run to the next, and each prefetch is code in every tile variant.
 constexpr int64_t kPrefetchFloats = 1024;
+constexpr int64_t kPrefetchMinBytes = 256 * 1024;
 
 struct GemmSpec {
   std::string name;
@@ -48,6 +51,8 @@ struct GemmSpec {
   int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0, kc = 0; // from #v4f.gemm_tiling
   /// A / B are the weight's a_panels / b_panels (v4f-pack-weights).
   bool aPacked = false, bPacked = false;
+  /// Prefetch the packed B stream (set by emitGemm for a large packed B).
+  bool prefetchB = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<Value(KernelBuilder &, Value)> aOffset, bOffset, cOffset, biasOffset;
   /// Set when B is not in memory but packed by each workgroup, one K block
@@ -129,7 +134,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     // DRAM once per run).
     // (BERT-base s16 fp32: 47 -> 35 ms at 1 thread, 25 -> 19 ms at 2; 16 KB
     // ahead gains less.)
-    if (s.bPacked && !s.packB) {
+    if (s.prefetchB) {
       auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
       for (int64_t line = 0; line < s.nr; line += 16) {
         Value at = kb.add(bRow, kb.c(line + kPrefetchFloats));
@@ -184,8 +189,13 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   kb.ifThenElse(kblk.last, storeFinal, storePartial);
 }
 
-void emitGemm(DispatchContext &ctx, const GemmSpec &s) {
+void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   auto &sp = ctx.shapes;
+  GemmSpec s = spec;
+  if (s.bPacked && !s.packB) {
+    std::optional<int64_t> K = sp.constValue(s.K), N = sp.constValue(s.N);
+    s.prefetchB = !K || !N || *K * *N * 4 >= kPrefetchMinBytes;
+  }
   const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
   // packB: one row block of all M rows per workgroup.
   Reg mTiles = s.packB ? sp.constant(1) : sp.ceilDiv(s.M, sp.constant(kMB));

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cstring>
 
@@ -120,6 +121,9 @@ namespace {
 /// about 30 K steps of a VNNI tile (measured: 1-2 KB gains half as much; 4-16
 /// KB all gain the same).
 constexpr int64_t kWeightPrefetchBytes = 4096;
+/// Weights smaller than this stay in cache between runs: no prefetch (and no
+/// prefetch code in every tile variant).
+constexpr int64_t kWeightPrefetchMinBytes = 256 * 1024;
 
 /// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
 /// K x N weight in panels of `nr`.
@@ -184,6 +188,7 @@ struct QGemm {
   int64_t K, steps;     // K and ceil(K / step)
   int64_t step;         // K values per 32-bit lane: 2 (int16 pairs, pmaddwd) or 4 (u8 quads, vpdpbusd)
   bool vnni;            // step 4: activations u8 (q + 128), the sum corrected by (128 + zp) * colsum
+  bool prefetch;        // stream the weight with prefetches (a large weight)
   int32_t zeroPoint;
   uint32_t colSumBuf;
   uint32_t cBuf, qBuf, wBuf, wScaleBuf, rowScaleBuf;
@@ -218,7 +223,7 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
     // kWeightPrefetchBytes ahead, one request per cache line of this step
     // (BERT-base s16 dynamic int8, 1 thread: 12-15 -> 8-10 ms).
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-    for (int64_t line = 0; line < g.step * g.nr; line += 64) {
+    for (int64_t line = 0; g.prefetch && line < g.step * g.nr; line += 64) {
       Value at = kb.add(wRow, kb.c(line + kWeightPrefetchBytes));
       b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, b.getI8Type(), W, ValueRange{at}), 0u, 3u,
                                1u);
@@ -365,6 +370,7 @@ struct I4Gemm {
   Reg R, N;
   int64_t K, group, groups;
   uint32_t cBuf, aBuf, wBuf, sBuf;
+  std::optional<uint32_t> zBuf; // zero points as floats, packed like the scales
   std::optional<uint32_t> biasBuf;
   std::string act;
   float alpha, beta;
@@ -379,6 +385,7 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
   auto i8v = VectorType::get({L}, b.getI8Type());
   Type vt = kb.vec(L);
   Value A = kb.binding(1), W = kb.binding(2), S = kb.binding(3);
+  Value Z = g.zBuf ? kb.binding(g.biasBuf ? 5 : 4) : Value();
   Value panel = kb.div(n, kb.c(NR));
   Value wBase = kb.mul(panel, kb.c(g.K * L));
   Value sBase = kb.mul(panel, kb.c(g.groups * NR));
@@ -396,13 +403,22 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
   const bool perGroupScale = rows <= 2;
   const int U = perGroupScale ? 4 : 1;
   const int sets = rows * 2;
-  auto step = [&](Value k, ValueRange a, int u, Value s0, Value s1, SmallVector<Value> &next) {
+  // z0, z1: the group's zero points (asymmetric groups), subtracted from the
+  // int4 values before they are multiplied; with the scales s0, s1 they are
+  // -z s instead, added by the scaling FMA.
+  auto step = [&](Value k, ValueRange a, int u, Value s0, Value s1, Value z0, Value z1, SmallVector<Value> &next) {
     Value v = b.create<arith::ExtSIOp>(loc, i32v, kb.load(i8v, W, kb.add(wBase, kb.mul(k, kb.c(L)))));
     Value w0 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, b.create<arith::ShLIOp>(loc, v, c28), c28));
     Value w1 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, v, c4));
-    if (s0) {
+    if (s0 && z0) { // (q - z) s as q s + (-z s): one FMA
+      w0 = b.create<vector::FMAOp>(loc, w0, s0, z0);
+      w1 = b.create<vector::FMAOp>(loc, w1, s1, z1);
+    } else if (s0) {
       w0 = b.create<arith::MulFOp>(loc, w0, s0);
       w1 = b.create<arith::MulFOp>(loc, w1, s1);
+    } else if (z0) {
+      w0 = b.create<arith::SubFOp>(loc, w0, z0);
+      w1 = b.create<arith::SubFOp>(loc, w1, z1);
     }
     for (int r = 0; r < rows; ++r) {
       Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], k)), L);
@@ -414,23 +430,27 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
   auto acc = kb.forLoop(kb.c(0), kb.c(g.groups), kb.c(1), SmallVector<Value>(sets, zero), [&](Value grp, ValueRange a) {
     Value sRow = kb.add(sBase, kb.mul(grp, kb.c(NR)));
     Value s0 = kb.load(vt, S, sRow), s1 = kb.load(vt, S, kb.add(sRow, kb.c(L)));
+    Value z0 = Z ? kb.load(vt, Z, sRow) : Value(), z1 = Z ? kb.load(vt, Z, kb.add(sRow, kb.c(L))) : Value();
+    // -z s, for the scaled step's FMA.
+    Value nzs0 = Z ? b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, z0, s0)).getResult() : Value();
+    Value nzs1 = Z ? b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, z1, s1)).getResult() : Value();
     Value k0 = kb.mul(grp, kb.c(g.group));
     Value k1 = kb.min(kb.add(k0, kb.c(g.group)), kb.c(g.K));
     if (!perGroupScale)
       return kb.forLoop(k0, k1, kb.c(1), a, [&](Value k, ValueRange a2) {
         SmallVector<Value> next(a2.begin(), a2.end());
-        step(k, a2, 0, s0, s1, next);
+        step(k, a2, 0, s0, s1, nzs0, nzs1, next);
         return next;
       });
     Value kU = kb.add(k0, kb.mul(kb.div(kb.sub(k1, k0), kb.c(U)), kb.c(U)));
     auto unrolled = kb.forLoop(k0, kU, kb.c(U), SmallVector<Value>(sets * U, zero), [&](Value k, ValueRange a2) {
       SmallVector<Value> next(a2.begin(), a2.end());
-      for (int u = 0; u < U; ++u) step(kb.add(k, kb.c(u)), a2, u, Value(), Value(), next);
+      for (int u = 0; u < U; ++u) step(kb.add(k, kb.c(u)), a2, u, Value(), Value(), z0, z1, next);
       return next;
     });
     auto sums = kb.forLoop(kU, k1, kb.c(1), unrolled, [&](Value k, ValueRange a2) {
       SmallVector<Value> next(a2.begin(), a2.end());
-      step(k, a2, 0, Value(), Value(), next);
+      step(k, a2, 0, Value(), Value(), z0, z1, next);
       return next;
     });
     SmallVector<Value> next;
@@ -516,6 +536,7 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
   g.cBuf = result.buffer;
   g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
+  g.prefetch = g.K * wShape[1] >= kWeightPrefetchMinBytes;
   if (g.vnni) {
     // Column sums of the int8 weight, padded to whole panels.
     int64_t N = wShape[1], padded = (N + g.nr - 1) / g.nr * g.nr;
@@ -570,6 +591,15 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
     if (v < -8 || v > 7) return op->emitOpError("int4 weight value ") << int(v) << " is outside [-8, 7]";
   std::vector<float> scales = floatValues(WS.constant);
   int64_t NR = 2 * g.lanes, panels = (N + NR - 1) / NR;
+  if (Value zp = i4.getRhsZeroPoint()) {
+    DenseElementsAttr zAttr;
+    if (!matchPattern(zp, m_Constant(&zAttr))) return op->emitOpError("needs constant int4 zero points");
+    std::vector<int8_t> z8 = int8Values(zAttr);
+    std::vector<float> zf(z8.begin(), z8.end());
+    g.zBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
+      packInt4Scales(zf, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
+    });
+  }
   g.wBuf = ctx.newConstant(size_t(panels * g.K * g.lanes),
                            [&](uint8_t *dst) { packInt4Weights(q, g.K, N, g.lanes, dst); });
   g.sBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
@@ -577,7 +607,7 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   });
   g.cBuf = result.buffer;
   g.aBuf = A.buffer;
-  if (i4.getBias()) g.biasBuf = operands[3].buffer;
+  if (i4.getBias()) g.biasBuf = operands[i4.getRhsZeroPoint() ? 4 : 3].buffer;
   g.act = i4.getActivation().str();
   g.alpha = i4.getActAlpha().convertToFloat();
   g.beta = i4.getActBeta().convertToFloat();
@@ -588,6 +618,7 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.aBuf, g.wBuf, g.sBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);
+  if (g.zBuf) bindings.push_back(*g.zBuf);
   ctx.addDispatch(*kb, bindings, groups, g.name);
   ctx.plan.dispatches.back().precision = "int4";
   ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));

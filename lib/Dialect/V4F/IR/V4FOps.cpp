@@ -298,6 +298,8 @@ LogicalResult Int4MatMulOp::verify() {
   if (scale.getRank() != 2 || scale.getDimSize(0) != (K + group - 1) / group || scale.getDimSize(1) != N)
     return emitOpError("rhs_scale must have shape [ceil(K / group_size), N] = [")
            << (K + group - 1) / group << ", " << N << "]";
+  if (getRhsZeroPoint() && getRhsZeroPoint().getType().getShape() != scale.getShape())
+    return emitOpError("rhs_zero_point must have the shape of rhs_scale");
   return success();
 }
 

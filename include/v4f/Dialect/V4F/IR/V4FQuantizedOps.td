@@ -41,7 +41,7 @@ def V4F_QuantizedMatMulOp : V4F_Op<"quantized_matmul", [Pure,
   let hasVerifier = 1;
 }
 
-def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
+def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "matrix product of float activations and a block-wise int4 weight";
   let description = [{
@@ -51,7 +51,10 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
     the scales `rhs_scale` (`[ceil(K / group_size), N]`):
     `y[r, n] = sum_k lhs[r, k] * rhs[k, n] * rhs_scale[k / group_size, n]`
     in float32, then `bias` (`[N]`) is added and `activation` applies.
-    `lhs` (float32 `[..., M, K]`) stays float.
+    `lhs` (float32 `[..., M, K]`) stays float. With `rhs_zero_point`
+    (i8 `[ceil(K / group_size), N]`, values in [-8, 7]) the groups are
+    asymmetric: the weight is `(rhs[k, n] - rhs_zero_point[k / group_size, n])
+    * rhs_scale[k / group_size, n]`.
 
     Produced by `v4f-quantize` (mode `int4-weight`) from `v4f.matmul` with a
     constant weight.
@@ -62,12 +65,14 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure,
     ```
   }];
   let arguments = !con((ins V4F_FloatTensor:$lhs, RankedTensorOf<[I8]>:$rhs,
-                       V4F_FloatTensor:$rhs_scale, Optional<V4F_FloatTensor>:$bias,
+                       V4F_FloatTensor:$rhs_scale, Optional<RankedTensorOf<[I8]>>:$rhs_zero_point,
+                       Optional<V4F_FloatTensor>:$bias,
                        I64Attr:$group_size),
                        V4F_ActivationArgs);
   let results = (outs V4F_FloatTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $rhs_scale (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+    $lhs `,` $rhs `,` $rhs_scale (`zero_point` `(` $rhs_zero_point^ `)`)? (`bias` `(` $bias^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
