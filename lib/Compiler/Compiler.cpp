@@ -308,7 +308,7 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
     });
     return "[" + names + "]";
   };
-  bool int4 = options.quantize.rfind("int4-weight", 0) == 0;
+  bool int4 = options.quantize.rfind("int4-weight", 0) == 0 || options.quantize.rfind("w4a8", 0) == 0;
   std::string out = "{\n  \"mode\": " + jsonString(options.quantize) + ",\n  \"weights\": " +
                     jsonString(int4 ? "per-group" : options.perChannel ? "per-channel" : "per-tensor");
   if (calibration)
@@ -346,7 +346,8 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
     };
     if (i4mm) {
       ++quantized;
-      e += ", \"precision\": \"int4\", \"activation\": {\"quantization\": \"none\"}, \"group_size\": " +
+      e += ", \"precision\": \"int4\", \"activation\": {\"quantization\": " +
+           std::string(i4mm.getInt8Activations() ? "\"dynamic\"" : "\"none\"") + "}, \"group_size\": " +
            std::to_string(i4mm.getGroupSize()) + ", \"zero_points\": " +
            (i4mm.getRhsZeroPoint() ? "true" : "false") + scaleRange(i4mm.getRhsScale());
     } else if (qmm) {
@@ -420,30 +421,34 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   importOptions.notes = &out.notes;
   std::string quantMode = options.quantize;
   int64_t groupSize = 128;
-  if (quantMode.rfind("int4-weight", 0) == 0) {
-    std::string rest = quantMode.substr(11);
-    quantMode = "int4-weight";
+  for (std::string int4Mode : {"int4-weight", "w4a8"}) {
+    if (quantMode.rfind(int4Mode, 0) != 0) continue;
+    std::string rest = quantMode.substr(int4Mode.size());
+    quantMode = int4Mode;
     if (!rest.empty()) {
       char *end = nullptr;
       long long g = rest[0] == ':' && rest.size() > 1 ? std::strtoll(rest.c_str() + 1, &end, 10) : -1;
       if (g < 8 || g > 4096 || g % 8 || !end || *end) {
-        error = "--quantize: bad int4-weight group '" + rest + "' (int4-weight:GROUP, GROUP a multiple of 8 in "
-                "[8, 4096]; 32, 64 or 128 are usual)";
+        error = "--quantize: bad " + int4Mode + " group '" + rest + "' (" + int4Mode +
+                ":GROUP, GROUP a multiple of 8 in [8, 4096]; 32, 64 or 128 are usual)";
         return false;
       }
       groupSize = g;
     }
+    break;
   }
-  if (!quantMode.empty() && quantMode != "dynamic-int8" && quantMode != "int8" && quantMode != "int4-weight") {
-    error = "--quantize: unknown mode '" + options.quantize + "' (int8, dynamic-int8 or int4-weight[:GROUP])";
+  if (!quantMode.empty() && quantMode != "dynamic-int8" && quantMode != "int8" && quantMode != "int4-weight" &&
+      quantMode != "w4a8") {
+    error = "--quantize: unknown mode '" + options.quantize +
+            "' (int8, dynamic-int8, int4-weight[:GROUP] or w4a8[:GROUP])";
     return false;
   }
   if (options.int4ZeroPoints && quantMode != "int4-weight") {
     error = "--int4-zero-points applies to --quantize=int4-weight only";
     return false;
   }
-  if (quantMode == "int4-weight" && options.perChannel) {
-    error = "--per-channel applies to the int8 modes (int4-weight has a scale per group of each column)";
+  if ((quantMode == "int4-weight" || quantMode == "w4a8") && options.perChannel) {
+    error = "--per-channel applies to the int8 modes (" + quantMode + " has a scale per group of each column)";
     return false;
   }
   if (options.quantize == "int8" && options.calibrationData.empty()) {

@@ -87,7 +87,7 @@ double weightQuantizationSqnrDb(const float *w, int64_t K, int64_t N, const std:
                                 int64_t group, bool int4ZeroPoints) {
   std::vector<int8_t> q, zp;
   std::vector<float> scales;
-  bool int4 = mode == "int4-weight";
+  bool int4 = mode == "int4-weight" || mode == "w4a8";
   if (int4)
     quantizeWeightGroupsInt4(w, K, N, group, q, scales, int4ZeroPoints ? &zp : nullptr);
   else

@@ -47,8 +47,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
   using QuantizeBase::QuantizeBase;
 
   void runOnOperation() override {
-    if (mode != "dynamic-int8" && mode != "int8" && mode != "int4-weight") {
-      getOperation().emitError("v4f-quantize: unknown mode '") << mode << "' (dynamic-int8, int8 or int4-weight)";
+    if (mode != "dynamic-int8" && mode != "int8" && mode != "int4-weight" && mode != "w4a8") {
+      getOperation().emitError("v4f-quantize: unknown mode '")
+          << mode << "' (dynamic-int8, int8, int4-weight or w4a8)";
       return signalPassFailure();
     }
     if (groupSize < 1) {
@@ -142,10 +143,11 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     std::vector<float> w = floatValues(weight);
     std::vector<int8_t> q, zeroPoints;
     std::vector<float> scales;
-    bool int4 = mode == "int4-weight";
+    bool w4a8 = mode == "w4a8", int4 = mode == "int4-weight" || w4a8;
     int64_t groups = (K + groupSize - 1) / groupSize;
     if (int4)
-      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales, int4ZeroPoints ? &zeroPoints : nullptr);
+      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales,
+                               int4ZeroPoints && !w4a8 ? &zeroPoints : nullptr);
     else
       quantizeWeightColumns(w.data(), K, N, perChannel, q, scales);
     OpBuilder b(mm);
@@ -162,8 +164,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     }
     if (int4)
       result = b.create<Int4MatMulOp>(loc, mm.getType(), mm.getLhs(), qW, sW, zW, mm.getBias(),
-                                      b.getI64IntegerAttr(groupSize), mm.getActivationAttr(), mm.getActAlphaAttr(),
-                                      mm.getActBetaAttr());
+                                      b.getI64IntegerAttr(groupSize), w4a8 ? b.getUnitAttr() : UnitAttr(),
+                                      mm.getActivationAttr(), mm.getActAlphaAttr(), mm.getActBetaAttr());
     else
       result = b.create<QuantizedMatMulOp>(loc, mm.getType(), mm.getLhs(), qW, sW, mm.getBias(),
                                            b.getStringAttr(actQuant), b.getF32FloatAttr(actScale),

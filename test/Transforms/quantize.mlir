@@ -3,6 +3,7 @@
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=dynamic-int8}))" | FileCheck %s --check-prefix=TENSOR
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int4-weight group-size=2}))" | FileCheck %s --check-prefix=INT4
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=int4-weight group-size=2 int4-zero-points=1}))" | FileCheck %s --check-prefix=INT4Z
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-quantize{mode=w4a8 group-size=4}))" | FileCheck %s --check-prefix=W4A8
 
 // A matmul with a constant weight becomes v4f.quantized_matmul: the weight
 // per output column, symmetric (column 0: max 1 -> [127, 64]; column 1:
@@ -28,6 +29,10 @@
 // INT4-DAG: %[[S:.*]] = arith.constant dense<{{\[}}[-1.250000e-01, -5.000000e-01]]> : tensor<1x2xf32>
 // INT4: v4f.int4_matmul %arg0, %[[W]], %[[S]] bias(%{{.*}}) {activation = "relu", group_size = 2 : i64}
 // INT4-NOT: v4f.matmul
+// w4a8: the same symmetric int4 groups (one group of 4 >= K rows here),
+// marked for int8 activations.
+// W4A8-LABEL: func @weight_per_column
+// W4A8: v4f.int4_matmul %arg0, %{{.*}}, %{{.*}} bias(%{{.*}}) {activation = "relu", group_size = 4 : i64, int8_activations}
 // Without calibration ranges the static mode keeps the matmul in float and says why.
 // STATIC-LABEL: func @weight_per_column
 // STATIC: v4f.matmul {{.*}}v4f.precision_note = "no calibration range"

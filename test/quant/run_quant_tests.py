@@ -10,7 +10,8 @@
    calibration on other data, so the run clips) with per-channel weights, on
    the host's kernels (vpdpbusd where it has AVX-512 VNNI), on AVX2's
    (pmaddwd) and, where the CPU has AVX-VNNI, on AVX2 + AVX-VNNI's (256-bit
-   vpdpbusd, --target-cpu alderlake); int4-weight at groups of 32 and 128.
+   vpdpbusd, --target-cpu alderlake); int4-weight at groups of 32 and 128,
+   with zero points; w4a8 (int4 weights, int8 activations).
 2. Accuracy on the trained digits models (test/quant/digits_models.py, trained
    at test time with numpy): float vs quantized top-1 on the 360 held-out
    digits, for every mode and calibration method, against the issue's budgets
@@ -57,6 +58,7 @@ MODES = {
     "int4-weight": (["--quantize=int4-weight"], 0.02),
     "int4-weight:32": (["--quantize=int4-weight:32"], 0.02),
     "int4-weight zp": (["--quantize=int4-weight", "--int4-zero-points"], 0.02),
+    "w4a8": (["--quantize=w4a8"], 0.02),
 }
 
 
@@ -155,6 +157,27 @@ def int4_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, group: int, zero
     return y.reshape(a.shape[:-1] + (w.shape[1],)).astype(np.float32)
 
 
+def w4a8_matmul(a: np.ndarray, w: np.ndarray, bias, relu: bool, group: int) -> np.ndarray:
+    """w4a8: rows quantized to int8 at run time (symmetric, per row), symmetric
+    int4 weight groups, integer products summed per group and scaled by the
+    group's scale, then by the row's scale."""
+    a2 = a.reshape(-1, a.shape[-1]).astype(np.float32)
+    m = np.abs(a2).max(axis=1) if a2.shape[1] else np.zeros(len(a2), np.float32)
+    s = np.where(m > 0, m / np.float32(127), np.float32(1)).astype(np.float32)
+    inv = (np.float32(1) / s).astype(np.float32)
+    q = np.clip(np.round(a2 * inv[:, None]), -127, 127).astype(np.int64)
+    qw, sw = quantize_int4(w, group)
+    y = np.zeros((len(a2), w.shape[1]), np.float64)
+    for g in range(sw.shape[0]):
+        y += (q[:, g * group:(g + 1) * group] @ qw[g * group:(g + 1) * group]) * sw[g].astype(np.float64)
+    y *= s[:, None]
+    if bias is not None:
+        y = y + bias
+    if relu:
+        y = np.maximum(y, 0)
+    return y.reshape(a.shape[:-1] + (w.shape[1],)).astype(np.float32)
+
+
 # ---------------------------------------------------------------- models
 def matmul_model(path: Path, in_shape, w: np.ndarray, bias, relu: bool, gemm_trans_b: bool = False):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(in_shape))
@@ -238,10 +261,14 @@ def exactness(build: Path, work: Path) -> list[str]:
             ("int4/g32", ["--quantize=int4-weight:32"], int4_matmul(x, w, bias, relu, 32)),
             ("int4/g128", ["--quantize=int4-weight"], int4_matmul(x, w, bias, relu, 128)),
             ("int4z/g32", ["--quantize=int4-weight:32", "--int4-zero-points"], int4_matmul(x, w, bias, relu, 32, True)),
+            ("w4a8/g32", ["--quantize=w4a8:32"], w4a8_matmul(x, w, bias, relu, 32)),
+            ("w4a8/g128", ["--quantize=w4a8"], w4a8_matmul(x, w, bias, relu, 128)),
+            ("w4a8/v3", ["--quantize=w4a8:32", "--target-cpu", "x86-64-v3"], w4a8_matmul(x, w, bias, relu, 32)),
         ] + ([("dyn/avxvnni", ["--quantize=dynamic-int8", "--target-cpu", "alderlake"],
                quantized_matmul(x, w, bias, relu, False)),
               ("static/avxvnni", ["--quantize=int8", "--calibration-data", work / f"{name}_cal.npz", "--target-cpu",
-                                  "alderlake"], quantized_matmul(x, w, bias, relu, False, static))]
+                                  "alderlake"], quantized_matmul(x, w, bias, relu, False, static)),
+              ("w4a8/avxvnni", ["--quantize=w4a8:32", "--target-cpu", "alderlake"], w4a8_matmul(x, w, bias, relu, 32))]
              if host_has_avx_vnni() else []):
             got, _ = compile_and_run(build, model, x, work / f"{name}_{label.replace('/', '_')}", flags)
             err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
@@ -589,6 +616,9 @@ def bad_input(build: Path, work: Path) -> list[str]:
         ("int4 per-channel", ["--quantize=int4-weight", "--per-channel"], "--per-channel applies to the int8"),
         ("zero points, int8", ["--quantize=dynamic-int8", "--int4-zero-points"],
          "--int4-zero-points applies to --quantize=int4-weight only"),
+        ("zero points, w4a8", ["--quantize=w4a8", "--int4-zero-points"],
+         "--int4-zero-points applies to --quantize=int4-weight only"),
+        ("bad w4a8 group", ["--quantize=w4a8:20"], "bad w4a8 group ':20'"),
         ("unknown mode", ["--quantize=int3"], "unknown mode 'int3'"),
         ("budget, no data", ["--quantize=int4-weight", "--accuracy-budget", "0.5"], "needs --quantize and "
          "--validation-data"),

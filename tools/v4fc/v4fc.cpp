@@ -377,9 +377,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compile->add_option("--quantize", copts.quantize,
                       "Quantize matmuls with constant weights: int8 (static: activation scales from "
-                      "--calibration-data), dynamic-int8 (activation scales per row at run time) or "
-                      "int4-weight[:GROUP] (block-wise int4 weights, GROUP rows per scale, default 128; float "
-                      "activations); docs/quantization.md");
+                      "--calibration-data; also convolutions), dynamic-int8 (activation scales per row at run "
+                      "time), int4-weight[:GROUP] (block-wise int4 weights, GROUP rows per scale, default 128; "
+                      "float activations) or w4a8[:GROUP] (the same int4 weights, int8 activations per row at run "
+                      "time); docs/quantization.md");
   compile->add_option("--calibration-data", copts.calibrationData,
                       "With --quantize=int8: an .npz (np.savez) with one array per model input, named as the input, "
                       "first axis = samples");

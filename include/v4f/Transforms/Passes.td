@@ -78,6 +78,9 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
     activations float; with `int4-zero-points` each group is asymmetric
     (range [min, max] widened to contain 0 over 16 levels, scale (max - min)
     / 15, an int4 zero point per group: the op's `rhs_zero_point`).
+    `mode=w4a8` makes the same symmetric int4 weights with
+    `int8_activations` (integer products, activations quantized per row at
+    run time).
     Convolutions: with `mode=int8`, a calibrated `v4f.conv` with a constant
     float32 weight, `groups` 1 and static input height and width becomes a
     `v4f.quantized_conv` (weights per output channel or per tensor, the
@@ -89,8 +92,9 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
   let constructor = "v4f::createQuantizePass()";
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"dynamic-int8\"",
-           "dynamic-int8 (activation scales per row at run time), int8 (static, from v4f.calibration) "
-           "or int4-weight (block-wise int4 weights, float activations)">,
+           "dynamic-int8 (activation scales per row at run time), int8 (static, from v4f.calibration), "
+           "int4-weight (block-wise int4 weights, float activations) or w4a8 (block-wise int4 weights, "
+           "int8 activations per row at run time)">,
     Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
            "int4-weight: K rows per weight scale">,
     ListOption<"exclude", "exclude", "std::string", "ONNX node names to keep in float32">,

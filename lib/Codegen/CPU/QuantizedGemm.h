@@ -34,6 +34,26 @@ mlir::Value pairwiseMulAdd(KernelBuilder &kb, mlir::Value a, mlir::Value b16, in
 Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
                    int64_t nb, const std::function<void(mlir::Value m, mlir::Value n, int rows, mlir::Value edgeCols)> &tile);
 
+/// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
+/// columns [n, n + vecs * L) of the row-major [R, N] output (binding 0), only
+/// the first `edgeCols` columns when set: `value(r, v, col)` gives vector v
+/// of row r before bias and activation (`col` is vector v of the [N] binding
+/// `colBinding` at those columns, loaded once, or null), then the bias
+/// (binding `biasBinding`, [N]) is added and the activation applied.
+void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, mlir::Value m, mlir::Value n, Reg N,
+                      mlir::Value edgeCols, std::optional<unsigned> colBinding,
+                      std::optional<unsigned> biasBinding, const std::string &act, float alpha, float beta,
+                      const std::function<mlir::Value(int r, int64_t v, mlir::Value col)> &value);
+
+/// The "quantize rows" dispatch: rows of `srcBuf` (float, K each) -> int8
+/// values into `qBuf` (`rowValues` per row, zero-padded past K), held as
+/// int16 q - zp, or with `vnni` as u8 q + 128, and each row's scale into
+/// `scaleBuf`. Static with `staticScale` and `staticZp`; dynamic (symmetric,
+/// max |row| / 127) when `staticScale` is unset.
+void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, int32_t staticZp,
+                      const std::string &name, Reg rows, int64_t K, int64_t rowValues, bool vnni, int64_t L,
+                      uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf);
+
 } // namespace v4f
 
 #endif // V4F_LIB_CODEGEN_CPU_QUANTIZEDGEMM_H

@@ -115,39 +115,6 @@ Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_
   return sp.mul(mTiles, nTiles);
 }
 
-namespace {
-
-/// How far ahead the integer GEMMs prefetch their weight stream: a page,
-/// about 30 K steps of a VNNI tile (measured: 1-2 KB gains half as much; 4-16
-/// KB all gain the same).
-constexpr int64_t kWeightPrefetchBytes = 4096;
-/// Weights smaller than this stay in cache between runs: no prefetch (and no
-/// prefetch code in every tile variant).
-constexpr int64_t kWeightPrefetchMinBytes = 256 * 1024;
-
-/// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
-/// K x N weight in panels of `nr`.
-int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr, int64_t step) {
-  return (N + nr - 1) / nr * nr * ((K + step - 1) / step * step);
-}
-
-void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t step, int8_t *dst) {
-  int64_t panels = (N + nr - 1) / nr, steps = (K + step - 1) / step;
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t kk = 0; kk < steps; ++kk)
-      for (int64_t j = 0; j < nr; ++j)
-        for (int64_t h = 0; h < step; ++h) {
-          int64_t k = step * kk + h, n = p * nr + j;
-          *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
-        }
-}
-
-/// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
-/// columns [n, n + vecs * L) of the row-major [R, N] output (binding 0), only
-/// the first `edgeCols` columns when set: `value(r, v, col)` gives vector v
-/// of row r before bias and activation (`col` is vector v of the [N] binding
-/// `colBinding` at those columns, loaded once, or null), then the bias
-/// (binding `biasBinding`, [N]) is added and the activation applied.
 void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, Value m, Value n, Reg N, Value edgeCols,
                       std::optional<unsigned> colBinding, std::optional<unsigned> biasBinding, const std::string &act,
                       float alpha, float beta, const std::function<Value(int r, int64_t v, Value col)> &value) {
@@ -180,6 +147,33 @@ void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, Valu
         kb.store(f, kb.binding(0), idx);
     }
   }
+}
+
+namespace {
+
+/// How far ahead the integer GEMMs prefetch their weight stream: a page,
+/// about 30 K steps of a VNNI tile (measured: 1-2 KB gains half as much; 4-16
+/// KB all gain the same).
+constexpr int64_t kWeightPrefetchBytes = 4096;
+/// Weights smaller than this stay in cache between runs: no prefetch (and no
+/// prefetch code in every tile variant).
+constexpr int64_t kWeightPrefetchMinBytes = 256 * 1024;
+
+/// Bytes of the int8_pairs (`step` 2) or int8_quads (`step` 4) packing of a
+/// K x N weight in panels of `nr`.
+int64_t packedInt8Bytes(int64_t K, int64_t N, int64_t nr, int64_t step) {
+  return (N + nr - 1) / nr * nr * ((K + step - 1) / step * step);
+}
+
+void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t step, int8_t *dst) {
+  int64_t panels = (N + nr - 1) / nr, steps = (K + step - 1) / step;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t kk = 0; kk < steps; ++kk)
+      for (int64_t j = 0; j < nr; ++j)
+        for (int64_t h = 0; h < step; ++h) {
+          int64_t k = step * kk + h, n = p * nr + j;
+          *dst++ = (k < K && n < N) ? w[k * N + n] : 0;
+        }
 }
 
 struct QGemm {
@@ -283,15 +277,19 @@ void emitQGemm(DispatchContext &ctx, const QGemm &g) {
   ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
 }
 
+} // namespace
+
 /// The "quantize rows" dispatch: rows of `src` (float, K each) -> int16
 /// values minus the zero point into `qBuf` (rows of `rowValues`, zero-padded
 /// past K) and each row's scale into `scaleBuf`; with `vnni`, u8 values q +
 /// 128 (the zero point kept) instead of int16.
-void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::string &name, Reg rows, int64_t K,
-                      int64_t rowValues, bool vnni, int64_t L, uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
-  bool dynamic = op.getActQuant() == "dynamic";
-  float staticScale = op.getActScale().convertToFloat();
-  int64_t zp = dynamic ? 0 : int32_t(op.getActZeroPoint());
+/// Static quantization: `staticScale` and zero point `staticZp`; dynamic when
+/// `staticScale` is unset.
+void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, int32_t staticZp,
+                      const std::string &name, Reg rows, int64_t K, int64_t rowValues, bool vnni, int64_t L,
+                      uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
+  bool dynamic = !staticScale;
+  int64_t zp = dynamic ? 0 : staticZp;
   float qmin = dynamic ? -127.f : -128.f, qmax = 127.f;
   auto [groups, perGroup] = ctx.splitRows(rows, ctx.shapes.constant(K), 16384);
   auto kb = ctx.newKernel(name);
@@ -321,7 +319,7 @@ void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::str
       Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, mx, kb->cf(0.f));
       scale = b.create<arith::SelectOp>(loc, positive, b.create<arith::DivFOp>(loc, mx, kb->cf(127.f)), kb->cf(1.f));
     } else {
-      scale = kb->cf(staticScale);
+      scale = kb->cf(*staticScale);
     }
     kb->store(scale, S, r);
     Value inv = b.create<arith::DivFOp>(loc, kb->cf(1.f), scale);
@@ -356,142 +354,6 @@ void emitQuantizeRows(DispatchContext &ctx, QuantizedMatMulOp op, const std::str
   ctx.addDispatch(*kb, {qBuf, srcBuf, scaleBuf}, groups, name);
   ctx.plan.dispatches.back().precision = "int8";
 }
-
-/// v4f.int4_matmul as one dispatch. Panels of NR = 2L columns; for every k
-/// the panel holds L bytes, byte i = column i (low nibble) and column L + i
-/// (high nibble) of row k, two's complement. A K step loads the L bytes,
-/// sign-extends them to int32 lanes, takes the nibbles with shifts ((v << 28)
-/// >> 28 and v >> 4, arithmetic), converts to float and multiplies by the
-/// group's scales (loaded once per group; stored [panel][group][NR]), then
-/// one FMA per row and vector. Memory-bound at batch 1: it reads 1/8 of the
-/// float weight's bytes.
-struct I4Gemm {
-  std::string name;
-  Reg R, N;
-  int64_t K, group, groups;
-  uint32_t cBuf, aBuf, wBuf, sBuf;
-  std::optional<uint32_t> zBuf; // zero points as floats, packed like the scales
-  std::optional<uint32_t> biasBuf;
-  std::string act;
-  float alpha, beta;
-  int64_t mr, lanes, mb, nb;
-};
-
-void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, Value edgeCols) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  const int64_t L = g.lanes, NR = 2 * L;
-  auto i32v = VectorType::get({L}, b.getI32Type());
-  auto i8v = VectorType::get({L}, b.getI8Type());
-  Type vt = kb.vec(L);
-  Value A = kb.binding(1), W = kb.binding(2), S = kb.binding(3);
-  Value Z = g.zBuf ? kb.binding(g.biasBuf ? 5 : 4) : Value();
-  Value panel = kb.div(n, kb.c(NR));
-  Value wBase = kb.mul(panel, kb.c(g.K * L));
-  Value sBase = kb.mul(panel, kb.c(g.groups * NR));
-  SmallVector<Value> rowBase;
-  for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.K)));
-  auto splatI32 = [&](int32_t v) {
-    return b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(v))).getResult();
-  };
-  Value c28 = splatI32(28), c4 = splatI32(4);
-  // Few rows (batch-1 decoding): the int4 values are multiplied as they are
-  // into U accumulator sets per group (U K steps in flight, so the FMA
-  // latency does not bound the loop), and each group's sum is scaled once.
-  // More rows: the weight vectors are scaled once per K step and shared by
-  // the rows' FMAs (registers allow no second accumulator set).
-  const bool perGroupScale = rows <= 2;
-  const int U = perGroupScale ? 4 : 1;
-  const int sets = rows * 2;
-  // z0, z1: the group's zero points (asymmetric groups), subtracted from the
-  // int4 values before they are multiplied; with the scales s0, s1 they are
-  // -z s instead, added by the scaling FMA.
-  auto step = [&](Value k, ValueRange a, int u, Value s0, Value s1, Value z0, Value z1, SmallVector<Value> &next) {
-    Value v = b.create<arith::ExtSIOp>(loc, i32v, kb.load(i8v, W, kb.add(wBase, kb.mul(k, kb.c(L)))));
-    Value w0 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, b.create<arith::ShLIOp>(loc, v, c28), c28));
-    Value w1 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, v, c4));
-    if (s0 && z0) { // (q - z) s as q s + (-z s): one FMA
-      w0 = b.create<vector::FMAOp>(loc, w0, s0, z0);
-      w1 = b.create<vector::FMAOp>(loc, w1, s1, z1);
-    } else if (s0) {
-      w0 = b.create<arith::MulFOp>(loc, w0, s0);
-      w1 = b.create<arith::MulFOp>(loc, w1, s1);
-    } else if (z0) {
-      w0 = b.create<arith::SubFOp>(loc, w0, z0);
-      w1 = b.create<arith::SubFOp>(loc, w1, z1);
-    }
-    for (int r = 0; r < rows; ++r) {
-      Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], k)), L);
-      next[u * sets + 2 * r] = b.create<vector::FMAOp>(loc, av, w0, a[u * sets + 2 * r]);
-      next[u * sets + 2 * r + 1] = b.create<vector::FMAOp>(loc, av, w1, a[u * sets + 2 * r + 1]);
-    }
-  };
-  Value zero = kb.cf(0.f, vt);
-  auto acc = kb.forLoop(kb.c(0), kb.c(g.groups), kb.c(1), SmallVector<Value>(sets, zero), [&](Value grp, ValueRange a) {
-    Value sRow = kb.add(sBase, kb.mul(grp, kb.c(NR)));
-    Value s0 = kb.load(vt, S, sRow), s1 = kb.load(vt, S, kb.add(sRow, kb.c(L)));
-    Value z0 = Z ? kb.load(vt, Z, sRow) : Value(), z1 = Z ? kb.load(vt, Z, kb.add(sRow, kb.c(L))) : Value();
-    // -z s, for the scaled step's FMA.
-    Value nzs0 = Z ? b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, z0, s0)).getResult() : Value();
-    Value nzs1 = Z ? b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, z1, s1)).getResult() : Value();
-    Value k0 = kb.mul(grp, kb.c(g.group));
-    Value k1 = kb.min(kb.add(k0, kb.c(g.group)), kb.c(g.K));
-    if (!perGroupScale)
-      return kb.forLoop(k0, k1, kb.c(1), a, [&](Value k, ValueRange a2) {
-        SmallVector<Value> next(a2.begin(), a2.end());
-        step(k, a2, 0, s0, s1, nzs0, nzs1, next);
-        return next;
-      });
-    Value kU = kb.add(k0, kb.mul(kb.div(kb.sub(k1, k0), kb.c(U)), kb.c(U)));
-    auto unrolled = kb.forLoop(k0, kU, kb.c(U), SmallVector<Value>(sets * U, zero), [&](Value k, ValueRange a2) {
-      SmallVector<Value> next(a2.begin(), a2.end());
-      for (int u = 0; u < U; ++u) step(kb.add(k, kb.c(u)), a2, u, Value(), Value(), z0, z1, next);
-      return next;
-    });
-    auto sums = kb.forLoop(kU, k1, kb.c(1), unrolled, [&](Value k, ValueRange a2) {
-      SmallVector<Value> next(a2.begin(), a2.end());
-      step(k, a2, 0, Value(), Value(), z0, z1, next);
-      return next;
-    });
-    SmallVector<Value> next;
-    for (int i = 0; i < sets; ++i) {
-      Value sum = sums[i];
-      for (int u = 1; u < U; ++u) sum = b.create<arith::AddFOp>(loc, sum, sums[u * sets + i]);
-      next.push_back(b.create<vector::FMAOp>(loc, sum, i % 2 ? s1 : s0, a[i]));
-    }
-    return next;
-  });
-  emitTileEpilogue(kb, rows, 2, L, m, n, g.N, edgeCols, std::nullopt,
-                   g.biasBuf ? std::optional<unsigned>(4) : std::nullopt, g.act, g.alpha, g.beta,
-                   [&](int r, int64_t v, Value) { return acc[2 * r + v]; });
-}
-
-/// Packs the int4 values `q` ([K, N], one per byte) two per byte, as
-/// emitI4Tile reads them.
-void packInt4Weights(ArrayRef<int8_t> q, int64_t K, int64_t N, int64_t L, uint8_t *dst) {
-  int64_t NR = 2 * L, panels = (N + NR - 1) / NR;
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t i = 0; i < L; ++i) {
-        int64_t n0 = p * NR + i, n1 = n0 + L;
-        uint8_t lo = n0 < N ? uint8_t(q[k * N + n0]) & 0xF : 0, hi = n1 < N ? uint8_t(q[k * N + n1]) & 0xF : 0;
-        *dst++ = uint8_t(lo | (hi << 4));
-      }
-}
-
-/// Packs the group scales ([groups, N]) as [panel][group][2L], zero-padded.
-void packInt4Scales(ArrayRef<float> scales, int64_t N, int64_t groups, int64_t L, float *dst) {
-  int64_t NR = 2 * L, panels = (N + NR - 1) / NR;
-  for (int64_t p = 0; p < panels; ++p)
-    for (int64_t grp = 0; grp < groups; ++grp)
-      for (int64_t j = 0; j < NR; ++j) {
-        int64_t n = p * NR + j;
-        *dst++ = n < N ? scales[grp * N + n] : 0.f;
-      }
-}
-
-
-} // namespace
 
 uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr, int64_t step) {
   auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(100 + step), nr);
@@ -552,76 +414,12 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.beta = qmm.getActBeta().convertToFloat();
   g.qBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4 * g.steps)));
   g.rowScaleBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4)));
-  emitQuantizeRows(ctx, qmm, g.name + " quantize rows", g.R, g.K, g.steps * g.step, g.vnni, g.lanes, A.buffer,
+  std::optional<float> staticScale;
+  if (qmm.getActQuant() == "static") staticScale = qmm.getActScale().convertToFloat();
+  emitQuantizeRows(ctx, staticScale, g.zeroPoint, g.name + " quantize rows", g.R, g.K, g.steps * g.step, g.vnni,
+                   g.lanes, A.buffer,
                    g.qBuf, g.rowScaleBuf);
   emitQGemm(ctx, g);
-  return success();
-}
-
-} // namespace v4f
-
-namespace v4f {
-
-LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                             const TensorInfo &result) {
-  auto i4 = cast<Int4MatMulOp>(op);
-  auto &sp = ctx.shapes;
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-  if (!tiling)
-    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
-  const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
-  if (!W.constant || !WS.constant) return op->emitOpError("needs a constant int4 weight and constant scales");
-  auto wShape = i4.getRhs().getType().getShape();
-  I4Gemm g;
-  g.name = dispatchName(op);
-  g.K = wShape[0];
-  g.group = i4.getGroupSize();
-  g.groups = (g.K + g.group - 1) / g.group;
-  int64_t N = wShape[1];
-  g.N = sp.constant(N);
-  g.R = sp.product(A.dims, 0, A.dims.size() - 1);
-  emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
-  g.lanes = tiling.getLanes();
-  // Registers: 2 accumulators per row, 2 weight and 2 scale vectors.
-  g.mr = std::min<int64_t>(tiling.getMr(), g.lanes >= 16 ? 8 : 4);
-  g.mb = std::max<int64_t>(g.mr, tiling.getMb() / g.mr * g.mr);
-  g.nb = std::max<int64_t>(2 * g.lanes, tiling.getNb() / (2 * g.lanes) * (2 * g.lanes));
-  std::vector<int8_t> q = int8Values(W.constant);
-  for (int8_t v : q)
-    if (v < -8 || v > 7) return op->emitOpError("int4 weight value ") << int(v) << " is outside [-8, 7]";
-  std::vector<float> scales = floatValues(WS.constant);
-  int64_t NR = 2 * g.lanes, panels = (N + NR - 1) / NR;
-  if (Value zp = i4.getRhsZeroPoint()) {
-    DenseElementsAttr zAttr;
-    if (!matchPattern(zp, m_Constant(&zAttr))) return op->emitOpError("needs constant int4 zero points");
-    std::vector<int8_t> z8 = int8Values(zAttr);
-    std::vector<float> zf(z8.begin(), z8.end());
-    g.zBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
-      packInt4Scales(zf, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
-    });
-  }
-  g.wBuf = ctx.newConstant(size_t(panels * g.K * g.lanes),
-                           [&](uint8_t *dst) { packInt4Weights(q, g.K, N, g.lanes, dst); });
-  g.sBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
-    packInt4Scales(scales, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
-  });
-  g.cBuf = result.buffer;
-  g.aBuf = A.buffer;
-  if (i4.getBias()) g.biasBuf = operands[i4.getRhsZeroPoint() ? 4 : 3].buffer;
-  g.act = i4.getActivation().str();
-  g.alpha = i4.getActAlpha().convertToFloat();
-  g.beta = i4.getActBeta().convertToFloat();
-  auto kb = ctx.newKernel(g.name);
-  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
-    emitI4Tile(*kb, g, m, n, rows, edge);
-  });
-  kb->finish();
-  std::vector<uint32_t> bindings = {g.cBuf, g.aBuf, g.wBuf, g.sBuf};
-  if (g.biasBuf) bindings.push_back(*g.biasBuf);
-  if (g.zBuf) bindings.push_back(*g.zBuf);
-  ctx.addDispatch(*kb, bindings, groups, g.name);
-  ctx.plan.dispatches.back().precision = "int4";
-  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
   return success();
 }
 

@@ -300,6 +300,10 @@ LogicalResult Int4MatMulOp::verify() {
            << (K + group - 1) / group << ", " << N << "]";
   if (getRhsZeroPoint() && getRhsZeroPoint().getType().getShape() != scale.getShape())
     return emitOpError("rhs_zero_point must have the shape of rhs_scale");
+  if (getInt8Activations() && getRhsZeroPoint())
+    return emitOpError("int8_activations (w4a8) takes symmetric groups: no rhs_zero_point");
+  if (getInt8Activations() && group % 4 != 0)
+    return emitOpError("int8_activations (w4a8) needs group_size a multiple of 4, not ") << group;
   return success();
 }
 

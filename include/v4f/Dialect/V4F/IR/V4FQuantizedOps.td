@@ -56,6 +56,12 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure, AttrSizedOperandSegments,
     asymmetric: the weight is `(rhs[k, n] - rhs_zero_point[k / group_size, n])
     * rhs_scale[k / group_size, n]`.
 
+    With `int8_activations` (w4a8, symmetric groups only) `lhs` is quantized
+    to int8 per row at run time as in `v4f.quantized_matmul`'s dynamic mode
+    (`s_r = max_k |lhs[r, k]| / 127`), the products are integer, summed per
+    group in int32 and dequantized per group:
+    `y[r, n] = s_r * sum_g rhs_scale[g, n] * sum_{k in g} q[r, k] * rhs[k, n]`.
+
     Produced by `v4f-quantize` (mode `int4-weight`) from `v4f.matmul` with a
     constant weight.
 
@@ -67,7 +73,7 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure, AttrSizedOperandSegments,
   let arguments = !con((ins V4F_FloatTensor:$lhs, RankedTensorOf<[I8]>:$rhs,
                        V4F_FloatTensor:$rhs_scale, Optional<RankedTensorOf<[I8]>>:$rhs_zero_point,
                        Optional<V4F_FloatTensor>:$bias,
-                       I64Attr:$group_size),
+                       I64Attr:$group_size, UnitAttr:$int8_activations),
                        V4F_ActivationArgs);
   let results = (outs V4F_FloatTensor:$result);
   let assemblyFormat = [{
