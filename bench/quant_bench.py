@@ -4,7 +4,7 @@
 For each model: v4f float32, v4f quantized (BERT: `--quantize=dynamic-int8
 --per-channel`; ResNet-50: static `--quantize=int8 --per-channel` calibrated on
 8 random images; the 4096x4096 batch-1 MatMul `gemv4096`:
-`--quantize=int4-weight`, group 128), ORT float32 and ORT's own quantization of
+`--quantize=int4-weight`, group 128, and `gemv4096_w4a8`: `--quantize=w4a8`), ORT float32 and ORT's own quantization of
 the same ONNX file (BERT: `quantize_dynamic`, per-channel int8 weights;
 ResNet-50: `quantize_static` to a QDQ model from the same calibration images,
 per-channel int8 weights, with uint8 and with int8 activations: the faster of
@@ -47,6 +47,7 @@ MODELS = {
     "resnet50": (e2e_models.make_resnet50, ["--quantize=int8", "--calibration-data", "CAL", "--per-channel"],
                  "static"),
     "gemv4096": (lambda: bench_models.gemv(4096, 4096), ["--quantize=int4-weight"], None),
+    "gemv4096_w4a8": (lambda: bench_models.gemv(4096, 4096), ["--quantize=w4a8"], None),
 }
 CALIBRATION_SAMPLES = 8
 
