@@ -66,10 +66,7 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
   Value sBase = kb.mul(panel, kb.c(g.groups * NR));
   SmallVector<Value> rowBase;
   for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.K)));
-  auto splatI32 = [&](int32_t v) {
-    return b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(v))).getResult();
-  };
-  Value c28 = splatI32(28), c4 = splatI32(4);
+  Value c28 = splatI32(kb, L, 28), c4 = splatI32(kb, L, 4);
   // Few rows (batch-1 decoding): the int4 values are multiplied as they are
   // into U accumulator sets per group (U K steps in flight, so the FMA
   // latency does not bound the loop), and each group's sum is scaled once.
@@ -212,9 +209,7 @@ void emitW4A8Tile(KernelBuilder &kb, const W4A8Gemm &g, Value m, Value n, int ro
   Value sBase = kb.mul(panel, kb.c(g.groups * NR));
   SmallVector<Value> rowBase;
   for (int r = 0; r < rows; ++r) rowBase.push_back(kb.mul(kb.add(m, kb.c(r)), kb.c(g.steps)));
-  auto splat32 = [&](int32_t v) {
-    return b.create<arith::ConstantOp>(loc, i32v, DenseElementsAttr::get(i32v, b.getI32IntegerAttr(v))).getResult();
-  };
+  auto splat32 = [&](int32_t v) { return splatI32(kb, L, v); };
   // The weights of vector v at step kk, as the dot product's operand.
   auto weights = [&](Value kk, int64_t v) -> Value {
     Value at = kb.add(wBase, kb.add(kb.mul(kk, kb.c(stepBytes)), kb.c(v * L * g.step / 2)));
@@ -291,8 +286,6 @@ LogicalResult emitW4A8(DispatchContext &ctx, Int4MatMulOp op, const TensorInfo &
                        GemmTilingAttr tiling) {
   auto &sp = ctx.shapes;
   auto wShape = op.getRhs().getType().getShape();
-  auto module = op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
   W4A8Gemm g;
   g.name = dispatchName(op);
   g.K = wShape[0];
@@ -302,8 +295,9 @@ LogicalResult emitW4A8(DispatchContext &ctx, Int4MatMulOp op, const TensorInfo &
   g.group = op.getGroupSize();
   g.groups = (g.K + g.group - 1) / g.group;
   g.lanes = tiling.getLanes();
-  g.vnni = target && target.getVnni() && (g.lanes == 16 || g.lanes == 8);
-  g.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
+  IntegerIsa isa = integerIsa(op, g.lanes);
+  g.vnni = isa.vnni;
+  g.x86 = isa.x86;
   g.step = g.vnni ? 4 : 2;
   g.steps = (g.K + g.step - 1) / g.step;
   // Registers: an int32 and a float accumulator per row and vector.
@@ -357,9 +351,8 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
                              const TensorInfo &result) {
   auto i4 = cast<Int4MatMulOp>(op);
   auto &sp = ctx.shapes;
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-  if (!tiling)
-    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  auto tiling = requireGemmTiling(op);
+  if (!tiling) return failure();
   const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
   if (!W.constant || !WS.constant) return op->emitOpError("needs a constant int4 weight and constant scales");
   auto wShape = i4.getRhs().getType().getShape();

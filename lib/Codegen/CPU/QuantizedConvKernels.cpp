@@ -61,11 +61,6 @@ struct QConv {
   float alpha, beta;
 };
 
-Value splatI32(KernelBuilder &kb, int64_t lanes, int32_t v) {
-  auto t = VectorType::get({lanes}, kb.b.getI32Type());
-  return kb.b.create<arith::ConstantOp>(kb.loc, t, DenseElementsAttr::get(t, kb.b.getI32IntegerAttr(v)));
-}
-
 /// A scalar i64 as a vector<L x i32> splat.
 Value splatIndex(KernelBuilder &kb, Value i64, int64_t lanes) {
   Value v = kb.b.create<arith::TruncIOp>(kb.loc, kb.b.getI32Type(), i64);
@@ -307,8 +302,8 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
                                 const TensorInfo &result) {
   auto qc = cast<QuantizedConvOp>(op);
   auto &sp = ctx.shapes;
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-  if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  auto tiling = requireGemmTiling(op);
+  if (!tiling) return failure();
   const TensorInfo &X = operands[0], &W = operands[1], &WS = operands[2];
   if (!W.constant || !WS.constant) return op->emitOpError("needs a constant int8 weight and constant scales");
   auto inType = qc.getInput().getType(), outType = qc.getType();
@@ -335,15 +330,14 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   for (int i = 0; i < 4; ++i) q.pads[i] = qc.getPads()[i];
   if (q.H * q.W >= (int64_t(1) << 30) || q.P >= (int64_t(1) << 30))
     return op->emitOpError("input plane too large for the int8 conv kernel's 32-bit positions");
-  auto module = op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
   q.lanes = tiling.getLanes();
   q.nr = tiling.getNr();
   q.mr = tiling.getMr();
   q.mb = tiling.getMb();
   q.nb = tiling.getNb();
-  q.vnni = target && target.getVnni() && (q.lanes == 16 || q.lanes == 8);
-  q.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
+  IntegerIsa isa = integerIsa(op, q.lanes);
+  q.vnni = isa.vnni;
+  q.x86 = isa.x86;
   q.step = q.vnni ? 4 : 2;
   q.steps = (q.K + q.step - 1) / q.step;
   q.panels = (q.P + q.nr - 1) / q.nr;

@@ -14,6 +14,20 @@
 
 namespace v4f {
 
+/// The op's `v4f.tiling` (#v4f.gemm_tiling), or null after an error saying
+/// v4f-select-cpu-strategy has not run.
+GemmTilingAttr requireGemmTiling(mlir::Operation *op);
+
+/// What the integer kernels need to know of the module's #v4f.cpu_target at
+/// `lanes` float lanes: vpdpbusd at that width (`vnni`), x86 intrinsics.
+struct IntegerIsa {
+  bool vnni = false, x86 = false;
+};
+IntegerIsa integerIsa(mlir::Operation *op, int64_t lanes);
+
+/// A vector<lanes x i32> constant splat of `v`.
+mlir::Value splatI32(KernelBuilder &kb, int64_t lanes, int32_t v);
+
 /// vpdpbusd (AVX-512 VNNI, or AVX-VNNI at 256 bits): lane i of the result is
 /// acc[i] plus the four products of the unsigned bytes of a[i] by the signed
 /// bytes of b[i] (exact: no intermediate saturation). All three are

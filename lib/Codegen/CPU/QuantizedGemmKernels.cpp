@@ -42,6 +42,26 @@ using namespace mlir;
 
 namespace v4f {
 
+GemmTilingAttr requireGemmTiling(Operation *op) {
+  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling) op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  return tiling;
+}
+
+IntegerIsa integerIsa(Operation *op, int64_t lanes) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
+  IntegerIsa isa;
+  isa.vnni = target && target.getVnni() && (lanes == 16 || lanes == 8);
+  isa.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
+  return isa;
+}
+
+Value splatI32(KernelBuilder &kb, int64_t lanes, int32_t v) {
+  auto t = VectorType::get({lanes}, kb.b.getI32Type());
+  return kb.b.create<arith::ConstantOp>(kb.loc, t, DenseElementsAttr::get(t, kb.b.getI32IntegerAttr(v)));
+}
+
 Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
   OpBuilder &builder = kb.b;
   // The 256-bit form is AVX-512 VNNI + VL's or AVX-VNNI's (VEX): LLVM picks
@@ -371,9 +391,8 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
                                   const TensorInfo &result) {
   auto qmm = cast<QuantizedMatMulOp>(op);
   auto &sp = ctx.shapes;
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-  if (!tiling)
-    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  auto tiling = requireGemmTiling(op);
+  if (!tiling) return failure();
   const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
   if (!W.constant || !WS.constant || WS.buffer == ~0u)
     return op->emitOpError("needs a constant int8 weight and constant scales");
@@ -381,9 +400,8 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   QGemm g;
   g.name = dispatchName(op);
   g.K = wShape[0];
-  auto module = op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
-  g.vnni = target && target.getVnni() && (tiling.getLanes() == 16 || tiling.getLanes() == 8);
+  IntegerIsa isa = integerIsa(op, tiling.getLanes());
+  g.vnni = isa.vnni;
   g.step = g.vnni ? 4 : 2;
   g.steps = (g.K + g.step - 1) / g.step;
   g.zeroPoint = qmm.getActQuant() == "static" ? int32_t(qmm.getActZeroPoint()) : 0;
@@ -395,7 +413,7 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.lanes = tiling.getLanes();
   g.mb = tiling.getMb();
   g.nb = tiling.getNb();
-  g.x86 = target && (target.getIsa() == "sse" || target.getIsa() == "avx2" || target.getIsa() == "avx512");
+  g.x86 = isa.x86;
   g.cBuf = result.buffer;
   g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
   g.prefetch = g.K * wShape[1] >= kWeightPrefetchMinBytes;
