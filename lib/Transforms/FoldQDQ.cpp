@@ -175,10 +175,135 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
   }
 };
 
+/// The activation of a QLinear op: an 8-bit integer tensor with one constant
+/// scale and zero point. Returns its float value (a v4f.dequantize, exact:
+/// (a - zp) * s), the scale and the kernel's int8 zero point.
+std::optional<std::tuple<Value, float, int32_t>> qlinearActivation(PatternRewriter &rewriter, Location loc, Value a,
+                                                                   Value scaleV, Value zpV) {
+  auto aType = llvm::dyn_cast<RankedTensorType>(a.getType());
+  if (!aType || !aType.getElementType().isInteger(8)) return std::nullopt;
+  auto s = floatConstant(scaleV);
+  auto z = intConstant(zpV);
+  if (!s || !z || s->size() != 1 || z->size() != 1) return std::nullopt;
+  float scale = s->front();
+  if (!(scale > 0.f) || !std::isfinite(scale)) return std::nullopt;
+  int64_t zp = z->front() - (aType.getElementType().isUnsignedInteger() ? 128 : 0);
+  auto fType = RankedTensorType::get(aType.getShape(), rewriter.getF32Type());
+  Value x = rewriter.create<DequantizeOp>(loc, fType, a, scaleV, zpV, rewriter.getI64IntegerAttr(0),
+                                          rewriter.getI64IntegerAttr(0));
+  return std::make_tuple(x, scale, int32_t(zp));
+}
+
+/// The weight of a QLinear op: a signed int8 constant with zero point 0 and
+/// one scale or one per output channel (`channels`); the scales, or nothing.
+std::optional<std::vector<float>> qlinearWeightScales(Value w, Value scaleV, Value zpV, int64_t channels) {
+  DenseElementsAttr weight;
+  auto wType = llvm::dyn_cast<RankedTensorType>(w.getType());
+  if (!wType || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
+      !matchPattern(w, m_Constant(&weight)))
+    return std::nullopt;
+  auto ws = floatConstant(scaleV);
+  auto wz = intConstant(zpV);
+  if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return std::nullopt;
+  if (ws->size() != 1 && int64_t(ws->size()) != channels) return std::nullopt;
+  std::vector<float> scales(size_t(channels), ws->front());
+  if (ws->size() != 1) scales = *ws;
+  for (float v : scales)
+    if (!std::isfinite(v)) return std::nullopt;
+  return scales;
+}
+
+/// Requantizes the float result `y` like the QLinear op `op` (y_scale,
+/// y_zero_point, the result's 8-bit type).
+Value requantize(PatternRewriter &rewriter, Operation *op, Value y, Value yScale, Value yZeroPoint) {
+  return rewriter.create<QuantizeOp>(op->getLoc(), op->getResult(0).getType(), y, yScale, yZeroPoint,
+                                     rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
+                                     rewriter.getBoolAttr(true), TypeAttr());
+}
+
+/// QLinearMatMul with a constant int8 [K, N] weight (zero point 0): the int8
+/// GEMM on the dequantized activation, then QuantizeLinear to the output's
+/// scale and zero point. The integer sum is exact; the requantization is
+/// float32 (`acc * (s_a s_b)`, then `/ s_y`) instead of the float64 of the
+/// reference, which can move a value at a rounding tie by one step.
+struct FoldQLinearMatMul : OpRewritePattern<QLinearMatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QLinearMatMulOp op, PatternRewriter &rewriter) const override {
+    auto bType = llvm::dyn_cast<RankedTensorType>(op.getB().getType());
+    auto aType = llvm::dyn_cast<RankedTensorType>(op.getA().getType());
+    auto yType = llvm::dyn_cast<RankedTensorType>(op.getType());
+    if (!bType || bType.getRank() != 2 || !aType || aType.getRank() < 2 || !yType ||
+        !yType.getElementType().isInteger(8) || !floatConstant(op.getYScale()) ||
+        (op.getYZeroPoint() && !intConstant(op.getYZeroPoint())))
+      return failure();
+    auto scales = qlinearWeightScales(op.getB(), op.getBScale(), op.getBZeroPoint(), bType.getDimSize(1));
+    if (!scales) return failure();
+    auto act = qlinearActivation(rewriter, op.getLoc(), op.getA(), op.getAScale(), op.getAZeroPoint());
+    if (!act) return failure();
+    auto [x, scale, zp] = *act;
+    int64_t N = bType.getDimSize(1);
+    auto sType = RankedTensorType::get({N}, rewriter.getF32Type());
+    Value s = rewriter.create<arith::ConstantOp>(op.getLoc(), sType, DenseElementsAttr::get(sType, llvm::ArrayRef(*scales)));
+    auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
+    Value y = rewriter.create<QuantizedMatMulOp>(op.getLoc(), fType, x, op.getB(), s, Value(),
+                                                 rewriter.getStringAttr("static"), rewriter.getF32FloatAttr(scale),
+                                                 rewriter.getI32IntegerAttr(zp), rewriter.getStringAttr("none"),
+                                                 rewriter.getF32FloatAttr(0.f), rewriter.getF32FloatAttr(0.f));
+    rewriter.replaceOp(op, requantize(rewriter, op, y, op.getYScale(), op.getYZeroPoint()));
+    return success();
+  }
+};
+
+/// QLinearConv (group 1, static input H/W) with a constant int8 OIHW weight
+/// (zero point 0): v4f.quantized_conv on the dequantized input, its int32
+/// bias as the float bias `bias * s_x * s_w[o]`, then QuantizeLinear.
+struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QLinearConvOp op, PatternRewriter &rewriter) const override {
+    auto xType = llvm::dyn_cast<RankedTensorType>(op.getX().getType());
+    auto wType = llvm::dyn_cast<RankedTensorType>(op.getW().getType());
+    auto yType = llvm::dyn_cast<RankedTensorType>(op.getType());
+    if (op.getGroup() != 1 || !xType || xType.getRank() != 4 || xType.isDynamicDim(1) || xType.isDynamicDim(2) ||
+        xType.isDynamicDim(3) || !wType || wType.getRank() != 4 || !yType || !yType.getElementType().isInteger(8) ||
+        !floatConstant(op.getYScale()) || (op.getYZeroPoint() && !intConstant(op.getYZeroPoint())))
+      return failure();
+    int64_t O = wType.getDimSize(0);
+    auto scales = qlinearWeightScales(op.getW(), op.getWScale(), op.getWZeroPoint(), O);
+    if (!scales) return failure();
+    // The bias: an int32 [O] constant, or none.
+    std::optional<std::vector<int64_t>> bias;
+    if (op.getBias()) {
+      bias = intConstant(op.getBias());
+      if (!bias || int64_t(bias->size()) != O) return failure();
+    }
+    auto act = qlinearActivation(rewriter, op.getLoc(), op.getX(), op.getXScale(), op.getXZeroPoint());
+    if (!act) return failure();
+    auto [x, scale, zp] = *act;
+    Location loc = op.getLoc();
+    auto sType = RankedTensorType::get({O}, rewriter.getF32Type());
+    Value s = rewriter.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(*scales)));
+    Value biasF;
+    if (bias) {
+      std::vector<float> b(static_cast<size_t>(O));
+      for (int64_t o = 0; o < O; ++o) b[o] = float(double((*bias)[o]) * double(scale) * double((*scales)[o]));
+      biasF = rewriter.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(b)));
+    }
+    auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
+    Value y = rewriter.create<QuantizedConvOp>(loc, fType, x, op.getW(), s, biasF, Value(), op.getStridesAttr(),
+                                               op.getDilationsAttr(), op.getPadsAttr(), rewriter.getF32FloatAttr(scale),
+                                               rewriter.getI32IntegerAttr(zp), rewriter.getStringAttr("none"),
+                                               rewriter.getF32FloatAttr(0.f), rewriter.getF32FloatAttr(0.f));
+    rewriter.replaceOp(op, requantize(rewriter, op, y, op.getYScale(), op.getYZeroPoint()));
+    return success();
+  }
+};
+
 struct FoldQDQPass : impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldQDQMatMul, FoldQDQConv>(&getContext());
+    patterns.add<FoldQDQMatMul, FoldQDQConv, FoldQLinearMatMul, FoldQLinearConv>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
   }
 };

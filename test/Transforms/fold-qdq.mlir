@@ -102,3 +102,56 @@ func.func @conv_per_channel(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x3x3xf32>) ->
         : (tensor<1x2x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32>
   return %y, %gy : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// QOperator form: QLinearMatMul with a constant int8 weight of zero point 0
+// becomes the int8 GEMM on the dequantized uint8 input (zero point 130 -
+// 128 = 2) followed by a quantize to the output's scale and zero point; a
+// weight with a non-zero zero point stays as written.
+// CHECK-LABEL: func @qlinear_matmul
+// CHECK: %[[X:.*]] = v4f.dequantize %arg0
+// CHECK: %[[Y:.*]] = v4f.quantized_matmul %[[X]], %{{.*}}, %{{.*}} {act_quant = "static", act_scale = 5.000000e-01 : f32, act_zero_point = 2 : i32}
+// CHECK: %[[Q:.*]] = v4f.quantize %[[Y]], %{{.*}} zero_point(%{{.*}}) : (tensor<4x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+// CHECK: v4f.qlinear_matmul
+// CHECK: return %[[Q]]
+func.func @qlinear_matmul(%a: tensor<4x2xui8>) -> (tensor<4x3xui8>, tensor<4x3xui8>) {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<130> : tensor<ui8>
+  %b = arith.constant dense<[[1, -2, 3], [4, 5, -128]]> : tensor<2x3xi8>
+  %sb = arith.constant dense<0.25> : tensor<f32>
+  %zb = arith.constant dense<0> : tensor<i8>
+  %zb1 = arith.constant dense<1> : tensor<i8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<128> : tensor<ui8>
+  %y = v4f.qlinear_matmul %a, %sa, %za, %b, %sb, %zb, %sy, %zy
+       : (tensor<4x2xui8>, tensor<f32>, tensor<ui8>, tensor<2x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+  %y1 = v4f.qlinear_matmul %a, %sa, %za, %b, %sb, %zb1, %sy, %zy
+       : (tensor<4x2xui8>, tensor<f32>, tensor<ui8>, tensor<2x3xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+  return %y, %y1 : tensor<4x3xui8>, tensor<4x3xui8>
+}
+
+// -----
+
+// QLinearConv (group 1, static H/W, int8 weight per output channel, int32
+// bias): v4f.quantized_conv on the dequantized input with the bias in float
+// (10 * 0.5 * 0.125 = 0.625, -20 * 0.5 * 0.25 = -2.5), then a quantize.
+// CHECK-LABEL: func @qlinear_conv
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[6.250000e-01, -2.500000e+00]> : tensor<2xf32>
+// CHECK: %[[X:.*]] = v4f.dequantize %arg0
+// CHECK: %[[Y:.*]] = v4f.quantized_conv %[[X]], %{{.*}}, %{{.*}} bias(%[[B]]) {act_scale = 5.000000e-01 : f32, act_zero_point = 2 : i32
+// CHECK: v4f.quantize %[[Y]]
+func.func @qlinear_conv(%x: tensor<1x1x3x3xui8>) -> tensor<1x2x3x3xui8> {
+  %sx = arith.constant dense<0.5> : tensor<f32>
+  %zx = arith.constant dense<130> : tensor<ui8>
+  %w = arith.constant dense<[[[[1, -2]]], [[[3, 4]]]]> : tensor<2x1x1x2xi8>
+  %sw = arith.constant dense<[0.125, 0.25]> : tensor<2xf32>
+  %zw = arith.constant dense<0> : tensor<2xi8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<128> : tensor<ui8>
+  %b = arith.constant dense<[10, -20]> : tensor<2xi32>
+  %y = v4f.qlinear_conv %x, %sx, %zx, %w, %sw, %zw, %sy, %zy bias(%b)
+       {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 1>, group = 1 : i64}
+       : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x1x2xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x3x3xui8>
+  return %y : tensor<1x2x3x3xui8>
+}

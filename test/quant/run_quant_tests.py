@@ -21,7 +21,7 @@
    the held-out digits is within the budget (measured, not read from the report).
 5. QDQ models from ORT's quantize_static (digits MLP and CNN) compile to
    integer matmul and conv dispatches and match ORT within one output
-   quantization step.
+   quantization step; so do QLinearMatMul / QLinearConv (QOperator) models.
 6. Bad input: calibration data with wrong names, shapes, dtypes, no samples,
    NaN, a corrupt file; an --exclude naming no node; int8 without data — each
    a non-zero exit with a message naming the problem and no artifact written.
@@ -534,6 +534,62 @@ def qdq_models(build: Path, work: Path) -> list[str]:
     return failures
 
 
+def qlinear_models(build: Path, work: Path) -> list[str]:
+    """QOperator models (QLinearMatMul, QLinearConv with uint8 activations and
+    int8 weights of zero point 0, per-tensor and per-channel, an int32 bias)
+    compile to integer dispatches (v4f-fold-qdq) and equal ONNX Runtime's
+    outputs within one step."""
+    import onnxruntime as ort
+    out = work / "qlinear"
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(21)
+    f32 = lambda v: numpy_helper.from_array(np.asarray(v, np.float32))  # noqa: E731
+
+    def init(name, v):
+        t = numpy_helper.from_array(v)
+        t.name = name
+        return t
+
+    cases = []
+    # QLinearMatMul: a uint8 [5, 64] x b int8 [64, 24] (per tensor) -> uint8.
+    inits = [init("sa", np.array(0.05, np.float32)), init("za", np.array(120, np.uint8)),
+             init("b", rng.integers(-127, 128, (64, 24)).astype(np.int8)), init("sb", np.array(0.02, np.float32)),
+             init("zb", np.array(0, np.int8)), init("sy", np.array(0.3, np.float32)),
+             init("zy", np.array(128, np.uint8))]
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"], name="qmm")
+    cases.append(("qlinear_matmul", node, inits, "a", [5, 64], "quantized_matmul"))
+    # QLinearConv: x uint8 [1, 8, 10, 10], w int8 [16, 8, 3, 3] per channel,
+    # int32 bias, pads 1, stride 2 -> uint8.
+    inits = [init("sx", np.array(0.04, np.float32)), init("zx", np.array(100, np.uint8)),
+             init("w", rng.integers(-127, 128, (16, 8, 3, 3)).astype(np.int8)),
+             init("sw", (rng.random(16) * 0.02 + 0.005).astype(np.float32)), init("zw", np.zeros(16, np.int8)),
+             init("sy", np.array(0.5, np.float32)), init("zy", np.array(120, np.uint8)),
+             init("bias", rng.integers(-2000, 2000, 16).astype(np.int32))]
+    node = helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"], ["y"], name="qconv",
+                            pads=[1, 1, 1, 1], strides=[2, 2], kernel_shape=[3, 3])
+    cases.append(("qlinear_conv", node, inits, "x", [1, 8, 10, 10], "quantized_conv"))
+    failures = []
+    for name, node, inits, in_name, shape, kernel in cases:
+        g = helper.make_graph([node], name, [helper.make_tensor_value_info(in_name, TensorProto.UINT8, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        model = out / f"{name}.onnx"
+        onnx.save(m, str(model))
+        x = rng.integers(0, 256, shape).astype(np.uint8)
+        got, art = compile_and_run(build, model, x, out / name, [], in_name=in_name)
+        plan = run([build / "bin" / "v4fc", "inspect", art, "--plan"])
+        integer = sum(1 for line in plan.splitlines() if " int8 " in line and kernel in line)
+        ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {in_name: x})[0]
+        steps = int(np.abs(got.astype(np.int64) - ref.astype(np.int64)).max())
+        ok = integer >= 2 and steps <= 1 and got.dtype == ref.dtype
+        print(f"  {name:15s} {integer} integer dispatches, max |v4f - ORT| = {steps} steps "
+              f"({int((got != ref).sum())} of {ref.size} differ)  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"{name}: {integer} integer dispatches, {steps} steps from ORT, dtype {got.dtype}")
+    return failures
+
+
 def accuracy_budget(build: Path, work: Path) -> list[str]:
     """--accuracy-budget on the held-out digits split in two: the even half is
     the validation set v4fc searches on, the odd half is only measured. The
@@ -670,6 +726,8 @@ def main() -> int:
         failures += exclude_several(build, work)
         print("quantization: QDQ models from ONNX Runtime's quantizer")
         failures += qdq_models(build, work)
+        print("quantization: QOperator models (QLinearMatMul, QLinearConv)")
+        failures += qlinear_models(build, work)
         print("quantization: bad input is refused")
         failures += bad_input(build, work)
     if failures:

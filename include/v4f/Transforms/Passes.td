@@ -194,11 +194,19 @@ def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
     `v4f.conv(dq(q(x)), dq(W))` with groups 1, no residual yet, x of static
     channels/height/width and W a constant signed int8 OIHW weight with zero
     point 0 and one scale or one per output channel (axis 0) is a
-    `v4f.quantized_conv` (its bias operand kept). Anything else is left as
-    written. Preserves: the quantized arithmetic (the
+    `v4f.quantized_conv` (its bias operand kept). The QOperator forms too:
+    `v4f.qlinear_matmul` with a constant signed int8 `[K, N]` weight of zero
+    point 0 (one scale or one per column) and `v4f.qlinear_conv` (group 1,
+    static input H/W, constant int8 OIHW weight of zero point 0, an int32
+    constant bias or none) become the int8 kernel on `v4f.dequantize` of the
+    8-bit input, followed by `v4f.quantize` to the output's scale and zero
+    point (the bias as `bias * s_x * s_w[o]` in float). Anything else is left
+    as written. Preserves: the quantized arithmetic (the
     activation is quantized the same way; the integer sum is exact; the
     result is computed as `x * (1 / s)` rounded instead of `x / s`, which can
-    differ at a rounding tie).
+    differ at a rounding tie; a QLinear op's requantization is float32
+    instead of the reference's float64, which can move a value at a rounding
+    tie by one step).
   }];
   let constructor = "v4f::createFoldQDQPass()";
   let dependentDialects = ["mlir::arith::ArithDialect"];
