@@ -81,6 +81,33 @@ std::optional<std::tuple<Value, float, int32_t>> matchActivationQDQ(Value v) {
   return std::make_tuple(q.getInput(), scale, int32_t(zp));
 }
 
+/// A constant signed int8 weight of rank `rank` with zero point 0 and one
+/// scale or one per output channel (dim `channelDim`; for a DequantizeLinear
+/// its `axis` must name that dim): the scale of every output channel.
+std::optional<std::vector<float>> int8WeightScales(Value w, Value scaleV, Value zpV, int64_t rank, int64_t channelDim,
+                                                   std::optional<int64_t> axis = std::nullopt) {
+  auto wType = llvm::dyn_cast<RankedTensorType>(w.getType());
+  if (!wType || wType.getRank() != rank || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
+      !matchPattern(w, m_Constant()))
+    return std::nullopt;
+  int64_t channels = wType.getDimSize(channelDim);
+  auto ws = floatConstant(scaleV);
+  auto wz = intConstant(zpV);
+  if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return std::nullopt;
+  if (ws->size() != 1 && !(int64_t(ws->size()) == channels && (!axis || *axis == channelDim))) return std::nullopt;
+  std::vector<float> scales(size_t(channels), ws->front());
+  if (ws->size() != 1) scales = *ws;
+  for (float v : scales)
+    if (!std::isfinite(v)) return std::nullopt;
+  return scales;
+}
+
+/// A float32 [N] constant holding `values`.
+Value f32Constant(PatternRewriter &rewriter, Location loc, ArrayRef<float> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, rewriter.getF32Type());
+  return rewriter.create<arith::ConstantOp>(loc, type, DenseElementsAttr::get(type, values));
+}
+
 struct FoldQDQConv : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -93,23 +120,9 @@ struct FoldQDQConv : OpRewritePattern<ConvOp> {
     auto xType = llvm::cast<RankedTensorType>(x.getType());
     if (xType.getRank() != 4 || xType.isDynamicDim(1) || xType.isDynamicDim(2) || xType.isDynamicDim(3))
       return failure();
-    DenseElementsAttr weight;
-    auto wType = llvm::dyn_cast<RankedTensorType>(dqW.getInput().getType());
-    if (!wType || wType.getRank() != 4 || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
-        !matchPattern(dqW.getInput(), m_Constant(&weight)))
-      return failure();
-    int64_t O = wType.getDimSize(0);
-    auto ws = floatConstant(dqW.getScale());
-    auto wz = intConstant(dqW.getZeroPoint());
-    if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return failure();
-    if (ws->size() != 1 && !(int64_t(ws->size()) == O && dqW.getAxis() == 0)) return failure();
-    std::vector<float> channelScale(size_t(O), ws->front());
-    if (ws->size() != 1) channelScale = *ws;
-    for (float v : channelScale)
-      if (!std::isfinite(v)) return failure();
-    auto sType = RankedTensorType::get({O}, rewriter.getF32Type());
-    Value scales = rewriter.create<arith::ConstantOp>(conv.getLoc(), sType,
-                                                      DenseElementsAttr::get(sType, llvm::ArrayRef(channelScale)));
+    auto channelScale = int8WeightScales(dqW.getInput(), dqW.getScale(), dqW.getZeroPoint(), 4, 0, dqW.getAxis());
+    if (!channelScale) return failure();
+    Value scales = f32Constant(rewriter, conv.getLoc(), *channelScale);
     rewriter.replaceOpWithNewOp<QuantizedConvOp>(
         conv, conv.getType(), x, dqW.getInput(), scales, conv.getBias(), Value(), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr(), rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(zp),
@@ -138,19 +151,15 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
     if (llvm::cast<RankedTensorType>(x.getType()).getRank() < 2 ||
         !llvm::cast<ShapedType>(mm.getType()).getElementType().isF32())
       return failure();
-    // The weight: a signed int8 [K, N] constant with zero point 0 and one
-    // scale, or one per column (axis 1).
+    // The weight: a signed int8 [K, N] constant (stored [N, K] under the
+    // transpose) with zero point 0 and one scale, or one per column.
+    auto colScale =
+        int8WeightScales(dqW.getInput(), dqW.getScale(), dqW.getZeroPoint(), 2, transposed ? 0 : 1, dqW.getAxis());
+    if (!colScale) return failure();
     DenseElementsAttr weight;
-    auto wType = llvm::dyn_cast<RankedTensorType>(dqW.getInput().getType());
-    if (!wType || wType.getRank() != 2 || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
-        !matchPattern(dqW.getInput(), m_Constant(&weight)))
-      return failure();
-    // Stored [K, N], or [N, K] under the transpose.
+    matchPattern(dqW.getInput(), m_Constant(&weight));
+    auto wType = llvm::cast<RankedTensorType>(dqW.getInput().getType());
     int64_t N = wType.getDimSize(transposed ? 0 : 1), K = wType.getDimSize(transposed ? 1 : 0);
-    auto ws = floatConstant(dqW.getScale());
-    auto wz = intConstant(dqW.getZeroPoint());
-    if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return failure();
-    if (ws->size() != 1 && !(int64_t(ws->size()) == N && dqW.getAxis() == (transposed ? 0 : 1))) return failure();
     Value w = dqW.getInput();
     if (transposed) {
       std::vector<int8_t> values = int8Values(weight);
@@ -160,13 +169,7 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
       auto knType = RankedTensorType::get({K, N}, wType.getElementType());
       w = rewriter.create<arith::ConstantOp>(mm.getLoc(), knType, DenseElementsAttr::get(knType, llvm::ArrayRef(kn)));
     }
-    std::vector<float> colScale(size_t(N), ws->front());
-    if (ws->size() != 1) colScale = *ws;
-    for (float v : colScale)
-      if (!std::isfinite(v)) return failure();
-    auto sType = RankedTensorType::get({N}, rewriter.getF32Type());
-    Value scales = rewriter.create<arith::ConstantOp>(mm.getLoc(), sType,
-                                                      DenseElementsAttr::get(sType, llvm::ArrayRef(colScale)));
+    Value scales = f32Constant(rewriter, mm.getLoc(), *colScale);
     rewriter.replaceOpWithNewOp<QuantizedMatMulOp>(
         mm, mm.getType(), x, w, scales, Value(), rewriter.getStringAttr("static"),
         rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(int32_t(zp)), mm.getActivationAttr(),
@@ -194,25 +197,6 @@ std::optional<std::tuple<Value, float, int32_t>> qlinearActivation(PatternRewrit
   return std::make_tuple(x, scale, int32_t(zp));
 }
 
-/// The weight of a QLinear op: a signed int8 constant with zero point 0 and
-/// one scale or one per output channel (`channels`); the scales, or nothing.
-std::optional<std::vector<float>> qlinearWeightScales(Value w, Value scaleV, Value zpV, int64_t channels) {
-  DenseElementsAttr weight;
-  auto wType = llvm::dyn_cast<RankedTensorType>(w.getType());
-  if (!wType || !wType.hasStaticShape() || !wType.getElementType().isSignlessInteger(8) ||
-      !matchPattern(w, m_Constant(&weight)))
-    return std::nullopt;
-  auto ws = floatConstant(scaleV);
-  auto wz = intConstant(zpV);
-  if (!ws || !wz || llvm::any_of(*wz, [](int64_t v) { return v != 0; })) return std::nullopt;
-  if (ws->size() != 1 && int64_t(ws->size()) != channels) return std::nullopt;
-  std::vector<float> scales(size_t(channels), ws->front());
-  if (ws->size() != 1) scales = *ws;
-  for (float v : scales)
-    if (!std::isfinite(v)) return std::nullopt;
-  return scales;
-}
-
 /// Requantizes the float result `y` like the QLinear op `op` (y_scale,
 /// y_zero_point, the result's 8-bit type).
 Value requantize(PatternRewriter &rewriter, Operation *op, Value y, Value yScale, Value yZeroPoint) {
@@ -237,14 +221,12 @@ struct FoldQLinearMatMul : OpRewritePattern<QLinearMatMulOp> {
         !yType.getElementType().isInteger(8) || !floatConstant(op.getYScale()) ||
         (op.getYZeroPoint() && !intConstant(op.getYZeroPoint())))
       return failure();
-    auto scales = qlinearWeightScales(op.getB(), op.getBScale(), op.getBZeroPoint(), bType.getDimSize(1));
+    auto scales = int8WeightScales(op.getB(), op.getBScale(), op.getBZeroPoint(), 2, 1);
     if (!scales) return failure();
     auto act = qlinearActivation(rewriter, op.getLoc(), op.getA(), op.getAScale(), op.getAZeroPoint());
     if (!act) return failure();
     auto [x, scale, zp] = *act;
-    int64_t N = bType.getDimSize(1);
-    auto sType = RankedTensorType::get({N}, rewriter.getF32Type());
-    Value s = rewriter.create<arith::ConstantOp>(op.getLoc(), sType, DenseElementsAttr::get(sType, llvm::ArrayRef(*scales)));
+    Value s = f32Constant(rewriter, op.getLoc(), *scales);
     auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
     Value y = rewriter.create<QuantizedMatMulOp>(op.getLoc(), fType, x, op.getB(), s, Value(),
                                                  rewriter.getStringAttr("static"), rewriter.getF32FloatAttr(scale),
@@ -270,7 +252,7 @@ struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
         !floatConstant(op.getYScale()) || (op.getYZeroPoint() && !intConstant(op.getYZeroPoint())))
       return failure();
     int64_t O = wType.getDimSize(0);
-    auto scales = qlinearWeightScales(op.getW(), op.getWScale(), op.getWZeroPoint(), O);
+    auto scales = int8WeightScales(op.getW(), op.getWScale(), op.getWZeroPoint(), 4, 0);
     if (!scales) return failure();
     // The bias: an int32 [O] constant, or none.
     std::optional<std::vector<int64_t>> bias;
@@ -282,13 +264,12 @@ struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
     if (!act) return failure();
     auto [x, scale, zp] = *act;
     Location loc = op.getLoc();
-    auto sType = RankedTensorType::get({O}, rewriter.getF32Type());
-    Value s = rewriter.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(*scales)));
+    Value s = f32Constant(rewriter, loc, *scales);
     Value biasF;
     if (bias) {
       std::vector<float> b(static_cast<size_t>(O));
       for (int64_t o = 0; o < O; ++o) b[o] = float(double((*bias)[o]) * double(scale) * double((*scales)[o]));
-      biasF = rewriter.create<arith::ConstantOp>(loc, sType, DenseElementsAttr::get(sType, llvm::ArrayRef(b)));
+      biasF = f32Constant(rewriter, loc, b);
     }
     auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
     Value y = rewriter.create<QuantizedConvOp>(loc, fType, x, op.getW(), s, biasF, Value(), op.getStridesAttr(),

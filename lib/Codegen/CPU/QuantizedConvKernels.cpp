@@ -88,14 +88,8 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
   Value inv = kb->cf(1.f / q.actScale, vt);
   // q = clamp(roundeven(x / s) + zp, -128, 127); stored as q + 128 (VNNI)
   // or q - zp (int16).
-  float lo = -128.f, hi = 127.f, shift = q.vnni ? 128.f : -float(q.zp);
   auto quantize = [&](Value x) -> Value {
-    Value r = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, x, inv));
-    r = b.create<arith::AddFOp>(loc, r, kb->cf(float(q.zp), vt));
-    r = b.create<arith::MaxNumFOp>(loc, r, kb->cf(lo, vt));
-    r = b.create<arith::MinNumFOp>(loc, r, kb->cf(hi, vt));
-    r = b.create<arith::AddFOp>(loc, r, kb->cf(shift, vt));
-    return b.create<arith::FPToSIOp>(loc, i32v, r);
+    return b.create<arith::FPToSIOp>(loc, i32v, quantizedValue(*kb, x, inv, q.zp, -128.f, q.vnni));
   };
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(L));
@@ -133,9 +127,21 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       Value cols = b.create<arith::AddIOp>(loc, splatIndex(*kb, p0, L), iota32);
       Value inP = icmp(arith::CmpIPredicate::slt, cols, Pv);
       Value ih0, iw0;
+      // Stride 1 along W: whether the chunk lies inside one output row (the
+      // table's flag) and its first column's input row and column.
+      Value rowChunk, ih0s, iw0s;
       if (!q.pointwise) {
         ih0 = kb->load(i32v, Pos, p0);
         iw0 = kb->load(i32v, Pos, kb->add(p0, kb->c(q.colsPerImage)));
+        if (q.strides[1] == 1) {
+          auto scalarPos = [&](Value at) {
+            return b.create<arith::ExtSIOp>(loc, b.getI64Type(), kb->load(b.getI32Type(), Pos, at));
+          };
+          rowChunk = kb->cmp(arith::CmpIPredicate::ne,
+                             scalarPos(kb->add(kb->c(2 * q.colsPerImage), kb->div(p0, kb->c(L)))), kb->c(0));
+          ih0s = scalarPos(p0);
+          iw0s = scalarPos(kb->add(p0, kb->c(q.colsPerImage)));
+        }
       }
       Value word = zero32;
       for (int64_t h = 0; h < q.step; ++h) {
@@ -159,21 +165,11 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
           if (q.strides[1] != 1) {
             x = gather().front();
           } else {
-            // Stride 1: a chunk inside one output row (the table's flag)
-            // whose input row exists and whose L inputs lie inside it is one
-            // contiguous load (most chunks of rows at least 2 vectors wide).
-            Value flag = kb->cmp(arith::CmpIPredicate::ne,
-                                 b.create<arith::ExtSIOp>(loc, b.getI64Type(),
-                                                          kb->load(b.getI32Type(), Pos,
-                                                                   kb->add(kb->c(2 * q.colsPerImage),
-                                                                           kb->div(p0, kb->c(L))))),
-                                 kb->c(0));
-            auto scalarPos = [&](int64_t table) {
-              return b.create<arith::ExtSIOp>(
-                  loc, b.getI64Type(), kb->load(b.getI32Type(), Pos, kb->add(kb->c(table * q.colsPerImage), p0)));
-            };
-            Value ih = kb->add(scalarPos(0), ki.dhScalar), iw = kb->add(scalarPos(1), ki.dwScalar);
-            Value fast = land(land(flag, ki.validScalar),
+            // Stride 1: a chunk inside one output row whose input row
+            // exists and whose L inputs lie inside it is one contiguous load
+            // (most chunks of rows at least 2 vectors wide).
+            Value ih = kb->add(ih0s, ki.dhScalar), iw = kb->add(iw0s, ki.dwScalar);
+            Value fast = land(land(rowChunk, ki.validScalar),
                               land(land(kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
                                         kb->cmp(arith::CmpIPredicate::slt, ih, kb->c(q.H))),
                                    land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
@@ -181,8 +177,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
             x = kb->ifYield(
                       fast, TypeRange{vt},
                       [&]() -> SmallVector<Value> {
-                        Value safeIh = kb->select(fast, ih, kb->c(0)), safeIw = kb->select(fast, iw, kb->c(0));
-                        return {kb->load(vt, ki.plane, kb->add(kb->mul(safeIh, kb->c(q.W)), safeIw))};
+                        return {kb->load(vt, ki.plane, kb->add(kb->mul(ih, kb->c(q.W)), iw))};
                       },
                       gather)
                     .front();

@@ -25,6 +25,12 @@ struct IntegerIsa {
 };
 IntegerIsa integerIsa(mlir::Operation *op, int64_t lanes);
 
+/// The stored integer of int8 activation quantization, still in float: q =
+/// clamp(roundeven(x * inv) + zp, qmin, 127), stored as q + 128 with `vnni`
+/// (the u8 value) or q - zp otherwise (the int16 value). `x` and `inv` have
+/// the same type, scalar or vector.
+mlir::Value quantizedValue(KernelBuilder &kb, mlir::Value x, mlir::Value inv, int32_t zp, float qmin, bool vnni);
+
 /// A vector<lanes x i32> constant splat of `v`.
 mlir::Value splatI32(KernelBuilder &kb, int64_t lanes, int32_t v);
 

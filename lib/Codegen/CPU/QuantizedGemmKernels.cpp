@@ -62,6 +62,18 @@ Value splatI32(KernelBuilder &kb, int64_t lanes, int32_t v) {
   return kb.b.create<arith::ConstantOp>(kb.loc, t, DenseElementsAttr::get(t, kb.b.getI32IntegerAttr(v)));
 }
 
+Value quantizedValue(KernelBuilder &kb, Value x, Value inv, int32_t zp, float qmin, bool vnni) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type t = x.getType();
+  Value r = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, x, inv));
+  if (zp) r = b.create<arith::AddFOp>(loc, r, kb.cf(float(zp), t));
+  r = b.create<arith::MaxNumFOp>(loc, r, kb.cf(qmin, t));
+  r = b.create<arith::MinNumFOp>(loc, r, kb.cf(127.f, t));
+  if (vnni) return b.create<arith::AddFOp>(loc, r, kb.cf(128.f, t));
+  return zp ? b.create<arith::SubFOp>(loc, r, kb.cf(float(zp), t)).getResult() : r;
+}
+
 Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
   OpBuilder &builder = kb.b;
   // The 256-bit form is AVX-512 VNNI + VL's or AVX-VNNI's (VEX): LLVM picks
@@ -310,7 +322,7 @@ void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, in
                       uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
   bool dynamic = !staticScale;
   int64_t zp = dynamic ? 0 : staticZp;
-  float qmin = dynamic ? -127.f : -128.f, qmax = 127.f;
+  float qmin = dynamic ? -127.f : -128.f;
   auto [groups, perGroup] = ctx.splitRows(rows, ctx.shapes.constant(K), 16384);
   auto kb = ctx.newKernel(name);
   OpBuilder &b = kb->b;
@@ -343,20 +355,10 @@ void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, in
     }
     kb->store(scale, S, r);
     Value inv = b.create<arith::DivFOp>(loc, kb->cf(1.f), scale);
-    // q = clamp(roundeven(a / s) + zp, qmin, qmax) - zp (NaN -> qmin); with
+    // q = clamp(roundeven(a / s) + zp, qmin, 127) - zp (NaN -> qmin); with
     // vnni the stored byte is clamp(...) + 128 instead.
     auto splatIf = [&](Value scalar, Type ft) { return llvm::isa<VectorType>(ft) ? kb->splat(scalar, L) : scalar; };
-    auto quantize = [&](Value a, Type ft) -> Value {
-      Value x = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, a, splatIf(inv, ft)));
-      if (zp) x = b.create<arith::AddFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
-      x = b.create<arith::MaxNumFOp>(loc, x, splatIf(kb->cf(qmin), ft));
-      x = b.create<arith::MinNumFOp>(loc, x, splatIf(kb->cf(qmax), ft));
-      if (vnni)
-        x = b.create<arith::AddFOp>(loc, x, splatIf(kb->cf(128.f), ft));
-      else if (zp)
-        x = b.create<arith::SubFOp>(loc, x, splatIf(kb->cf(float(zp)), ft));
-      return x;
-    };
+    auto quantize = [&](Value a, Type ft) { return quantizedValue(*kb, a, splatIf(inv, ft), int32_t(zp), qmin, vnni); };
     kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), [&](Value k) {
       Value x = quantize(kb->load(vt, src, kb->add(a0, k)), vt);
       Value q = b.create<arith::TruncIOp>(loc, qv, b.create<arith::FPToSIOp>(loc, i32v, x));
