@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
 
+#include <cstring>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AsmState.h"
 
@@ -103,6 +105,15 @@ uint32_t DispatchContext::newConstant(size_t bytes, const std::function<void(uin
   b.sizeReg = shapes.constant(bytes);
   plan.buffers.push_back(b);
   return plan.buffers.size() - 1;
+}
+
+uint32_t DispatchContext::int32Table(const std::vector<int32_t> &values) {
+  auto [it, inserted] = int32Tables.try_emplace(values, 0);
+  if (inserted)
+    it->second = newConstant(values.size() * 4, [&](uint8_t *dst) {
+      if (!values.empty()) std::memcpy(dst, values.data(), values.size() * 4);
+    });
+  return it->second;
 }
 
 std::pair<Reg, Reg> DispatchContext::splitRows(Reg rows, Reg rowSize, int64_t grain) {

@@ -54,6 +54,7 @@ public:
   std::string cudaSource;
   std::vector<std::vector<uint32_t>> cudaInterfaces;
   std::map<std::string, uint32_t> cudaKernelsBySource;
+  std::map<std::vector<int32_t>, uint32_t> int32Tables;
 
   /// Starts a kernel named after `opName`.
   std::unique_ptr<KernelBuilder> newKernel(llvm::StringRef opName);
@@ -66,6 +67,8 @@ public:
   /// A constant buffer of `bytes`, 64-byte aligned in the constants blob;
   /// `fill` writes its contents (zeroed before).
   uint32_t newConstant(size_t bytes, const std::function<void(uint8_t *)> &fill);
+  /// A constant table of int32 values; equal tables share one buffer.
+  uint32_t int32Table(const std::vector<int32_t> &values);
   /// The buffer holding the float32 constant `weight`, seen as `matrices`
   /// matrices whose packed side has `cols` entries and whose other side is
   /// `K`, packed as `packing` (WeightPacking.h; written once per distinct

@@ -389,7 +389,7 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
       int64_t first = c * q.lanes, last = first + q.lanes - 1;
       pos[2 * q.colsPerImage + c] = last < q.P && first / q.OW == last / q.OW;
     }
-    posBuf = ctx.newConstant(pos.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, pos.data(), pos.size() * 4); });
+    posBuf = ctx.int32Table(pos);
   }
   size_t next = 3;
   if (qc.getBias()) buffers.bias = operands[next++].buffer;

@@ -71,8 +71,12 @@ func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) -> tensor<8x32xf32>
 
 // -----
 
-// CHECK: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 432 : i64, dispatches = 2 : i64, kernels = 2 : i64
+// The weight (432 bytes) and, 64-byte aligned after it, im2col's position
+// table (408 bytes: P = 36 columns padded to 48, 2 x 48 + 48 / 8 int32).
+// CHECK: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 856 : i64, dispatches = 2 : i64, kernels = 2 : i64
 // CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv im2col"], v4f.interface = array<i32: {{[0-9, ]+}}>}
+// Chunks of 8 columns that leave the 6-wide output rows are gathered.
+// CHECK: llvm.intr.masked.gather {{.*}} -> vector<8xf32>
 // CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"], v4f.interface = array<i32: {{[0-9, ]+}}>}
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // V4: vector.fma {{.*}} : vector<16xf32>

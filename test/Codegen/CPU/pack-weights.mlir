@@ -46,12 +46,14 @@ func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>) {
 
 // A constant conv weight is packed into 6-row panels (AVX2's mr): 4 output
 // channels x K = 3*3*3 = 27 pad to one 6 x 27 panel, 648 bytes; a weight
-// computed at run time is not packed.
+// computed at run time is not packed. Both convs' im2col reads one shared
+// 408-byte position table (P = 36 columns padded to 48: 2 x 48 + 48 / 8
+// int32), 64-byte aligned after the panel: 704 + 408.
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, %cst {{{.*}}v4f.packed_weight = "a_panels"
 // CHECK: v4f.conv %arg0, %arg1 {
 // CHECK-NOT: packed_weight
-// BYTES: constant_bytes = 648 :
+// BYTES: constant_bytes = 1112 :
 func.func @main(%x: tensor<1x3x8x8xf32>, %v: tensor<4x3x3x3xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
   %w = arith.constant dense<0.25> : tensor<4x3x3x3xf32>
   %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
