@@ -166,6 +166,34 @@ def make_conv_packed_b(flags=()) -> Case:
                 note="static 2x32x40x30, 1x32x100x11, 1x8x80x62", compile_flags=list(flags))
 
 
+def make_channel_lanes_convs(flags=()) -> Case:
+    """Convs with few output pixels, which compute output channels in vector
+    lanes (v4f.conv_algorithm = "channel_lanes") on every target: 1x1 and
+    3x3 (im2col read down its columns), stride 2, 9 / 49 / 196 pixels (edge
+    row tiles; 196 spans several row blocks), 80 output channels (an edge
+    column tile on AVX-512), K = 1024 in several K blocks (partial sums in
+    scratch), bias, a residual gathered in the epilogue, Relu and Clip, and a
+    run-time batch."""
+    g = GraphBuilder(seed=40)
+    a = g.op("Relu", [g.conv("x", 96, 48, 1)])                                   # P = 9
+    b = g.op("Relu", [g.op("Add", [g.conv(a, 48, 48, 3), a])])                    # 3x3 + residual
+    c = g.op("Clip", [g.conv("xb", 160, 80, 1, stride=2, pads=[0, 0, 0, 0]),     # 5x5 -> 3x3, 80 channels
+                      g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
+    d = g.conv("x7", 64, 64, 3)                                                   # 7x7: ResNet stage 4
+    e = g.op("Relu", [g.conv("x14", 1024, 64, 1)])                                # 14x14, K = 1024
+    for name, v in (("b", b), ("c", c), ("d", d), ("e", e)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("channel_lanes_convs",
+                [_vi("x", F32, ["N", 96, 3, 3]), _vi("xb", F32, ["N", 160, 5, 5]), _vi("x7", F32, ["N", 64, 7, 7]),
+                 _vi("x14", F32, ["N", 1024, 14, 14])],
+                [_vi("b", F32, ["N", 48, 3, 3]), _vi("c", F32, ["N", 80, 3, 3]), _vi("d", F32, ["N", 64, 7, 7]),
+                 _vi("e", F32, ["N", 64, 14, 14])])
+    rng = np.random.default_rng(140)
+    sets = [{"x": _randn(rng, [n, 96, 3, 3]), "xb": _randn(rng, [n, 160, 5, 5]), "x7": _randn(rng, [n, 64, 7, 7]),
+             "x14": _randn(rng, [n, 1024, 14, 14])} for n in (2, 1)]
+    return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
+
+
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
@@ -268,6 +296,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
+        gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
         gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)

@@ -63,11 +63,21 @@ struct GemmSpec {
   std::function<void(KernelBuilder &, Value, Value, Value, Value, Value)> packB;
   /// A buffer packB reads (bound after the bias and residual).
   std::optional<uint32_t> extraBuf;
+  /// Output channels in vector lanes (a conv with v4f.conv_algorithm =
+  /// "channel_lanes"; the GEMM is C^T = X^T W^T): A is unpacked with element
+  /// (r, k) at aOff + r + k * aKStride (an activation matrix [K, P] read
+  /// down its columns), C is stored transposed — element (r, col) at
+  /// cOff + col * cColStride + r, one masked scatter per vector, once; the
+  /// partial sums of earlier K blocks stay in the worker's scratch (MB x NB
+  /// floats, the workgroup's tile). (Workgroups owning all rows instead, each
+  /// streaming only its slice of the weight, ran ResNet-50 2-4 % slower.)
+  std::optional<int64_t> aKStride, cColStride;
 };
 
 struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
   Value n0; // packB: the first column the scratch panels hold
+  Value m0; // the workgroup's first row (transposed C: its scratch tile's origin)
 };
 
 /// The K block [k0, k1) a tile accumulates: the first starts from zero,
@@ -98,7 +108,19 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     return kb.add(t.cOff, kb.add(kb.mul(kb.add(m, kb.c(r)), t.N), kb.add(n, kb.c(v * kLanes))));
   };
   SmallVector<Type> accTypes(rows * vecs, vt);
-  SmallVector<Value> init = kb.ifYield(
+  const bool transposedC = s.cColStride.has_value();
+  // Transposed C: partial sums at (row - m0, col - n0) of the scratch tile.
+  auto partialIndex = [&](int r, int v) {
+    return kb.add(kb.mul(kb.add(kb.sub(m, t.m0), kb.c(r)), kb.c(s.nb)), kb.add(kb.sub(n, t.n0), kb.c(v * kLanes)));
+  };
+  SmallVector<Value> init = transposedC ? kb.ifYield(
+      kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
+      [&] {
+        SmallVector<Value> partial;
+        for (int r = 0; r < rows; ++r)
+          for (int v = 0; v < vecs; ++v) partial.push_back(kb.load(vt, kb.scratch(), partialIndex(r, v)));
+        return partial;
+      }) : kb.ifYield(
       kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
       [&] {
         SmallVector<Value> partial;
@@ -110,10 +132,12 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   // Element k of row r is at rowBase[r] + k * aStep: rows of A, or the
   // row's lane of its a_panel (WeightPacking.h).
   SmallVector<Value> rowBase;
-  Value aStep = kb.c(s.aPacked ? s.mr : 1);
+  Value aStep = kb.c(s.aKStride ? *s.aKStride : s.aPacked ? s.mr : 1);
   for (int r = 0; r < rows; ++r) {
     Value row = kb.add(m, kb.c(r));
-    if (s.aPacked) {
+    if (s.aKStride) {
+      rowBase.push_back(kb.add(t.aOff, row));
+    } else if (s.aPacked) {
       Value panel = kb.div(row, kb.c(s.mr));
       rowBase.push_back(kb.add(t.aOff, kb.add(kb.mul(panel, kb.mul(t.K, kb.c(s.mr))), kb.rem(row, kb.c(s.mr)))));
     } else {
@@ -165,6 +189,49 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     for (int r = 0; r < rows; ++r)
       for (int v = 0; v < vecs; ++v) store(acc[r * vecs + v], cIndex(r, v), v);
   };
+  if (transposedC) {
+   auto storeTransposed = [&] {
+    // Lane j of vector v of row r is C[cOff + (n + v*L + j) * stride + m + r]:
+    // 32-bit lane offsets from one base pointer (constant: static stride).
+    auto i32v = VectorType::get({kLanes}, b.getI32Type());
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(kLanes));
+    Value allLanes = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
+    SmallVector<Value> laneOffsets;
+    for (int v = 0; v < vecs; ++v) {
+      SmallVector<int32_t> offs(kLanes);
+      for (int64_t j = 0; j < kLanes; ++j) offs[j] = int32_t((v * kLanes + j) * *s.cColStride);
+      laneOffsets.push_back(b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(offs))));
+    }
+    Value colBase = kb.add(t.cOff, kb.mul(n, kb.c(*s.cColStride)));
+    for (int r = 0; r < rows; ++r) {
+      Value at = kb.add(colBase, kb.add(m, kb.c(r)));
+      for (int v = 0; v < vecs; ++v) {
+        Value mask = edgeCols ? masks[v] : allLanes;
+        auto ptrsIn = [&](Value base) {
+          Value row = b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at});
+          return b.create<LLVM::GEPOp>(loc, ptrVecType, kb.f32(), row, ValueRange{laneOffsets[v]}).getResult();
+        };
+        Value val = acc[r * vecs + v];
+        if (s.biasMode == BiasMode::PerColumn)
+          val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, kb.add(n, kb.c(v * kLanes))), v));
+        if (s.residualBuf) {
+          Value residual = b.create<LLVM::masked_gather>(loc, vt, ptrsIn(kb.binding(s.biasBuf ? 4 : 3)), mask,
+                                                         ValueRange{kb.cf(0.f, vt)}, uint32_t(4));
+          val = b.create<arith::AddFOp>(loc, val, residual);
+        }
+        b.create<LLVM::masked_scatter>(loc, applyActivation(kb, val, s.act, s.alpha, s.beta), ptrsIn(C), mask,
+                                       b.getI32IntegerAttr(4));
+      }
+    }
+   };
+    kb.ifThenElse(kblk.last, storeTransposed, [&] {
+      for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < vecs; ++v) kb.store(acc[r * vecs + v], kb.scratch(), partialIndex(r, v));
+    });
+    return;
+  }
   auto storeFinal = [&] {
     for (int r = 0; r < rows; ++r) {
       Value row = kb.add(m, kb.c(r));
@@ -200,7 +267,8 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   }
   const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
   // packB: one row block of all M rows per workgroup.
-  Reg mTiles = s.packB ? sp.constant(1) : sp.ceilDiv(s.M, sp.constant(kMB));
+  const bool allRows = bool(s.packB);
+  Reg mTiles = allRows ? sp.constant(1) : sp.ceilDiv(s.M, sp.constant(kMB));
   // Columns per workgroup: NB, or fewer (a multiple of NR) when the GEMM
   // would otherwise have fewer than kMinWorkgroups workgroups. A BERT
   // matmul of M = 16 rows and N = 768 made 3 workgroups of 256 columns,
@@ -225,10 +293,10 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   // fastest): the NB columns of B stay in cache while MB-row blocks of A,
   // the smaller operand per workgroup, stream past them.
   Value mTilesV = kb->dim(mTiles);
-  Value m0 = s.packB ? kb->c(0) : kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
+  Value m0 = allRows ? kb->c(0) : kb->mul(kb->rem(tile, mTilesV), kb->c(kMB));
   Value nb = kb->dim(nbReg);
   Value n0 = kb->mul(kb->div(tile, mTilesV), nb);
-  Value m1 = s.packB ? M : kb->min(kb->add(m0, kb->c(kMB)), M);
+  Value m1 = allRows ? M : kb->min(kb->add(m0, kb->c(kMB)), M);
   Value n1 = kb->min(kb->add(n0, nb), N);
   TileState t;
   t.K = kb->dim(s.K);
@@ -238,6 +306,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   t.cOff = s.cOffset(*kb, batch);
   t.biasOff = s.biasOffset ? s.biasOffset(*kb, batch) : kb->c(0);
   t.n0 = n0;
+  t.m0 = m0;
   Value nFull = kb->add(n0, kb->mul(kb->div(kb->sub(n1, n0), kb->c(kNR)), kb->c(kNR)));
   // K blocks of equal size (at most KC, a multiple of 8 where K allows):
   // a fixed KC would leave a short last block (K = 1040: 4 x 256 + 16) whose
@@ -295,6 +364,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   if (s.extraBuf) bindings.push_back(*s.extraBuf);
   std::optional<Reg> scratch;
   if (s.packB) scratch = sp.constant(kKC * kNB * 4);
+  if (s.cColStride) scratch = sp.constant(kMB * kNB * 4);
   ctx.addDispatch(*kb, bindings, groups, s.name, scratch);
   ctx.plan.dispatches.back().flops =
       sp.mul(sp.constant(2), sp.mul(sp.mul(s.batches, s.M), sp.mul(s.N, s.K)));
@@ -385,8 +455,9 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
 LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
-  if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr); algorithm && algorithm == "depthwise")
-    return emitDepthwiseConv(ctx, op, operands, result);
+  auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
+  const bool channelLanes = algorithm && algorithm == "channel_lanes";
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];
   auto wShape = conv.getWeight().getType().getShape();
@@ -417,13 +488,39 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   s.alpha = conv.getActAlpha().convertToFloat();
   s.beta = conv.getActBeta().convertToFloat();
   int64_t aMat = OCg * Kdim;
-  if (auto packing = packingOf(op); packing && W.constant) {
+  if (auto packing = packingOf(op); packing && W.constant && !channelLanes) {
     s.aBuf = ctx.packedWeight(W, *packing, G, Kdim, OCg);
     s.aPacked = true;
     aMat = packedMatrixFloats(OCg, Kdim, packing->panel);
   }
   s.aOffset = [aMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(aMat)); };
   s.cOffset = [P, OCg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(OCg), kb.dim(P))); };
+  std::optional<int64_t> channelLanesP;
+  if (channelLanes) {
+    // C^T[P, OCg] = X^T[P, K] W^T[K, OCg]: the weight's lane_panels
+    // (v4f-pack-weights) are the B panels, the activation matrix A read down
+    // its columns, C stored transposed (GemmSpec::cColStride).
+    auto packing = packingOf(op);
+    channelLanesP = sp.constValue(P);
+    if (!packing || !W.constant || !channelLanesP || !sp.constValue(HW))
+      return op->emitOpError("conv_algorithm \"channel_lanes\" needs a packed constant weight and static planes");
+    s.M = P;
+    s.N = sp.constant(OCg);
+    s.aPacked = false;
+    s.bBuf = ctx.packedWeight(W, *packing, G, Kdim, OCg);
+    s.bPacked = true;
+    int64_t bMat = packedMatrixFloats(OCg, Kdim, packing->panel);
+    s.bOffset = [bMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(bMat)); };
+    if (s.biasMode == BiasMode::PerRow) s.biasMode = BiasMode::PerColumn;
+    s.cColStride = *channelLanesP;
+  }
+  if (pointwise && channelLanes) {
+    s.aBuf = X.buffer;
+    s.aKStride = *sp.constValue(HW);
+    s.aOffset = [HW, Cg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Cg), kb.dim(HW))); };
+    emitGemm(ctx, s);
+    return success();
+  }
   if (pointwise) {
     s.bBuf = X.buffer;
     s.bOffset = [HW, Cg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Cg), kb.dim(HW))); };
@@ -466,7 +563,8 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     posTable = ctx.int32Table(pos);
   }
   auto writeColumns = [=](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
-                               Value qBegin, Value qEnd, bool wholeRows, std::optional<unsigned> tableSlot) {
+                               Value qBegin, Value qEnd, bool wholeRows, std::optional<unsigned> tableSlot,
+                               int64_t panelWidth) {
     KernelBuilder *kb = &kbr;
     OpBuilder &b = kb->b;
     Location loc = kb->loc;
@@ -481,7 +579,8 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     };
     auto column = [&](Value q) {
       Value rel = kb->sub(q, qBase);
-      return kb->add(rowDst, kb->add(kb->mul(kb->div(rel, kb->c(kNR)), panelStride), kb->rem(rel, kb->c(kNR))));
+      return kb->add(rowDst,
+                     kb->add(kb->mul(kb->div(rel, kb->c(panelWidth)), panelStride), kb->rem(rel, kb->c(panelWidth))));
     };
     // Chunks only pay off on rows of several vectors: on narrower rows
     // (ResNet's 14-wide stage 3 on AVX2) most chunks touch a border or a
@@ -644,8 +743,8 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // 224 x 224 needs a 0.63 MB arena instead of 1.76 MB (its stem conv runs
   // as fast either way: with 3 input channels the packing itself dominates).
   std::optional<int64_t> staticP = sp.constValue(P);
-  bool packAlways = G == 1 && staticP && *staticP >= 4 * s.nb;
-  bool packWhenLarge = G == 1 && !staticP && !ctx.inRunTimeLoop;
+  bool packAlways = G == 1 && staticP && *staticP >= 4 * s.nb && !channelLanes;
+  bool packWhenLarge = G == 1 && !staticP && !ctx.inRunTimeLoop && !channelLanes;
   std::optional<Reg> largeP;
   if (packAlways || packWhenLarge) {
     GemmSpec packed = s;
@@ -661,7 +760,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
       Value qEnd = kb.add(n0, kb.mul(kb.div(kb.add(kb.sub(n1, n0), kb.c(kNR - 1)), kb.c(kNR)), kb.c(kNR)));
       kb.forLoop(k0, k1, kb.c(1), [&](Value k) {
         writeColumns(kb, kb.add(kb.mul(batch, kb.c(Kdim)), k), kb.mul(kb.sub(k, k0), kb.c(kNR)), n0, panelStride,
-                     n0, qEnd, /*wholeRows=*/false, tableSlot);
+                     n0, qEnd, /*wholeRows=*/false, tableSlot, kNR);
       });
     };
     size_t first = ctx.plan.dispatches.size();
@@ -671,8 +770,11 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     for (size_t d = first; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = *largeP;
   }
   size_t firstMaterialized = ctx.plan.dispatches.size();
-  Reg panels = sp.ceilDiv(P, sp.constant(kNR));
-  Reg matFloats = sp.mul(panels, sp.constant(kNR * Kdim));
+  // The matrix is NR-column panels, or for channel_lanes one row-major
+  // [K, P rounded up to whole vectors] panel, read down its columns.
+  const int64_t colPanel = channelLanes ? (*channelLanesP + kL - 1) / kL * kL : kNR;
+  Reg panels = sp.ceilDiv(P, sp.constant(colPanel));
+  Reg matFloats = sp.mul(panels, sp.constant(colPanel * Kdim));
   Reg colRows = sp.mul(s.batches, sp.constant(Kdim));
   Reg colBytes = sp.mul(sp.mul(s.batches, matFloats), sp.constant(4));
   // Planned two ways: the matrix takes arena space only in runs that use it.
@@ -682,20 +784,26 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     auto [groups, rowsPerGroup] = ctx.splitRows(colRows, P, 8192);
     auto kb = ctx.newKernel(s.name + " im2col");
     auto [begin, end] = kb->workgroupRange(kb->dim(colRows), kb->dim(rowsPerGroup));
-    Value mat = kb->dim(matFloats), qEnd = kb->mul(kb->dim(panels), kb->c(kNR));
+    Value mat = kb->dim(matFloats), qEnd = kb->mul(kb->dim(panels), kb->c(colPanel));
     kb->forLoop(begin, end, kb->c(1), [&](Value r) {
       Value k = kb->rem(r, kb->c(Kdim)), ng = kb->div(r, kb->c(Kdim));
-      writeColumns(*kb, r, kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(kNR))), kb->c(0), kb->c(kNR * Kdim),
-                   kb->c(0), qEnd, /*wholeRows=*/true, posTable ? std::optional<unsigned>(2) : std::nullopt);
+      writeColumns(*kb, r, kb->add(kb->mul(ng, mat), kb->mul(k, kb->c(colPanel))), kb->c(0), kb->c(colPanel * Kdim),
+                   kb->c(0), qEnd, /*wholeRows=*/true, posTable ? std::optional<unsigned>(2) : std::nullopt, colPanel);
     });
     kb->finish();
     std::vector<uint32_t> bindings = {col, X.buffer};
     if (posTable) bindings.push_back(*posTable);
     ctx.addDispatch(*kb, bindings, groups, s.name + " im2col");
   }
-  s.bBuf = col;
-  s.bPacked = true;
-  s.bOffset = [matFloats](KernelBuilder &kb, Value b) { return kb.mul(b, kb.dim(matFloats)); };
+  if (channelLanes) {
+    s.aBuf = col;
+    s.aKStride = colPanel;
+    s.aOffset = [matFloats](KernelBuilder &kb, Value b) { return kb.mul(b, kb.dim(matFloats)); };
+  } else {
+    s.bBuf = col;
+    s.bPacked = true;
+    s.bOffset = [matFloats](KernelBuilder &kb, Value b) { return kb.mul(b, kb.dim(matFloats)); };
+  }
   emitGemm(ctx, s);
   if (largeP) {
     Reg smallP = sp.eq(*largeP, sp.constant(0));

@@ -28,6 +28,7 @@ std::optional<WeightPacking> packingOf(Operation *op) {
   if (!attr || !tiling) return std::nullopt;
   if (attr.getValue() == "b_panels") return WeightPacking{WeightPacking::BPanels, tiling.getNr()};
   if (attr.getValue() == "a_panels") return WeightPacking{WeightPacking::APanels, tiling.getMr()};
+  if (attr.getValue() == "lane_panels") return WeightPacking{WeightPacking::APanels, tiling.getNr()};
   return std::nullopt;
 }
 
@@ -53,9 +54,11 @@ struct PackWeightsPass : impl::PackWeightsBase<PackWeightsPass> {
         if (isPackableConstant(mm->getOperand(1)) && mm.getType().getElementType().isF32())
           op->setAttr(kPackedWeightAttr, b.getStringAttr("b_panels"));
       } else if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
+        auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+        bool channelLanes = algorithm && algorithm.getValue() == "channel_lanes";
         if (isPackableConstant(conv.getWeight()) && conv.getType().getElementType().isF32() &&
-            !conv->hasAttr(kConvAlgorithmAttr))
-          op->setAttr(kPackedWeightAttr, b.getStringAttr("a_panels"));
+            (!algorithm || channelLanes))
+          op->setAttr(kPackedWeightAttr, b.getStringAttr(channelLanes ? "lane_panels" : "a_panels"));
       }
     });
   }

@@ -6,7 +6,9 @@
 //   b_panels (MatMul B [K, N] per batch matrix): P = ceil(N / nr) panels,
 //     panel p holds B[k][p*nr + j] at (p*K + k)*nr + j;
 //   a_panels (Conv W as [M = OC/G, K] per group): P = ceil(M / mr) panels,
-//     panel p holds W[p*mr + r][k] at (p*K + k)*mr + r.
+//     panel p holds W[p*mr + r][k] at (p*K + k)*mr + r;
+//   lane_panels (Conv W of a "channel_lanes" conv): a_panels of nr output
+//     channels — the B panels of C^T = X^T W^T, output channels in lanes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef V4F_LIB_CODEGEN_CPU_WEIGHTPACKING_H

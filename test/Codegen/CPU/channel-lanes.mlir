@@ -1,0 +1,63 @@
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 --v4f-pack-weights | FileCheck %s --check-prefix=V4
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s --check-prefix=V3
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+
+// Convs whose few output pixels would leave much of a pixels-in-lanes tile
+// empty compute output channels in lanes (v4f.conv_algorithm =
+// "channel_lanes", weight packed as lane_panels): ResNet-50's stage 4 (7 x 7
+// = 49 pixels fill 49 of 64 lanes), and stage 3's 1x1 convs of K = 1024
+// (196 of 224), but not those of K = 256, whose one scatter per output
+// vector costs more than the padding saves; never a large plane or a
+// weight computed at run time.
+// V4-LABEL: func.func @main
+// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}-> tensor<?x512x7x7xf32>
+// V4: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x56x56xf32>
+// V4-NOT: channel_lanes
+// V4: v4f.conv %arg2, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x1024x14x14xf32>
+// V4: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
+// V4: v4f.conv %arg0, %arg4 {
+// V4-NOT: channel_lanes
+// V4-SAME: -> tensor<?x512x7x7xf32>
+// V3-LABEL: func.func @main
+// V3: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<?x512x7x7xf32>
+// V3-NOT: channel_lanes
+// V3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
+func.func @main(%x: tensor<?x512x7x7xf32>, %y: tensor<1x64x56x56xf32>, %z: tensor<1x256x14x14xf32>,
+                  %z2: tensor<1x1024x14x14xf32>, %wr: tensor<512x512x1x1xf32>)
+    -> (tensor<?x512x7x7xf32>, tensor<1x64x56x56xf32>, tensor<1x1024x14x14xf32>, tensor<1x256x14x14xf32>,
+        tensor<?x512x7x7xf32>) {
+  %w4 = arith.constant dense<0.01> : tensor<512x512x3x3xf32>
+  %w1 = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
+  %w3 = arith.constant dense<0.01> : tensor<1024x256x1x1xf32>
+  %w3r = arith.constant dense<0.01> : tensor<256x1024x1x1xf32>
+  %0 = v4f.conv %x, %w4 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<?x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<?x512x7x7xf32>
+  %1 = v4f.conv %y, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+  %2 = v4f.conv %z, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x256x14x14xf32>, tensor<1024x256x1x1xf32>) -> tensor<1x1024x14x14xf32>
+  %3 = v4f.conv %z2, %w3r {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x1024x14x14xf32>, tensor<256x1024x1x1xf32>) -> tensor<1x256x14x14xf32>
+  %4 = v4f.conv %x, %wr {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<?x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<?x512x7x7xf32>
+  return %0, %1, %2, %3, %4 : tensor<?x512x7x7xf32>, tensor<1x64x56x56xf32>, tensor<1x1024x14x14xf32>,
+                              tensor<1x256x14x14xf32>, tensor<?x512x7x7xf32>
+}
+
+// -----
+
+// The kernel: the activation read down its columns (no im2col for a 1x1),
+// the weight's 48 x 96 lane_panels (2 panels of 32 channels x K = 96:
+// 24576 bytes, then the 192-byte bias), partial sums in the worker's scratch, one masked scatter
+// per output vector (with a gathered residual) in the last K block.
+// GEN: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 24768 : i64, dispatches = 1 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN: llvm.intr.masked.gather {{.*}} -> vector<16xf32>
+// GEN: llvm.intr.masked.scatter {{.*}} : vector<16xf32>, vector<16xi1> into !llvm.vec<16 x ptr>
+func.func @main(%x: tensor<2x96x3x3xf32>, %r: tensor<2x48x3x3xf32>) -> tensor<2x48x3x3xf32> {
+  %w = arith.constant dense<0.25> : tensor<48x96x1x1xf32>
+  %b = arith.constant dense<0.5> : tensor<48xf32>
+  %0 = v4f.conv %x, %w bias(%b) residual(%r) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<2x96x3x3xf32>, tensor<48x96x1x1xf32>, tensor<48xf32>, tensor<2x48x3x3xf32>) -> tensor<2x48x3x3xf32>
+  return %0 : tensor<2x48x3x3xf32>
+}
