@@ -279,7 +279,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   Reg wantNTiles = sp.ceilDiv(sp.constant(kMinWorkgroups), sp.max(sp.mul(s.batches, mTiles), sp.constant(1)));
   Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantNTiles), sp.constant(kNR)), sp.constant(kNR));
   nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
-  if (s.packB) nbReg = sp.constant(kNB);
+  if (s.packB || s.cColStride) nbReg = sp.constant(kNB);
   Reg nTiles = sp.ceilDiv(s.N, nbReg);
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
