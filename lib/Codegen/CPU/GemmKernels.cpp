@@ -279,7 +279,13 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   Reg wantNTiles = sp.ceilDiv(sp.constant(kMinWorkgroups), sp.max(sp.mul(s.batches, mTiles), sp.constant(1)));
   Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantNTiles), sp.constant(kNR)), sp.constant(kNR));
   nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
-  if (s.packB || s.cColStride) nbReg = sp.constant(kNB);
+  // Channels in lanes with one row block (ResNet stage 4: 49 pixel rows):
+  // NB channels per workgroup, so fewer workgroups re-read the activation
+  // matrix (the stage-4 3x3 conv alone: 1.94 -> 1.77 ms). With several row
+  // blocks every row block re-reads its columns' weights instead, and the
+  // split above stays (stage 3 at 2 threads: 0.9 -> 1.1 ms with NB).
+  std::optional<int64_t> rowBlocks = sp.constValue(mTiles);
+  if (s.packB || (s.cColStride && rowBlocks && *rowBlocks == 1)) nbReg = sp.constant(kNB);
   Reg nTiles = sp.ceilDiv(s.N, nbReg);
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
