@@ -280,12 +280,18 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   Reg nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantNTiles), sp.constant(kNR)), sp.constant(kNR));
   nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
   // Channels in lanes with one row block (ResNet stage 4: 49 pixel rows):
-  // NB channels per workgroup, so fewer workgroups re-read the activation
-  // matrix (the stage-4 3x3 conv alone: 1.94 -> 1.77 ms). With several row
-  // blocks every row block re-reads its columns' weights instead, and the
-  // split above stays (stage 3 at 2 threads: 0.9 -> 1.1 ms with NB).
+  // every workgroup re-reads the whole activation matrix, so only
+  // kMinWorkgroups / 2 of them (the stage-4 3x3 conv alone, 512 channels:
+  // 1.94 ms in 8 workgroups, 1.77 ms in 2). With several row blocks every
+  // row block re-reads its columns' weights instead, and the split above
+  // stays (stage 3 at 2 threads: 0.9 -> 1.1 ms with NB columns).
   std::optional<int64_t> rowBlocks = sp.constValue(mTiles);
-  if (s.packB || (s.cColStride && rowBlocks && *rowBlocks == 1)) nbReg = sp.constant(kNB);
+  if (s.cColStride && rowBlocks && *rowBlocks == 1) {
+    Reg wantCL = sp.ceilDiv(sp.constant(kMinWorkgroups / 2), sp.max(s.batches, sp.constant(1)));
+    nbReg = sp.mul(sp.ceilDiv(sp.ceilDiv(s.N, wantCL), sp.constant(kNR)), sp.constant(kNR));
+    nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
+  }
+  if (s.packB) nbReg = sp.constant(kNB);
   Reg nTiles = sp.ceilDiv(s.N, nbReg);
   Reg tiles = sp.mul(mTiles, nTiles);
   Reg groups = sp.mul(s.batches, tiles);
