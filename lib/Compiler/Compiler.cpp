@@ -84,6 +84,14 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     generated.cuda.options.precision = options.cudaPrecision;
   }
   codegen.addPass(createSelectCPUStrategy());
+  if (!options.tuningDb.empty() || options.tuneCandidate >= 0) {
+    TuningOptions tuning;
+    tuning.dbPath = options.tuningDb;
+    tuning.candidate = options.tuneCandidate;
+    tuning.assigned = options.tuneAssignments;
+    tuning.notes = &out.notes;
+    codegen.addPass(createApplyTuningPass(tuning));
+  }
   codegen.addPass(createPackWeights());
   codegen.addPass(createGenerateCPUKernelsPass(&generated));
   buildCPULowerToLLVMPipeline(codegen);

@@ -76,6 +76,9 @@ void Profile::addRun(const v4f_session_t *session) {
     h.name = e.name;
     h.kernel = e.kernel;
     h.totalNs += double(e.duration_ns);
+    // A dispatch runs once per run outside loops; inside a loop its runs add up.
+    if (h.perRunNs.size() < size_t(runs_ + 1)) h.perRunNs.resize(size_t(runs_ + 1), 0.0);
+    h.perRunNs[size_t(runs_)] += double(e.duration_ns);
     if (e.flops >= 0) h.flops = std::max(0.0, h.flops) + e.flops;
     ++h.calls;
   }
@@ -103,7 +106,20 @@ bool Profile::writeChromeTrace(const std::string &path, std::string &error) cons
       std::fprintf(f, ", \"gflops\": %.3f}}", e.duration_ns ? e.flops / double(e.duration_ns) : 0.0);
     std::fprintf(f, "%s\n", i + 1 < last_.size() ? "," : "");
   }
-  std::fprintf(f, "]}\n");
+  std::fprintf(f, "], \"v4fDispatchStats\": [\n");
+  bool first = true;
+  for (const Hotspot &h : byDispatch_) {
+    if (!h.calls) continue;
+    std::vector<double> t = h.perRunNs;
+    t.resize(size_t(runs_), 0.0);
+    std::sort(t.begin(), t.end());
+    double median = t.empty() ? 0 : (t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2);
+    std::fprintf(f, "%s  {\"dispatch\": %u, \"name\": \"%s\", \"runs\": %d, \"median_us\": %.3f, \"min_us\": %.3f}",
+                 first ? "" : ",\n", h.dispatch, jsonEscape(h.name.c_str()).c_str(), runs_, median / 1e3,
+                 t.empty() ? 0.0 : t.front() / 1e3);
+    first = false;
+  }
+  std::fprintf(f, "\n]}\n");
   if (std::fclose(f) != 0) {
     error = path + ": write failed";
     return false;

@@ -15,13 +15,16 @@ struct Hotspot {
   std::string name, kernel;
   double totalNs = 0, flops = -1;
   long calls = 0;
+  std::vector<double> perRunNs; // the dispatch's time in each profiled run
 };
 
 class Profile {
 public:
   /// Adds the entries `session` recorded in its last run.
   void addRun(const v4f_session_t *session);
-  /// Chrome trace (chrome://tracing, Perfetto) of the last run added.
+  /// Chrome trace (chrome://tracing, Perfetto) of the last run added, plus
+  /// "v4fDispatchStats": per dispatch over all runs added, its median and
+  /// minimum time per run (µs; v4fc tune reads these).
   bool writeChromeTrace(const std::string &path, std::string &error) const;
   /// The top `top` dispatches by time: % of the run, mean time per run,
   /// GFLOP/s and % of `peakGflops` (the FMA peak at the session's threads).

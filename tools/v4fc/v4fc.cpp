@@ -3,10 +3,12 @@
 //   v4fc compile model.onnx -o model.v4f [--target-cpu=host] [--emit=...]
 //   v4fc check model.onnx
 //   v4fc inspect model.v4f
+//   v4fc tune model.onnx --db tuning.json
 //
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
 #include "Sign.h"
+#include "Tune.h"
 #include "../v4f-run/Npy.h"
 
 #include "v4f/Artifact/ArtifactWriter.h"
@@ -86,6 +88,7 @@ struct CompileOptions {
   std::string signKey, encryptKey;
   bool printIRAfterAll = false, verbose = false;
   std::string target = "cpu", cudaArch = "sm_90", precision = "fp32";
+  std::string tuningDb;
 };
 
 /// --target and --cuda-arch into the compiler's options.
@@ -230,6 +233,13 @@ int runCompile(const CompileOptions &opts) {
   copts.wantQuantReport = !opts.quantReport.empty();
   if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
   copts.printIRAfterAll = opts.printIRAfterAll;
+  copts.tuningDb = opts.tuningDb;
+  if (!copts.tuningDb.empty()) {
+    // Refuse a bad database before compiling (the pass would too, later).
+    std::vector<v4f::TuningEntry> entries;
+    std::string dbError;
+    if (!v4f::readTuningDatabase(copts.tuningDb, entries, dbError)) return fail(dbError);
+  }
   copts.producer = "v4fc " V4F_VERSION;
   copts.wantLLVMIR = opts.emit == "llvm";
   copts.stopAfter = opts.emit == "imported-mlir"                ? v4f::CompilerOptions::Stage::ImportedIR
@@ -410,6 +420,10 @@ int main(int argc, char **argv) {
   compile->add_option("--exclude", copts.exclude, "With --quantize: ONNX node names that stay float (comma-separated, "
                                                   "repeatable)")
       ->delimiter(',');
+  compile->add_option("--tuning-db", copts.tuningDb,
+                      "Apply the measured GEMM/conv choices of this database (written by v4fc tune on this machine "
+                      "kind); ops it does not cover keep the cost model's; docs/tuning.md")
+      ->check(CLI::ExistingFile);
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
   compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")
@@ -418,6 +432,35 @@ int main(int argc, char **argv) {
                       "Encrypt the code and constants with this key (v4fc keygen --type encryption); the runtime "
                       "needs it to load the artifact")
       ->check(CLI::ExistingFile);
+
+  v4f::TuneRequest tuneReq;
+  CompileOptions tuneShapes;
+  auto *tune = app.add_subcommand("tune", "Measure alternatives to the cost model's GEMM/conv choices for a model on "
+                                          "this machine and record the fastest in a tuning database (compile "
+                                          "--tuning-db applies them)");
+  tune->add_option("model", tuneReq.model, "ONNX model file")->required()->check(CLI::ExistingFile);
+  tune->add_option("--db", tuneReq.db, "Tuning database to create or update (JSON)")->required();
+  tune->add_option("--target-cpu", tuneShapes.targetCpu,
+                   "The CPU to tune for: the machine this runs on (host) or a CPU it can run")
+      ->capture_default_str();
+  tune->add_option("--threads", tuneReq.threads, "Threads of the measuring runs (tune at the thread count you deploy)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  tune->add_option("--rounds", tuneReq.rounds, "Alternating rounds over the candidate artifacts")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  tune->add_option("--runs", tuneReq.runs, "Profiled runs per artifact and round (the median counts)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  tune->add_option("--min-gain", tuneReq.minGain,
+                   "A candidate replaces the cost model's choice only if faster by this fraction")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  tune->add_option("--input-shape", tuneShapes.inputShapes, "As for compile: NAME=D0,D1,...");
+  tune->add_option("--dim", tuneShapes.dims, "As for compile: NAME=VALUE (also the dims of the measuring runs)");
+  tune->add_option("--v4f-run", tuneReq.v4fRun, "The v4f-run to measure with (default: the one beside v4fc)");
+  tune->add_option("--work-dir", tuneReq.workDir, "Keep the candidate artifacts and profiles in this directory");
+  tune->add_flag("-v,--verbose", tuneReq.verbose, "Report progress");
 
   std::string checkPath;
   bool listOps = false;
@@ -469,6 +512,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (compile->parsed()) return runCompile(copts);
+  if (tune->parsed()) {
+    v4f::CompilerOptions options;
+    std::string error;
+    if (!parseShapeOptions(tuneShapes, options, error)) return fail(error);
+    options.targetCpu = tuneShapes.targetCpu;
+    options.producer = "v4fc " V4F_VERSION " (tune)";
+    tuneReq.runDims = tuneShapes.dims;
+    return v4f::runTune(tuneReq, options);
+  }
   if (keygen->parsed()) return keyType == "encryption" ? v4f::runKeygenEncryption(keyOut) : v4f::runKeygen(keyOut);
   if (sign->parsed()) return v4f::runSign(signPath, signKey, signOut);
   if (verify->parsed()) return v4f::runVerify(verifyPath, verifyKey);

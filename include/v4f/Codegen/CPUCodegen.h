@@ -36,6 +36,13 @@ inline constexpr const char *kConvAlgorithmAttr = "v4f.conv_algorithm";
 /// input channel (static OIHW weight [OC, 1, KH, KW], KH, KW <= 11) at a
 /// width stride of 1 or 2.
 bool isDirectDepthwise(ConvOp conv);
+/// Whether `conv` can compute output channels in vector lanes
+/// (v4f.conv_algorithm = "channel_lanes"): float, one group, a constant
+/// weight, static input and output planes, output channels a multiple of
+/// the lanes and at least one register tile of them and of pixels.
+/// v4f-select-cpu-strategy chooses it by its cost model, v4fc tune by
+/// measurement.
+bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);
 
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.

@@ -23,6 +23,13 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
     `v4f.conv_algorithm = "depthwise"`: it lowers to the direct depthwise
     kernel (vectorized along the output row, `lanes` from the tiling)
     instead of im2col + GEMM, whose K of KH*KW would leave it copy-bound.
+    A float `v4f.conv` of one group with a constant weight, static input and
+    output planes (the batch may be dynamic) and output channels a multiple
+    of `lanes` gets `v4f.conv_algorithm = "channel_lanes"` when its few
+    output pixels would leave much of a pixels-in-lanes register tile empty:
+    when P padded to whole `nr` tiles over P exceeds 1 + 4 * lanes / K (the
+    cost of the one scatter per output vector the transposed kernel pays).
+    It then computes output channels in vector lanes (C^T = X^T W^T).
     Preserves: semantics (only attributes are added); kernel generation reads
     the attribute and fails clearly when it is missing.
   }];
@@ -47,7 +54,10 @@ def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
       consecutive floats), the columns past N zero;
     - `"a_panels"` on `v4f.conv`: W [OC, C/G, KH, KW] becomes, per group,
       ceil((OC/G)/mr) panels of K x mr (K = C/G * KH * KW), the rows past
-      OC/G zero.
+      OC/G zero;
+    - `"lane_panels"` on a `v4f.conv` with `v4f.conv_algorithm =
+      "channel_lanes"`: the same with `nr` output channels per panel (the B
+      panels of C^T = X^T W^T).
     `nr`/`mr` come from the op's tiling; the packed copy starts 64-byte
     aligned in the artifact's constants.
     The micro-kernel then reads one contiguous stream per operand instead of
@@ -59,6 +69,33 @@ def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
     `v4f.conv_algorithm = "depthwise"` (their direct kernel reads the weight
     as OIHW), are left as they are.
   }];
+  let dependentDialects = ["v4f::V4FDialect"];
+}
+
+def ApplyTuning : Pass<"v4f-apply-tuning", "mlir::ModuleOp"> {
+  let summary = "Replace the cost model's GEMM choices by measured ones (v4fc tune)";
+  let description = [{
+    Input invariants: the module carries `v4f.target`; `v4f.matmul` and
+    `v4f.conv` carry the choices of v4f-select-cpu-strategy (`v4f.tiling`,
+    `v4f.conv_algorithm`). Runs before v4f-pack-weights, which packs for the
+    final tiling.
+    Each float matmul and non-depthwise conv has an ordered candidate list
+    (Tuning.h: candidate 0 is the cost model's choice; the others change one
+    thing: the conv algorithm, half or twice the K block, another register
+    tile height, half the column block), keyed by the op's signature (op,
+    operand and result types, attributes).
+    - `db=FILE`: an op whose key, target CPU and codegen version match an
+      entry of the tuning database (written by `v4fc tune`) takes the
+      entry's configuration; the others keep the cost model's.
+    - `candidate=N`: every tunable op takes its candidate N (its default when
+      it has fewer); `v4fc tune` compiles one artifact per N and measures.
+    Preserves: semantics (only lowering attributes change); a database that
+    cannot be read or parsed is an error naming the file.
+  }];
+  let options = [
+    Option<"db", "db", "std::string", /*default=*/"\"\"", "Tuning database (JSON) to apply">,
+    Option<"candidate", "candidate", "int", /*default=*/"-1", "Give every tunable op this candidate (-1: none)">
+  ];
   let dependentDialects = ["v4f::V4FDialect"];
 }
 

@@ -9,6 +9,7 @@
 #ifndef V4F_COMPILER_COMPILER_H
 #define V4F_COMPILER_COMPILER_H
 
+#include "v4f/Codegen/Tuning.h"
 #include "v4f/Import/InputValue.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
@@ -70,6 +71,13 @@ struct CompilerOptions {
   std::string labels;
   /// --quant-report: fill CompiledModel::quantReport (JSON).
   bool wantQuantReport = false;
+  /// --tuning-db: apply the measured choices of this database (v4fc tune,
+  /// docs/tuning.md). `tuneCandidate` >= 0 instead gives every tunable
+  /// matmul/conv its candidate N (v4fc tune's measuring runs) and
+  /// `tuneAssignments`, when set, receives what each op got.
+  std::string tuningDb;
+  int tuneCandidate = -1;
+  std::vector<TuningAssignment> *tuneAssignments = nullptr;
   /// "producer" recorded in the artifact.
   std::string producer = "v4fc";
   /// Called after each phase with its name (for --verbose timing).

@@ -50,11 +50,7 @@ bool isDirectDepthwise(ConvOp conv) {
          (strides[1] == 1 || strides[1] == 2);
 }
 
-/// Whether `conv` computes output channels in vector lanes and output pixels
-/// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
-/// GemmKernels.cpp) because its few output pixels would leave much of the
-/// usual pixels-in-lanes tile empty.
-bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
+bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling) {
   auto wType = conv.getWeight().getType();
   auto xType = conv.getInput().getType();
   auto yType = conv.getType();
@@ -70,7 +66,19 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   if (!cst || !llvm::isa<DenseElementsAttr>(cst.getValue())) return false;
   int64_t OC = wType.getDimSize(0), P = yType.getDimSize(2) * yType.getDimSize(3);
   int64_t nr = tiling.getNr(), lanes = tiling.getLanes(), mr = tiling.getMr();
-  if (OC % lanes != 0 || OC < nr || P < mr || P >= (int64_t(1) << 24) / std::max<int64_t>(OC, 1)) return false;
+  return OC % lanes == 0 && OC >= nr && P >= mr && P < (int64_t(1) << 24) / std::max<int64_t>(OC, 1);
+}
+
+/// Whether `conv` computes output channels in vector lanes and output pixels
+/// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
+/// GemmKernels.cpp) because its few output pixels would leave much of the
+/// usual pixels-in-lanes tile empty.
+bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
+  if (!channelLanesEligible(conv, tiling)) return false;
+  auto wType = conv.getWeight().getType();
+  auto yType = conv.getType();
+  int64_t P = yType.getDimSize(2) * yType.getDimSize(3);
+  int64_t nr = tiling.getNr(), lanes = tiling.getLanes();
   // Cost per useful FMA, relative. Pixels in lanes pad P to whole NR-column
   // tiles: 49 columns (ResNet stage 4) fill 49 of 64 lanes, 196 (stage 3)
   // 196 of 224. Channels in lanes waste nothing when OC is a multiple of the
