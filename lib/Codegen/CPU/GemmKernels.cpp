@@ -743,11 +743,16 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     if (tableSlot) return tableChunks();
     kb->ifThenElse(wideRows, chunked, narrow);
   };
-  // Convolutions with many column blocks (G = 1, P >= 4 x NB: the large
+  // Convolutions with many columns (G = 1, static P >= 2 x NB: the large
   // early layers, whose im2col matrix is megabytes) pack B per workgroup and
   // K block into scratch instead: the data stays in L2 and nothing is written
-  // to memory. The others materialize im2col: with few column blocks each
-  // would be packed once per row block. When P is known only at run time
+  // to memory. Their workgroups own all rows of a column block, at least 8
+  // blocks where P allows (ResNet-50 stage 2, P = 784: 7 blocks of 128; its
+  // 3x3 convs had materialized a 3.6 MB im2col, which does not get faster on
+  // 2 threads: stage 2 at 2 threads 8.75 -> 8.1 ms, the 256-channel 3x3 conv
+  // of bench/suite.py 6.54 -> 6.23 ms at 1 thread, 3.60 -> 3.43 at 2). The
+  // others materialize im2col: with few column blocks each would be packed
+  // once per row block. When P is known only at run time
   // (symbolic H, W: exported vision models), both are planned and a guard
   // register picks one per run (not inside a run-time loop, whose first
   // dispatch's guard means "skip the loop"), and the im2col matrix takes
@@ -755,11 +760,13 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // 224 x 224 needs a 0.63 MB arena instead of 1.76 MB (its stem conv runs
   // as fast either way: with 3 input channels the packing itself dominates).
   std::optional<int64_t> staticP = sp.constValue(P);
-  bool packAlways = G == 1 && staticP && *staticP >= 4 * s.nb && !channelLanes;
+  bool packAlways = G == 1 && staticP && *staticP >= 2 * s.nb && !channelLanes;
   bool packWhenLarge = G == 1 && !staticP && !ctx.inRunTimeLoop && !channelLanes;
   std::optional<Reg> largeP;
   if (packAlways || packWhenLarge) {
     GemmSpec packed = s;
+    // At least 8 column blocks where P allows (workgroups own all rows).
+    if (staticP) packed.nb = std::min(s.nb, std::max(s.nr, (*staticP + 8 * s.nr - 1) / (8 * s.nr) * s.nr));
     packed.bBuf = X.buffer;
     packed.bPacked = true;
     packed.bOffset = [](KernelBuilder &kb, Value) { return kb.c(0); };
