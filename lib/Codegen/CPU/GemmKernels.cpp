@@ -560,6 +560,11 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                          cP = sp.constValue(P);
   const int64_t tableCols = cP ? (*cP + kNR - 1) / kNR * kNR : 0;
   std::optional<uint32_t> posTable;
+  // The table's column count (P rounded up to whole panels) and, for a
+  // table built at run time, the register saying it was (0: the planes are
+  // too large for its 32-bit positions; the copy then takes the old path).
+  Reg tableColsR = sp.constant(tableCols);
+  std::optional<Reg> tableOk;
   if (cH && cW && cOW && cP && *cH * *cW < (int64_t(1) << 30) && *cP < (int64_t(1) << 30)) {
     std::vector<int32_t> pos(size_t(2 * tableCols + tableCols / kL));
     for (int64_t q = 0; q < tableCols; ++q) {
@@ -573,6 +578,47 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
       pos[2 * tableCols + c] = last < *cP && first / *cOW == last / *cOW;
     }
     posTable = ctx.int32Table(pos);
+  } else if (G == 1 && !ctx.inRunTimeLoop && !channelLanes) {
+    // Planes known only at run time (exported vision models with symbolic
+    // H, W): a one-workgroup dispatch writes the same table for this run's
+    // shapes into a transient (row by row, no division per column; one per
+    // vector of columns for the flags). MobileNetV3-small at 224 x 224: its
+    // stem conv 224 -> ~110 us, as with static planes.
+    tableColsR = sp.mul(sp.ceilDiv(P, sp.constant(kNR)), sp.constant(kNR));
+    Reg limit = sp.constant((int64_t(1) << 30) - 1);
+    tableOk = sp.select(sp.lt(limit, HW), sp.constant(0), sp.select(sp.lt(limit, P), sp.constant(0), sp.constant(1)));
+    Reg entries = sp.add(sp.mul(sp.constant(2), tableColsR), sp.ceilDiv(tableColsR, sp.constant(kL)));
+    posTable = ctx.newTransient(sp.mul(sp.select(*tableOk, entries, sp.constant(0)), sp.constant(4)));
+    auto kb = ctx.newKernel(s.name + " positions");
+    OpBuilder &b = kb->b;
+    Value Tab = kb->binding(0);
+    Value oh = kb->dim(OH), ow = kb->dim(OW), p = kb->dim(P), T = kb->dim(tableColsR);
+    auto store32 = [&](Value v, Value at) {
+      kb->store(b.create<arith::TruncIOp>(kb->loc, b.getI32Type(), v), Tab, at);
+    };
+    kb->forLoop(kb->c(0), oh, kb->c(1), [&](Value y) {
+      Value rowPos = kb->sub(kb->mul(y, kb->c(strides[0])), kb->c(pads[0]));
+      Value base = kb->mul(y, ow);
+      kb->forLoop(kb->c(0), ow, kb->c(1), [&](Value x) {
+        Value q = kb->add(base, x);
+        store32(rowPos, q);
+        store32(kb->sub(kb->mul(x, kb->c(strides[1])), kb->c(pads[1])), kb->add(T, q));
+      });
+    });
+    kb->forLoop(p, T, kb->c(1), [&](Value q) {
+      store32(kb->c(-(int64_t(1) << 30)), q);
+      store32(kb->c(0), kb->add(T, q));
+    });
+    kb->forLoop(kb->c(0), kb->div(T, kb->c(kL)), kb->c(1), [&](Value c) {
+      Value first = kb->mul(c, kb->c(kL)), last = kb->add(first, kb->c(kL - 1));
+      Value same = kb->cmp(arith::CmpIPredicate::eq, kb->div(first, ow), kb->div(last, ow));
+      Value inside = kb->cmp(arith::CmpIPredicate::slt, last, p);
+      Value flag = b.create<arith::ExtUIOp>(kb->loc, b.getI64Type(), b.create<arith::AndIOp>(kb->loc, same, inside));
+      store32(flag, kb->add(kb->mul(kb->c(2), T), c));
+    });
+    kb->finish();
+    ctx.addDispatch(*kb, {*posTable}, sp.constant(1), s.name + " positions");
+    ctx.plan.dispatches.back().guard = *tableOk;
   }
   auto writeColumns = [=](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
                                Value qBegin, Value qEnd, bool wholeRows, std::optional<unsigned> tableSlot,
@@ -710,7 +756,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
         Value dstIdx = column(q0);
         auto gather = [&] {
           Value ih = b.create<arith::AddIOp>(loc, kb->load(i32v, Tab, q0), dhV);
-          Value iw = b.create<arith::AddIOp>(loc, kb->load(i32v, Tab, kb->add(q0, kb->c(tableCols))), dwV);
+          Value iw = b.create<arith::AddIOp>(loc, kb->load(i32v, Tab, kb->add(q0, kb->dim(tableColsR))), dwV);
           Value mask = land(land(icmp(arith::CmpIPredicate::sge, ih, zeroV), icmp(arith::CmpIPredicate::slt, ih, hV)),
                             land(icmp(arith::CmpIPredicate::sge, iw, zeroV), icmp(arith::CmpIPredicate::slt, iw, wV)));
           Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, wV), iw);
@@ -719,9 +765,10 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
           kb->store(b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{zeroF}, uint32_t(4)), Col, dstIdx);
         };
         if (strides[1] != 1 && strides[1] != 2) return gather();
-        Value flag = kb->cmp(arith::CmpIPredicate::ne, scalarAt(kb->add(kb->c(2 * tableCols), kb->div(q0, kb->c(kL)))),
+        Value flag = kb->cmp(arith::CmpIPredicate::ne,
+                             scalarAt(kb->add(kb->mul(kb->c(2), kb->dim(tableColsR)), kb->div(q0, kb->c(kL)))),
                              kb->c(0));
-        Value ih = kb->add(scalarAt(q0), dh), iw = kb->add(scalarAt(kb->add(q0, kb->c(tableCols))), dw);
+        Value ih = kb->add(scalarAt(q0), dh), iw = kb->add(scalarAt(kb->add(q0, kb->dim(tableColsR))), dw);
         Value contiguous = land(land(flag, inRange(ih, h)),
                                 land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
                                      kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(strides[1] * kL)), w)));
@@ -740,8 +787,10 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
             gather);
       });
     };
-    if (tableSlot) return tableChunks();
-    kb->ifThenElse(wideRows, chunked, narrow);
+    auto legacy = [&] { kb->ifThenElse(wideRows, chunked, narrow); };
+    if (!tableSlot) return legacy();
+    if (!tableOk) return tableChunks();
+    kb->ifThenElse(kb->cmp(arith::CmpIPredicate::ne, kb->dim(*tableOk), kb->c(0)), tableChunks, legacy);
   };
   // Convolutions with many columns (G = 1, static P >= 2 x NB: the large
   // early layers, whose im2col matrix is megabytes) pack B per workgroup and
