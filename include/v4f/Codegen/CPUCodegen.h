@@ -39,7 +39,7 @@ bool isDirectDepthwise(ConvOp conv);
 /// Whether `conv` can compute output channels in vector lanes
 /// (v4f.conv_algorithm = "channel_lanes"): float, one group, a constant
 /// weight, static input and output planes, output channels a multiple of
-/// the lanes and at least one register tile of them and of pixels.
+/// the lanes and at least one register tile of them.
 /// v4f-select-cpu-strategy chooses it by its cost model, v4fc tune by
 /// measurement.
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);

@@ -10,16 +10,18 @@
 // vector costs more than the padding saves; never a large plane or a
 // weight computed at run time.
 // V4-LABEL: func.func @main
-// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}-> tensor<?x512x7x7xf32>
+// With few pixels (one row block of 12-row tiles) AVX-512 takes 12-row
+// register tiles for them; 196 pixels keep 8 (AVX2's 16 registers: 6).
+// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}mr = 12, nr = 32, lanes = 16, mb = 96{{.*}}-> tensor<?x512x7x7xf32>
 // V4: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x56x56xf32>
 // V4-NOT: channel_lanes
 // V4: v4f.conv %arg2, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x1024x14x14xf32>
-// V4: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
+// V4: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 8, nr = 32{{.*}}-> tensor<1x256x14x14xf32>
 // V4: v4f.conv %arg0, %arg4 {
 // V4-NOT: channel_lanes
 // V4-SAME: -> tensor<?x512x7x7xf32>
 // V3-LABEL: func.func @main
-// V3: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<?x512x7x7xf32>
+// V3: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 6, nr = 16{{.*}}-> tensor<?x512x7x7xf32>
 // V3-NOT: channel_lanes
 // V3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
 func.func @main(%x: tensor<?x512x7x7xf32>, %y: tensor<1x64x56x56xf32>, %z: tensor<1x256x14x14xf32>,
