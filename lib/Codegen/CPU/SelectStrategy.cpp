@@ -71,7 +71,7 @@ bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling) {
 
 /// Whether `conv` computes output channels in vector lanes and output pixels
 /// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
-/// GemmKernels.cpp) because its few output pixels would leave much of the
+/// ConvKernels.cpp) because its few output pixels would leave much of the
 /// usual pixels-in-lanes tile empty.
 bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   if (!channelLanesEligible(conv, tiling)) return false;
