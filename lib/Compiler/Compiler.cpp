@@ -216,6 +216,14 @@ std::string jsonNumber(double v) {
   return buf;
 }
 
+/// A float32 that reads back to the same float (9 significant digits).
+std::string jsonFloat32(float v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", double(v));
+  return buf;
+}
+
 /// Every ONNX node name the imported module still carries (NameLocs).
 std::set<std::string> nodeNames(mlir::ModuleOp module) {
   std::set<std::string> names;
@@ -362,7 +370,7 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
       ++quantized;
       e += ", \"precision\": \"int8\", \"activation\": {\"quantization\": " + jsonString(qmm.getActQuant().str());
       if (qmm.getActQuant() == "static")
-        e += ", \"scale\": " + jsonNumber(qmm.getActScale().convertToFloat()) +
+        e += ", \"scale\": " + jsonFloat32(qmm.getActScale().convertToFloat()) +
              ", \"zero_point\": " + std::to_string(int32_t(qmm.getActZeroPoint()));
       if (layer)
         e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "], \"range\": [" +
@@ -373,12 +381,19 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
     } else if (qconv) {
       ++quantized;
       e += ", \"op\": \"conv\", \"precision\": \"int8\", \"activation\": {\"quantization\": \"static\", \"scale\": " +
-           jsonNumber(qconv.getActScale().convertToFloat()) +
-           ", \"zero_point\": " + std::to_string(int32_t(qconv.getActZeroPoint()));
+           jsonFloat32(qconv.getActScale().convertToFloat()) +
+           ", \"zero_point\": " + std::to_string(int32_t(qconv.getActZeroPoint())) +
+           ", \"input\": " + (qconv.getInput().getType().getElementType().isInteger(8) ? "\"int8\"" : "\"float32\"");
       if (layer)
         e += ", \"observed\": [" + jsonNumber(layer->min) + ", " + jsonNumber(layer->max) + "], \"range\": [" +
              jsonNumber(layer->lo) + ", " + jsonNumber(layer->hi) + "]";
       e += "}" + scaleRange(qconv.getWeightScale());
+      // int8 carried to the next layers (v4f-carry-int8).
+      if (auto os = qconv.getOutScale())
+        e += ", \"output\": {\"precision\": \"int8\", \"scale\": " + jsonFloat32(os->convertToFloat()) +
+             ", \"zero_point\": " + std::to_string(int32_t(qconv.getOutZeroPoint())) + "}";
+      else
+        e += ", \"output\": {\"precision\": \"float32\"}";
     } else {
       ++kept;
       auto note = op->getAttrOfType<mlir::StringAttr>("v4f.precision_note");
@@ -562,6 +577,7 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
       if (printIR) enableIRPrinting(quantize);
       quantize.addNestedPass<mlir::func::FuncOp>(
           createQuantizePass(quantMode, exclude, options.perChannel, groupSize, options.int4ZeroPoints));
+      quantize.addNestedPass<mlir::func::FuncOp>(createCarryInt8Pass());
       if (mlir::failed(quantize.run(target))) {
         err = path + ": quantization failed:\n" + diagnostics;
         return false;

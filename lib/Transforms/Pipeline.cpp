@@ -26,4 +26,7 @@ void v4f::buildGraphOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createFuseNormalizationsPass());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpiloguesPass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::createCSEPass());
+  // Integer convs of QDQ models (v4f-fold-qdq) pass int8 to each other once
+  // their epilogues are fused; v4fc's --quantize runs it after v4f-quantize.
+  pm.addNestedPass<mlir::func::FuncOp>(createCarryInt8Pass());
 }

@@ -357,3 +357,31 @@ func.func @select_branch_type(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xi3
   %0 = v4f.select_branch %c, %a, %b : (tensor<i1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @bad_int8_result(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xi8> {
+  %w = arith.constant dense<1> : tensor<4x4x1x1xi8>
+  %s = arith.constant dense<0.01> : tensor<4xf32>
+  // expected-error @+1 {{the result is int8 exactly when out_scale is set}}
+  %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xi8>
+  return %a : tensor<1x4x4x4xi8>
+}
+
+// -----
+
+func.func @int8_pool_avg(%x: tensor<1x4x4x4xi8>) -> tensor<1x4x2x2xi8> {
+  // expected-error @+1 {{pools float32 values only}}
+  %p = v4f.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x4x4x4xi8>) -> tensor<1x4x2x2xi8>
+  return %p : tensor<1x4x2x2xi8>
+}
+
+// -----
+
+func.func @qconv_out_zero_point(%x: tensor<1x4x4x4xi8>) -> tensor<1x4x4x4xi8> {
+  %w = arith.constant dense<1> : tensor<4x4x1x1xi8>
+  %s = arith.constant dense<0.01> : tensor<4xf32>
+  // expected-error @+1 {{out_zero_point must be in [-128, 127]}}
+  %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32, out_scale = 0.5 : f32, out_zero_point = 200 : i32} : (tensor<1x4x4x4xi8>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xi8>
+  return %a : tensor<1x4x4x4xi8>
+}

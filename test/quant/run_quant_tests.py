@@ -399,6 +399,98 @@ def conv_exactness(build: Path, work: Path) -> list[str]:
     return failures
 
 
+def max_pool(x, k, s, p):
+    """MaxPool (NCHW), the padding never chosen."""
+    N, C, H, W = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=-np.inf)
+    OH, OW = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
+    out = np.full((N, C, OH, OW), -np.inf, np.float32)
+    for i in range(k):
+        for j in range(k):
+            out = np.maximum(out, xp[:, :, i:i + s * (OH - 1) + 1:s, j:j + s * (OW - 1) + 1:s])
+    return out
+
+
+def chain_exactness(build: Path, work: Path) -> list[str]:
+    """int8 carried between integer convs (v4f-carry-int8): conv -> ReLU ->
+    MaxPool -> two convs reading the pooled int8 values -> ... A conv whose
+    users are all int8 convs of one scale stores requantized int8 and they
+    read it without quantizing; a conv also feeding a float user (here a
+    residual Add) stays float. The output must equal the float chain of the
+    int8 conv arithmetic (each conv quantizing its float input), with the
+    scales v4fc reports; the report and the plan must show the int8 hand-offs."""
+    import json
+    rng = np.random.default_rng(23)
+    # name, input, O, k, stride, pad
+    specs = [("c1", "x", 16, 3, 1, 1), ("c2", "p", 24, 1, 1, 0), ("c3", "p", 24, 3, 2, 1),
+             ("c4", "a2", 24, 3, 2, 1), ("c5", "a4", 32, 1, 1, 0), ("c6", "a4", 32, 3, 1, 1)]
+    C0 = 8
+    x = (rng.standard_normal((2, C0, 17, 17)) * 1.5 + 0.3).astype(np.float32)
+    chans = {"x": C0}
+    weights, biases, inits, nodes = {}, {}, [], []
+    for name, src, O, k, st, pd in specs:
+        w = (rng.standard_normal((O, chans[src], k, k)) * (1.0 / np.sqrt(chans[src] * k * k))).astype(np.float32)
+        b = (rng.standard_normal(O) * 0.1).astype(np.float32)
+        weights[name], biases[name] = w, b
+        inits += [numpy_helper.from_array(w, f"W{name}"), numpy_helper.from_array(b, f"B{name}")]
+        nodes.append(helper.make_node("Conv", [src, f"W{name}", f"B{name}"], [f"o{name}"], name=name,
+                                      strides=[st, st], pads=[pd] * 4))
+        if name == "c1":
+            nodes += [helper.make_node("Relu", ["oc1"], ["a1"], name="r1"),
+                      helper.make_node("MaxPool", ["a1"], ["p"], name="pool", kernel_shape=[3, 3],
+                                       strides=[2, 2], pads=[1, 1, 1, 1])]
+            chans["p"] = O
+        elif name == "c2":
+            nodes.append(helper.make_node("Relu", ["oc2"], ["a2"], name="r2"))
+            chans["a2"] = O
+        elif name == "c4":
+            # c3 + c4 -> ReLU feeds c5 and c6 (int8); c3 also feeds the Add (float).
+            nodes += [helper.make_node("Add", ["oc4", "oc3"], ["s4"], name="add4"),
+                      helper.make_node("Relu", ["s4"], ["a4"], name="r4")]
+            chans["a4"] = O
+    nodes.append(helper.make_node("Add", ["oc5", "oc6"], ["y"], name="out"))
+    m = helper.make_model(helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                          list(x.shape))],
+                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = work / "chain.onnx"
+    onnx.save(m, str(model))
+    np.savez(work / "chain_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.5 + 0.3).astype(np.float32))
+    failures = []
+    for label, extra in [("host", []), ("v3", ["--target-cpu", "x86-64-v3"])]:
+        out = work / f"chain_{label}"
+        out.mkdir(parents=True, exist_ok=True)
+        got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--per-channel", "--calibration-data",
+                                                          work / "chain_cal.npz", "--quant-report",
+                                                          out / "report.json", *extra])
+        report = json.loads((out / "report.json").read_text())
+        layer = {l["nodes"][0]: l for l in report["layers"]}
+        static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+        conv = lambda n, v, res=None, relu=False: quantized_conv(  # noqa: E731
+            v, weights[n], biases[n], res, relu, (specs_d[n][4],) * 2, (specs_d[n][5],) * 4, (1, 1), True, static[n])
+        specs_d = {s[0]: s for s in specs}
+        a1 = conv("c1", x, relu=True)
+        p = max_pool(a1, 3, 2, 1)
+        a2 = conv("c2", p, relu=True)
+        o3 = conv("c3", p)
+        a4 = conv("c4", a2, res=o3, relu=True)
+        want = conv("c6", a4, res=conv("c5", a4))
+        err = float(np.abs(got - want).max() / np.abs(want).max())
+        carried_out = sorted(n for n, l in layer.items() if l.get("output", {}).get("precision") == "int8")
+        int8_in = sorted(n for n, l in layer.items() if l["activation"].get("input") == "int8")
+        plan = run([build / "bin" / "v4fc", "inspect", "--plan", art])
+        ok = (err <= 1e-5 and carried_out == ["c1", "c2", "c4"] and int8_in == ["c2", "c3", "c4", "c5", "c6"]
+              and plan.count("int8 im2col") == 5)
+        print(f"  int8 carried {label:5s} conv->pool->conv chain: rel err {err:.2e}, int8 out {carried_out}, "
+              f"int8 in {int8_in}  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"int8 chain {label}: rel err {err:.3e}, int8 outputs {carried_out} (want c1 c2 c4), "
+                            f"int8 inputs {int8_in} (want c2..c6), 'int8 im2col' dispatches "
+                            f"{plan.count('int8 im2col')} (want 5)")
+    return failures
+
+
 def accuracy(build: Path, work: Path) -> list[str]:
     data = work / "digits"
     digits_models.build(data)
@@ -719,6 +811,7 @@ def main() -> int:
         print("quantization: integer kernels vs their arithmetic")
         failures = exactness(build, work)
         failures += conv_exactness(build, work)
+        failures += chain_exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)
         print("quantization: --accuracy-budget")

@@ -20,6 +20,7 @@ std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFoldQDQPass();
+std::unique_ptr<mlir::Pass> createCarryInt8Pass();
 std::unique_ptr<mlir::Pass> createQuantizePass();
 std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
                                                bool perChannel, int64_t groupSize = 128,

@@ -106,6 +106,24 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def CarryInt8 : Pass<"v4f-carry-int8", "mlir::func::FuncOp"> {
+  let summary = "Keep int8 values between integer convolutions (requantize in the producer's epilogue)";
+  let description = [{
+    Input invariants: `v4f.quantized_conv` ops from v4f-quantize or
+    v4f-fold-qdq (float inputs and results).
+    Output: a `v4f.quantized_conv` whose result's users are all
+    `v4f.quantized_conv`s reading it as their `input` with one and the same
+    `act_scale` / `act_zero_point` gets those as its `out_scale` /
+    `out_zero_point` and an i8 result (requantized after its activation);
+    its consumers then read int8 input and quantize nothing. Likewise
+    through one `v4f.max_pool` whose users are all such convs (the pool then
+    runs on int8: quantization is monotonic). Anything else is left as it
+    is. Preserves: results exactly (the same integers reach the integer
+    products: the producer rounds `y * (1 / s)` as the consumer did).
+  }];
+  let constructor = "v4f::createCarryInt8Pass()";
+}
+
 //===----------------------------------------------------------------------===//
 // Decomposition of the composite ops the importer keeps whole
 //===----------------------------------------------------------------------===//

@@ -56,6 +56,11 @@ struct QConv {
   bool vnni, x86, pointwise;
   float actScale;
   int32_t zp;
+  // int8 carried (v4f-carry-int8): the input already holds the quantized
+  // values; the result is requantized to out_scale / out_zp and stored int8.
+  bool int8Input = false, int8Output = false;
+  float outScale = 1.f;
+  int32_t outZp = 0;
   Reg Nb;
   std::string act;
   float alpha, beta;
@@ -78,7 +83,8 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
   const int64_t L = q.lanes;
   Reg rows = sp.mul(q.Nb, sp.constant(q.steps));
   auto [groups, perGroup] = ctx.splitRows(rows, sp.constant(q.colsPerImage * q.step), 16384);
-  auto kb = ctx.newKernel(q.name + " quantize+im2col");
+  const std::string what = q.int8Input ? " int8 im2col" : " quantize+im2col";
+  auto kb = ctx.newKernel(q.name + what);
   OpBuilder &b = kb->b;
   Location loc = kb->loc;
   auto i32v = VectorType::get({L}, b.getI32Type());
@@ -86,9 +92,23 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
   Value Bq = kb->binding(0), X = kb->binding(1);
   Value Pos = posBuf ? kb->binding(2) : Value();
   Value inv = kb->cf(1.f / q.actScale, vt);
+  // The loaded values: float32, or the int8 values themselves (their
+  // missing lanes, the padding, are the zero point).
+  Type elemT = q.int8Input ? Type(b.getI8Type()) : kb->f32();
+  const uint32_t elemBytes = q.int8Input ? 1 : 4;
+  Type lt = q.int8Input ? Type(VectorType::get({L}, b.getI8Type())) : vt;
+  Value zpLoaded = q.int8Input ? b.create<arith::ConstantOp>(
+                                      loc, DenseElementsAttr::get(llvm::cast<ShapedType>(lt),
+                                                                  b.getI8IntegerAttr(int8_t(q.zp))))
+                                     .getResult()
+                               : kb->cf(0.f, vt);
   // q = clamp(roundeven(x / s) + zp, -128, 127); stored as q + 128 (VNNI)
   // or q - zp (int16).
   auto quantize = [&](Value x) -> Value {
+    if (q.int8Input) {
+      Value v = b.create<arith::ExtSIOp>(loc, i32v, x);
+      return b.create<arith::AddIOp>(loc, v, splatI32(*kb, L, q.vnni ? 128 : -q.zp));
+    }
     return b.create<arith::FPToSIOp>(loc, i32v, quantizedValue(*kb, x, inv, q.zp, -128.f, q.vnni));
   };
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
@@ -112,7 +132,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       Value c = kb->div(k, kb->c(q.KH * q.KW)), rest = kb->rem(k, kb->c(q.KH * q.KW));
       Value kh = kb->div(rest, kb->c(q.KW)), kw = kb->rem(rest, kb->c(q.KW));
       Value planeOff = kb->mul(kb->add(kb->mul(n, kb->c(q.C)), c), kb->c(q.H * q.W));
-      Value plane = b.create<LLVM::GEPOp>(loc, ptrType, kb->f32(), X, ValueRange{planeOff});
+      Value plane = b.create<LLVM::GEPOp>(loc, ptrType, elemT, X, ValueRange{planeOff});
       Value dh = kb->mul(kh, kb->c(q.dil[0])), dw = kb->mul(kw, kb->c(q.dil[1]));
       ks.push_back({plane, splatIndex(*kb, dh, L), splatIndex(*kb, dw, L),
                     b.create<vector::BroadcastOp>(loc, VectorType::get({L}, b.getI1Type()), valid), dh, dw, valid});
@@ -147,10 +167,10 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       for (int64_t h = 0; h < q.step; ++h) {
         const KInfo &ki = ks[h];
         Value x;
-        Value zeroF = kb->cf(0.f, vt);
         if (q.pointwise) {
           Value mask = land(inP, ki.valid);
-          x = kb->maskedLoad(vt, ki.plane, p0, mask);
+          x = kb->maskedLoad(lt, ki.plane, p0, mask);
+          if (q.int8Input) x = b.create<arith::SelectOp>(loc, mask, x, zpLoaded);
         } else {
           auto gather = [&]() -> SmallVector<Value> {
           Value ih = b.create<arith::AddIOp>(loc, ih0, ki.dh), iw = b.create<arith::AddIOp>(loc, iw0, ki.dw);
@@ -159,8 +179,8 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
                             ki.valid);
           Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, Wv), iw);
           idx = b.create<arith::SelectOp>(loc, mask, idx, zero32);
-          Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, kb->f32(), ki.plane, ValueRange{idx});
-          return {b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{zeroF}, uint32_t(4))};
+          Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.plane, ValueRange{idx});
+          return {b.create<LLVM::masked_gather>(loc, lt, ptrs, mask, ValueRange{zpLoaded}, elemBytes)};
           };
           if (q.strides[1] != 1) {
             x = gather().front();
@@ -175,9 +195,9 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
                                    land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
                                         kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(L)), kb->c(q.W)))));
             x = kb->ifYield(
-                      fast, TypeRange{vt},
+                      fast, TypeRange{lt},
                       [&]() -> SmallVector<Value> {
-                        return {kb->load(vt, ki.plane, kb->add(kb->mul(ih, kb->c(q.W)), iw))};
+                        return {kb->load(lt, ki.plane, kb->add(kb->mul(ih, kb->c(q.W)), iw))};
                       },
                       gather)
                     .front();
@@ -195,7 +215,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
   kb->finish();
   std::vector<uint32_t> bindings = {bBuf, xBuf};
   if (posBuf) bindings.push_back(*posBuf);
-  ctx.addDispatch(*kb, bindings, groups, q.name + " quantize+im2col");
+  ctx.addDispatch(*kb, bindings, groups, q.name + what);
   ctx.plan.dispatches.back().precision = "int8";
 }
 
@@ -222,6 +242,7 @@ void emitQConvGemm(DispatchContext &ctx, const QConv &q, const GemmBindings &buf
   auto i32v = VectorType::get({L}, b.getI32Type());
   auto i16v = VectorType::get({2 * L}, b.getI16Type());
   Type vt = kb->vec(L);
+  Value outInv = kb->cf(1.f / q.outScale, vt);
   Reg cols = sp.mul(q.Nb, sp.constant(q.colsPerImage));
   Reg groups = emitGemmBlocks(ctx, *kb, sp.constant(q.OC), cols, q.mr, q.nr, q.mb, q.nb,
                               [&](Value m, Value n, int rows, Value) {
@@ -275,6 +296,15 @@ void emitQConvGemm(DispatchContext &ctx, const QConv &q, const GemmBindings &buf
                                         masked ? kb->maskedLoad(vt, kb->binding(*residualSlot), idx, masks[v])
                                                : kb->load(vt, kb->binding(*residualSlot), idx));
           f = applyActivation(*kb, f, q.act, q.alpha, q.beta);
+          if (q.int8Output) {
+            // Requantized as the int8 consumer would quantize this float.
+            Value r = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, f, outInv));
+            if (q.outZp) r = b.create<arith::AddFOp>(loc, r, kb->cf(float(q.outZp), vt));
+            r = b.create<arith::MaxNumFOp>(loc, r, kb->cf(-128.f, vt));
+            r = b.create<arith::MinNumFOp>(loc, r, kb->cf(127.f, vt));
+            f = b.create<arith::TruncIOp>(loc, VectorType::get({L}, b.getI8Type()),
+                                          b.create<arith::FPToSIOp>(loc, i32v, r));
+          }
           if (masked)
             kb->maskedStore(f, kb->binding(0), idx, masks[v]);
           else
@@ -341,6 +371,12 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
                 llvm::all_of(ArrayRef<int64_t>(q.pads, 4), [](int64_t p) { return p == 0; });
   q.actScale = qc.getActScale().convertToFloat();
   q.zp = int32_t(qc.getActZeroPoint());
+  q.int8Input = inType.getElementType().isInteger(8);
+  q.int8Output = bool(qc.getOutScale());
+  if (q.int8Output) {
+    q.outScale = qc.getOutScale()->convertToFloat();
+    q.outZp = int32_t(qc.getOutZeroPoint());
+  }
   q.Nb = X.dims[0];
   q.act = qc.getActivation().str();
   q.alpha = qc.getActAlpha().convertToFloat();

@@ -65,6 +65,12 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   OpBuilder &b = kb->b;
   Location loc = kb->loc;
   Type vt = kb->vec(L);
+  // The data: float32, or int8 for a max pool of carried quantized values
+  // (v4f-carry-int8); the window counts stay float.
+  Type elemT = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  const bool int8 = elemT.isInteger(8);
+  const uint32_t elemBytes = int8 ? 1 : 4;
+  Type dt = VectorType::get({L}, elemT);
   auto i64v = VectorType::get({L}, b.getI64Type());
   auto splatI = [&](Value v) -> Value { return b.create<vector::BroadcastOp>(loc, i64v, v); };
   auto splatB = [&](Value v) -> Value {
@@ -72,7 +78,16 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   };
   Value iota = kb->iota(L);
   Value Xp = kb->binding(1);
-  Value zeroV = kb->cf(0.f, vt), oneV = kb->cf(1.f, vt), initV = kb->cf(isMax ? -INFINITY : 0.f, vt);
+  Value zeroV = kb->cf(0.f, vt), oneV = kb->cf(1.f, vt);
+  Value zeroD = b.create<arith::ConstantOp>(loc, dt, b.getZeroAttr(dt));
+  Value initV = int8 ? b.create<arith::ConstantOp>(loc, dt, DenseElementsAttr::get(llvm::cast<ShapedType>(dt),
+                                                                               b.getI8IntegerAttr(-128)))
+                           .getResult()
+                     : kb->cf(isMax ? -INFINITY : 0.f, vt);
+  auto maxOf = [&](Value x, Value y) -> Value {
+    if (int8) return b.create<arith::MaxSIOp>(loc, x, y);
+    return b.create<arith::MaximumFOp>(loc, x, y);
+  };
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(L));
   kb->forLoop(begin, end, kb->c(1), [&](Value plane) {
@@ -105,25 +120,25 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
               Value x0 = kb->add(xFirst, kb->c(j * d[1]));
               Value v;
               if (s[1] == 1) {
-                v = kb->load(vt, Xp, kb->add(rowBase, x0));
+                v = kb->load(dt, Xp, kb->add(rowBase, x0));
               } else {
                 // Lanes at stride s: L * s contiguous inputs, lane l from
                 // element l * s (s = 2: two vectors and an even-lane shuffle).
                 SmallVector<int64_t> pick(L);
                 for (int64_t l = 0; l < L; ++l) pick[l] = l * s[1];
                 if (s[1] == 2) {
-                  v = b.create<vector::ShuffleOp>(loc, kb->load(vt, Xp, kb->add(rowBase, x0)),
-                                                  kb->load(vt, Xp, kb->add(rowBase, kb->add(x0, kb->c(L)))), pick);
+                  v = b.create<vector::ShuffleOp>(loc, kb->load(dt, Xp, kb->add(rowBase, x0)),
+                                                  kb->load(dt, Xp, kb->add(rowBase, kb->add(x0, kb->c(L)))), pick);
                 } else {
                   Value idx = b.create<arith::AddIOp>(loc, splatI(kb->add(rowBase, x0)),
                                                       b.create<arith::MulIOp>(loc, iota, splatI(kb->c(s[1]))));
-                  Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, kb->f32(), Xp, ValueRange{idx});
+                  Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, Xp, ValueRange{idx});
                   Value all = b.create<arith::ConstantOp>(
                       loc, DenseElementsAttr::get(VectorType::get({L}, b.getI1Type()), true));
-                  v = b.create<LLVM::masked_gather>(loc, vt, ptrs, all, ValueRange{zeroV}, uint32_t(4));
+                  v = b.create<LLVM::masked_gather>(loc, dt, ptrs, all, ValueRange{zeroD}, elemBytes);
                 }
               }
-              acc[0] = isMax ? b.create<arith::MaximumFOp>(loc, acc[0], v).getResult() : addf(*kb, acc[0], v);
+              acc[0] = isMax ? maxOf(acc[0], v) : addf(*kb, acc[0], v);
             }
             acc[0] = b.create<arith::SelectOp>(loc, yOk, acc[0], a1[0]);
             acc[1] = addf(*kb, a1[1], b.create<arith::SelectOp>(loc, yCounted, kb->cf(float(k[1]), vt), zeroV));
@@ -137,7 +152,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
           Value yOk = inRange(*kb, y, kb->c(0), H);
           Value yPad = inRange(*kb, y, kb->c(-p[0]), padH);
           Value rowBase = kb->add(src, kb->mul(kb->select(yOk, y, kb->c(0)), W));
-          Value rowPtr = b.create<LLVM::GEPOp>(loc, ptrType, kb->f32(), Xp, ValueRange{rowBase});
+          Value rowPtr = b.create<LLVM::GEPOp>(loc, ptrType, elemT, Xp, ValueRange{rowBase});
           return kb->forLoop(kb->c(0), kb->c(k[1]), kb->c(1), a1,
                              [&](Value j, ValueRange a2) -> SmallVector<Value> {
             Value jOff = kb->mul(j, kb->c(d[1]));
@@ -149,24 +164,24 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
             Value x0 = kb->add(kb->sub(kb->mul(ox0, kb->c(s[1])), kb->c(p[1])), jOff);
             Value v;
             if (s[1] == 1) {
-              v = kb->maskedLoad(vt, rowPtr, x0, ok);
+              v = kb->maskedLoad(dt, rowPtr, x0, ok);
             } else if (s[1] == 2) {
               // Inputs x0 .. x0 + 2L - 1; lane l takes x0 + 2l.
               Value lanes2 = b.create<arith::AddIOp>(loc, splatI(x0), iota);
               auto half = [&](int64_t off) {
                 Value xs = b.create<arith::AddIOp>(loc, lanes2, splatI(kb->c(off)));
                 Value m = andi(*kb, splatB(yOk), inRange(*kb, xs, splatI(kb->c(0)), splatI(W)));
-                return kb->maskedLoad(vt, rowPtr, kb->add(x0, kb->c(off)), m);
+                return kb->maskedLoad(dt, rowPtr, kb->add(x0, kb->c(off)), m);
               };
               SmallVector<int64_t> even(L);
               for (int64_t l = 0; l < L; ++l) even[l] = 2 * l;
               v = b.create<vector::ShuffleOp>(loc, half(0), half(L), even);
             } else {
               Value idx = b.create<arith::SelectOp>(loc, ok, xv, splatI(kb->c(0)));
-              Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, kb->f32(), rowPtr, ValueRange{idx});
-              v = b.create<LLVM::masked_gather>(loc, vt, ptrs, ok, ValueRange{zeroV}, uint32_t(4));
+              Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, rowPtr, ValueRange{idx});
+              v = b.create<LLVM::masked_gather>(loc, dt, ptrs, ok, ValueRange{zeroD}, elemBytes);
             }
-            Value acc = isMax ? b.create<arith::MaximumFOp>(loc, a2[0], v).getResult() : addf(*kb, a2[0], v);
+            Value acc = isMax ? maxOf(a2[0], v) : addf(*kb, a2[0], v);
             acc = b.create<arith::SelectOp>(loc, ok, acc, a2[0]);
             Value counted = includePad ? okPad : ok;
             Value cnt = addf(*kb, a2[1], b.create<arith::SelectOp>(loc, counted, oneV, zeroV));
@@ -175,7 +190,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
         });
         };
         // (Wide windows stay on the masked loop rather than unrolling.)
-        SmallVector<Value> outer = k[1] <= 16 ? kb->ifYield(inside, TypeRange{vt, vt}, interior, border) : border();
+        SmallVector<Value> outer = k[1] <= 16 ? kb->ifYield(inside, TypeRange{dt, vt}, interior, border) : border();
         Value v = outer[0];
         if (!isMax) v = divf(*kb, v, b.create<arith::MaximumFOp>(loc, outer[1], oneV));
         kb->maskedStore(v, kb->binding(0), kb->add(dst, kb->add(kb->mul(oy, OW), ox0)), outMask);

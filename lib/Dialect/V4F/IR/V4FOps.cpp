@@ -254,8 +254,14 @@ LogicalResult QuantizedConvOp::inferReturnTypes(MLIRContext *, std::optional<Loc
                                                 DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                                 SmallVectorImpl<Type> &inferred) {
   QuantizedConvOp::Adaptor adaptor(operands, attrs, props, regions);
-  return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(), adaptor.getDilations(),
-                       adaptor.getPads(), inferred);
+  if (failed(inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(),
+                           adaptor.getDilations(), adaptor.getPads(), inferred)))
+    return failure();
+  // Float result, or int8 when requantized (out_scale).
+  auto t = llvm::cast<RankedTensorType>(inferred.back());
+  Builder b(t.getContext());
+  inferred.back() = RankedTensorType::get(t.getShape(), adaptor.getOutScale() ? Type(b.getI8Type()) : b.getF32Type());
+  return success();
 }
 
 LogicalResult QuantizedConvOp::verify() {
@@ -271,8 +277,18 @@ LogicalResult QuantizedConvOp::verify() {
     auto b = llvm::cast<RankedTensorType>(getBias().getType());
     if (b.getRank() != 1 || b.getDimSize(0) != O) return emitOpError("bias must have shape [") << O << "]";
   }
-  if (getResidual() && getResidual().getType() != getResult().getType())
-    return emitOpError("residual must have the result type");
+  if (getResidual() && getResidual().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("residual must have the result's shape");
+  if (getResidual() && !llvm::cast<RankedTensorType>(getResidual().getType()).getElementType().isF32())
+    return emitOpError("residual must be float32");
+  if (getOutScale()) {
+    float os = getOutScale()->convertToFloat();
+    if (!(os > 0.f) || !std::isfinite(os)) return emitOpError("out_scale must be positive and finite");
+    if (int32_t(getOutZeroPoint()) < -128 || int32_t(getOutZeroPoint()) > 127)
+      return emitOpError("out_zero_point must be in [-128, 127]");
+  }
+  if (getResult().getType().getElementType().isInteger(8) != bool(getOutScale()))
+    return emitOpError("the result is int8 exactly when out_scale is set");
   float s = getActScale().convertToFloat();
   if (!(s > 0.f) || !std::isfinite(s)) return emitOpError("act_scale must be positive and finite");
   if (int32_t(getActZeroPoint()) < -128 || int32_t(getActZeroPoint()) > 127)
@@ -355,6 +371,11 @@ static LogicalResult verifyPool(PoolOp op) {
   for (int i = 2; i < 4; ++i)
     if (op.getResult().getType().getDimSize(i) == 0)
       return op.emitOpError("pads, kernel and strides give an empty output");
+  Type elem = op.getInput().getType().getElementType();
+  if (elem != op.getResult().getType().getElementType())
+    return op.emitOpError("input and result element types differ");
+  if (!elem.isF32() && !isa<MaxPoolOp>(op.getOperation()))
+    return op.emitOpError("pools float32 values only");
   return success();
 }
 

@@ -171,19 +171,21 @@ class V4F_PoolOp<string mnemonic, string what> : V4F_Op<mnemonic, [Pure,
     `[top, left, bottom, right]`; `ceil_mode` rounds the output size up, and
     windows that start inside the padded input are clipped to it.
     For average pooling `count_include_pad` selects whether the divisor counts
-    explicit padding (never the ceil-mode overhang).
+    explicit padding (never the ceil-mode overhang). Max pooling also takes
+    int8 values (quantized activations carried by v4f-carry-int8); average
+    pooling is float32 only.
 
     ```mlir
     %y = v4f.}] # mnemonic # [{ %x {kernel_shape = [2, 2], strides = [2, 2], dilations = [1, 1],
            pads = [0, 0, 0, 0]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
     ```
   }];
-  let arguments = (ins V4F_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+  let arguments = (ins RankedTensorOf<[F32, I8]>:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pads,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
-  let results = (outs V4F_FloatTensor:$result);
+  let results = (outs RankedTensorOf<[F32, I8]>:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

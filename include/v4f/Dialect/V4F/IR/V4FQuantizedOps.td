@@ -85,7 +85,7 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure, AttrSizedOperandSegments,
 
 def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "2-D convolution (NCHW, groups 1) of int8-quantized activations by an int8 weight, float result";
+  let summary = "2-D convolution (NCHW, groups 1) of int8-quantized activations by an int8 weight, float or requantized int8 result";
   let description = [{
     Static INT8 convolution: `input` (float32 NCHW) is quantized with one
     calibrated scale and zero point for the tensor,
@@ -101,6 +101,14 @@ def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegmen
     Produced by `v4f-quantize` (mode `int8`) from a calibrated `v4f.conv`
     with a constant weight, `groups` 1 and static input height and width.
 
+    int8 carried between layers (set by `v4f-carry-int8`): an `input` of
+    element type i8 already holds the quantized values `q` (with this op's
+    `act_scale` and `act_zero_point`), so nothing is quantized; with
+    `out_scale` the result is i8, the float result requantized after the
+    activation: `clamp(roundeven(y / out_scale) + out_zero_point, -128, 127)`
+    (`y / out_scale` computed as `y * (1 / out_scale)`, as an int8 consumer
+    quantizes its float input). `residual` stays float32.
+
     ```mlir
     %y = v4f.quantized_conv %x, %w, %ws bias(%b) {strides = array<i64: 1, 1>,
            dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
@@ -108,16 +116,18 @@ def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegmen
          : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
     ```
   }];
-  let arguments = !con((ins V4F_FloatTensor:$input, RankedTensorOf<[I8]>:$weight,
+  let arguments = !con((ins RankedTensorOf<[F32, I8]>:$input, RankedTensorOf<[I8]>:$weight,
                        V4F_FloatTensor:$weight_scale,
                        Optional<V4F_FloatTensor>:$bias,
                        Optional<V4F_FloatTensor>:$residual,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                        DenseI64ArrayAttr:$pads,
                        F32Attr:$act_scale,
-                       DefaultValuedAttr<I32Attr, "0">:$act_zero_point),
+                       DefaultValuedAttr<I32Attr, "0">:$act_zero_point,
+                       OptionalAttr<F32Attr>:$out_scale,
+                       DefaultValuedAttr<I32Attr, "0">:$out_zero_point),
                        V4F_ActivationArgs);
-  let results = (outs V4F_FloatTensor:$result);
+  let results = (outs RankedTensorOf<[F32, I8]>:$result);
   let assemblyFormat = [{
     $input `,` $weight `,` $weight_scale (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
     attr-dict `:` functional-type(operands, results)

@@ -1,0 +1,80 @@
+//===- CarryInt8.cpp - keep int8 values between integer convolutions ------===//
+//
+// A static int8 convolution (`v4f.quantized_conv`) quantizes its float input
+// with its calibrated scale and zero point. When every user of a quantized
+// conv's float result is another quantized conv reading it as its input with
+// the same scale and zero point, the producer can requantize its result in
+// its epilogue and store int8 (1 byte a value instead of 4), and the
+// consumers read the int8 values as they are instead of quantizing: the same
+// integers reach the integer GEMMs (the producer rounds y * (1 / s) exactly
+// as the consumer did), a quarter of the bytes move between the layers, and
+// no quantization runs in the consumers.
+//
+// The same holds through `v4f.max_pool`: quantization is monotonic, so the
+// maximum of the quantized values is the quantization of the maximum (and
+// the padding never wins a max). A max pool between a quantized conv and
+// quantized convs (its only users) pools the int8 values.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Transforms/Passes.h"
+
+namespace v4f {
+#define GEN_PASS_DEF_CARRYINT8
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+using namespace v4f;
+
+namespace {
+
+/// The activation quantization (scale, zero point) shared by all users of
+/// `v`, when each of them is a quantized conv reading `v` as its float input
+/// (or, with `throughPool`, a max pool whose own users all are); none
+/// otherwise. `pools` collects the max pools passed through.
+std::optional<std::pair<float, int32_t>> int8Consumers(Value v, bool throughPool,
+                                                       SmallVectorImpl<MaxPoolOp> &pools) {
+  std::optional<std::pair<float, int32_t>> quant;
+  if (v.use_empty()) return std::nullopt;
+  for (OpOperand &use : v.getUses()) {
+    std::optional<std::pair<float, int32_t>> here;
+    if (auto conv = dyn_cast<QuantizedConvOp>(use.getOwner())) {
+      if (use.get() != conv.getInput() || use.getOperandNumber() != 0) return std::nullopt;
+      here = std::make_pair(conv.getActScale().convertToFloat(), int32_t(conv.getActZeroPoint()));
+    } else if (auto pool = dyn_cast<MaxPoolOp>(use.getOwner()); pool && throughPool) {
+      here = int8Consumers(pool.getResult(), /*throughPool=*/false, pools);
+      if (here) pools.push_back(pool);
+    }
+    if (!here || (quant && *quant != *here)) return std::nullopt;
+    quant = here;
+  }
+  return quant;
+}
+
+RankedTensorType asInt8(Type t) {
+  auto ranked = llvm::cast<RankedTensorType>(t);
+  return RankedTensorType::get(ranked.getShape(), IntegerType::get(t.getContext(), 8));
+}
+
+struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
+  void runOnOperation() override {
+    SmallVector<QuantizedConvOp> convs;
+    getOperation().walk([&](QuantizedConvOp op) { convs.push_back(op); });
+    for (QuantizedConvOp conv : convs) {
+      if (conv.getOutScale()) continue;
+      SmallVector<MaxPoolOp> pools;
+      auto quant = int8Consumers(conv.getResult(), /*throughPool=*/true, pools);
+      if (!quant) continue;
+      Builder b(conv.getContext());
+      conv.setOutScaleAttr(b.getF32FloatAttr(quant->first));
+      conv.setOutZeroPoint(quant->second);
+      conv.getResult().setType(asInt8(conv.getType()));
+      for (MaxPoolOp pool : pools) pool.getResult().setType(asInt8(pool.getType()));
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> v4f::createCarryInt8Pass() { return std::make_unique<CarryInt8Pass>(); }
