@@ -350,6 +350,9 @@ def conv_exactness(build: Path, work: Path) -> list[str]:
         ("dil2", 1, 4, 10, 10, 3, 3, 3, (1, 1), (2, 1, 2, 3), (2, 2), False, True, False),
         ("1x1_s2", 2, 8, 10, 10, 16, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), True, False, False),
         ("wide", 1, 64, 12, 12, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), True, True, True),
+        # Stride 2 with output rows wider than a vector (the contiguous path).
+        ("s2_rows", 1, 8, 9, 75, 12, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), True, False, True),
+        ("stem_rows", 1, 3, 12, 80, 8, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), True, False, False),
     ]
     failures = []
     for name, N, C, H, W, O, KH, KW, strides, pads, dil, has_bias, has_res, relu in cases:
@@ -425,7 +428,8 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
     specs = [("c1", "x", 16, 3, 1, 1), ("c2", "p", 24, 1, 1, 0), ("c3", "p", 24, 3, 2, 1),
              ("c4", "a2", 24, 3, 2, 1), ("c5", "a4", 32, 1, 1, 0), ("c6", "a4", 32, 3, 1, 1)]
     C0 = 8
-    x = (rng.standard_normal((2, C0, 17, 17)) * 1.5 + 0.3).astype(np.float32)
+    # Wide rows: both the contiguous (stride 1 and 2) and the gathered int8 loads.
+    x = (rng.standard_normal((2, C0, 17, 70)) * 1.5 + 0.3).astype(np.float32)
     chans = {"x": C0}
     weights, biases, inits, nodes = {}, {}, [], []
     for name, src, O, k, st, pd in specs:

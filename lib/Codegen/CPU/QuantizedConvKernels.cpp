@@ -123,6 +123,9 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
     struct KInfo {
       Value plane, dh, dw, valid;
       Value dhScalar, dwScalar, validScalar;
+      // int8 input: the plane's first 4-byte word at or before it, and the
+      // plane's offset from that word (a vector of i32).
+      Value alignedPlane, misalign;
     };
     SmallVector<KInfo> ks;
     for (int64_t h = 0; h < q.step; ++h) {
@@ -134,8 +137,15 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       Value planeOff = kb->mul(kb->add(kb->mul(n, kb->c(q.C)), c), kb->c(q.H * q.W));
       Value plane = b.create<LLVM::GEPOp>(loc, ptrType, elemT, X, ValueRange{planeOff});
       Value dh = kb->mul(kh, kb->c(q.dil[0])), dw = kb->mul(kw, kb->c(q.dil[1]));
+      Value alignedPlane, misalign;
+      if (q.int8Input) {
+        Value rem4 = b.create<arith::AndIOp>(loc, planeOff, kb->c(3));
+        alignedPlane = b.create<LLVM::GEPOp>(loc, ptrType, elemT, X, ValueRange{kb->sub(planeOff, rem4)});
+        misalign = splatIndex(*kb, rem4, L);
+      }
       ks.push_back({plane, splatIndex(*kb, dh, L), splatIndex(*kb, dw, L),
-                    b.create<vector::BroadcastOp>(loc, VectorType::get({L}, b.getI1Type()), valid), dh, dw, valid});
+                    b.create<vector::BroadcastOp>(loc, VectorType::get({L}, b.getI1Type()), valid), dh, dw, valid,
+                    alignedPlane, misalign});
     }
     Value Pv = splatI32(*kb, L, int32_t(q.P)), Hv = splatI32(*kb, L, int32_t(q.H)), Wv = splatI32(*kb, L, int32_t(q.W));
     Value zero32 = splatI32(*kb, L, 0);
@@ -153,7 +163,7 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
       if (!q.pointwise) {
         ih0 = kb->load(i32v, Pos, p0);
         iw0 = kb->load(i32v, Pos, kb->add(p0, kb->c(q.colsPerImage)));
-        if (q.strides[1] == 1) {
+        if (q.strides[1] <= 2) {
           auto scalarPos = [&](Value at) {
             return b.create<arith::ExtSIOp>(loc, b.getI64Type(), kb->load(b.getI32Type(), Pos, at));
           };
@@ -179,25 +189,47 @@ void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uin
                             ki.valid);
           Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, Wv), iw);
           idx = b.create<arith::SelectOp>(loc, mask, idx, zero32);
+          if (q.int8Input) {
+            // No byte gather on x86: gather the aligned 4-byte words that
+            // hold the bytes (inside the buffer: arena buffers are 64-byte
+            // aligned and padded) and shift each byte down.
+            Value at = b.create<arith::AddIOp>(loc, idx, ki.misalign);
+            Value word = b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, ~3));
+            Value shift = b.create<arith::ShLIOp>(loc, b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, 3)),
+                                                  splatI32(*kb, L, 3));
+            Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.alignedPlane, ValueRange{word});
+            Value words = b.create<LLVM::masked_gather>(loc, i32v, ptrs, mask, ValueRange{zero32}, uint32_t(4));
+            Value bytes = b.create<arith::TruncIOp>(loc, lt, b.create<arith::ShRUIOp>(loc, words, shift));
+            return {b.create<arith::SelectOp>(loc, mask, bytes, zpLoaded).getResult()};
+          }
           Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.plane, ValueRange{idx});
           return {b.create<LLVM::masked_gather>(loc, lt, ptrs, mask, ValueRange{zpLoaded}, elemBytes)};
           };
-          if (q.strides[1] != 1) {
+          if (q.strides[1] > 2) {
             x = gather().front();
           } else {
-            // Stride 1: a chunk inside one output row whose input row
-            // exists and whose L inputs lie inside it is one contiguous load
-            // (most chunks of rows at least 2 vectors wide).
+            // Stride 1 or 2: a chunk inside one output row whose input row
+            // exists and whose inputs lie inside it is one contiguous load
+            // (stride 2: of 2L values, the even ones kept), most chunks of
+            // rows at least 2 vectors wide.
+            const int64_t st = q.strides[1];
             Value ih = kb->add(ih0s, ki.dhScalar), iw = kb->add(iw0s, ki.dwScalar);
             Value fast = land(land(rowChunk, ki.validScalar),
                               land(land(kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
                                         kb->cmp(arith::CmpIPredicate::slt, ih, kb->c(q.H))),
                                    land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
-                                        kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(L)), kb->c(q.W)))));
+                                        kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(st * L)),
+                                                kb->c(q.W)))));
             x = kb->ifYield(
                       fast, TypeRange{lt},
                       [&]() -> SmallVector<Value> {
-                        return {kb->load(lt, ki.plane, kb->add(kb->mul(ih, kb->c(q.W)), iw))};
+                        Value at = kb->add(kb->mul(ih, kb->c(q.W)), iw);
+                        if (st == 1) return {kb->load(lt, ki.plane, at)};
+                        auto wide = VectorType::get({2 * L}, llvm::cast<VectorType>(lt).getElementType());
+                        Value all = kb->load(wide, ki.plane, at);
+                        SmallVector<int64_t> even(L);
+                        for (int64_t l = 0; l < L; ++l) even[l] = 2 * l;
+                        return {b.create<vector::ShuffleOp>(loc, all, all, even).getResult()};
                       },
                       gather)
                     .front();
