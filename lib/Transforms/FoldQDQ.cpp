@@ -282,10 +282,61 @@ struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
   }
 };
 
+/// MatMulInteger (what ORT's quantize_dynamic writes: DynamicQuantizeLinear
+/// -> MatMulInteger -> Cast -> Mul by the scales) with a constant 8-bit
+/// [K, N] weight, one lhs zero point (or none) and one weight zero point or
+/// one per column: the exact integer GEMM. A uint8 weight becomes w - 128
+/// with zero points zp - 128 (the differences are unchanged).
+struct FoldMatMulInteger : OpRewritePattern<MatMulIntegerOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulIntegerOp op, PatternRewriter &rewriter) const override {
+    auto aType = llvm::dyn_cast<RankedTensorType>(op.getA().getType());
+    auto bType = llvm::dyn_cast<RankedTensorType>(op.getB().getType());
+    auto yType = llvm::dyn_cast<RankedTensorType>(op.getType());
+    if (!aType || !bType || !yType || aType.getRank() < 2 || bType.getRank() != 2 || !bType.hasStaticShape() ||
+        !aType.getElementType().isInteger(8) || !bType.getElementType().isInteger(8) ||
+        yType.getRank() != aType.getRank())
+      return failure();
+    DenseElementsAttr wAttr;
+    if (!matchPattern(op.getB(), m_Constant(&wAttr))) return failure();
+    int64_t K = bType.getDimSize(0), N = bType.getDimSize(1);
+    Value za = op.getAZeroPoint();
+    if (za) {
+      auto t = llvm::dyn_cast<RankedTensorType>(za.getType());
+      if (!t || !t.hasStaticShape() || t.getNumElements() != 1 || t.getElementType() != aType.getElementType())
+        return failure();
+    }
+    auto zb = intConstant(op.getBZeroPoint());
+    if (!zb || (zb->size() != 1 && int64_t(zb->size()) != N)) return failure();
+    bool unsignedW = bType.getElementType().isUnsignedInteger();
+    std::vector<int8_t> w;
+    w.reserve(size_t(K * N));
+    for (const APInt &x : wAttr.getValues<APInt>())
+      w.push_back(int8_t(unsignedW ? int64_t(x.getZExtValue()) - 128 : x.getSExtValue()));
+    std::vector<int32_t> zpw(static_cast<size_t>(N), 0);
+    bool anyZp = false;
+    for (int64_t n = 0; n < N; ++n) {
+      zpw[n] = int32_t((*zb)[zb->size() == 1 ? 0 : n] - (unsignedW ? 128 : 0));
+      anyZp |= zpw[n] != 0;
+    }
+    Location loc = op.getLoc();
+    auto wType = RankedTensorType::get({K, N}, rewriter.getI8Type());
+    Value wq = rewriter.create<arith::ConstantOp>(loc, wType, DenseElementsAttr::get(wType, ArrayRef<int8_t>(w)));
+    Value zq;
+    if (anyZp) {
+      auto zType = RankedTensorType::get({N}, rewriter.getI32Type());
+      zq = rewriter.create<arith::ConstantOp>(loc, zType, DenseElementsAttr::get(zType, ArrayRef<int32_t>(zpw)));
+    }
+    rewriter.replaceOpWithNewOp<IntegerMatMulOp>(op, yType, op.getA(), wq, za, zq);
+    return success();
+  }
+};
+
 struct FoldQDQPass : impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldQDQMatMul, FoldQDQConv, FoldQLinearMatMul, FoldQLinearConv>(&getContext());
+    patterns.add<FoldQDQMatMul, FoldQDQConv, FoldQLinearMatMul, FoldQLinearConv, FoldMatMulInteger>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
   }
 };

@@ -385,3 +385,21 @@ func.func @qconv_out_zero_point(%x: tensor<1x4x4x4xi8>) -> tensor<1x4x4x4xi8> {
   %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32, out_scale = 0.5 : f32, out_zero_point = 200 : i32} : (tensor<1x4x4x4xi8>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xi8>
   return %a : tensor<1x4x4x4xi8>
 }
+
+// -----
+
+func.func @integer_matmul_k(%a: tensor<3x4xui8>) -> tensor<3x2xi32> {
+  %w = arith.constant dense<1> : tensor<5x2xi8>
+  // expected-error @+1 {{contraction dims differ: 4 vs 5}}
+  %y = v4f.integer_matmul %a, %w : (tensor<3x4xui8>, tensor<5x2xi8>) -> tensor<3x2xi32>
+  return %y : tensor<3x2xi32>
+}
+
+// -----
+
+func.func @integer_matmul_zp(%a: tensor<3x4xui8>, %z: tensor<2xui8>) -> tensor<3x2xi32> {
+  %w = arith.constant dense<1> : tensor<4x2xi8>
+  // expected-error @+1 {{lhs_zero_point must be one value of lhs's element type}}
+  %y = v4f.integer_matmul %a, %w lhs_zero_point(%z) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<2xui8>) -> tensor<3x2xi32>
+  return %y : tensor<3x2xi32>
+}

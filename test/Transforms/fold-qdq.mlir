@@ -155,3 +155,30 @@ func.func @qlinear_conv(%x: tensor<1x1x3x3xui8>) -> tensor<1x2x3x3xui8> {
        : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x1x2xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x3x3xui8>
   return %y : tensor<1x2x3x3xui8>
 }
+
+// -----
+
+// MatMulInteger with a constant weight becomes the integer GEMM: an int8
+// weight as it is (no zero point: none kept), a uint8 weight as w - 128 with
+// per-column zero points zp - 128 (200 - 128 = 72, 0 - 128 = -128,
+// 128 - 128 = 0; zero points 128 / 130 -> 0 / 2). A run-time weight and a
+// per-row lhs zero point stay for v4f-decompose-quantization.
+// CHECK-LABEL: func @matmul_integer
+// CHECK-DAG: %[[W8:.*]] = arith.constant dense<{{\[\[}}1, -2], [3, 4]]> : tensor<2x2xi8>
+// CHECK-DAG: %[[WU:.*]] = arith.constant dense<{{\[\[}}72, -128], [0, 127]]> : tensor<2x2xi8>
+// CHECK-DAG: %[[ZU:.*]] = arith.constant dense<[0, 2]> : tensor<2xi32>
+// CHECK: v4f.integer_matmul %arg0, %[[W8]] lhs_zero_point(%arg1) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<ui8>) -> tensor<3x2xi32>
+// CHECK: v4f.integer_matmul %arg2, %[[WU]] rhs_zero_point(%[[ZU]]) : (tensor<2x3x2xi8>, tensor<2x2xi8>, tensor<2xi32>) -> tensor<2x3x2xi32>
+// CHECK: v4f.matmul_integer %arg0, %arg3
+// CHECK: v4f.matmul_integer %arg0, %[[W8]] a_zero_point(%arg4)
+func.func @matmul_integer(%a: tensor<3x2xui8>, %za: tensor<ui8>, %s: tensor<2x3x2xi8>, %wr: tensor<2x2xi8>, %zr: tensor<3xui8>)
+    -> (tensor<3x2xi32>, tensor<2x3x2xi32>, tensor<3x2xi32>, tensor<3x2xi32>) {
+  %w8 = arith.constant dense<[[1, -2], [3, 4]]> : tensor<2x2xi8>
+  %wu = arith.constant dense<[[200, 0], [128, 255]]> : tensor<2x2xui8>
+  %zu = arith.constant dense<[128, 130]> : tensor<2xui8>
+  %y0 = v4f.matmul_integer %a, %w8 a_zero_point(%za) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<ui8>) -> tensor<3x2xi32>
+  %y1 = v4f.matmul_integer %s, %wu b_zero_point(%zu) : (tensor<2x3x2xi8>, tensor<2x2xui8>, tensor<2xui8>) -> tensor<2x3x2xi32>
+  %y2 = v4f.matmul_integer %a, %wr : (tensor<3x2xui8>, tensor<2x2xi8>) -> tensor<3x2xi32>
+  %y3 = v4f.matmul_integer %a, %w8 a_zero_point(%zr) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<3xui8>) -> tensor<3x2xi32>
+  return %y0, %y1, %y2, %y3 : tensor<3x2xi32>, tensor<2x3x2xi32>, tensor<3x2xi32>, tensor<3x2xi32>
+}

@@ -495,6 +495,86 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
     return failures
 
 
+def integer_matmul_exactness(build: Path, work: Path) -> list[str]:
+    """MatMulInteger with a constant weight (v4f-fold-qdq -> v4f.integer_matmul,
+    the integer GEMM with an int32 result) against numpy's exact int64 sums:
+    uint8 / int8 activations with a run-time, a constant or no zero point,
+    int8 / uint8 weights with none, one or per-column zero points, batch
+    dims, odd K and N; the host's kernels, AVX2's and (where the CPU has it)
+    AVX-VNNI's."""
+    rng = np.random.default_rng(5)
+    cases = [
+        # name, A shape, A dtype, A zp (None / "input" / value), B dtype, B zp (None / scalar / "cols")
+        ("u8_zp_input", (5, 37), np.uint8, "input", np.int8, None),
+        ("s8_batched_u8w", (2, 3, 70), np.int8, -7, np.uint8, "cols"),
+        ("u8_nozp_wzp", (1, 300), np.uint8, None, np.int8, 3),
+        ("s8_rows", (33, 129), np.int8, "input", np.int8, "cols"),
+    ]
+    onnx_type = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+    failures = []
+    for name, a_shape, a_dt, a_zp, b_dt, b_zp in cases:
+        K, N = a_shape[-1], int(rng.integers(17, 41))
+        info = np.iinfo(a_dt)
+        a = rng.integers(info.min, info.max + 1, a_shape).astype(a_dt)
+        binfo = np.iinfo(b_dt)
+        b = rng.integers(binfo.min, binfo.max + 1, (K, N)).astype(b_dt)
+        ins = [helper.make_tensor_value_info("a", onnx_type[a_dt], list(a_shape))]
+        inits = [numpy_helper.from_array(b, "B")]
+        inputs = {"a": a}
+        node_in = ["a", "B", "", ""]
+        za = np.zeros((), a_dt)
+        if a_zp == "input":
+            za = np.array(int(rng.integers(info.min, info.max + 1)), a_dt)
+            ins.append(helper.make_tensor_value_info("za", onnx_type[a_dt], []))
+            inputs["za"] = za
+            node_in[2] = "za"
+        elif a_zp is not None:
+            za = np.array(a_zp, a_dt)
+            inits.append(numpy_helper.from_array(za, "ZA"))
+            node_in[2] = "ZA"
+        zb = np.zeros((), b_dt)
+        if b_zp == "cols":
+            zb = rng.integers(binfo.min, binfo.max + 1, (N,)).astype(b_dt)
+        elif b_zp is not None:
+            zb = np.array(b_zp, b_dt)
+        if b_zp is not None:
+            inits.append(numpy_helper.from_array(zb, "ZB"))
+            node_in[3] = "ZB"
+        while node_in and node_in[-1] == "":
+            node_in.pop()
+        nodes = [helper.make_node("MatMulInteger", node_in, ["y"], name="mmi")]
+        m = helper.make_model(helper.make_graph(nodes, "mmi", ins, [helper.make_tensor_value_info(
+            "y", TensorProto.INT32, None)], inits), opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        model = work / f"mmi_{name}.onnx"
+        onnx.save(m, str(model))
+        want = np.matmul(a.astype(np.int64) - za.astype(np.int64), b.astype(np.int64) - zb.astype(np.int64))
+        variants = [("host", []), ("v3", ["--target-cpu", "x86-64-v3"])]
+        if host_has_avx_vnni():
+            variants.append(("avxvnni", ["--target-cpu", "alderlake"]))
+        for label, flags in variants:
+            out = work / f"mmi_{name}_{label}"
+            out.mkdir(parents=True, exist_ok=True)
+            art = out / "model.v4f"
+            run([build / "bin" / "v4fc", "compile", model, "-o", art, *flags])
+            plan = run([build / "bin" / "v4fc", "inspect", "--plan", art])
+            args = []
+            for k, v in inputs.items():
+                np.save(out / f"{k}.npy", v)
+                args += ["--input", f"{k}={out / (k + '.npy')}"]
+            run([build / "bin" / "v4f-run", art, *args, "--output-dir", out / "o", "--print", "0", "--threads", "2"])
+            got = np.load(out / "o" / "y.npy")
+            int8 = sum(1 for line in plan.splitlines() if "integer_matmul" in line and " int8 " in line)
+            ok = got.dtype == np.int32 and got.shape == want.shape and np.array_equal(got, want) and int8 == 2
+            print(f"  exact MatMulInteger {label:8s} {name:15s} A{list(a_shape)} K{K} N{N}  "
+                  f"{'equal' if ok else 'DIFFERS'}  int8 dispatches {int8}  {'ok' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"MatMulInteger {label} {name}: dtype {got.dtype}, shape {got.shape} vs {want.shape}, "
+                                f"max diff {np.abs(got.astype(np.int64) - want).max() if got.shape == want.shape else '-'}"
+                                f", int8 dispatches {int8} (want 2)")
+    return failures
+
+
 def accuracy(build: Path, work: Path) -> list[str]:
     data = work / "digits"
     digits_models.build(data)
@@ -627,6 +707,43 @@ def qdq_models(build: Path, work: Path) -> list[str]:
         if not ok:
             failures.append(f"QDQ {tag}: {gemms} integer GEMMs, {convs} integer convs (want {want}), "
                             f"{steps:.2f} steps from ORT")
+    return failures
+
+
+def dynamic_models(build: Path, work: Path) -> list[str]:
+    """Models made by ONNX Runtime's quantize_dynamic from the digits MLP
+    (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul; int8 and uint8
+    weights, per tensor and per channel) compile without --quantize to
+    integer GEMMs (v4f.integer_matmul: `v4fc inspect --plan` shows them) and
+    match ORT running the same model. The integer sums are exact; the
+    activation quantization (DynamicQuantizeLinear, float32) can put a value
+    at a rounding tie one step apart from ORT's, hence the 1e-4 relative
+    tolerance rather than equality."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    import onnxruntime as ort
+    data = work / "digits"
+    out = work / "dynamic"
+    out.mkdir(parents=True, exist_ok=True)
+    x_m = np.load(data / "val_mlp.npz")["x"]
+    failures = []
+    for per_channel, wt in [(False, QuantType.QInt8), (True, QuantType.QInt8), (False, QuantType.QUInt8)]:
+        tag = f"mlp_{'pc' if per_channel else 'pt'}_{wt.name}"
+        qmodel = out / f"{tag}.onnx"
+        quantize_dynamic(str(data / "mlp.onnx"), str(qmodel), per_channel=per_channel, weight_type=wt)
+        n_mmi = sum(1 for n in onnx.load(str(qmodel)).graph.node if n.op_type == "MatMulInteger")
+        got, art = compile_and_run(build, qmodel, x_m, out / tag, [], out_name="logits")
+        plan = run([build / "bin" / "v4fc", "inspect", art, "--plan"])
+        gemms = sum(1 for line in plan.splitlines()
+                    if "integer_matmul" in line and " int8 " in line and line.rstrip().endswith("'"))
+        ref = ort.InferenceSession(str(qmodel), providers=["CPUExecutionProvider"]).run(None, {"x": x_m})[0]
+        err = float(np.abs(got - ref).max() / np.abs(ref).max())
+        agree = float((got.argmax(1) == ref.argmax(1)).mean())
+        ok = n_mmi == 3 and gemms == n_mmi and err <= 1e-4 and agree == 1.0
+        print(f"  dynamic {tag:16s} {gemms}/{n_mmi} MatMulInteger as integer GEMMs, rel diff from ORT {err:.1e}, "
+              f"top-1 agreement {agree:.4f}  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"quantize_dynamic {tag}: {gemms} integer GEMMs of {n_mmi} MatMulInteger (want 3), "
+                            f"rel diff {err:.2e}, top-1 agreement {agree}")
     return failures
 
 
@@ -816,6 +933,7 @@ def main() -> int:
         failures = exactness(build, work)
         failures += conv_exactness(build, work)
         failures += chain_exactness(build, work)
+        failures += integer_matmul_exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)
         print("quantization: --accuracy-budget")
@@ -823,6 +941,8 @@ def main() -> int:
         failures += exclude_several(build, work)
         print("quantization: QDQ models from ONNX Runtime's quantizer")
         failures += qdq_models(build, work)
+        print("quantization: dynamic models from ONNX Runtime's quantize_dynamic (MatMulInteger)")
+        failures += dynamic_models(build, work)
         print("quantization: QOperator models (QLinearMatMul, QLinearConv)")
         failures += qlinear_models(build, work)
         print("quantization: bad input is refused")

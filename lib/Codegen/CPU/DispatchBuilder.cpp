@@ -81,6 +81,7 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
       return use.getOperandNumber() == 1 || use.getOperandNumber() == 2 || use.get() == i4.getRhsZeroPoint();
     // A quantized conv's weight and scales become its own constants.
     if (isa<QuantizedConvOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
+    if (auto im = dyn_cast<IntegerMatMulOp>(use.getOwner())) return use.get() == im.getRhs();
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {
@@ -473,6 +474,7 @@ LogicalResult PlanBuilder::emitKernels(Operation *op, ArrayRef<TensorInfo> opera
   if (isa<QuantizedMatMulOp>(op)) return emitQuantizedMatMul(ctx, op, operands, result);
   if (isa<Int4MatMulOp>(op)) return emitInt4MatMul(ctx, op, operands, result);
   if (isa<QuantizedConvOp>(op)) return emitQuantizedConv(ctx, op, operands, result);
+  if (isa<IntegerMatMulOp>(op)) return emitIntegerMatMul(ctx, op, operands, result);
   if (isa<MaxPoolOp, AvgPoolOp>(op)) return emitPool(ctx, op, operands, result);
   if (isa<ReduceMeanOp>(op)) return emitReduceMean(ctx, op, operands, result);
   if (isa<SoftmaxOp>(op)) return emitSoftmax(ctx, op, operands, result);

@@ -133,6 +133,8 @@ mlir::LogicalResult emitQuantizedMatMul(DispatchContext &ctx, mlir::Operation *o
                                         llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// v4f.quantized_conv: the "quantize + im2col" and integer GEMM dispatches
 /// (QuantizedConvKernels.cpp).
+mlir::LogicalResult emitIntegerMatMul(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                      const TensorInfo &result);
 mlir::LogicalResult emitQuantizedConv(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
                                       const TensorInfo &result);
 /// v4f.int4_matmul: one GEMM dispatch unpacking int4 weights in its inner loop.

@@ -225,9 +225,17 @@ struct QGemm {
   bool x86;
 };
 
-/// One MR x NR (or `rows` x NR) register tile at rows [m, m + rows), columns
-/// [n, n + NR), storing only the first `edgeCols` columns when set.
-void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Value edgeCols) {
+/// v4f.integer_matmul: 8-bit activations already integer (no scales), an
+/// exact int32 result.
+struct IntegerGemm {
+  QGemm g;
+  bool lhsUnsigned = false;
+  std::optional<uint32_t> lhsZpBuf, rhsZpBuf, rowSumBuf;
+};
+
+/// The int32 sums of one MR x NR (or `rows` x NR) register tile at rows
+/// [m, m + rows), columns [n, n + NR): vector v of row r at r * vecs + v.
+SmallVector<Value> emitQTileSums(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t L = g.lanes, vecs = g.nr / g.lanes;
@@ -273,6 +281,17 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
     }
     return next;
   });
+  return SmallVector<Value>(acc.begin(), acc.end());
+}
+
+/// One MR x NR (or `rows` x NR) register tile at rows [m, m + rows), columns
+/// [n, n + NR), storing only the first `edgeCols` columns when set.
+void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Value edgeCols) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t L = g.lanes, vecs = g.nr / g.lanes;
+  auto i32v = VectorType::get({L}, b.getI32Type());
+  SmallVector<Value> acc = emitQTileSums(kb, g, m, n, rows);
   Value rowScale;
   SmallVector<Value> corrections;
   emitTileEpilogue(kb, rows, vecs, L, m, n, g.N, edgeCols, 3u,
@@ -309,7 +328,141 @@ void emitQGemm(DispatchContext &ctx, const QGemm &g) {
   ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
 }
 
+/// The lhs zero point as i32 (0 when absent), from binding `slot`.
+Value lhsZeroPoint(KernelBuilder &kb, const IntegerGemm &ig, std::optional<unsigned> slot) {
+  if (!slot) return kb.b.create<arith::ConstantIntOp>(kb.loc, 0, 32);
+  Value z = kb.load(kb.b.getI8Type(), kb.binding(*slot), kb.c(0));
+  if (ig.lhsUnsigned) return kb.b.create<arith::ExtUIOp>(kb.loc, kb.b.getI32Type(), z);
+  return kb.b.create<arith::ExtSIOp>(kb.loc, kb.b.getI32Type(), z);
+}
+
+/// Dispatch 1 of v4f.integer_matmul, "pack rows": each lhs row into the
+/// GEMM's row format (VNNI: the u8 bytes, int8 ones + 128; otherwise int16
+/// a - zp), zero-padded to whole K steps, and with a weight zero point each
+/// row's sum of a - zp.
+void emitPackIntegerRows(DispatchContext &ctx, const IntegerGemm &ig, uint32_t srcBuf) {
+  const QGemm &g = ig.g;
+  const int64_t L = g.lanes, rowValues = g.steps * g.step;
+  auto [groups, perGroup] = ctx.splitRows(g.R, ctx.shapes.constant(g.K), 16384);
+  auto kb = ctx.newKernel(g.name + " pack rows");
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  std::vector<uint32_t> bindings = {g.qBuf, srcBuf};
+  std::optional<unsigned> zpSlot, sumSlot;
+  if (ig.lhsZpBuf) zpSlot = unsigned(bindings.size()), bindings.push_back(*ig.lhsZpBuf);
+  if (ig.rowSumBuf) sumSlot = unsigned(bindings.size()), bindings.push_back(*ig.rowSumBuf);
+  Value Q = kb->binding(0), src = kb->binding(1);
+  Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  Type qElem = g.vnni ? i8 : i16;
+  auto i8v = VectorType::get({L}, i8), i32v = VectorType::get({L}, i32), qv = VectorType::get({L}, qElem);
+  Value zp = lhsZeroPoint(*kb, ig, zpSlot);
+  Value zpV = b.create<vector::BroadcastOp>(loc, i32v, zp);
+  auto widen = [&](Value x, Type t) -> Value {
+    if (ig.lhsUnsigned) return b.create<arith::ExtUIOp>(loc, t, x);
+    return b.create<arith::ExtSIOp>(loc, t, x);
+  };
+  // The stored value: the byte (+ 128 for int8 with VNNI) or int16 a - zp.
+  auto stored = [&](Value x, Type t, Value zpT) -> Value {
+    if (g.vnni) {
+      if (ig.lhsUnsigned) return x;
+      Value flip = llvm::isa<VectorType>(t)
+                       ? b.create<arith::ConstantOp>(loc, t, DenseElementsAttr::get(llvm::cast<ShapedType>(t),
+                                                                                   b.getI8IntegerAttr(-128)))
+                             .getResult()
+                       : b.create<arith::ConstantIntOp>(loc, -128, 8).getResult();
+      return b.create<arith::XOrIOp>(loc, x, flip);
+    }
+    return b.create<arith::TruncIOp>(loc, t, b.create<arith::SubIOp>(loc, widen(x, zpT.getType()), zpT));
+  };
+  const int64_t kFull = g.K / L * L;
+  auto [begin, end] = kb->workgroupRange(kb->dim(g.R), kb->dim(perGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value r) {
+    Value a0 = kb->mul(r, kb->c(g.K)), q0 = kb->mul(r, kb->c(rowValues));
+    Value zeroV = splatI32(*kb, L, 0);
+    auto vsum = kb->forLoop(kb->c(0), kb->c(kFull), kb->c(L), {zeroV}, [&](Value k, ValueRange acc) {
+      Value x = kb->load(i8v, src, kb->add(a0, k));
+      kb->store(stored(x, qv, zpV), Q, kb->add(q0, k));
+      if (!sumSlot) return SmallVector<Value>{acc[0]};
+      return SmallVector<Value>{b.create<arith::AddIOp>(loc, acc[0], b.create<arith::SubIOp>(loc, widen(x, i32v), zpV))};
+    });
+    Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, vsum[0]);
+    auto tail = kb->forLoop(kb->c(kFull), kb->c(g.K), kb->c(1), {sum}, [&](Value k, ValueRange acc) {
+      Value x = kb->load(i8, src, kb->add(a0, k));
+      kb->store(stored(x, qElem, zp), Q, kb->add(q0, k));
+      return SmallVector<Value>{b.create<arith::AddIOp>(loc, acc[0], b.create<arith::SubIOp>(loc, widen(x, i32), zp))};
+    });
+    for (int64_t k = g.K; k < rowValues; ++k)
+      kb->store(b.create<arith::ConstantIntOp>(loc, 0, qElem.getIntOrFloatBitWidth()), Q, kb->add(q0, kb->c(k)));
+    if (sumSlot) kb->store(tail[0], kb->binding(*sumSlot), r);
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, bindings, groups, g.name + " pack rows");
+  ctx.plan.dispatches.back().precision = "int8";
+}
+
+/// Dispatch 2 of v4f.integer_matmul: the integer GEMM storing the exact
+/// int32 sums, corrected for the VNNI offset (zU * colsum: zU the lhs zero
+/// point, + 128 for int8) and the weight zero points (zw[n] * rowsum).
+void emitIntegerGemm(DispatchContext &ctx, const IntegerGemm &ig) {
+  const QGemm &g = ig.g;
+  auto &sp = ctx.shapes;
+  auto kb = ctx.newKernel(g.name);
+  std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf};
+  std::optional<unsigned> colSumSlot, zpSlot, rowSumSlot, rhsZpSlot;
+  if (g.vnni) colSumSlot = unsigned(bindings.size()), bindings.push_back(g.colSumBuf);
+  if (ig.lhsZpBuf) zpSlot = unsigned(bindings.size()), bindings.push_back(*ig.lhsZpBuf);
+  if (ig.rhsZpBuf) {
+    rowSumSlot = unsigned(bindings.size()), bindings.push_back(*ig.rowSumBuf);
+    rhsZpSlot = unsigned(bindings.size()), bindings.push_back(*ig.rhsZpBuf);
+  }
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  const int64_t L = g.lanes, vecs = g.nr / g.lanes;
+  auto i32v = VectorType::get({L}, b.getI32Type());
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, g.nr, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
+    SmallVector<Value> acc = emitQTileSums(*kb, g, m, n, rows);
+    SmallVector<Value> masks, colCorr, rhsZp;
+    for (int64_t v = 0; v < vecs; ++v) {
+      Value c = kb->add(n, kb->c(v * L));
+      if (edge) masks.push_back(kb->laneMask(kb->sub(edge, kb->c(v * L)), L));
+      if (colSumSlot) {
+        Value zU = lhsZeroPoint(*kb, ig, zpSlot);
+        if (!ig.lhsUnsigned) zU = b.create<arith::AddIOp>(loc, zU, b.create<arith::ConstantIntOp>(loc, 128, 32));
+        // Column sums are padded to whole panels: a full load.
+        colCorr.push_back(b.create<arith::MulIOp>(loc, kb->load(i32v, kb->binding(*colSumSlot), c),
+                                                  b.create<vector::BroadcastOp>(loc, i32v, zU)));
+      }
+      if (rhsZpSlot)
+        rhsZp.push_back(edge ? kb->maskedLoad(i32v, kb->binding(*rhsZpSlot), c, masks[v])
+                             : kb->load(i32v, kb->binding(*rhsZpSlot), c));
+    }
+    Value Nv = kb->dim(g.N);
+    for (int r = 0; r < rows; ++r) {
+      Value row = kb->add(m, kb->c(r));
+      Value rowSum = rowSumSlot ? b.create<vector::BroadcastOp>(
+                                      loc, i32v, kb->load(b.getI32Type(), kb->binding(*rowSumSlot), row)).getResult()
+                                : Value();
+      for (int64_t v = 0; v < vecs; ++v) {
+        Value y = acc[r * vecs + v];
+        if (colSumSlot) y = b.create<arith::SubIOp>(loc, y, colCorr[v]);
+        if (rhsZpSlot) y = b.create<arith::SubIOp>(loc, y, b.create<arith::MulIOp>(loc, rowSum, rhsZp[v]));
+        Value idx = kb->add(kb->mul(row, Nv), kb->add(n, kb->c(v * L)));
+        if (edge)
+          kb->maskedStore(y, kb->binding(0), idx, masks[v]);
+        else
+          kb->store(y, kb->binding(0), idx);
+      }
+    }
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, bindings, groups, g.name);
+  ctx.plan.dispatches.back().precision = "int8";
+  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
+}
+
 } // namespace
+
+/// The "quantize rows" dispatch} // namespace
 
 /// The "quantize rows" dispatch: rows of `src` (float, K each) -> int16
 /// values minus the zero point into `qBuf` (rows of `rowValues`, zero-padded
@@ -440,6 +593,56 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
                    g.lanes, A.buffer,
                    g.qBuf, g.rowScaleBuf);
   emitQGemm(ctx, g);
+  return success();
+}
+
+LogicalResult emitIntegerMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                const TensorInfo &result) {
+  auto im = cast<IntegerMatMulOp>(op);
+  auto &sp = ctx.shapes;
+  auto tiling = requireGemmTiling(op);
+  if (!tiling) return failure();
+  const TensorInfo &A = operands[0], &W = operands[1];
+  if (!W.constant) return op->emitOpError("needs a constant int8 weight");
+  auto wShape = im.getRhs().getType().getShape();
+  IntegerGemm ig;
+  QGemm &g = ig.g;
+  g.name = dispatchName(op);
+  g.K = wShape[0];
+  IntegerIsa isa = integerIsa(op, tiling.getLanes());
+  g.vnni = isa.vnni;
+  g.x86 = isa.x86;
+  g.step = g.vnni ? 4 : 2;
+  g.steps = (g.K + g.step - 1) / g.step;
+  g.zeroPoint = 0;
+  g.N = sp.constant(wShape[1]);
+  g.R = sp.product(A.dims, 0, A.dims.size() - 1);
+  emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
+  g.mr = tiling.getMr();
+  g.nr = tiling.getNr();
+  g.lanes = tiling.getLanes();
+  g.mb = tiling.getMb();
+  g.nb = tiling.getNb();
+  g.cBuf = result.buffer;
+  g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
+  g.prefetch = g.K * wShape[1] >= kWeightPrefetchMinBytes;
+  if (g.vnni) {
+    int64_t N = wShape[1], padded = (N + g.nr - 1) / g.nr * g.nr;
+    std::vector<int32_t> sums(size_t(padded), 0);
+    std::vector<int8_t> q = int8Values(W.constant);
+    for (size_t i = 0; i < q.size(); ++i) sums[i % size_t(N)] += q[i];
+    g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
+  }
+  ig.lhsUnsigned = im.getLhs().getType().getElementType().isUnsignedInteger();
+  size_t next = 2;
+  if (im.getLhsZeroPoint()) ig.lhsZpBuf = operands[next++].buffer;
+  if (im.getRhsZeroPoint()) {
+    ig.rhsZpBuf = operands[next++].buffer;
+    ig.rowSumBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4)));
+  }
+  g.qBuf = ctx.newTransient(sp.mul(g.R, sp.constant(4 * g.steps)));
+  emitPackIntegerRows(ctx, ig, A.buffer);
+  emitIntegerGemm(ctx, ig);
   return success();
 }
 

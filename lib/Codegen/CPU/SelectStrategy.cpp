@@ -121,7 +121,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
     GemmTilingAttr gemm = chooseGemmTiling(target);
     module.walk([&](Operation *op) {
       if (isPlacedOnCuda(op)) return; // the CUDA kernels take their weights as they are
-      if (isa<MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ConvOp, QuantizedConvOp>(op)) op->setAttr("v4f.tiling", gemm);
+      if (isa<MatMulOp, QuantizedMatMulOp, Int4MatMulOp, IntegerMatMulOp, ConvOp, QuantizedConvOp>(op))
+        op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
       else if (conv && isChannelLanesConv(conv, gemm)) {

@@ -299,6 +299,30 @@ LogicalResult QuantizedConvOp::verify() {
   return success();
 }
 
+LogicalResult IntegerMatMulOp::verify() {
+  auto a = getLhs().getType(), b = getRhs().getType(), y = getResult().getType();
+  if (a.getRank() < 2) return emitOpError("lhs must have rank >= 2");
+  if (b.getRank() != 2 || !b.hasStaticShape()) return emitOpError("rhs must be a static [K, N]");
+  int64_t K = b.getDimSize(0), N = b.getDimSize(1);
+  if (!a.isDynamicDim(a.getRank() - 1) && a.getDimSize(a.getRank() - 1) != K)
+    return emitOpError("contraction dims differ: ") << a.getDimSize(a.getRank() - 1) << " vs " << K;
+  if (y.getRank() != a.getRank() || y.getDimSize(y.getRank() - 1) != N)
+    return emitOpError("result must be lhs's shape with the last dim N = ") << N;
+  for (int64_t i = 0; i + 1 < a.getRank(); ++i)
+    if (!a.isDynamicDim(i) && !y.isDynamicDim(i) && a.getDimSize(i) != y.getDimSize(i))
+      return emitOpError("result dim ") << i << " differs from lhs's";
+  if (auto z = getLhsZeroPoint()) {
+    auto t = llvm::cast<RankedTensorType>(z.getType());
+    if (!t.hasStaticShape() || t.getNumElements() != 1 || t.getElementType() != a.getElementType())
+      return emitOpError("lhs_zero_point must be one value of lhs's element type");
+  }
+  if (auto z = getRhsZeroPoint()) {
+    auto t = llvm::cast<RankedTensorType>(z.getType());
+    if (t.getRank() != 1 || t.getDimSize(0) != N) return emitOpError("rhs_zero_point must have shape [N]");
+  }
+  return success();
+}
+
 LogicalResult Int4MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
                                              DictionaryAttr, OpaqueProperties, RegionRange,
                                              SmallVectorImpl<Type> &inferred) {

@@ -113,6 +113,12 @@ LogicalResult shapeRule(Int4MatMulOp, DimBuilder &, OperandDims in, SmallVectorI
   return success();
 }
 
+LogicalResult shapeRule(IntegerMatMulOp, DimBuilder &, OperandDims in, SmallVectorImpl<Dim> &dims) {
+  dims.append(in[0].begin(), in[0].end() - 1);
+  dims.push_back(in[1][1]);
+  return success();
+}
+
 LogicalResult shapeRule(ReduceMeanOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   for (int64_t d = 0; d < (int64_t)in[0].size(); ++d) {
     if (!llvm::is_contained(op.getAxes(), d)) dims.push_back(in[0][d]);
@@ -223,7 +229,7 @@ void attachShapeRules(MLIRContext &ctx) {
   attach<BroadcastRule, AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(ctx);
   attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp, SoftmaxOp,
          LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
-  attach<OpRule, ConvOp, QuantizedConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
+  attach<OpRule, ConvOp, QuantizedConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp, IntegerMatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
          GatherOp, GatherNDOp, GatherElementsOp, ReshapeOp>(ctx);
 }
 

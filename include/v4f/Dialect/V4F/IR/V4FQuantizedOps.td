@@ -134,3 +134,33 @@ def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegmen
   }];
   let hasVerifier = 1;
 }
+
+def V4F_IntegerMatMulOp : V4F_Op<"integer_matmul", [Pure, AttrSizedOperandSegments]> {
+  let summary = "exact int32 matrix product of 8-bit activations and a constant int8 weight";
+  let description = [{
+    `y[r, n] = sum_k (lhs[r, k] - lhs_zero_point) * (rhs[k, n] -
+    rhs_zero_point[n])` in int32, exactly (ONNX MatMulInteger with a constant
+    weight). `lhs` (int8 or uint8 `[..., M, K]`, any batch dims) arrives at
+    run time, its zero point (one value of its element type, rank 0 or `[1]`,
+    often computed at run time by DynamicQuantizeLinear) is optional (0);
+    `rhs` is a constant int8 `[K, N]`, `rhs_zero_point` an optional constant
+    int32 `[N]` (uint8 weights arrive as `w - 128` with zero points
+    `zp - 128`). Runs on the integer GEMM (vpdpbusd / pmaddwd).
+
+    Produced by `v4f-fold-qdq` from `v4f.matmul_integer`.
+
+    ```mlir
+    %y = v4f.integer_matmul %a, %w lhs_zero_point(%za)
+         : (tensor<4x64xui8>, tensor<64x10xi8>, tensor<ui8>) -> tensor<4x10xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8, UI8]>:$lhs, RankedTensorOf<[I8]>:$rhs,
+                   Optional<RankedTensorOf<[I8, UI8]>>:$lhs_zero_point,
+                   Optional<RankedTensorOf<[I32]>>:$rhs_zero_point);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`lhs_zero_point` `(` $lhs_zero_point^ `)`)? (`rhs_zero_point` `(` $rhs_zero_point^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
