@@ -123,6 +123,12 @@ def main() -> int:
         for tag, flags in [("float32", []), ("quantized", qflags)]:
             arts[tag] = work / f"{name}_{tag}.v4f"
             subprocess.run([str(v4fc), "compile", str(model), "-o", str(arts[tag]), *flags], check=True)
+        # ORT's quantized files compiled by v4fc as they are (QDQ / QOperator
+        # import: v4f-fold-qdq), timed against ORT running the same file.
+        for tag, path in ort_qmodels.items():
+            art = work / f"{path.stem}.v4f"
+            if subprocess.run([str(v4fc), "compile", str(path), "-o", str(art)]).returncode == 0:
+                arts[f"on {tag}"] = art
         # Accuracy against ORT float32, SQNR against each side's own float32.
         ref_sess = bench.make_ort_session(model, 2)[0]
         ref = ref_sess.run(None, inputs)[0]
@@ -148,11 +154,11 @@ def main() -> int:
             sessions = {"ORT float32": bench.make_ort_session(model, threads)[0]}
             for tag, path in ort_qmodels.items():
                 sessions[tag] = bench.make_ort_session(path, threads)[0]
-            samples = {k: [] for k in ["v4f float32", "v4f quantized", *sessions]}
+            samples = {k: [] for k in [*(f"v4f {t}" for t in arts), *sessions]}
             for r in range(args.rounds):
-                for tag in ["float32", "quantized"]:
+                for tag in arts:
                     _, med = bench.run_v4f(v4frun, arts[tag], input_files, args.runs, threads,
-                                           work / f"{name}_{tag}_{threads}_{r}.json")
+                                           work / f"{name}_{tag.replace(' ', '_')}_{threads}_{r}.json")
                     samples[f"v4f {tag}"].append(med)
                 for tag, sess in sessions.items():
                     samples[tag].append(statistics.median(bench.run_ort(sess, inputs, args.runs)))
@@ -190,6 +196,16 @@ def main() -> int:
         ort_s = " / ".join(f"{s[k] / 1e6:.1f}" for k in ort_keys) or na
         lines.append(f"| {name} | {e['v4f quantized']:.2e} | {ort_e} | {q['v4f quantized']:.1f} | {ort_q} | "
                      f"{s['v4f float32'] / 1e6:.1f} | {s['v4f quantized'] / 1e6:.1f} | {ort_s} |")
+    lines += ["", "ORT's quantized file compiled by v4fc as it is (no --quantize), against ORT running the same file:",
+              "", "| model | ORT file | threads | v4f ms | ORT ms | v4f / ORT | v4f error |", "|---|---|---:|---:|---:|---:|---:|"]
+    for name, m in results["models"].items():
+        for t, ms in m["ms"].items():
+            for k, v in ms.items():
+                if not k.startswith("v4f on "):
+                    continue
+                ort_tag = k[len("v4f on "):]
+                lines.append(f"| {name} | {ort_tag} | {t} | {v:.2f} | {ms[ort_tag]:.2f} | {v / ms[ort_tag]:.2f} | "
+                             f"{m['rel_err_vs_ort_float32'][k]:.2e} |")
     (out / "quant.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -333,11 +333,57 @@ struct FoldMatMulInteger : OpRewritePattern<MatMulIntegerOp> {
   }
 };
 
+/// DequantizeLinear of a constant (what ORT's quantizer writes for biases
+/// and the scales of elementwise ops: an int32 or int8 constant with its
+/// scale) is a float32 constant, not a dispatch every run: `(x - zp) * s`
+/// computed as the kernel would (the integer difference exact, converted to
+/// float32, times the float32 scale). Per tensor or per axis; blocked ones
+/// and tensors over kMaxFoldedElements (a weight left to dequantize stays
+/// 8-bit in the artifact) are left as written.
+struct FoldConstantDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kMaxFoldedElements = 65536;
+
+  LogicalResult matchAndRewrite(DequantizeOp op, PatternRewriter &rewriter) const override {
+    auto yType = llvm::dyn_cast<RankedTensorType>(op.getType());
+    auto xType = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+    if (!yType || !xType || !yType.getElementType().isF32() || !xType.hasStaticShape() || op.getBlockSize() ||
+        xType.getNumElements() > kMaxFoldedElements)
+      return failure();
+    Type xe = xType.getElementType();
+    if (!xe.isInteger(8) && !xe.isInteger(16) && !xe.isInteger(32)) return failure();
+    auto x = intConstant(op.getInput(), 0);
+    auto scale = floatConstant(op.getScale());
+    auto zp = intConstant(op.getZeroPoint(), scale ? int64_t(scale->size()) : 1);
+    if (!x || x->size() != size_t(xType.getNumElements()) || !scale || !zp || zp->size() != scale->size())
+      return failure();
+    int64_t rank = xType.getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    int64_t inner = 1, dim = 1;
+    if (scale->size() != 1) {
+      if (axis < 0 || axis >= rank || int64_t(scale->size()) != xType.getDimSize(axis)) return failure();
+      dim = xType.getDimSize(axis);
+      for (int64_t d = axis + 1; d < rank; ++d) inner *= xType.getDimSize(d);
+    }
+    std::vector<float> y(x->size());
+    for (size_t i = 0; i < y.size(); ++i) {
+      size_t c = scale->size() == 1 ? 0 : size_t((int64_t(i) / inner) % dim);
+      y[i] = float((*x)[i] - (*zp)[c]) * (*scale)[c];
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, yType, DenseElementsAttr::get(yType, ArrayRef<float>(y)));
+    return success();
+  }
+};
+
 struct FoldQDQPass : impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldQDQMatMul, FoldQDQConv, FoldQLinearMatMul, FoldQLinearConv, FoldMatMulInteger>(&getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
+    // Then the dequantized constants the integer kernels did not take.
+    RewritePatternSet constants(&getContext());
+    constants.add<FoldConstantDequantize>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(constants)))) return signalPassFailure();
   }
 };
 

@@ -182,3 +182,31 @@ func.func @matmul_integer(%a: tensor<3x2xui8>, %za: tensor<ui8>, %s: tensor<2x3x
   %y3 = v4f.matmul_integer %a, %w8 a_zero_point(%zr) : (tensor<3x2xui8>, tensor<2x2xi8>, tensor<3xui8>) -> tensor<3x2xi32>
   return %y0, %y1, %y2, %y3 : tensor<3x2xi32>, tensor<2x3x2xi32>, tensor<3x2xi32>, tensor<3x2xi32>
 }
+
+// -----
+
+// DequantizeLinear of a constant the integer kernels did not take becomes a
+// float32 constant: (x - zp) * s, per tensor ([2, 3, 4] * 0.5) or per axis
+// (axis 0, zero points 1: rows [1, 3] * 0.5 and [1, 2] * 2). A blocked one
+// and one of a
+// run-time value stay.
+// CHECK-LABEL: func @constant_dequantize
+// CHECK-DAG: arith.constant dense<[1.000000e+00, 1.500000e+00, 2.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: arith.constant dense<{{\[\[}}5.000000e-01, 1.500000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK: v4f.dequantize %arg0
+// CHECK: v4f.dequantize %{{.*}} {block_size = 2 : i64}
+// CHECK-NOT: v4f.dequantize
+func.func @constant_dequantize(%x: tensor<3xi32>) -> (tensor<3xf32>, tensor<2x2xf32>, tensor<3xf32>, tensor<4xf32>) {
+  %b = arith.constant dense<[2, 3, 4]> : tensor<3xi32>
+  %s = arith.constant dense<0.5> : tensor<f32>
+  %y0 = v4f.dequantize %b, %s : (tensor<3xi32>, tensor<f32>) -> tensor<3xf32>
+  %w = arith.constant dense<[[2, 4], [2, 3]]> : tensor<2x2xi8>
+  %ws = arith.constant dense<[0.5, 2.0]> : tensor<2xf32>
+  %wz = arith.constant dense<[1, 1]> : tensor<2xi8>
+  %y1 = v4f.dequantize %w, %ws zero_point(%wz) {axis = 0 : i64} : (tensor<2x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2xf32>
+  %y2 = v4f.dequantize %x, %s : (tensor<3xi32>, tensor<f32>) -> tensor<3xf32>
+  %q = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi8>
+  %qs = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %y3 = v4f.dequantize %q, %qs {axis = 0 : i64, block_size = 2 : i64} : (tensor<4xi8>, tensor<2xf32>) -> tensor<4xf32>
+  return %y0, %y1, %y2, %y3 : tensor<3xf32>, tensor<2x2xf32>, tensor<3xf32>, tensor<4xf32>
+}

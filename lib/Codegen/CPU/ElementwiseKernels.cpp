@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -35,7 +37,11 @@ std::vector<Value> broadcastStrides(KernelBuilder &kb, const std::vector<Reg> &d
   for (size_t i = dims.size(); i-- > 0;) {
     Value d = kb.dim(dims[i]);
     size_t o = rank - dims.size() + i;
-    strides[o] = kb.select(kb.cmp(arith::CmpIPredicate::eq, d, kb.c(1)), kb.c(0), running);
+    // A static dim decides here (the vector path needs constant inner strides).
+    if (auto k = kb.constDim(dims[i]))
+      strides[o] = *k == 1 ? kb.c(0) : running;
+    else
+      strides[o] = kb.select(kb.cmp(arith::CmpIPredicate::eq, d, kb.c(1)), kb.c(0), running);
     running = kb.mul(running, d);
   }
   return strides;
@@ -51,16 +57,64 @@ std::vector<Value> naturalStrides(KernelBuilder &kb, const std::vector<Reg> &dim
   return strides;
 }
 
+/// Lanes of the explicit vector path of the strided maps.
+constexpr int64_t kMapLanes = 8;
+
+/// Element types the vector path loads and stores as vectors.
+bool vectorizableElement(Type t) {
+  return t.isF32() || t.isF64() || t.isInteger(8) || t.isInteger(16) || t.isInteger(32) || t.isInteger(64);
+}
+
+/// Whether `body` (a v4f.elementwise region) can run on vectors: arith ops
+/// and the math ops every backend lowers on vectors.
+bool vectorizableBody(Block &body) {
+  for (Operation &op : body.without_terminator()) {
+    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : StringRef();
+    if (dialect == "arith") continue;
+    if (isa<math::RoundEvenOp, math::RoundOp, math::FloorOp, math::CeilOp, math::TruncOp, math::SqrtOp,
+            math::RsqrtOp, math::AbsFOp, math::ExpOp, math::TanhOp, math::ErfOp, math::FmaOp, math::CopySignOp>(op))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// The body of `body` applied to `args` (scalars, or vectors of `lanes`
+/// when the map runs its vector path: constants become splats and every
+/// result its vector type).
+Value applyBody(KernelBuilder &kb, Block &body, ArrayRef<Value> args) {
+  IRMapping mapping;
+  for (auto [arg, val] : llvm::zip(body.getArguments(), args)) mapping.map(arg, val);
+  auto vt = args.empty() ? VectorType() : llvm::dyn_cast<VectorType>(args.front().getType());
+  for (Operation &inner : body.without_terminator()) {
+    if (vt) {
+      if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+        auto type = VectorType::get(vt.getShape(), c.getType());
+        mapping.map(c.getResult(), kb.b.create<arith::ConstantOp>(
+                                        kb.loc, type, DenseElementsAttr::get(type, c.getValue())));
+        continue;
+      }
+      Operation *op = kb.b.clone(inner, mapping);
+      for (Value r : op->getResults()) r.setType(VectorType::get(vt.getShape(), r.getType()));
+      continue;
+    }
+    kb.b.clone(inner, mapping);
+  }
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+}
+
 /// Emits one dispatch computing out[idx] = fn(in_k[idx]) over `iterDims`.
+/// `fn` gets scalars, or vectors of kMapLanes when `vectorFn` allows it
+/// and every inner stride is a constant 0 or 1 (output 1): then the inner
+/// loop runs whole vectors (stride-1 inputs loaded, stride-0 ones splat)
+/// and the scalar loop does the tail.
 void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::vector<Reg> &iterDims,
                     Type elementType, const MapOperand &out, const std::vector<MapOperand> &inputs,
-                    const std::function<Value(KernelBuilder &, ArrayRef<Value>)> &fn) {
+                    const std::function<Value(KernelBuilder &, ArrayRef<Value>)> &fn, bool vectorFn = true) {
   size_t rank = iterDims.size();
   std::vector<Reg> dims = iterDims;
   if (rank == 0) dims.push_back(ctx.shapes.constant(1));
   rank = dims.size();
-  Reg rowsReg = ctx.shapes.product(dims, 0, rank - 1);
-  auto [groups, rowsPerGroup] = ctx.splitRows(rowsReg, dims[rank - 1]);
   auto kb = ctx.newKernel(name);
   std::vector<Value> outStrides = out.strides(*kb);
   if (outStrides.empty()) outStrides.push_back(kb->c(1));
@@ -70,6 +124,31 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
     if (s.empty()) s.push_back(kb->c(0));
     inStrides.push_back(s);
   }
+  // Adjacent dims every operand walks as one (stride[d] = stride[d + 1] *
+  // extent[d + 1], all known at compile time: contiguous or broadcast
+  // along both) merge, so that short rows (a 14-wide plane, a per-channel
+  // operand) make one long inner loop instead of many short ones.
+  for (size_t d = rank - 1; d-- > 0;) {
+    auto extent = kb->constDim(dims[d + 1]);
+    auto mergeable = [&](const std::vector<Value> &st) {
+      auto outer = getConstantIntValue(st[d]), innerS = getConstantIntValue(st[d + 1]);
+      return extent && outer && innerS && *outer == *innerS * *extent;
+    };
+    bool ok = mergeable(outStrides);
+    for (const auto &st : inStrides) ok = ok && mergeable(st);
+    if (!ok) continue;
+    dims[d] = ctx.shapes.mul(dims[d], dims[d + 1]);
+    dims.erase(dims.begin() + d + 1);
+    auto drop = [&](std::vector<Value> &st) {
+      st[d] = st[d + 1];
+      st.erase(st.begin() + d + 1);
+    };
+    drop(outStrides);
+    for (auto &st : inStrides) drop(st);
+    --rank;
+  }
+  Reg rowsReg = ctx.shapes.product(dims, 0, rank - 1);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rowsReg, dims[rank - 1]);
   Value inner = kb->dim(dims[rank - 1]);
   auto [begin, end] = kb->workgroupRange(kb->dim(rowsReg), kb->dim(rowsPerGroup));
   Value outBase = out.base ? out.base(*kb) : kb->c(0);
@@ -77,6 +156,17 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
   for (const auto &in : inputs) inBases.push_back(in.base ? in.base(*kb) : kb->c(0));
   std::vector<uint32_t> bindings = {out.buffer};
   for (const auto &in : inputs) bindings.push_back(in.buffer);
+  // The vector path: constant inner strides (0 or 1 in, 1 out), element
+  // types loaded as they are (no bool / sub-byte storage).
+  std::vector<int64_t> innerStride;
+  bool vector = vectorFn && !elementType.isInteger(1) && vectorizableElement(bodyScalarType(elementType)) &&
+                getConstantIntValue(outStrides[rank - 1]) == std::optional<int64_t>(1);
+  for (size_t k = 0; vector && k < inputs.size(); ++k) {
+    Type t = inputs[k].type ? inputs[k].type : elementType;
+    auto c = getConstantIntValue(inStrides[k][rank - 1]);
+    vector = c && (*c == 0 || *c == 1) && !t.isInteger(1) && vectorizableElement(bodyScalarType(t));
+    innerStride.push_back(c.value_or(-1));
+  }
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     // Decompose the row index over the outer dims.
     Value rest = row;
@@ -90,7 +180,25 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
       for (size_t k = 0; k < inputs.size(); ++k)
         inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
     }
-    kb->forLoop(kb->c(0), inner, kb->c(1), [&](Value j) {
+    Value scalarFrom = kb->c(0);
+    if (vector) {
+      const int64_t L = kMapLanes;
+      scalarFrom = kb->mul(kb->div(inner, kb->c(L)), kb->c(L));
+      kb->forLoop(kb->c(0), scalarFrom, kb->c(L), [&](Value j) {
+        SmallVector<Value> vals;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
+          if (innerStride[k] == 1) {
+            vals.push_back(kb->load(VectorType::get({L}, t), kb->binding(1 + k), kb->add(inOffs[k], j)));
+          } else {
+            Value x = kb->load(t, kb->binding(1 + k), inOffs[k]);
+            vals.push_back(kb->b.create<vector::BroadcastOp>(kb->loc, VectorType::get({L}, t), x));
+          }
+        }
+        kb->store(fn(*kb, vals), kb->binding(0), kb->add(outOff, j));
+      });
+    }
+    kb->forLoop(scalarFrom, inner, kb->c(1), [&](Value j) {
       SmallVector<Value> vals;
       for (size_t k = 0; k < inputs.size(); ++k) {
         Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
@@ -190,13 +298,9 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
     std::vector<Reg> outDims = result.dims;
     MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
     Block &body = generic.getBody().front();
-    emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
-                   [&](KernelBuilder &kb, ArrayRef<Value> v) {
-                     IRMapping mapping;
-                     for (auto [arg, val] : llvm::zip(body.getArguments(), v)) mapping.map(arg, val);
-                     for (Operation &inner : body.without_terminator()) kb.b.clone(inner, mapping);
-                     return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
-                   });
+    emitStridedMap(
+        ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
+        [&](KernelBuilder &kb, ArrayRef<Value> v) { return applyBody(kb, body, v); }, vectorizableBody(body));
     return success();
   }
   std::vector<Reg> outDims = result.dims;
@@ -221,27 +325,27 @@ LogicalResult emitElementwiseChain(DispatchContext &ctx, ArrayRef<Operation *> o
   }
   std::vector<Reg> outDims = result.dims;
   MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  bool vectorFn = llvm::all_of(ops, [](Operation *op) {
+    auto generic = dyn_cast<ElementwiseOp>(op);
+    return !generic || vectorizableBody(generic.getBody().front());
+  });
   emitStridedMap(ctx, name, result.dims, result.elementType, out, inputs, [&](KernelBuilder &kb, ArrayRef<Value> v) {
-    // Every op of the chain evaluated on this element's scalars, in order.
+    // Every op of the chain evaluated on this element's values (scalars or
+    // vectors), in order.
     DenseMap<Value, Value> scalar;
     for (auto [ext, val] : llvm::zip(externals, v)) scalar[ext] = val;
     for (Operation *op : ops) {
       SmallVector<Value> args;
       for (Value operand : op->getOperands()) args.push_back(scalar.lookup(operand));
       Value r;
-      if (auto generic = dyn_cast<ElementwiseOp>(op)) {
-        Block &body = generic.getBody().front();
-        IRMapping mapping;
-        for (auto [arg, val] : llvm::zip(body.getArguments(), args)) mapping.map(arg, val);
-        for (Operation &inner : body.without_terminator()) kb.b.clone(inner, mapping);
-        r = mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
-      } else {
+      if (auto generic = dyn_cast<ElementwiseOp>(op))
+        r = applyBody(kb, generic.getBody().front(), args);
+      else
         r = args.size() == 1 ? unaryBody(kb, op, args[0]) : binaryBody(kb, op, args[0], args[1]);
-      }
       scalar[op->getResult(0)] = r;
     }
     return scalar.lookup(ops.back()->getResult(0));
-  });
+  }, vectorFn);
   return success();
 }
 

@@ -1,5 +1,7 @@
 //===- KernelBuilder.cpp - emits one dispatch kernel function -------------===//
 #include "KernelBuilder.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/kernel_abi.h"
 
@@ -77,6 +79,8 @@ Value KernelBuilder::binding(unsigned i) {
   return v;
 }
 
+std::optional<int64_t> KernelBuilder::constDim(Reg r) const { return shapes.constValue(r); }
+
 Value KernelBuilder::dim(Reg r) {
   if (auto k = shapes.constValue(r)) return c(*k);
   if (auto it = dimCache.find(r); it != dimCache.end()) return it->second;
@@ -93,9 +97,27 @@ Value KernelBuilder::dim(Reg r) {
 }
 
 Value KernelBuilder::c(int64_t v) { return b.create<arith::ConstantIntOp>(loc, v, 64); }
-Value KernelBuilder::add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-Value KernelBuilder::sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
-Value KernelBuilder::mul(Value x, Value y) { return b.create<arith::MulIOp>(loc, x, y); }
+// add / sub / mul of two i64 constants give the constant (strides and
+// offsets stay recognisable as constants to the emitters that specialize on
+// them, e.g. the strided maps' vector path).
+static std::optional<std::pair<int64_t, int64_t>> constPair(Value x, Value y) {
+  if (!x.getType().isInteger(64)) return std::nullopt;
+  auto a = getConstantIntValue(x), c = getConstantIntValue(y);
+  if (!a || !c) return std::nullopt;
+  return std::make_pair(*a, *c);
+}
+Value KernelBuilder::add(Value x, Value y) {
+  if (auto k = constPair(x, y)) return c(k->first + k->second);
+  return b.create<arith::AddIOp>(loc, x, y);
+}
+Value KernelBuilder::sub(Value x, Value y) {
+  if (auto k = constPair(x, y)) return c(k->first - k->second);
+  return b.create<arith::SubIOp>(loc, x, y);
+}
+Value KernelBuilder::mul(Value x, Value y) {
+  if (auto k = constPair(x, y)) return c(k->first * k->second);
+  return b.create<arith::MulIOp>(loc, x, y);
+}
 Value KernelBuilder::div(Value x, Value y) { return b.create<arith::DivSIOp>(loc, x, y); }
 Value KernelBuilder::rem(Value x, Value y) { return b.create<arith::RemSIOp>(loc, x, y); }
 Value KernelBuilder::min(Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y); }

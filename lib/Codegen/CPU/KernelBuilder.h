@@ -110,6 +110,9 @@ public:
   /// binding or the scratch memory.
   mlir::LogicalResult sealInterface(llvm::ArrayRef<Reg> bindingSizes);
 
+  /// The value of register `r` when the shape program knows it at compile time.
+  std::optional<int64_t> constDim(Reg r) const;
+
 private:
   /// Loads a field of the dispatch state in the entry block.
   mlir::Value loadState(mlir::Type type, int32_t offset);
