@@ -4,11 +4,13 @@
 #include "../../tools/v4f-run/Npz.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
+#include "v4f/Transforms/Passes.h"
 #include "v4f/artifact_format.h"
 #include "v4f/runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,24 +50,12 @@ int32_t dtypeOfType(Type t) {
 
 func::FuncOp mainOf(ModuleOp module) { return module.lookupSymbol<func::FuncOp>("main"); }
 
-/// The ops calibration measures: the matmuls and ungrouped convs in @main's
-/// body (not inside a loop or branch), with a float32 activation.
+/// The ops v4f-insert-calibration-taps marked, in tap order.
 SmallVector<Operation *> tappedOps(func::FuncOp func) {
   SmallVector<Operation *> out;
-  for (Operation &op : func.getBody().front()) {
-    if (auto mm = dyn_cast<MatMulOp>(op); mm && mm.getLhs().getType().getElementType().isF32())
-      out.push_back(&op);
-    if (auto conv = dyn_cast<ConvOp>(op);
-        conv && conv.getGroups() == 1 && conv.getInput().getType().getElementType().isF32())
-      out.push_back(&op);
-  }
+  for (Operation &op : func.getBody().front())
+    if (op.hasAttr(kCalibrationTapAttr)) out.push_back(&op);
   return out;
-}
-
-/// The activation `op` (a tapped op) quantizes.
-Value tappedActivation(Operation *op) {
-  if (auto mm = dyn_cast<MatMulOp>(op)) return mm.getLhs();
-  return cast<ConvOp>(op).getInput();
 }
 
 } // namespace
@@ -327,31 +317,19 @@ bool calibrateActivations(ModuleOp module, const SampleSet &set, const Calibrati
                       const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers, std::string &error) {
   layers.clear();
   func::FuncOp func = mainOf(module);
+  if (!func) return true;
+  // The activations to observe become extra results (v4f-insert-calibration-taps).
+  {
+    PassManager pm(module.getContext());
+    pm.addPass(createInsertCalibrationTapsPass());
+    if (failed(pm.run(module))) {
+      error = "calibration: inserting the taps failed";
+      return false;
+    }
+  }
   SmallVector<Operation *> taps = tappedOps(func);
   if (taps.empty()) return true;
-
-  // The float graph with every tapped activation as an extra output.
   OwningOpRef<ModuleOp> copy = module.clone();
-  {
-    func::FuncOp f = mainOf(*copy);
-    SmallVector<Operation *> copied = tappedOps(f);
-    auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
-    SmallVector<Value> results(ret.getOperands());
-    SmallVector<Type> types(f.getFunctionType().getResults());
-    SmallVector<DictionaryAttr> resultAttrs;
-    for (unsigned i = 0; i < results.size(); ++i) resultAttrs.push_back(f.getResultAttrDict(i));
-    MLIRContext *ctx = f.getContext();
-    for (auto [i, op] : llvm::enumerate(copied)) {
-      results.push_back(tappedActivation(op));
-      types.push_back(tappedActivation(op).getType());
-      resultAttrs.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, "v4f.name"),
-                               StringAttr::get(ctx, "v4f.calibration_tap" + std::to_string(i)))}));
-    }
-    ret->setOperands(results);
-    f.setFunctionType(FunctionType::get(ctx, f.getFunctionType().getInputs(), types));
-    f.setAllResultAttrs(resultAttrs);
-  }
   std::vector<uint8_t> artifact;
   if (!compile(*copy, artifact, error)) {
     error = "calibration: compiling the float model with its taps: " + error;
@@ -362,7 +340,7 @@ bool calibrateActivations(ModuleOp module, const SampleSet &set, const Calibrati
     error = "calibration: " + error;
     return false;
   }
-  size_t first = func.getFunctionType().getNumResults();
+  size_t first = func.getFunctionType().getNumResults() - taps.size();  // the taps follow the model's results
   std::vector<TapStats> stats(taps.size());
   std::vector<InProcessModel::Output> outs;
   bool histograms = method.kind != CalibrationMethod::MinMax;
@@ -405,16 +383,31 @@ bool calibrateActivations(ModuleOp module, const SampleSet &set, const Calibrati
       }
     }
   }
-  MLIRContext *ctx = module.getContext();
+  // The ranges (v4f-apply-calibration; it also removes the taps).
+  std::vector<ActivationStatistics> observed(taps.size());
+  for (size_t t = 0; t < taps.size(); ++t) {
+    observed[t].min = stats[t].min;
+    observed[t].max = stats[t].max;
+    observed[t].valueHist = stats[t].valueHist;
+    observed[t].absHist = stats[t].absHist;
+  }
+  {
+    PassManager pm(module.getContext());
+    pm.addPass(createApplyCalibrationPass(method, std::move(observed)));
+    if (failed(pm.run(module))) {
+      error = "calibration: applying the ranges failed";
+      return false;
+    }
+  }
   for (size_t t = 0; t < taps.size(); ++t) {
     TapStats &st = stats[t];
     CalibratedLayer layer{taps[t]->getLoc()};
     layer.node = firstNodeName(taps[t]->getLoc());
     layer.min = st.min;
     layer.max = st.max;
-    if (!(st.min <= st.max)) st.min = st.max = 0;  // an empty activation
-    chooseCalibrationRange(method, st.min, st.max, st.valueHist, st.absHist, layer.lo, layer.hi);
-    taps[t]->setAttr("v4f.calibration", DenseF32ArrayAttr::get(ctx, {layer.lo, layer.hi}));
+    auto range = taps[t]->getAttrOfType<DenseF32ArrayAttr>("v4f.calibration");
+    layer.lo = range ? range[0] : 0.f;
+    layer.hi = range ? range[1] : 0.f;
     layer.sqnrDb = layer.maxAbsError = std::numeric_limits<double>::quiet_NaN();
     DenseElementsAttr weight;
     // The layer error is measured for matmuls (a conv's would need its

@@ -5,7 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "v4f/Transforms/QuantizationMath.h"
 #include <memory>
 
 namespace v4f {
@@ -21,6 +23,18 @@ std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFoldQDQPass();
 std::unique_ptr<mlir::Pass> createCarryInt8Pass();
+std::unique_ptr<mlir::Pass> createInsertCalibrationTapsPass();
+std::unique_ptr<mlir::Pass> createApplyCalibrationPass();
+/// v4f-apply-calibration with v4fc's statistics (one per tap, in tap order).
+std::unique_ptr<mlir::Pass> createApplyCalibrationPass(const CalibrationMethod &method,
+                                                       std::vector<ActivationStatistics> stats);
+
+/// The attribute v4f-insert-calibration-taps puts on each observed op (its
+/// tap index), also the prefix of @main's tap result names.
+constexpr const char *kCalibrationTapAttr = "v4f.calibration_tap";
+/// The float32 activation calibration observes for `op` (a matmul's lhs, an
+/// ungrouped conv's input), or null.
+mlir::Value calibratedActivation(mlir::Operation *op);
 std::unique_ptr<mlir::Pass> createQuantizePass();
 std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
                                                bool perChannel, int64_t groupSize = 128,

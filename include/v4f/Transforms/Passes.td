@@ -106,6 +106,45 @@ def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def InsertCalibrationTaps : Pass<"v4f-insert-calibration-taps", "mlir::ModuleOp"> {
+  let summary = "Make the activations static int8 will quantize observable as extra results of @main";
+  let description = [{
+    Input invariants: the graph pipeline has run (bias and activation fused).
+    Output: every `v4f.matmul` with a float32 lhs and every `v4f.conv` with
+    groups 1 and a float32 input in @main's body (not inside a loop or
+    branch) carries `v4f.calibration_tap = i` (in program order from 0), and
+    @main returns each such activation after its own results, named
+    `v4f.calibration_tap<i>` (`v4f.name`). v4fc compiles a copy of this
+    module, runs it on the calibration samples and passes what it observed
+    to v4f-apply-calibration. Preserves: the original results (the taps are
+    extra).
+  }];
+  let constructor = "v4f::createInsertCalibrationTapsPass()";
+}
+
+def ApplyCalibration : Pass<"v4f-apply-calibration", "mlir::ModuleOp"> {
+  let summary = "Choose each tapped activation's int8 range from its calibration statistics";
+  let description = [{
+    Input invariants: v4f-insert-calibration-taps has run; statistics for
+    every tap index (from v4fc, or the `stats` JSON file:
+    `{"taps": [{"min", "max", "value_histogram", "abs_histogram"}, ...]}`).
+    Output: each op with `v4f.calibration_tap = i` gets `v4f.calibration =
+    array<f32: lo, hi>`, the range `method` chooses from tap i's statistics
+    (`minmax`: [min, max]; `percentile[:P]`: the P-th / (100-P)-th
+    percentiles of the value histogram; `entropy`: TensorRT's KL-divergence
+    threshold on the |x| histogram, docs/quantization.md), loses the tap
+    attribute, and @main's tap results are removed. A tap index without
+    statistics is an error at the op. Preserves: semantics (attributes and
+    the extra results only).
+  }];
+  let constructor = "v4f::createApplyCalibrationPass()";
+  let options = [
+    Option<"methodName", "method", "std::string", /*default=*/"\"minmax\"",
+           "minmax, entropy, percentile or percentile:P">,
+    Option<"statsFile", "stats", "std::string", /*default=*/"\"\"", "JSON file of the taps' statistics">
+  ];
+}
+
 def CarryInt8 : Pass<"v4f-carry-int8", "mlir::func::FuncOp"> {
   let summary = "Keep int8 values between integer convolutions (requantize in the producer's epilogue)";
   let description = [{

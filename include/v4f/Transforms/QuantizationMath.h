@@ -66,6 +66,14 @@ struct CalibrationMethod {
 /// Bins of the calibration histograms.
 constexpr int kCalibrationBins = 2048;
 
+/// What calibration observed of one activation ("tap"): its range and, for
+/// the percentile and entropy methods, the histograms of its values over
+/// [min, max] and of |x| over [0, max(|min|, |max|)].
+struct ActivationStatistics {
+  double min = 1.0 / 0.0, max = -1.0 / 0.0;
+  std::vector<uint64_t> valueHist, absHist;
+};
+
 /// The range chosen for a tensor whose values lie in [min, max]:
 ///  - MinMax: [min, max];
 ///  - Percentile: the P-th and (100-P)-th percentiles of `valueHist`, the
