@@ -394,6 +394,8 @@ std::string quantReport(mlir::ModuleOp module, const CompilerOptions &options, c
              ", \"zero_point\": " + std::to_string(int32_t(qconv.getOutZeroPoint())) + "}";
       else
         e += ", \"output\": {\"precision\": \"float32\"}";
+      if (qconv.getResidual())
+        e += std::string(", \"residual\": ") + (qconv.getResidualScale() ? "\"int8\"" : "\"float32\"");
     } else {
       ++kept;
       auto note = op->getAttrOfType<mlir::StringAttr>("v4f.precision_note");

@@ -15,6 +15,14 @@
 // the padding never wins a max). A max pool between a quantized conv and
 // quantized convs (its only users) pools the int8 values.
 //
+// A conv's float result may also reach quantized convs as their fused
+// residual (ResNet's skip connection: the block output feeds the next
+// block's first conv and its last conv's residual). Then the residual is
+// carried in int8 too, with the quantization the input users chose, and
+// added back as (q - zp) * s: the one case that is not exact (the skip
+// connection is rounded to the next layer's activation grid, as ONNX
+// Runtime's QDQ ResNets do); at least one input use must fix the scale.
+//
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
@@ -31,19 +39,27 @@ namespace {
 
 /// The activation quantization (scale, zero point) shared by all users of
 /// `v`, when each of them is a quantized conv reading `v` as its float input
-/// (or, with `throughPool`, a max pool whose own users all are); none
-/// otherwise. `pools` collects the max pools passed through.
-std::optional<std::pair<float, int32_t>> int8Consumers(Value v, bool throughPool,
-                                                       SmallVectorImpl<MaxPoolOp> &pools) {
+/// (or, with `throughPool`, a max pool whose own users all are) or as its
+/// float residual (`residuals` collects those: they take the same
+/// quantization, at least one input use must fix it); none otherwise.
+/// `pools` collects the max pools passed through.
+std::optional<std::pair<float, int32_t>> int8Consumers(Value v, bool throughPool, SmallVectorImpl<MaxPoolOp> &pools,
+                                                       SmallVectorImpl<QuantizedConvOp> &residuals) {
   std::optional<std::pair<float, int32_t>> quant;
   if (v.use_empty()) return std::nullopt;
   for (OpOperand &use : v.getUses()) {
     std::optional<std::pair<float, int32_t>> here;
     if (auto conv = dyn_cast<QuantizedConvOp>(use.getOwner())) {
+      if (conv.getResidual() && use.get() == conv.getResidual() && use.get() != conv.getInput() &&
+          !conv.getResidualScale() && throughPool) {
+        residuals.push_back(conv);
+        continue;
+      }
       if (use.get() != conv.getInput() || use.getOperandNumber() != 0) return std::nullopt;
       here = std::make_pair(conv.getActScale().convertToFloat(), int32_t(conv.getActZeroPoint()));
     } else if (auto pool = dyn_cast<MaxPoolOp>(use.getOwner()); pool && throughPool) {
-      here = int8Consumers(pool.getResult(), /*throughPool=*/false, pools);
+      SmallVector<QuantizedConvOp> none;
+      here = int8Consumers(pool.getResult(), /*throughPool=*/false, pools, none);
       if (here) pools.push_back(pool);
     }
     if (!here || (quant && *quant != *here)) return std::nullopt;
@@ -64,13 +80,18 @@ struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
     for (QuantizedConvOp conv : convs) {
       if (conv.getOutScale()) continue;
       SmallVector<MaxPoolOp> pools;
-      auto quant = int8Consumers(conv.getResult(), /*throughPool=*/true, pools);
+      SmallVector<QuantizedConvOp> residuals;
+      auto quant = int8Consumers(conv.getResult(), /*throughPool=*/true, pools, residuals);
       if (!quant) continue;
       Builder b(conv.getContext());
       conv.setOutScaleAttr(b.getF32FloatAttr(quant->first));
       conv.setOutZeroPoint(quant->second);
       conv.getResult().setType(asInt8(conv.getType()));
       for (MaxPoolOp pool : pools) pool.getResult().setType(asInt8(pool.getType()));
+      for (QuantizedConvOp user : residuals) {
+        user.setResidualScaleAttr(b.getF32FloatAttr(quant->first));
+        user.setResidualZeroPoint(quant->second);
+      }
     }
   }
 };

@@ -126,7 +126,7 @@ struct FoldQDQConv : OpRewritePattern<ConvOp> {
     rewriter.replaceOpWithNewOp<QuantizedConvOp>(
         conv, conv.getType(), x, dqW.getInput(), scales, conv.getBias(), Value(), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr(), rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(zp),
-        FloatAttr(), rewriter.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+        FloatAttr(), rewriter.getI32IntegerAttr(0), FloatAttr(), rewriter.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
     return success();
   }
 };
@@ -274,7 +274,7 @@ struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
     auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
     Value y = rewriter.create<QuantizedConvOp>(loc, fType, x, op.getW(), s, biasF, Value(), op.getStridesAttr(),
                                                op.getDilationsAttr(), op.getPadsAttr(), rewriter.getF32FloatAttr(scale),
-                                               rewriter.getI32IntegerAttr(zp), FloatAttr(), rewriter.getI32IntegerAttr(0),
+                                               rewriter.getI32IntegerAttr(zp), FloatAttr(), rewriter.getI32IntegerAttr(0), FloatAttr(), rewriter.getI32IntegerAttr(0),
                                                rewriter.getStringAttr("none"),
                                                rewriter.getF32FloatAttr(0.f), rewriter.getF32FloatAttr(0.f));
     rewriter.replaceOp(op, requantize(rewriter, op, y, op.getYScale(), op.getYZeroPoint()));

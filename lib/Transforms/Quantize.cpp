@@ -113,7 +113,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     Value result = b.create<QuantizedConvOp>(
         loc, conv.getType(), conv.getInput(), qW, sW, conv.getBias(), conv.getResidual(), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr(), b.getF32FloatAttr(aq.scale), b.getI32IntegerAttr(aq.zeroPoint),
-        FloatAttr(), b.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+        FloatAttr(), b.getI32IntegerAttr(0), FloatAttr(), b.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
     conv.replaceAllUsesWith(result);
     Operation *oldWeight = conv.getWeight().getDefiningOp();
     conv.erase();

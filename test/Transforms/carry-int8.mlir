@@ -44,3 +44,26 @@ func.func @kept_float(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1
   return %b, %c, %d, %e, %p : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x2x2xf32>
 }
 
+
+// -----
+
+// A result that feeds a conv's input and another conv's residual (ResNet's
+// block output) is carried in int8 as both: the residual user gets the
+// input user's scale and zero point. A result reaching convs only as a
+// residual stays float (no input user to fix its scale).
+// CHECK-LABEL: func @residual
+// CHECK: %[[A:.*]] = v4f.quantized_conv %arg0, {{.*}}out_scale = 2.500000e-01 : f32, out_zero_point = 5 : i32{{.*}} -> tensor<1x4x4x4xi8>
+// CHECK: %[[B:.*]] = v4f.quantized_conv %[[A]], {{.*}}out_scale = 5.000000e-01 : f32{{.*}} -> tensor<1x4x4x4xi8>
+// CHECK: v4f.quantized_conv %[[B]], %{{.*}}, %{{.*}} residual(%[[A]]) {{.*}}residual_scale = 2.500000e-01 : f32, residual_zero_point = 5 : i32{{.*}} : (tensor<1x4x4x4xi8>, tensor<4x4x1x1xi8>, tensor<4xf32>, tensor<1x4x4x4xi8>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[E:.*]] = v4f.quantized_conv %arg0, {{.*}} -> tensor<1x4x4x4xf32>
+// CHECK: v4f.quantized_conv %arg0, {{.*}}residual(%[[E]]) {{.*}}(tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+func.func @residual(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %w = arith.constant dense<1> : tensor<4x4x1x1xi8>
+  %s = arith.constant dense<0.01> : tensor<4xf32>
+  %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %b = v4f.quantized_conv %a, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.25 : f32, act_zero_point = 5 : i32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %c = v4f.quantized_conv %b, %w, %s residual(%a) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %e = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %d = v4f.quantized_conv %x, %w, %s residual(%e) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c, %d : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}

@@ -418,15 +418,16 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
     """int8 carried between integer convs (v4f-carry-int8): conv -> ReLU ->
     MaxPool -> two convs reading the pooled int8 values -> ... A conv whose
     users are all int8 convs of one scale stores requantized int8 and they
-    read it without quantizing; a conv also feeding a float user (here a
-    residual Add) stays float. The output must equal the float chain of the
+    read it without quantizing; one that also feeds a conv's residual hands
+    it on in int8 too (added back as (q - zp) * s); one that reaches a conv
+    only as its residual stays float. The output must equal the float chain of the
     int8 conv arithmetic (each conv quantizing its float input), with the
     scales v4fc reports; the report and the plan must show the int8 hand-offs."""
     import json
     rng = np.random.default_rng(23)
     # name, input, O, k, stride, pad
     specs = [("c1", "x", 16, 3, 1, 1), ("c2", "p", 24, 1, 1, 0), ("c3", "p", 24, 3, 2, 1),
-             ("c4", "a2", 24, 3, 2, 1), ("c5", "a4", 32, 1, 1, 0), ("c6", "a4", 32, 3, 1, 1)]
+             ("c4", "a2", 24, 3, 2, 1), ("c5", "a4", 32, 1, 1, 0), ("c6", "a5", 24, 3, 1, 1)]
     C0 = 8
     # Wide rows: both the contiguous (stride 1 and 2) and the gathered int8 loads.
     x = (rng.standard_normal((2, C0, 17, 70)) * 1.5 + 0.3).astype(np.float32)
@@ -448,11 +449,16 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
             nodes.append(helper.make_node("Relu", ["oc2"], ["a2"], name="r2"))
             chans["a2"] = O
         elif name == "c4":
-            # c3 + c4 -> ReLU feeds c5 and c6 (int8); c3 also feeds the Add (float).
+            # c3 + c4 -> ReLU: c3 reaches c4 only as its residual (stays float).
             nodes += [helper.make_node("Add", ["oc4", "oc3"], ["s4"], name="add4"),
                       helper.make_node("Relu", ["s4"], ["a4"], name="r4")]
             chans["a4"] = O
-    nodes.append(helper.make_node("Add", ["oc5", "oc6"], ["y"], name="out"))
+        elif name == "c5":
+            nodes.append(helper.make_node("Relu", ["oc5"], ["a5"], name="r5"))
+            chans["a5"] = O
+    # a4 feeds c5 (input, int8) and c6's residual: carried in int8 as both.
+    nodes += [helper.make_node("Add", ["oc6", "a4"], ["s6"], name="add6"),
+              helper.make_node("Relu", ["s6"], ["y"], name="out")]
     m = helper.make_model(helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                                           list(x.shape))],
                                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
@@ -479,19 +485,25 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
         a2 = conv("c2", p, relu=True)
         o3 = conv("c3", p)
         a4 = conv("c4", a2, res=o3, relu=True)
-        want = conv("c6", a4, res=conv("c5", a4))
+        a5 = conv("c5", a4, relu=True)
+        # The skip connection carried in int8 on c5's input grid.
+        s5, z5 = static["c5"]
+        inv5 = np.float32(1) / s5
+        q4 = np.clip(np.round(a4 * inv5) + np.float32(z5), -128, 127)
+        want = conv("c6", a5, res=((q4 - np.float32(z5)).astype(np.float32) * s5).astype(np.float32), relu=True)
         err = float(np.abs(got - want).max() / np.abs(want).max())
         carried_out = sorted(n for n, l in layer.items() if l.get("output", {}).get("precision") == "int8")
         int8_in = sorted(n for n, l in layer.items() if l["activation"].get("input") == "int8")
+        int8_res = sorted(n for n, l in layer.items() if l.get("residual") == "int8")
         plan = run([build / "bin" / "v4fc", "inspect", "--plan", art])
-        ok = (err <= 1e-5 and carried_out == ["c1", "c2", "c4"] and int8_in == ["c2", "c3", "c4", "c5", "c6"]
-              and plan.count("int8 im2col") == 5)
+        ok = (err <= 1e-5 and carried_out == ["c1", "c2", "c4", "c5"] and int8_in == ["c2", "c3", "c4", "c5", "c6"]
+              and int8_res == ["c6"] and plan.count("int8 im2col") == 5)
         print(f"  int8 carried {label:5s} conv->pool->conv chain: rel err {err:.2e}, int8 out {carried_out}, "
-              f"int8 in {int8_in}  {'ok' if ok else 'FAIL'}")
+              f"int8 in {int8_in}, int8 residual {int8_res}  {'ok' if ok else 'FAIL'}")
         if not ok:
-            failures.append(f"int8 chain {label}: rel err {err:.3e}, int8 outputs {carried_out} (want c1 c2 c4), "
-                            f"int8 inputs {int8_in} (want c2..c6), 'int8 im2col' dispatches "
-                            f"{plan.count('int8 im2col')} (want 5)")
+            failures.append(f"int8 chain {label}: rel err {err:.3e}, int8 outputs {carried_out} (want c1 c2 c4 c5), "
+                            f"int8 inputs {int8_in} (want c2..c6), int8 residuals {int8_res} (want c6), "
+                            f"'int8 im2col' dispatches {plan.count('int8 im2col')} (want 5)")
     return failures
 
 

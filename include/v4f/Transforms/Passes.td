@@ -156,9 +156,12 @@ def CarryInt8 : Pass<"v4f-carry-int8", "mlir::func::FuncOp"> {
     `out_zero_point` and an i8 result (requantized after its activation);
     its consumers then read int8 input and quantize nothing. Likewise
     through one `v4f.max_pool` whose users are all such convs (the pool then
-    runs on int8: quantization is monotonic). Anything else is left as it
-    is. Preserves: results exactly (the same integers reach the integer
-    products: the producer rounds `y * (1 / s)` as the consumer did).
+    runs on int8: quantization is monotonic). Users that take the result as
+    their fused `residual` (at least one input user fixing the scale) get
+    it as int8 with `residual_scale` / `residual_zero_point`. Anything else
+    is left as it is. Preserves: the integers every integer product sees
+    (the producer rounds `y * (1 / s)` as the consumer did); a residual
+    carried in int8 is rounded to that grid (the only change of results).
   }];
   let constructor = "v4f::createCarryInt8Pass()";
 }

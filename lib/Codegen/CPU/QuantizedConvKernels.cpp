@@ -58,9 +58,9 @@ struct QConv {
   int32_t zp;
   // int8 carried (v4f-carry-int8): the input already holds the quantized
   // values; the result is requantized to out_scale / out_zp and stored int8.
-  bool int8Input = false, int8Output = false;
-  float outScale = 1.f;
-  int32_t outZp = 0;
+  bool int8Input = false, int8Output = false, int8Residual = false;
+  float outScale = 1.f, residualScale = 1.f;
+  int32_t outZp = 0, residualZp = 0;
   Reg Nb;
   std::string act;
   float alpha, beta;
@@ -323,10 +323,20 @@ void emitQConvGemm(DispatchContext &ctx, const QConv &q, const GemmBindings &buf
           Value f = b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, sum), scale);
           if (bias) f = b.create<arith::AddFOp>(loc, f, bias);
           Value idx = kb->add(rowBase, kb->c(v * L));
-          if (residualSlot)
+          if (residualSlot && q.int8Residual) {
+            // The carried int8 skip connection: (q - zp) * scale.
+            auto i8v = VectorType::get({L}, b.getI8Type());
+            Value r8 = masked ? kb->maskedLoad(i8v, kb->binding(*residualSlot), idx, masks[v])
+                              : kb->load(i8v, kb->binding(*residualSlot), idx);
+            Value ri = b.create<arith::SubIOp>(loc, b.create<arith::ExtSIOp>(loc, i32v, r8),
+                                               splatI32(*kb, L, q.residualZp));
+            f = b.create<arith::AddFOp>(loc, f, b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, ri),
+                                                                        kb->cf(q.residualScale, vt)));
+          } else if (residualSlot) {
             f = b.create<arith::AddFOp>(loc, f,
                                         masked ? kb->maskedLoad(vt, kb->binding(*residualSlot), idx, masks[v])
                                                : kb->load(vt, kb->binding(*residualSlot), idx));
+          }
           f = applyActivation(*kb, f, q.act, q.alpha, q.beta);
           if (q.int8Output) {
             // Requantized as the int8 consumer would quantize this float.
@@ -405,6 +415,11 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   q.zp = int32_t(qc.getActZeroPoint());
   q.int8Input = inType.getElementType().isInteger(8);
   q.int8Output = bool(qc.getOutScale());
+  if (auto rs = qc.getResidualScale()) {
+    q.int8Residual = true;
+    q.residualScale = rs->convertToFloat();
+    q.residualZp = int32_t(qc.getResidualZeroPoint());
+  }
   if (q.int8Output) {
     q.outScale = qc.getOutScale()->convertToFloat();
     q.outZp = int32_t(qc.getOutZeroPoint());

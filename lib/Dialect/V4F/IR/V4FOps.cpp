@@ -279,8 +279,16 @@ LogicalResult QuantizedConvOp::verify() {
   }
   if (getResidual() && getResidual().getType().getShape() != getResult().getType().getShape())
     return emitOpError("residual must have the result's shape");
-  if (getResidual() && !llvm::cast<RankedTensorType>(getResidual().getType()).getElementType().isF32())
-    return emitOpError("residual must be float32");
+  if (getResidual() &&
+      llvm::cast<RankedTensorType>(getResidual().getType()).getElementType().isInteger(8) != bool(getResidualScale()))
+    return emitOpError("the residual is int8 exactly when residual_scale is set");
+  if (!getResidual() && getResidualScale()) return emitOpError("residual_scale without a residual");
+  if (auto rs = getResidualScale()) {
+    float v = rs->convertToFloat();
+    if (!(v > 0.f) || !std::isfinite(v)) return emitOpError("residual_scale must be positive and finite");
+    if (int32_t(getResidualZeroPoint()) < -128 || int32_t(getResidualZeroPoint()) > 127)
+      return emitOpError("residual_zero_point must be in [-128, 127]");
+  }
   if (getOutScale()) {
     float os = getOutScale()->convertToFloat();
     if (!(os > 0.f) || !std::isfinite(os)) return emitOpError("out_scale must be positive and finite");

@@ -107,7 +107,10 @@ def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegmen
     `out_scale` the result is i8, the float result requantized after the
     activation: `clamp(roundeven(y / out_scale) + out_zero_point, -128, 127)`
     (`y / out_scale` computed as `y * (1 / out_scale)`, as an int8 consumer
-    quantizes its float input). `residual` stays float32.
+    quantizes its float input). An int8 `residual` (with `residual_scale`)
+    holds quantized values, added as `(q - residual_zero_point) *
+    residual_scale` (the skip connection carried in int8, as ONNX Runtime's
+    QDQ ResNets do).
 
     ```mlir
     %y = v4f.quantized_conv %x, %w, %ws bias(%b) {strides = array<i64: 1, 1>,
@@ -119,13 +122,15 @@ def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegmen
   let arguments = !con((ins RankedTensorOf<[F32, I8]>:$input, RankedTensorOf<[I8]>:$weight,
                        V4F_FloatTensor:$weight_scale,
                        Optional<V4F_FloatTensor>:$bias,
-                       Optional<V4F_FloatTensor>:$residual,
+                       Optional<RankedTensorOf<[F32, I8]>>:$residual,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                        DenseI64ArrayAttr:$pads,
                        F32Attr:$act_scale,
                        DefaultValuedAttr<I32Attr, "0">:$act_zero_point,
                        OptionalAttr<F32Attr>:$out_scale,
-                       DefaultValuedAttr<I32Attr, "0">:$out_zero_point),
+                       DefaultValuedAttr<I32Attr, "0">:$out_zero_point,
+                       OptionalAttr<F32Attr>:$residual_scale,
+                       DefaultValuedAttr<I32Attr, "0">:$residual_zero_point),
                        V4F_ActivationArgs);
   let results = (outs RankedTensorOf<[F32, I8]>:$result);
   let assemblyFormat = [{
