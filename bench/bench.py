@@ -289,6 +289,11 @@ def measure(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np
             if load_ms is not None:
                 loads.append(float(load_ms))
             os_ = run_ort(sess, inputs, per_round)
+            # ORT's intra-op pool spin-waits after a run; on a 2-core machine a
+            # still-spinning worker would share the cores with the next
+            # v4f-run process. Let it go idle first (v4f-run exits, so ORT
+            # always starts on a quiet machine).
+            time.sleep(0.05)
             v_all += vs if vs else [vmed]
             o_all += os_
             ratios.append(vmed / statistics.median(os_))

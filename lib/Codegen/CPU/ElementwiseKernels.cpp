@@ -127,16 +127,19 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
   // Adjacent dims every operand walks as one (stride[d] = stride[d + 1] *
   // extent[d + 1], all known at compile time: contiguous or broadcast
   // along both) merge, so that short rows (a 14-wide plane, a per-channel
-  // operand) make one long inner loop instead of many short ones.
+  // operand) make one long inner loop instead of many short ones — up to
+  // one workgroup's grain, so that the rows still spread over the threads.
+  constexpr int64_t kMergedRowLimit = 16384;
   for (size_t d = rank - 1; d-- > 0;) {
-    auto extent = kb->constDim(dims[d + 1]);
+    auto extent = kb->constDim(dims[d + 1]), outerExtent = kb->constDim(dims[d]);
+    if (!extent || !outerExtent || *extent * *outerExtent > kMergedRowLimit) break;
     auto mergeable = [&](const std::vector<Value> &st) {
       auto outer = getConstantIntValue(st[d]), innerS = getConstantIntValue(st[d + 1]);
-      return extent && outer && innerS && *outer == *innerS * *extent;
+      return outer && innerS && *outer == *innerS * *extent;
     };
     bool ok = mergeable(outStrides);
     for (const auto &st : inStrides) ok = ok && mergeable(st);
-    if (!ok) continue;
+    if (!ok) break;
     dims[d] = ctx.shapes.mul(dims[d], dims[d + 1]);
     dims.erase(dims.begin() + d + 1);
     auto drop = [&](std::vector<Value> &st) {
