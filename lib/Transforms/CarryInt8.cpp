@@ -15,6 +15,10 @@
 // the padding never wins a max). A max pool between a quantized conv and
 // quantized convs (its only users) pools the int8 values.
 //
+// A Concat whose inputs are all quantized convs feeding only it, and whose
+// users all quantize alike, concatenates int8: its producers requantize to
+// the consumers' scale.
+//
 // A conv's float result may also reach quantized convs as their fused
 // residual (ResNet's skip connection: the block output feeds the next
 // block's first conv and its last conv's residual). Then the residual is
@@ -92,6 +96,33 @@ struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
         user.setResidualScaleAttr(b.getF32FloatAttr(quant->first));
         user.setResidualZeroPoint(quant->second);
       }
+    }
+    // Concat: every input a quantized conv whose only user is the concat,
+    // every user of the concat an int8 conv of one scale: the producers
+    // requantize to that scale (what the consumers would do to the float
+    // concatenation: exact) and the concat moves int8.
+    SmallVector<ConcatOp> concats;
+    getOperation().walk([&](ConcatOp op) { concats.push_back(op); });
+    for (ConcatOp concat : concats) {
+      if (!concat.getType().getElementType().isF32()) continue;
+      SmallVector<MaxPoolOp> pools;
+      SmallVector<QuantizedConvOp> residuals;
+      auto quant = int8Consumers(concat.getResult(), /*throughPool=*/false, pools, residuals);
+      if (!quant || !residuals.empty()) continue;
+      SmallVector<QuantizedConvOp> producers;
+      for (Value in : concat.getInputs()) {
+        auto conv = in.getDefiningOp<QuantizedConvOp>();
+        if (!conv || conv.getOutScale() || !in.hasOneUse()) break;
+        producers.push_back(conv);
+      }
+      if (producers.size() != concat.getInputs().size()) continue;
+      Builder b(concat.getContext());
+      for (QuantizedConvOp conv : producers) {
+        conv.setOutScaleAttr(b.getF32FloatAttr(quant->first));
+        conv.setOutZeroPoint(quant->second);
+        conv.getResult().setType(asInt8(conv.getType()));
+      }
+      concat.getResult().setType(asInt8(concat.getType()));
     }
   }
 };

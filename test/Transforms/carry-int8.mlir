@@ -67,3 +67,28 @@ func.func @residual(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4
   %d = v4f.quantized_conv %x, %w, %s residual(%e) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   return %c, %d : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A concat of quantized convs used only by it, read by int8 convs of one
+// scale: the producers requantize to that scale and the concat moves int8.
+// One whose input has another user (here returned) stays float.
+// CHECK-LABEL: func @concat
+// CHECK: %[[A:.*]] = v4f.quantized_conv %arg0, {{.*}}out_scale = 2.500000e-01 : f32, out_zero_point = -3 : i32{{.*}} -> tensor<1x4x4x4xi8>
+// CHECK: %[[B:.*]] = v4f.quantized_conv %arg0, {{.*}}out_scale = 2.500000e-01 : f32, out_zero_point = -3 : i32{{.*}} -> tensor<1x4x4x4xi8>
+// CHECK: %[[C:.*]] = v4f.concat %[[A]], %[[B]] {axis = 1 : i64} : (tensor<1x4x4x4xi8>, tensor<1x4x4x4xi8>) -> tensor<1x8x4x4xi8>
+// CHECK: v4f.quantized_conv %[[C]], {{.*}}(tensor<1x8x4x4xi8>, {{.*}}) -> tensor<1x4x4x4xf32>
+// CHECK: v4f.concat {{.*}} -> tensor<1x8x4x4xf32>
+func.func @concat(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %w = arith.constant dense<1> : tensor<4x4x1x1xi8>
+  %w8 = arith.constant dense<1> : tensor<4x8x1x1xi8>
+  %s = arith.constant dense<0.01> : tensor<4xf32>
+  %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %b = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %c = v4f.concat %a, %b {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %d = v4f.quantized_conv %c, %w8, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.25 : f32, act_zero_point = -3 : i32} : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %e = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %f = v4f.concat %e, %e {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %g = v4f.quantized_conv %f, %w8, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.25 : f32} : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %d, %g, %e : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}

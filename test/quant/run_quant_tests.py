@@ -507,6 +507,49 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
     return failures
 
 
+def concat_exactness(build: Path, work: Path) -> list[str]:
+    """int8 through a Concat (v4f-carry-int8): two convs feeding only a
+    channel Concat read by one conv requantize to that conv's scale and the
+    Concat moves int8; the output equals the emulated float chain."""
+    import json
+    rng = np.random.default_rng(29)
+    x = (rng.standard_normal((1, 6, 12, 37)) * 1.2).astype(np.float32)
+    specs = {"a": ("x", 5, 1, 0), "b": ("x", 7, 3, 1), "c": ("cat", 9, 3, 1)}
+    chans = {"x": 6, "cat": 12}
+    weights, biases, inits, nodes = {}, {}, [], []
+    for name, (src, O, k, pd) in specs.items():
+        w = (rng.standard_normal((O, chans[src], k, k)) / np.sqrt(chans[src] * k * k)).astype(np.float32)
+        b = (rng.standard_normal(O) * 0.1).astype(np.float32)
+        weights[name], biases[name] = w, b
+        inits += [numpy_helper.from_array(w, f"W{name}"), numpy_helper.from_array(b, f"B{name}")]
+        nodes.append(helper.make_node("Conv", [src, f"W{name}", f"B{name}"], [f"o{name}"], name=name, pads=[pd] * 4))
+        if name == "b":
+            nodes.append(helper.make_node("Concat", ["oa", "ob"], ["cat"], name="cat", axis=1))
+    m = helper.make_model(helper.make_graph(nodes, "cat", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                        list(x.shape))],
+                                            [helper.make_tensor_value_info("oc", TensorProto.FLOAT, None)], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = work / "cat.onnx"
+    onnx.save(m, str(model))
+    np.savez(work / "cat_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.2).astype(np.float32))
+    out = work / "cat"
+    got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--calibration-data", work / "cat_cal.npz",
+                                                      "--quant-report", out / "report.json"], out_name="oc")
+    layer = {l["nodes"][0]: l for l in json.loads((out / "report.json").read_text())["layers"]}
+    static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+    conv = lambda n, v: quantized_conv(v, weights[n], biases[n], None, False, (1, 1),  # noqa: E731
+                                       (specs[n][3],) * 4, (1, 1), False, static[n])
+    want = conv("c", np.concatenate([conv("a", x), conv("b", x)], axis=1))
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    outs = sorted(n for n, l in layer.items() if l.get("output", {}).get("precision") == "int8")
+    ok = err <= 1e-5 and outs == ["a", "b"] and layer["c"]["activation"].get("input") == "int8"
+    print(f"  int8 through Concat: rel err {err:.2e}, int8 outputs {outs}, c reads "
+          f"{layer['c']['activation'].get('input')}  {'ok' if ok else 'FAIL'}")
+    return [] if ok else [f"int8 Concat: rel err {err:.3e}, int8 outputs {outs} (want a, b), "
+                          f"c input {layer['c']['activation'].get('input')} (want int8)"]
+
+
 def integer_matmul_exactness(build: Path, work: Path) -> list[str]:
     """MatMulInteger with a constant weight (v4f-fold-qdq -> v4f.integer_matmul,
     the integer GEMM with an int32 result) against numpy's exact int64 sums:
@@ -945,6 +988,7 @@ def main() -> int:
         failures = exactness(build, work)
         failures += conv_exactness(build, work)
         failures += chain_exactness(build, work)
+        failures += concat_exactness(build, work)
         failures += integer_matmul_exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)

@@ -158,7 +158,10 @@ def CarryInt8 : Pass<"v4f-carry-int8", "mlir::func::FuncOp"> {
     through one `v4f.max_pool` whose users are all such convs (the pool then
     runs on int8: quantization is monotonic). Users that take the result as
     their fused `residual` (at least one input user fixing the scale) get
-    it as int8 with `residual_scale` / `residual_zero_point`. Anything else
+    it as int8 with `residual_scale` / `residual_zero_point`. A
+    `v4f.concat` whose inputs are all quantized convs used only by it and
+    whose users all are such convs of one scale concatenates int8 (its
+    producers requantize to that scale). Anything else
     is left as it is. Preserves: the integers every integer product sees
     (the producer rounds `y * (1 / s)` as the consumer did); a residual
     carried in int8 is rounded to that grid (the only change of results).
