@@ -528,6 +528,25 @@ def make_slice_extreme_steps() -> Case:
                 note="Slice steps INT64_MIN and 2^62")
 
 
+def make_transposes() -> Case:
+    """Transposes whose output rows run along a strided input dim (the 8 x 8
+    register-tile kernel: dims multiples of 8), one that falls back to the
+    strided map (a 3-wide output row), an int32 one, and a plain one."""
+    g = GraphBuilder(seed=142)
+    g.op("Transpose", ["x"], out_names=["y0"], perm=[0, 3, 2, 1])   # [2,16,3,8]: tiled
+    g.op("Transpose", ["x"], out_names=["y1"], perm=[3, 1, 0, 2])   # [16,8,2,3]: strided map
+    g.op("Transpose", ["m"], out_names=["y2"], perm=[1, 0])         # [40,24]: tiled
+    g.op("Transpose", ["i"], out_names=["y3"], perm=[1, 0])         # int32 [16,8]: tiled
+    g.op("Transpose", ["x"], out_names=["y4"], perm=[0, 2, 1, 3])   # [2,3,8,16]: rows contiguous
+    m = g.model("transposes", [_vi("x", F32, [2, 8, 3, 16]), _vi("m", F32, [24, 40]),
+                               _vi("i", TensorProto.INT32, [8, 16])],
+                [_vi("y0", F32, [2, 16, 3, 8]), _vi("y1", F32, [16, 8, 2, 3]), _vi("y2", F32, [40, 24]),
+                 _vi("y3", TensorProto.INT32, [16, 8]), _vi("y4", F32, [2, 3, 8, 16])])
+    rng = np.random.default_rng(142)
+    return Case(m, [{"x": _randn(rng, [2, 8, 3, 16]), "m": _randn(rng, [24, 40]),
+                     "i": rng.integers(-1000, 1000, size=[8, 16]).astype(np.int32)}])
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -545,6 +564,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "slice_extreme_steps": make_slice_extreme_steps,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
+        "transposes": make_transposes,
     }
     # Run-time control flow, recurrences and shape checks (models_control_flow.py).
     import models_control_flow

@@ -57,6 +57,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("attention_dynamic",  1e-4,  1e-4),
     ("variadic_wide",      1e-4,  1e-4),
     ("slice_extreme",      0,     0),
+    ("transposes",         0,     0),     # data movement: exact
     ("data_dependent",     1e-5,  1e-5),
     ("if_runtime_branches", 1e-5, 1e-5),
     ("recurrent_dynamic", 1e-4, 1e-5),

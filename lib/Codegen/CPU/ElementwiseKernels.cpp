@@ -352,9 +352,95 @@ LogicalResult emitElementwiseChain(DispatchContext &ctx, ArrayRef<Operation *> o
   return success();
 }
 
+/// The 8 x 8 transpose of the rows `v` (v[t][s] -> w[s][t]) with shuffles
+/// LLVM lowers to unpack / shuffle / lane-permute instructions.
+static SmallVector<Value> transpose8x8(KernelBuilder &kb, ArrayRef<Value> v) {
+  auto shuffle = [&](Value a, Value b, ArrayRef<int64_t> idx) -> Value {
+    return kb.b.create<vector::ShuffleOp>(kb.loc, a, b, idx);
+  };
+  SmallVector<Value> t(8), u(8), w(8);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = shuffle(v[i], v[i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
+    t[i + 1] = shuffle(v[i], v[i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = shuffle(t[i + h], t[i + h + 2], {0, 1, 8, 9, 4, 5, 12, 13});
+      u[i + 2 * h + 1] = shuffle(t[i + h], t[i + h + 2], {2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  for (int s = 0; s < 4; ++s) {
+    w[s] = shuffle(u[s], u[s + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+    w[s + 4] = shuffle(u[s], u[s + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return w;
+}
+
+/// A transpose whose output rows run along an input dim of stride > 1 (the
+/// strided map would read one element per cache line): static shapes,
+/// 4-byte elements, the two dims involved multiples of 8. Tiles of 8 x 8:
+/// eight contiguous input vectors, transposed in registers, eight
+/// contiguous output vectors. False when it does not apply.
+static bool emitBlockedTranspose(DispatchContext &ctx, const std::string &name, ArrayRef<int64_t> perm,
+                          const TensorInfo &in, const TensorInfo &out) {
+  const size_t r = perm.size();
+  if (r < 2 || perm[r - 1] == int64_t(r - 1) || bodyScalarType(out.elementType).getIntOrFloatBitWidth() != 32)
+    return false;
+  std::vector<int64_t> inExt(r), outExt(r);
+  for (size_t i = 0; i < r; ++i) {
+    auto a = ctx.shapes.constValue(in.dims[i]), b = ctx.shapes.constValue(out.dims[i]);
+    if (!a || !b) return false;
+    inExt[i] = *a;
+    outExt[i] = *b;
+  }
+  size_t q = size_t(std::find(perm.begin(), perm.end(), int64_t(r - 1)) - perm.begin());
+  if (outExt[q] % 8 || outExt[r - 1] % 8) return false;
+  std::vector<int64_t> inNat(r), outNat(r);
+  for (size_t i = r, a = 1, b = 1; i-- > 0;) {
+    inNat[i] = int64_t(a);
+    outNat[i] = int64_t(b);
+    a *= size_t(inExt[i]);
+    b *= size_t(outExt[i]);
+  }
+  std::vector<size_t> rowDims;  // out dims other than q and the last
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < r; ++i)
+    if (i != q) rowDims.push_back(i), rows *= outExt[i];
+  auto &sp = ctx.shapes;
+  auto [groups, perGroup] = ctx.splitRows(sp.constant(rows), sp.constant(outExt[q] * outExt[r - 1]));
+  auto kb = ctx.newKernel(name);
+  Type elem = bodyScalarType(out.elementType);
+  auto vt = VectorType::get({8}, elem);
+  const int64_t inInner = inNat[perm[r - 1]];  // input stride along the output rows
+  auto [begin, end] = kb->workgroupRange(kb->c(rows), kb->dim(perGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value rest = row, inBase = kb->c(0), outBase = kb->c(0);
+    for (size_t k = rowDims.size(); k-- > 0;) {
+      size_t d = rowDims[k];
+      Value idx = kb->rem(rest, kb->c(outExt[d]));
+      rest = kb->div(rest, kb->c(outExt[d]));
+      inBase = kb->add(inBase, kb->mul(idx, kb->c(inNat[perm[d]])));
+      outBase = kb->add(outBase, kb->mul(idx, kb->c(outNat[d])));
+    }
+    kb->forLoop(kb->c(0), kb->c(outExt[q]), kb->c(8), [&](Value q0) {
+      kb->forLoop(kb->c(0), kb->c(outExt[r - 1]), kb->c(8), [&](Value j0) {
+        SmallVector<Value> v;
+        Value src = kb->add(kb->add(inBase, q0), kb->mul(j0, kb->c(inInner)));
+        for (int64_t t = 0; t < 8; ++t) v.push_back(kb->load(vt, kb->binding(1), kb->add(src, kb->c(t * inInner))));
+        SmallVector<Value> w = transpose8x8(*kb, v);
+        Value dst = kb->add(kb->add(outBase, kb->mul(q0, kb->c(outNat[q]))), j0);
+        for (int64_t t = 0; t < 8; ++t) kb->store(w[t], kb->binding(0), kb->add(dst, kb->c(t * outNat[q])));
+      });
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {out.buffer, in.buffer}, groups, name);
+  return true;
+}
+
 LogicalResult emitTranspose(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                             const TensorInfo &result) {
   auto perm = llvm::to_vector(cast<TransposeOp>(op).getPerm());
+  if (emitBlockedTranspose(ctx, dispatchName(op), perm, operands[0], result)) return success();
   std::vector<Reg> inDims = operands[0].dims, outDims = result.dims;
   MapOperand in{operands[0].buffer, [inDims, perm](KernelBuilder &kb) {
                   auto natural = naturalStrides(kb, inDims);

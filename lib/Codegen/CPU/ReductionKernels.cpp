@@ -222,8 +222,9 @@ struct VectorRow {
     Location loc = kb.loc;
     auto f = [&](Value x) { return map ? map(x) : x; };
     auto combine = [&](Value a, Value c) -> Value {
-      return kind == vector::CombiningKind::ADD ? b.create<arith::AddFOp>(loc, a, c).getResult()
-                                                : b.create<arith::MaximumFOp>(loc, a, c).getResult();
+      if (kind == vector::CombiningKind::ADD) return b.create<arith::AddFOp>(loc, a, c);
+      if (kind == vector::CombiningKind::MAXNUMF) return b.create<arith::MaxNumFOp>(loc, a, c);
+      return b.create<arith::MaximumFOp>(loc, a, c);
     };
     Value init = kb.cf(identity, vt);
     auto acc = kb.forLoop(kb.c(0), full, kb.c(kRowLanes), ValueRange{init},
@@ -344,7 +345,9 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
     kb->forLoop(begin, end, kb->c(1), [&](Value row) {
       Value base = kb->mul(row, L);
       auto at = [&](Value j) { return kb->add(base, j); };
-      Value mx = rowOf.reduce(base, vector::CombiningKind::MAXIMUMF, -INFINITY);
+      // maxnum (one instruction; maximumf's NaN propagation is several): a
+      // NaN in the row still makes every output NaN through exp(NaN - max).
+      Value mx = rowOf.reduce(base, vector::CombiningKind::MAXNUMF, -INFINITY);
       Value mxs = kb->splat(mx, kLanes);
       // exp(x - max), stored, and summed.
       auto vsum = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{zero},
