@@ -133,6 +133,54 @@ struct FuseLayerNorm : OpRewritePattern<DivOp> {
   }
 };
 
+/// Attention's scores: softmax(x / c + mask), softmax(x * c + mask),
+/// softmax(x / c), softmax(x + mask) over the last axis (c a scalar
+/// constant, mask any float tensor broadcasting to x, the intermediates
+/// used only here) is one softmax with `scale` and `mask`: one pass over
+/// each row instead of a dispatch writing the scaled, masked scores.
+struct FuseScaledMaskedSoftmax : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxOp softmax, PatternRewriter &rewriter) const override {
+    auto xType = softmax.getInput().getType();
+    if (softmax.getMode() != "softmax" || softmax.getAxis() != xType.getRank() - 1 || softmax.getMask() ||
+        softmax.getScale().convertToFloat() != 1.f)
+      return failure();
+    Value x = softmax.getInput(), mask;
+    float scale = 1.f;
+    if (auto add = singleUse<AddOp>(x)) {
+      // Either operand may be the mask; the other is the scores.
+      for (int i = 0; i < 2; ++i) {
+        Value scores = add->getOperand(i), m = add->getOperand(1 - i);
+        auto mt = llvm::dyn_cast<RankedTensorType>(m.getType());
+        if (scores.getType() == xType && mt && mt.getElementType().isF32() && mt.getRank() <= xType.getRank()) {
+          x = scores;
+          mask = m;
+          break;
+        }
+      }
+      if (!mask) return failure();
+    }
+    if (auto div = singleUse<DivOp>(x)) {
+      if (auto c = scalarConstant(div.getRhs()); c && *c != 0.f && div.getLhs().getType() == xType) {
+        scale = 1.f / *c;
+        x = div.getLhs();
+      }
+    } else if (auto mul = singleUse<MulOp>(x)) {
+      for (int i = 0; i < 2; ++i)
+        if (auto c = scalarConstant(mul->getOperand(1 - i)); c && mul->getOperand(i).getType() == xType) {
+          scale = *c;
+          x = mul->getOperand(i);
+          break;
+        }
+    }
+    if (x == softmax.getInput()) return failure();
+    rewriter.replaceOpWithNewOp<SoftmaxOp>(softmax, xType, x, mask, softmax.getAxisAttr(), softmax.getModeAttr(),
+                                           rewriter.getF32FloatAttr(scale));
+    return success();
+  }
+};
+
 struct FuseNormalizationsPass : v4f::impl::FuseNormalizationsBase<FuseNormalizationsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -144,7 +192,7 @@ struct FuseNormalizationsPass : v4f::impl::FuseNormalizationsBase<FuseNormalizat
 } // namespace
 
 void v4f::populateFuseNormalizationPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseLayerNorm>(patterns.getContext());
+  patterns.add<FuseLayerNorm, FuseScaledMaskedSoftmax>(patterns.getContext());
 }
 
 std::unique_ptr<Pass> v4f::createFuseNormalizationsPass() { return std::make_unique<FuseNormalizationsPass>(); }

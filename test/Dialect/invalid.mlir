@@ -403,3 +403,19 @@ func.func @integer_matmul_zp(%a: tensor<3x4xui8>, %z: tensor<2xui8>) -> tensor<3
   %y = v4f.integer_matmul %a, %w lhs_zero_point(%z) : (tensor<3x4xui8>, tensor<4x2xi8>, tensor<2xui8>) -> tensor<3x2xi32>
   return %y : tensor<3x2xi32>
 }
+
+// -----
+
+func.func @softmax_mask_axis(%x: tensor<2x3x4xf32>, %m: tensor<1x3x1xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{a scale or mask needs mode softmax along the last axis}}
+  %0 = v4f.softmax %x mask(%m : tensor<1x3x1xf32>) {axis = 1 : i64} : tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @softmax_mask_shape(%x: tensor<2x3x4xf32>, %m: tensor<1x5x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{mask dim 5 does not broadcast to 3}}
+  %0 = v4f.softmax %x mask(%m : tensor<1x5x4xf32>) {axis = 2 : i64} : tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}

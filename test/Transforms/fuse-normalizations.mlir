@@ -87,3 +87,37 @@ func.func @not_layer_norm(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf
   %n2 = v4f.div %d2, %s2 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
   return %n, %n2, %d2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Attention's scaled, masked softmax becomes one softmax with scale and
+// mask: x / 8 + mask, mask + 0.5 * x, a scale alone. A Div whose result has
+// another user, a mask over a non-last axis and log_softmax stay as written.
+// CHECK-LABEL: func @scaled_masked_softmax
+// CHECK: v4f.softmax %arg0 mask(%arg1 : tensor<1x1x1x4xf32>) {axis = 3 : i64, scale = 1.250000e-01 : f32}
+// CHECK: v4f.softmax %arg0 mask(%arg1 : tensor<1x1x1x4xf32>) {axis = 3 : i64, scale = 5.000000e-01 : f32}
+// CHECK: v4f.softmax %arg0 {axis = 3 : i64, scale = 1.250000e-01 : f32}
+// CHECK: %[[D:.*]] = v4f.div %arg0
+// CHECK: v4f.softmax %[[D]] {axis = 3 : i64} :
+// CHECK: v4f.softmax %{{.*}} {axis = 2 : i64} :
+// CHECK: v4f.softmax %{{.*}} {axis = 3 : i64, mode = "log_softmax"} :
+func.func @scaled_masked_softmax(%x: tensor<1x2x4x4xf32>, %m: tensor<1x1x1x4xf32>)
+    -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %c8 = arith.constant dense<8.0> : tensor<f32>
+  %h = arith.constant dense<0.5> : tensor<f32>
+  %d0 = v4f.div %x, %c8 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %a0 = v4f.add %d0, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %y0 = v4f.softmax %a0 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %s1 = v4f.mul %h, %x : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a1 = v4f.add %m, %s1 : (tensor<1x1x1x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y1 = v4f.softmax %a1 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %d2 = v4f.div %x, %c8 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %y2 = v4f.softmax %d2 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %d3 = v4f.div %x, %c8 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %y3 = v4f.softmax %d3 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %a4 = v4f.add %x, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %y4 = v4f.softmax %a4 {axis = 2 : i64} : tensor<1x2x4x4xf32>
+  %a5 = v4f.add %x, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %y5 = v4f.softmax %a5 {axis = 3 : i64, mode = "log_softmax"} : tensor<1x2x4x4xf32>
+  return %y0, %y1, %y2, %y3, %d3, %y4, %y5 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

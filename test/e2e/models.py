@@ -547,6 +547,29 @@ def make_transposes() -> Case:
                      "i": rng.integers(-1000, 1000, size=[8, 16]).astype(np.int32)}])
 
 
+def make_scaled_masked_softmax() -> Case:
+    """Attention's softmax(scores / c + mask) and its variants fused into one
+    softmax (v4f-fuse-normalizations): a row mask broadcast over heads and
+    queries (20 wide: a vector tail), a per-query mask (one value a row,
+    with a Mul scale), a full-shape mask without scale, and a scale alone."""
+    g = GraphBuilder(seed=143)
+    c = g.const(np.array(np.sqrt(8.0), np.float32), "c")
+    h = g.const(np.array(0.3, np.float32), "h")
+    g.op("Softmax", [g.op("Add", [g.op("Div", ["s", c]), "m1"])], out_names=["y0"], axis=-1)
+    g.op("Softmax", [g.op("Add", ["m2", g.op("Mul", [h, "s"])])], out_names=["y1"], axis=-1)
+    g.op("Softmax", [g.op("Add", ["s", "m3"])], out_names=["y2"], axis=-1)
+    g.op("Softmax", [g.op("Div", ["s", c])], out_names=["y3"], axis=3)
+    shape = [2, 3, 8, 20]
+    m = g.model("scaled_masked_softmax",
+                [_vi("s", F32, shape), _vi("m1", F32, [1, 1, 1, 20]), _vi("m2", F32, [2, 1, 8, 1]),
+                 _vi("m3", F32, shape)],
+                [_vi(f"y{i}", F32, shape) for i in range(4)])
+    rng = np.random.default_rng(143)
+    m1 = np.where(rng.random([1, 1, 1, 20]) < 0.3, -10000.0, 0.0).astype(np.float32)
+    return Case(m, [{"s": _randn(rng, shape, 3.0), "m1": m1, "m2": _randn(rng, [2, 1, 8, 1]),
+                     "m3": _randn(rng, shape)}])
+
+
 def all_generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {
         "mlp": make_mlp,
@@ -565,6 +588,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
         "transposes": make_transposes,
+        "scaled_masked_softmax": make_scaled_masked_softmax,
     }
     # Run-time control flow, recurrences and shape checks (models_control_flow.py).
     import models_control_flow

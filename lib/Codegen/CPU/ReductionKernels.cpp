@@ -333,6 +333,9 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   // vector max / sum accumulators and a masked tail; LLVM does not vectorize
   // the scalar loops below (their float reductions may not be reassociated).
   std::optional<int64_t> staticInner = ctx.shapes.constValue(inner);
+  auto softmaxOp = cast<SoftmaxOp>(op);
+  const float scale = softmaxOp.getScale().convertToFloat();
+  const bool fused = softmaxOp.getMask() || scale != 1.f;
   if (mode == "softmax" && staticInner && *staticInner == 1) {
     constexpr int64_t kLanes = kRowLanes;
     OpBuilder &b = kb->b;
@@ -342,12 +345,72 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
     Type vt = rowOf.vt;
     Value full = rowOf.full, tailMask = rowOf.tailMask;
     Value zero = kb->cf(0.f, vt);
+    // The fused scale and additive mask (attention): the mask's strides over
+    // the outer dims (broadcast: 0), its stride along the row 1 or 0.
+    std::vector<Value> maskStrides;
+    Value maskInner;
+    if (softmaxOp.getMask()) {
+      const TensorInfo &M = operands[1];
+      size_t rank = X.dims.size(), mrank = M.dims.size();
+      Value running = kb->c(1);
+      maskStrides.assign(rank, kb->c(0));
+      for (size_t i = mrank; i-- > 0;) {
+        Value d = kb->dim(M.dims[i]);
+        maskStrides[rank - mrank + i] = kb->select(kb->cmp(arith::CmpIPredicate::eq, d, kb->c(1)), kb->c(0), running);
+        running = kb->mul(running, d);
+      }
+      maskInner = maskStrides[rank - 1];
+    }
+    Value scaleV = kb->cf(scale, vt);
     kb->forLoop(begin, end, kb->c(1), [&](Value row) {
       Value base = kb->mul(row, L);
       auto at = [&](Value j) { return kb->add(base, j); };
-      // maxnum (one instruction; maximumf's NaN propagation is several): a
-      // NaN in the row still makes every output NaN through exp(NaN - max).
-      Value mx = rowOf.reduce(base, vector::CombiningKind::MAXNUMF, -INFINITY);
+      Value mx;
+      if (fused) {
+        // Pass 0: y = x * scale + mask into the output row, and its max.
+        Value maskBase = kb->c(0);
+        if (softmaxOp.getMask()) {
+          Value rest = row;
+          for (size_t d = X.dims.size() - 1; d-- > 0;) {
+            Value extent = kb->dim(X.dims[d]);
+            maskBase = kb->add(maskBase, kb->mul(kb->rem(rest, extent), maskStrides[d]));
+            rest = kb->div(rest, extent);
+          }
+        }
+        Value Mp = softmaxOp.getMask() ? kb->binding(2) : Value();
+        Value innerIsOne = softmaxOp.getMask() ? kb->cmp(arith::CmpIPredicate::eq, maskInner, kb->c(1)) : Value();
+        auto pre = [&](Value x, Value j, Value lanes) -> Value {
+          Value y = b.create<arith::MulFOp>(loc, x, scaleV);
+          if (!Mp) return y;
+          // The mask row: contiguous, or one value for the whole row.
+          Value m = kb->ifYield(
+                      innerIsOne, TypeRange{vt},
+                      [&]() -> SmallVector<Value> {
+                        Value idx = kb->add(maskBase, j);
+                        return {lanes ? kb->maskedLoad(vt, Mp, idx, lanes) : kb->load(vt, Mp, idx)};
+                      },
+                      [&]() -> SmallVector<Value> { return {kb->splat(kb->load(kb->f32(), Mp, maskBase), kLanes)}; })
+                      .front();
+          return b.create<arith::AddFOp>(loc, y, m);
+        };
+        Value ninf = kb->cf(-INFINITY, vt);
+        auto vmax = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{ninf},
+                                [&](Value j, ValueRange a) -> SmallVector<Value> {
+          Value y = pre(kb->load(vt, Xp, at(j)), j, Value());
+          kb->store(y, Y, at(j));
+          return {b.create<arith::MaxNumFOp>(loc, a[0], y)};
+        });
+        Value ty = pre(kb->maskedLoad(vt, Xp, at(full), tailMask), full, tailMask);
+        kb->maskedStore(ty, Y, at(full), tailMask);
+        ty = b.create<arith::SelectOp>(loc, tailMask, ty, ninf);
+        mx = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXNUMF,
+                                           b.create<arith::MaxNumFOp>(loc, vmax[0], ty));
+        Xp = Y;  // the passes below read the scaled, masked row
+      } else {
+        // maxnum (one instruction; maximumf's NaN propagation is several): a
+        // NaN in the row still makes every output NaN through exp(NaN - max).
+        mx = rowOf.reduce(base, vector::CombiningKind::MAXNUMF, -INFINITY);
+      }
       Value mxs = kb->splat(mx, kLanes);
       // exp(x - max), stored, and summed.
       auto vsum = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{zero},
@@ -367,11 +430,15 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
       });
       kb->maskedStore(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv), Y, at(full),
                       tailMask);
+      Xp = kb->binding(1);
     });
     kb->finish();
-    ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+    std::vector<uint32_t> bindings = {result.buffer, X.buffer};
+    if (softmaxOp.getMask()) bindings.push_back(operands[1].buffer);
+    ctx.addDispatch(*kb, bindings, groups, name);
     return success();
   }
+  if (fused) return op->emitOpError("a fused scale / mask needs softmax along the last axis");
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);

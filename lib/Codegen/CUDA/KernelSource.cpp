@@ -506,8 +506,10 @@ bool supportedSingleOp(Operation *op, std::string &why) {
       if (llvm::cast<RankedTensorType>(c.getInput().getType()).getRank() != 4) return why = "a conv that is not 2-D", false;
       if (activation(c.getActivation(), "v", 0, 0).empty()) return why = "an unknown activation", false;
     }
-    if (auto s = dyn_cast<SoftmaxOp>(op))
+    if (auto s = dyn_cast<SoftmaxOp>(op)) {
       if (s.getMode() != "softmax" && s.getMode() != "log_softmax") return why = "hardmax", false;
+      if (s.getMask() || s.getScale().convertToFloat() != 1.f) return why = "a fused softmax scale / mask", false;
+    }
     if (auto ln = dyn_cast<LayerNormOp>(op)) {
       int64_t rank = llvm::cast<RankedTensorType>(ln.getInput().getType()).getRank();
       int64_t axis = ln.getAxis() < 0 ? ln.getAxis() + rank : ln.getAxis();

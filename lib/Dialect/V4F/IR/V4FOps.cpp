@@ -457,6 +457,19 @@ LogicalResult SoftmaxOp::verify() {
   int64_t rank = getInput().getType().getRank();
   if (getAxis() < 0 || getAxis() >= rank)
     return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
+  bool scaled = getScale().convertToFloat() != 1.f;
+  if ((getMask() || scaled) && (getMode() != "softmax" || getAxis() != rank - 1))
+    return emitOpError("a scale or mask needs mode softmax along the last axis");
+  if (auto m = getMask()) {
+    auto mt = llvm::cast<RankedTensorType>(m.getType());
+    auto in = getInput().getType();
+    if (mt.getRank() > rank) return emitOpError("mask has a higher rank than the input");
+    for (int64_t i = 0; i < mt.getRank(); ++i) {
+      int64_t md = mt.getDimSize(mt.getRank() - 1 - i), xd = in.getDimSize(rank - 1 - i);
+      if (md != 1 && md != kDyn && xd != kDyn && md != xd)
+        return emitOpError("mask dim ") << md << " does not broadcast to " << xd;
+    }
+  }
   return success();
 }
 

@@ -250,21 +250,27 @@ def V4F_ArgReduceOp : V4F_Op<"arg_reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
-def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "softmax, log-softmax or hardmax along one axis";
   let description = [{
     `mode = "softmax"` (default): `exp(x - max) / sum(exp(x - max))` along
     `axis` (non-negative); `"log_softmax"`: `x - max - log(sum(exp(x - max)))`;
     `"hardmax"`: 1 at the first maximum, 0 elsewhere.
 
+    Attention's scaled, masked softmax in one pass (v4f-fuse-normalizations):
+    with `scale` and an additive `mask` (broadcast to the input; softmax
+    mode along the last axis only) the softmax is of `x * scale + mask`.
+
     ```mlir
     %y = v4f.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+    %p = v4f.softmax %s mask(%m : tensor<1x1x1x8xf32>) {axis = 3 : i64, scale = 0.125 : f32} : tensor<1x2x8x8xf32>
     ```
   }];
-  let arguments = (ins V4F_FloatTensor:$input, I64Attr:$axis,
-                   DefaultValuedAttr<StrAttr, "\"softmax\"">:$mode);
+  let arguments = (ins V4F_FloatTensor:$input, Optional<V4F_FloatTensor>:$mask, I64Attr:$axis,
+                   DefaultValuedAttr<StrAttr, "\"softmax\"">:$mode,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$scale);
   let results = (outs V4F_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
