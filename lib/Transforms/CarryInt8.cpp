@@ -13,7 +13,8 @@
 // The same holds through `v4f.max_pool`: quantization is monotonic, so the
 // maximum of the quantized values is the quantization of the maximum (and
 // the padding never wins a max). A max pool between a quantized conv and
-// quantized convs (its only users) pools the int8 values.
+// quantized convs (its only users) pools the int8 values; reshapes and
+// transposes (pixel shuffles) move them.
 //
 // A Concat whose inputs are all quantized convs feeding only it, and whose
 // users all quantize alike, concatenates int8: its producers requantize to
@@ -42,29 +43,31 @@ using namespace v4f;
 namespace {
 
 /// The activation quantization (scale, zero point) shared by all users of
-/// `v`, when each of them is a quantized conv reading `v` as its float input
-/// (or, with `throughPool`, a max pool whose own users all are) or as its
-/// float residual (`residuals` collects those: they take the same
-/// quantization, at least one input use must fix it); none otherwise.
-/// `pools` collects the max pools passed through.
-std::optional<std::pair<float, int32_t>> int8Consumers(Value v, bool throughPool, SmallVectorImpl<MaxPoolOp> &pools,
+/// `v`, when each of them is a quantized conv reading `v` as its float input,
+/// a data movement op (max pool, reshape, transpose) whose own users all
+/// are, recursively (`movers` collects them), or — at the top level only —
+/// a quantized conv taking `v` as its float residual (`residuals` collects
+/// those: they take the same quantization; at least one input use must fix
+/// it); none otherwise.
+std::optional<std::pair<float, int32_t>> int8Consumers(Value v, bool top, SmallVectorImpl<Operation *> &movers,
                                                        SmallVectorImpl<QuantizedConvOp> &residuals) {
   std::optional<std::pair<float, int32_t>> quant;
   if (v.use_empty()) return std::nullopt;
   for (OpOperand &use : v.getUses()) {
     std::optional<std::pair<float, int32_t>> here;
-    if (auto conv = dyn_cast<QuantizedConvOp>(use.getOwner())) {
+    Operation *user = use.getOwner();
+    if (auto conv = dyn_cast<QuantizedConvOp>(user)) {
       if (conv.getResidual() && use.get() == conv.getResidual() && use.get() != conv.getInput() &&
-          !conv.getResidualScale() && throughPool) {
+          !conv.getResidualScale() && top) {
         residuals.push_back(conv);
         continue;
       }
       if (use.get() != conv.getInput() || use.getOperandNumber() != 0) return std::nullopt;
       here = std::make_pair(conv.getActScale().convertToFloat(), int32_t(conv.getActZeroPoint()));
-    } else if (auto pool = dyn_cast<MaxPoolOp>(use.getOwner()); pool && throughPool) {
+    } else if (isa<MaxPoolOp, ReshapeOp, TransposeOp>(user) && use.getOperandNumber() == 0) {
       SmallVector<QuantizedConvOp> none;
-      here = int8Consumers(pool.getResult(), /*throughPool=*/false, pools, none);
-      if (here) pools.push_back(pool);
+      here = int8Consumers(user->getResult(0), /*top=*/false, movers, none);
+      if (here) movers.push_back(user);
     }
     if (!here || (quant && *quant != *here)) return std::nullopt;
     quant = here;
@@ -83,15 +86,15 @@ struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
     getOperation().walk([&](QuantizedConvOp op) { convs.push_back(op); });
     for (QuantizedConvOp conv : convs) {
       if (conv.getOutScale()) continue;
-      SmallVector<MaxPoolOp> pools;
+      SmallVector<Operation *> movers;
       SmallVector<QuantizedConvOp> residuals;
-      auto quant = int8Consumers(conv.getResult(), /*throughPool=*/true, pools, residuals);
+      auto quant = int8Consumers(conv.getResult(), /*top=*/true, movers, residuals);
       if (!quant) continue;
       Builder b(conv.getContext());
       conv.setOutScaleAttr(b.getF32FloatAttr(quant->first));
       conv.setOutZeroPoint(quant->second);
       conv.getResult().setType(asInt8(conv.getType()));
-      for (MaxPoolOp pool : pools) pool.getResult().setType(asInt8(pool.getType()));
+      for (Operation *mover : movers) mover->getResult(0).setType(asInt8(mover->getResult(0).getType()));
       for (QuantizedConvOp user : residuals) {
         user.setResidualScaleAttr(b.getF32FloatAttr(quant->first));
         user.setResidualZeroPoint(quant->second);
@@ -105,9 +108,9 @@ struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
     getOperation().walk([&](ConcatOp op) { concats.push_back(op); });
     for (ConcatOp concat : concats) {
       if (!concat.getType().getElementType().isF32()) continue;
-      SmallVector<MaxPoolOp> pools;
+      SmallVector<Operation *> movers;
       SmallVector<QuantizedConvOp> residuals;
-      auto quant = int8Consumers(concat.getResult(), /*throughPool=*/false, pools, residuals);
+      auto quant = int8Consumers(concat.getResult(), /*top=*/false, movers, residuals);
       if (!quant || !residuals.empty()) continue;
       SmallVector<QuantizedConvOp> producers;
       for (Value in : concat.getInputs()) {
@@ -123,6 +126,7 @@ struct CarryInt8Pass : v4f::impl::CarryInt8Base<CarryInt8Pass> {
         conv.getResult().setType(asInt8(conv.getType()));
       }
       concat.getResult().setType(asInt8(concat.getType()));
+      for (Operation *mover : movers) mover->getResult(0).setType(asInt8(mover->getResult(0).getType()));
     }
   }
 };

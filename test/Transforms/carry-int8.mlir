@@ -92,3 +92,21 @@ func.func @concat(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4
   %g = v4f.quantized_conv %f, %w8, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.25 : f32} : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %d, %g, %e : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// Through a transpose (and on into a pool): the data movement ops move int8.
+// CHECK-LABEL: func @movement
+// CHECK: %[[A:.*]] = v4f.quantized_conv %arg0, {{.*}}out_scale = 2.500000e-01 : f32{{.*}} -> tensor<1x4x4x6xi8>
+// CHECK: %[[T:.*]] = v4f.transpose %[[A]] {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x4x6xi8>) -> tensor<1x4x6x4xi8>
+// CHECK: %[[P:.*]] = v4f.max_pool %[[T]] {{.*}}: (tensor<1x4x6x4xi8>) -> tensor<1x4x3x2xi8>
+// CHECK: v4f.quantized_conv %[[P]], {{.*}}(tensor<1x4x3x2xi8>, {{.*}}) -> tensor<1x4x3x2xf32>
+func.func @movement(%x: tensor<1x4x4x6xf32>) -> tensor<1x4x3x2xf32> {
+  %w = arith.constant dense<1> : tensor<4x4x1x1xi8>
+  %s = arith.constant dense<0.01> : tensor<4xf32>
+  %a = v4f.quantized_conv %x, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.5 : f32} : (tensor<1x4x4x6xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x4x6xf32>
+  %t = v4f.transpose %a {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x4x6xf32>) -> tensor<1x4x6x4xf32>
+  %p = v4f.max_pool %t {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x4x6x4xf32>) -> tensor<1x4x3x2xf32>
+  %b = v4f.quantized_conv %p, %w, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, act_scale = 0.25 : f32} : (tensor<1x4x3x2xf32>, tensor<4x4x1x1xi8>, tensor<4xf32>) -> tensor<1x4x3x2xf32>
+  return %b : tensor<1x4x3x2xf32>
+}

@@ -550,6 +550,53 @@ def concat_exactness(build: Path, work: Path) -> list[str]:
                           f"c input {layer['c']['activation'].get('input')} (want int8)"]
 
 
+def movement_exactness(build: Path, work: Path) -> list[str]:
+    """int8 through Transpose and Reshape (v4f-carry-int8): conv ->
+    Transpose(H, W) -> conv -> Reshape -> conv; each producer requantizes
+    for its consumer and the data movement ops move bytes; the output equals
+    the emulated float chain."""
+    import json
+    rng = np.random.default_rng(31)
+    x = (rng.standard_normal((1, 4, 10, 16)) * 1.1).astype(np.float32)
+    weights, biases, inits = {}, {}, []
+    for name, (O, C, k) in {"p": (8, 4, 3), "q": (6, 8, 3), "r": (5, 3, 1)}.items():
+        weights[name] = (rng.standard_normal((O, C, k, k)) / np.sqrt(C * k * k)).astype(np.float32)
+        biases[name] = (rng.standard_normal(O) * 0.1).astype(np.float32)
+        inits += [numpy_helper.from_array(weights[name], f"W{name}"), numpy_helper.from_array(biases[name], f"B{name}")]
+    inits.append(numpy_helper.from_array(np.array([1, 3, 32, 10], np.int64), "shape"))
+    nodes = [helper.make_node("Conv", ["x", "Wp", "Bp"], ["op"], name="p", pads=[1] * 4),
+             helper.make_node("Transpose", ["op"], ["tp"], name="tr", perm=[0, 1, 3, 2]),
+             helper.make_node("Conv", ["tp", "Wq", "Bq"], ["oq"], name="q", pads=[1] * 4),
+             helper.make_node("Reshape", ["oq", "shape"], ["rq"], name="rs"),
+             helper.make_node("Conv", ["rq", "Wr", "Br"], ["y"], name="r")]
+    m = helper.make_model(helper.make_graph(nodes, "mv", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                       list(x.shape))],
+                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = work / "movement.onnx"
+    onnx.save(m, str(model))
+    np.savez(work / "movement_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.1).astype(np.float32))
+    out = work / "movement"
+    got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--per-channel", "--calibration-data",
+                                                      work / "movement_cal.npz", "--quant-report",
+                                                      out / "report.json"])
+    layer = {l["nodes"][0]: l for l in json.loads((out / "report.json").read_text())["layers"]}
+    static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+    conv = lambda n, v, pad: quantized_conv(v, weights[n], biases[n], None, False, (1, 1), (pad,) * 4,  # noqa: E731
+                                            (1, 1), True, static[n])
+    a = conv("p", x, 1).transpose(0, 1, 3, 2)
+    want = conv("r", conv("q", a, 1).reshape(1, 3, 32, 10), 0)
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    outs = sorted(n for n, l in layer.items() if l.get("output", {}).get("precision") == "int8")
+    ins = sorted(n for n, l in layer.items() if l["activation"].get("input") == "int8")
+    ok = err <= 1e-5 and outs == ["p", "q"] and ins == ["q", "r"]
+    print(f"  int8 through Transpose and Reshape: rel err {err:.2e}, int8 outputs {outs}, int8 inputs {ins}  "
+          f"{'ok' if ok else 'FAIL'}")
+    return [] if ok else [f"int8 Transpose/Reshape: rel err {err:.3e}, int8 outputs {outs} (want p, q), "
+                          f"int8 inputs {ins} (want q, r)"]
+
+
 def integer_matmul_exactness(build: Path, work: Path) -> list[str]:
     """MatMulInteger with a constant weight (v4f-fold-qdq -> v4f.integer_matmul,
     the integer GEMM with an int32 result) against numpy's exact int64 sums:
@@ -989,6 +1036,7 @@ def main() -> int:
         failures += conv_exactness(build, work)
         failures += chain_exactness(build, work)
         failures += concat_exactness(build, work)
+        failures += movement_exactness(build, work)
         failures += integer_matmul_exactness(build, work)
         print("quantization: accuracy on the trained digits models (360 held-out samples)")
         failures += accuracy(build, work)

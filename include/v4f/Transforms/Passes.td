@@ -155,8 +155,9 @@ def CarryInt8 : Pass<"v4f-carry-int8", "mlir::func::FuncOp"> {
     `act_scale` / `act_zero_point` gets those as its `out_scale` /
     `out_zero_point` and an i8 result (requantized after its activation);
     its consumers then read int8 input and quantize nothing. Likewise
-    through one `v4f.max_pool` whose users are all such convs (the pool then
-    runs on int8: quantization is monotonic). Users that take the result as
+    through `v4f.max_pool`, `v4f.reshape` and `v4f.transpose` ops whose
+    users are all such convs (recursively; the pool then runs on int8:
+    quantization is monotonic). Users that take the result as
     their fused `residual` (at least one input user fixing the scale) get
     it as int8 with `residual_scale` / `residual_zero_point`. A
     `v4f.concat` whose inputs are all quantized convs used only by it and
