@@ -164,11 +164,22 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
   std::vector<int64_t> innerStride;
   bool vector = vectorFn && !elementType.isInteger(1) && vectorizableElement(bodyScalarType(elementType)) &&
                 getConstantIntValue(outStrides[rank - 1]) == std::optional<int64_t>(1);
+  // A stride known only at run time (run-time shapes: broadcast or not)
+  // gets a run-time check instead: the vector loop runs when every such
+  // stride is 0 or 1 (kRuntimeStride marks them).
+  constexpr int64_t kRuntimeStride = -1;
+  Value runtimeOk;
   for (size_t k = 0; vector && k < inputs.size(); ++k) {
     Type t = inputs[k].type ? inputs[k].type : elementType;
     auto c = getConstantIntValue(inStrides[k][rank - 1]);
-    vector = c && (*c == 0 || *c == 1) && !t.isInteger(1) && vectorizableElement(bodyScalarType(t));
-    innerStride.push_back(c.value_or(-1));
+    vector = (!c || *c == 0 || *c == 1) && !t.isInteger(1) && vectorizableElement(bodyScalarType(t));
+    innerStride.push_back(c.value_or(kRuntimeStride));
+    if (vector && !c) {
+      Value s = inStrides[k][rank - 1];
+      Value ok = kb->b.create<arith::OrIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::eq, s, kb->c(0)),
+                                            kb->cmp(arith::CmpIPredicate::eq, s, kb->c(1)));
+      runtimeOk = runtimeOk ? kb->b.create<arith::AndIOp>(kb->loc, runtimeOk, ok).getResult() : ok;
+    }
   }
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     // Decompose the row index over the outer dims.
@@ -187,12 +198,30 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
     if (vector) {
       const int64_t L = kMapLanes;
       scalarFrom = kb->mul(kb->div(inner, kb->c(L)), kb->c(L));
+      if (runtimeOk) scalarFrom = kb->select(runtimeOk, scalarFrom, kb->c(0));
       kb->forLoop(kb->c(0), scalarFrom, kb->c(L), [&](Value j) {
         SmallVector<Value> vals;
         for (size_t k = 0; k < inputs.size(); ++k) {
           Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
+          auto vt = VectorType::get({L}, t);
           if (innerStride[k] == 1) {
-            vals.push_back(kb->load(VectorType::get({L}, t), kb->binding(1 + k), kb->add(inOffs[k], j)));
+            vals.push_back(kb->load(vt, kb->binding(1 + k), kb->add(inOffs[k], j)));
+          } else if (innerStride[k] == kRuntimeStride) {
+            // Stride 1: the whole vector; stride 0: only lane 0 is read
+            // (the mask keeps the load inside a one-element operand), then
+            // splat.
+            OpBuilder &b = kb->b;
+            Value s = inStrides[k][rank - 1];
+            Value unit = kb->cmp(arith::CmpIPredicate::eq, s, kb->c(1));
+            auto maskType = VectorType::get({L}, b.getI1Type());
+            SmallVector<bool> first(L, false);
+            first[0] = true;
+            Value lane0 = b.create<arith::ConstantOp>(kb->loc, DenseElementsAttr::get(maskType, ArrayRef<bool>(first)));
+            Value all = b.create<arith::ConstantOp>(kb->loc, DenseElementsAttr::get(maskType, true));
+            Value mask = b.create<arith::SelectOp>(kb->loc, unit, all, lane0);
+            Value v = kb->maskedLoad(vt, kb->binding(1 + k), kb->add(inOffs[k], kb->mul(j, s)), mask);
+            Value splat = b.create<vector::BroadcastOp>(kb->loc, vt, b.create<vector::ExtractOp>(kb->loc, v, 0));
+            vals.push_back(b.create<arith::SelectOp>(kb->loc, unit, v, splat));
           } else {
             Value x = kb->load(t, kb->binding(1 + k), inOffs[k]);
             vals.push_back(kb->b.create<vector::BroadcastOp>(kb->loc, VectorType::get({L}, t), x));
