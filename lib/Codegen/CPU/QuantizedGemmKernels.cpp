@@ -542,24 +542,22 @@ uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, 
   return buffer;
 }
 
-LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                                  const TensorInfo &result) {
-  auto qmm = cast<QuantizedMatMulOp>(op);
+/// What the int8 matmul and v4f.integer_matmul share: the integer GEMM of
+/// lhs `A` ([..., K]) by the constant int8 weight `W` ([K, N]) for the
+/// target's instruction (tiles, packed weight, VNNI column sums, the inner
+/// dim check); the caller fills in its activation side and epilogue.
+static QGemm integerGemm(DispatchContext &ctx, Operation *op, GemmTilingAttr tiling, const TensorInfo &A,
+                         const TensorInfo &W, ArrayRef<int64_t> wShape, const TensorInfo &result) {
   auto &sp = ctx.shapes;
-  auto tiling = requireGemmTiling(op);
-  if (!tiling) return failure();
-  const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
-  if (!W.constant || !WS.constant || WS.buffer == ~0u)
-    return op->emitOpError("needs a constant int8 weight and constant scales");
-  auto wShape = qmm.getRhs().getType().getShape();
   QGemm g;
   g.name = dispatchName(op);
   g.K = wShape[0];
   IntegerIsa isa = integerIsa(op, tiling.getLanes());
   g.vnni = isa.vnni;
+  g.x86 = isa.x86;
   g.step = g.vnni ? 4 : 2;
   g.steps = (g.K + g.step - 1) / g.step;
-  g.zeroPoint = qmm.getActQuant() == "static" ? int32_t(qmm.getActZeroPoint()) : 0;
+  g.zeroPoint = 0;
   g.N = sp.constant(wShape[1]);
   g.R = sp.product(A.dims, 0, A.dims.size() - 1);
   emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
@@ -568,7 +566,6 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   g.lanes = tiling.getLanes();
   g.mb = tiling.getMb();
   g.nb = tiling.getNb();
-  g.x86 = isa.x86;
   g.cBuf = result.buffer;
   g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
   g.prefetch = g.K * wShape[1] >= kWeightPrefetchMinBytes;
@@ -580,6 +577,21 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
     for (size_t i = 0; i < q.size(); ++i) sums[i % size_t(N)] += q[i];
     g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
   }
+  return g;
+}
+
+LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                  const TensorInfo &result) {
+  auto qmm = cast<QuantizedMatMulOp>(op);
+  auto &sp = ctx.shapes;
+  auto tiling = requireGemmTiling(op);
+  if (!tiling) return failure();
+  const TensorInfo &A = operands[0], &W = operands[1], &WS = operands[2];
+  if (!W.constant || !WS.constant || WS.buffer == ~0u)
+    return op->emitOpError("needs a constant int8 weight and constant scales");
+  auto wShape = qmm.getRhs().getType().getShape();
+  QGemm g = integerGemm(ctx, op, tiling, A, W, wShape, result);
+  g.zeroPoint = qmm.getActQuant() == "static" ? int32_t(qmm.getActZeroPoint()) : 0;
   g.wScaleBuf = WS.buffer;
   if (qmm.getBias()) g.biasBuf = operands[3].buffer;
   g.act = qmm.getActivation().str();
@@ -606,33 +618,8 @@ LogicalResult emitIntegerMatMul(DispatchContext &ctx, Operation *op, ArrayRef<Te
   if (!W.constant) return op->emitOpError("needs a constant int8 weight");
   auto wShape = im.getRhs().getType().getShape();
   IntegerGemm ig;
+  ig.g = integerGemm(ctx, op, tiling, A, W, wShape, result);
   QGemm &g = ig.g;
-  g.name = dispatchName(op);
-  g.K = wShape[0];
-  IntegerIsa isa = integerIsa(op, tiling.getLanes());
-  g.vnni = isa.vnni;
-  g.x86 = isa.x86;
-  g.step = g.vnni ? 4 : 2;
-  g.steps = (g.K + g.step - 1) / g.step;
-  g.zeroPoint = 0;
-  g.N = sp.constant(wShape[1]);
-  g.R = sp.product(A.dims, 0, A.dims.size() - 1);
-  emitDimsCheck(ctx, {A.dims.back()}, {sp.constant(g.K)}, g.name + " inner dim check");
-  g.mr = tiling.getMr();
-  g.nr = tiling.getNr();
-  g.lanes = tiling.getLanes();
-  g.mb = tiling.getMb();
-  g.nb = tiling.getNb();
-  g.cBuf = result.buffer;
-  g.wBuf = ctx.packedInt8Weight(W, g.K, wShape[1], g.nr, g.step);
-  g.prefetch = g.K * wShape[1] >= kWeightPrefetchMinBytes;
-  if (g.vnni) {
-    int64_t N = wShape[1], padded = (N + g.nr - 1) / g.nr * g.nr;
-    std::vector<int32_t> sums(size_t(padded), 0);
-    std::vector<int8_t> q = int8Values(W.constant);
-    for (size_t i = 0; i < q.size(); ++i) sums[i % size_t(N)] += q[i];
-    g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
-  }
   ig.lhsUnsigned = im.getLhs().getType().getElementType().isUnsignedInteger();
   size_t next = 2;
   if (im.getLhsZeroPoint()) ig.lhsZpBuf = operands[next++].buffer;
