@@ -182,6 +182,14 @@ LogicalResult shapeRule(ReshapeOp op, DimBuilder &b, OperandDims in, SmallVector
   if (op.getShape()) return op.emitOpError("with a shape operand has no static shape rule");
   auto type = llvm::cast<RankedTensorType>(op.getType());
   auto sources = op.getDimSources();
+  // Every dynamic dim needs an input dim to copy, but for one inferred dim.
+  int64_t inferred = 0;
+  for (int64_t j = 0; j < type.getRank(); ++j) {
+    if (j >= int64_t(sources.size()) || sources[j] >= int64_t(in[0].size()))
+      return op.emitOpError("dim_sources does not name an input dim for result dim ") << j;
+    if (sources[j] < 0 && type.isDynamicDim(j)) ++inferred;
+  }
+  if (inferred > 1) return op.emitOpError("more than one result dim is inferred from the element count");
   auto dimAt = [&](int64_t j) {
     return type.isDynamicDim(j) ? in[0][sources[j]] : b.constant(type.getDimSize(j));
   };
@@ -190,6 +198,10 @@ LogicalResult shapeRule(ReshapeOp op, DimBuilder &b, OperandDims in, SmallVector
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (sources[d] >= 0) {
       dims.push_back(in[0][sources[d]]);
+      continue;
+    }
+    if (!type.isDynamicDim(d)) {  // known: nothing to infer
+      dims.push_back(b.constant(type.getDimSize(d)));
       continue;
     }
     Dim others = b.constant(1);
