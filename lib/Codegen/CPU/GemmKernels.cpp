@@ -31,16 +31,19 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-/// How far ahead a tile prefetches its packed B stream: 4 KB; and the
-/// smallest B (bytes per matrix) worth it: a smaller one stays in cache from
-/// one run to the next, and each prefetch is code in every tile variant.
-constexpr int64_t kPrefetchFloats = 1024;
+/// The smallest packed B (bytes per matrix) whose next chunks are
+/// prefetched: a smaller one stays in cache from one run to the next, and
+/// each prefetch is code in every tile variant.
 constexpr int64_t kPrefetchMinBytes = 256 * 1024;
 
 struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
   Value n0; // packB: the first column the scratch panels hold
   Value m0; // the workgroup's first row (transposed C: its scratch tile's origin)
+  // Next-chunk prefetch: the row block's first row and row count, and how
+  // far on (floats) the next panel's chunk of this K block starts.
+  Value mFirst, blockRows, nextChunk;
+  std::optional<int64_t> blockRowsConst;
 };
 
 /// The K block [k0, k1) a tile accumulates: the first starts from zero,
@@ -114,21 +117,41 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     bBase = kb.sub(kb.mul(kb.div(kb.sub(n, t.n0), kb.c(s.nr)), kb.mul(kb.sub(kblk.k1, kblk.k0), kb.c(s.nr))),
                    kb.mul(kblk.k0, kb.c(s.nr)));
   Value bStep = s.bPacked ? kb.c(s.nr) : t.N;
+  // Spread over the T = ceil(R / MR) row tiles of this panel, the next
+  // chunk of packed B -- the next panel's K block, t.nextChunk floats on --
+  // is prefetched into L2: tile j covers part j of T, NR / T floats per K
+  // step. Its first row tile then finds its B in L2 instead of waiting on
+  // DRAM: a batch-1 model reads each weight once per run, and a chunk's
+  // first tile used to load it line by line (BERT-base s128, 1 thread:
+  // 164 -> 143 ms; a 4 KB-ahead prefetch within the panel's own stream,
+  // which this replaces, gained less).
+  Value pfBase, pfStep;
+  int64_t pfLines = s.nr / 16;
+  if (s.prefetchB) {
+    Value tilesV = kb.max(kb.div(kb.add(t.blockRows, kb.c(s.mr - 1)), kb.c(s.mr)), kb.c(1));
+    Value j = kb.div(kb.sub(m, t.mFirst), kb.c(s.mr));
+    Value chunk = kb.mul(kb.sub(kblk.k1, kblk.k0), kb.c(s.nr));
+    pfBase = kb.add(kb.add(bBase, kb.mul(kblk.k0, kb.c(s.nr))),
+                    kb.add(t.nextChunk, kb.div(kb.mul(j, chunk), tilesV)));
+    pfStep = kb.div(kb.c(s.nr), tilesV);
+    if (t.blockRowsConst && *t.blockRowsConst > 0) {
+      int64_t tiles = (*t.blockRowsConst + s.mr - 1) / s.mr;
+      pfLines = std::max<int64_t>(1, (s.nr / tiles + 15) / 16);
+    }
+  }
   bool maskB = edgeCols && !s.bPacked;
   auto acc = kb.forLoop(kblk.k0, kblk.k1, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
     Value bRow = kb.add(bBase, kb.mul(k, bStep));
-    // A packed B in memory (a constant weight's panels, a materialized
-    // im2col) is one sequential stream per panel: prefetch it a page ahead,
-    // as the integer GEMMs do (a batch-1 transformer reads its weights from
-    // DRAM once per run).
-    // (BERT-base s16 fp32: 47 -> 35 ms at 1 thread, 25 -> 19 ms at 2; 16 KB
-    // ahead gains less.)
+    // The next chunk's prefetch (above). (The 4 KB-ahead stream prefetch it
+    // replaced took BERT-base s16 fp32 from 47 to 35 ms at 1 thread.)
     if (s.prefetchB) {
       auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-      for (int64_t line = 0; line < s.nr; line += 16) {
-        Value at = kb.add(bRow, kb.c(line + kPrefetchFloats));
-        b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), B, ValueRange{at}), 0u, 3u, 1u);
-      }
+      auto prefetch = [&](Value at, unsigned locality) {
+        b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), B, ValueRange{at}), 0u, locality,
+                                 1u);
+      };
+      for (int64_t line = 0; line < pfLines; ++line)
+        prefetch(kb.add(pfBase, kb.add(kb.mul(kb.sub(k, kblk.k0), pfStep), kb.c(line * 16))), 2u);
     }
     SmallVector<Value> bv;
     for (int v = 0; v < vecs; ++v) {
@@ -276,6 +299,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   Value m1 = allRows ? M : kb->min(kb->add(m0, kb->c(kMB)), M);
   Value n1 = kb->min(kb->add(n0, nb), N);
   TileState t;
+  if (std::optional<int64_t> Mc = sp.constValue(s.M)) t.blockRowsConst = std::min(*Mc, kMB);
   t.K = kb->dim(s.K);
   t.N = N;
   t.aOff = s.aOffset(*kb, batch);
@@ -311,7 +335,18 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
     // Rows [m0, m1) of the workgroup's columns for this K block.
     auto rowBlock = [&](Value m0, Value m1) {
       Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
+      t.mFirst = m0;
+      t.blockRows = kb->sub(m1, m0);
       auto panel = [&](Value n, Value edgeCols) {
+        if (s.prefetchB) {
+          // The next panel of this workgroup, or after its last panel the
+          // first panel's next K block.
+          Value panelFloats = kb->mul(t.K, kb->c(kNR));
+          Value nNext = kb->add(n, kb->c(kNR));
+          Value back = kb->add(kb->mul(kb->div(kb->sub(n0, n), kb->c(kNR)), panelFloats),
+                               kb->mul(kStep, kb->c(kNR)));
+          t.nextChunk = kb->select(kb->cmp(arith::CmpIPredicate::slt, nNext, n1), panelFloats, back);
+        }
         kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
         Value rest = kb->sub(m1, mFull);
         for (int64_t rows : edgeRows) {
