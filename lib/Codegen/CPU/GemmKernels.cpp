@@ -35,6 +35,9 @@ namespace {
 /// prefetched: a smaller one stays in cache from one run to the next, and
 /// each prefetch is code in every tile variant.
 constexpr int64_t kPrefetchMinBytes = 256 * 1024;
+/// How many K steps ahead operands read in place are prefetched (see the
+/// K loop of emitTile): 8 and 32 rows of B gained less than 16.
+constexpr int64_t kUnpackedBAhead = 16, kStridedAAhead = 32;
 
 struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
@@ -142,16 +145,34 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   bool maskB = edgeCols && !s.bPacked;
   auto acc = kb.forLoop(kblk.k0, kblk.k1, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
     Value bRow = kb.add(bBase, kb.mul(k, bStep));
-    // The next chunk's prefetch (above). (The 4 KB-ahead stream prefetch it
-    // replaced took BERT-base s16 fp32 from 47 to 35 ms at 1 thread.)
-    if (s.prefetchB) {
-      auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-      auto prefetch = [&](Value at, unsigned locality) {
-        b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), B, ValueRange{at}), 0u, locality,
-                                 1u);
-      };
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    auto prefetch = [&](Value base, Value at, unsigned locality) {
+      b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at}), 0u, locality,
+                               1u);
+    };
+    // The next chunk's prefetch into L2 (above). (The 4 KB-ahead stream
+    // prefetch it replaced took BERT-base s16 fp32 from 47 to 35 ms at 1
+    // thread.)
+    if (s.prefetchB)
       for (int64_t line = 0; line < pfLines; ++line)
-        prefetch(kb.add(pfBase, kb.add(kb.mul(kb.sub(k, kblk.k0), pfStep), kb.c(line * 16))), 2u);
+        prefetch(B, kb.add(pfBase, kb.add(kb.mul(kb.sub(k, kblk.k0), pfStep), kb.c(line * 16))), 2u);
+    // Operands read in place, not as packed panels, are prefetched into L1
+    // a fixed number of K steps ahead: an unpacked B (a 1x1 conv's input,
+    // an activation matmul operand) kUnpackedBAhead rows on, and a
+    // channels-in-lanes conv's activation A (one input plane row per K
+    // step) kStridedAAhead steps on. Both were usually written by the
+    // previous dispatch, half of them by the other core, and plane rows of
+    // 196 floats defeat the hardware prefetchers: MobileNetV2's depthwise ->
+    // 1x1 384 -> 64 ran as fast on 2 threads as on 1 (the model at 2
+    // threads: 3.41 -> 3.25 ms with the B prefetch).
+    if (!s.bPacked && !s.packB) {
+      Value ahead = kb.add(bRow, kb.mul(kb.c(kUnpackedBAhead), bStep));
+      for (int64_t off = 0; off < s.nr + 15; off += 16) prefetch(B, kb.add(ahead, kb.c(std::min(off, s.nr - 1))), 3u);
+    }
+    if (s.aKStride) {
+      Value ahead = kb.mul(kb.add(k, kb.c(kStridedAAhead)), aStep);
+      prefetch(A, kb.add(rowBase[0], ahead), 3u);
+      if (rows > 1) prefetch(A, kb.add(rowBase[rows - 1], ahead), 3u);
     }
     SmallVector<Value> bv;
     for (int v = 0; v < vecs; ++v) {
