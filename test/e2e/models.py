@@ -494,6 +494,33 @@ def make_attention_dynamic() -> Case:
     return Case(m, sets, note="Attention with dynamic B, S and past length")
 
 
+def make_dynamic_broadcast_runs() -> Case:
+    """Broadcast elementwise ops at run-time H, W (the strided maps merge the
+    last two dims at run time when every operand walks them as one): a
+    squeeze-excite scale [N,C,H,W] * [N,C,1,1] (merges), + [1,C,H,1] (does
+    not: stride 0 along W, H along H), * [N,1,H,W] (merges; broadcast along
+    C only), and an operand whose dims are 1 only at run time (Q: [N,C,A,B]
+    with A = B = 1 in one input set, full size in another). Shapes include a
+    large plane (several workgroups whose row ranges split one channel)."""
+    g = GraphBuilder(seed=37)
+    pooled = g.op("GlobalAveragePool", ["x"])
+    se = g.op("Mul", ["x", g.op("Sigmoid", [pooled])])
+    col = g.op("Add", [se, "colb"])
+    plane = g.op("Mul", [col, "p"])
+    g.op("Add", [plane, "q"], out_names=["y"])
+    m = g.model("dynamic_broadcast_runs",
+                [_vi("x", F32, ["N", 6, "H", "W"]), _vi("colb", F32, [1, 6, "H", 1]),
+                 _vi("p", F32, ["N", 1, "H", "W"]), _vi("q", F32, ["N", 6, "A", "B"])],
+                [_vi("y", F32, ["N", 6, "H", "W"])])
+    rng = np.random.default_rng(137)
+    sets = []
+    for n, h, w, a in [(1, 7, 7, 1), (2, 5, 3, 5), (1, 1, 9, 1), (1, 96, 200, 96), (1, 4, 1, 4)]:
+        b = w if a > 1 else 1
+        sets.append({"x": _randn(rng, [n, 6, h, w]), "colb": _randn(rng, [1, 6, h, 1]),
+                     "p": _randn(rng, [n, 1, h, w]), "q": _randn(rng, [n, 6, a, b])})
+    return Case(m, sets, note="broadcast maps at run-time H, W (run-time row merging)")
+
+
 def make_variadic_wide() -> Case:
     """Sum, Mean and Max over 150 distinct inputs (folded in a tree of
     elementwise ops of at most 64 inputs each)."""
@@ -583,6 +610,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "bounded_batch": make_bounded_batch,
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "attention_dynamic": make_attention_dynamic,
+        "dynamic_broadcast_runs": make_dynamic_broadcast_runs,
         "variadic_wide": make_variadic_wide,
         "slice_extreme_steps": make_slice_extreme_steps,
         "data_dependent": make_data_dependent,

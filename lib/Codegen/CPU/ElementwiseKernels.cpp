@@ -181,25 +181,15 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
       runtimeOk = runtimeOk ? kb->b.create<arith::AndIOp>(kb->loc, runtimeOk, ok).getResult() : ok;
     }
   }
-  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
-    // Decompose the row index over the outer dims.
-    Value rest = row;
-    Value outOff = outBase;
-    std::vector<Value> inOffs = inBases;
-    for (size_t d = rank - 1; d-- > 0;) {
-      Value extent = kb->dim(dims[d]);
-      Value idx = kb->rem(rest, extent);
-      rest = kb->div(rest, extent);
-      outOff = kb->add(outOff, kb->mul(idx, outStrides[d]));
-      for (size_t k = 0; k < inputs.size(); ++k)
-        inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
-    }
-    Value scalarFrom = kb->c(0);
+  // Elements [lo, hi) of one run along the inner dim from the given
+  // offsets: whole vectors, then the scalar tail.
+  auto innerRange = [&](Value outOff, const std::vector<Value> &inOffs, Value lo, Value hi) {
+    Value scalarFrom = lo;
     if (vector) {
       const int64_t L = kMapLanes;
-      scalarFrom = kb->mul(kb->div(inner, kb->c(L)), kb->c(L));
-      if (runtimeOk) scalarFrom = kb->select(runtimeOk, scalarFrom, kb->c(0));
-      kb->forLoop(kb->c(0), scalarFrom, kb->c(L), [&](Value j) {
+      scalarFrom = kb->add(lo, kb->mul(kb->div(kb->sub(hi, lo), kb->c(L)), kb->c(L)));
+      if (runtimeOk) scalarFrom = kb->select(runtimeOk, scalarFrom, lo);
+      kb->forLoop(lo, scalarFrom, kb->c(L), [&](Value j) {
         SmallVector<Value> vals;
         for (size_t k = 0; k < inputs.size(); ++k) {
           Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
@@ -230,7 +220,7 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
         kb->store(fn(*kb, vals), kb->binding(0), kb->add(outOff, j));
       });
     }
-    kb->forLoop(scalarFrom, inner, kb->c(1), [&](Value j) {
+    kb->forLoop(scalarFrom, hi, kb->c(1), [&](Value j) {
       SmallVector<Value> vals;
       for (size_t k = 0; k < inputs.size(); ++k) {
         Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
@@ -240,7 +230,61 @@ void emitStridedMap(DispatchContext &ctx, const std::string &name, const std::ve
       Value r = fn(*kb, vals);
       kb->store(r, kb->binding(0), kb->add(outOff, kb->mul(j, outStrides[rank - 1])));
     });
-  });
+  };
+  // Offsets of outer index `row` over dims [0, outerRank).
+  auto outerOffsets = [&](Value row, size_t outerRank, Value &outOff, std::vector<Value> &inOffs) {
+    Value rest = row;
+    outOff = outBase;
+    inOffs = inBases;
+    for (size_t d = outerRank; d-- > 0;) {
+      Value extent = kb->dim(dims[d]);
+      Value idx = kb->rem(rest, extent);
+      rest = kb->div(rest, extent);
+      outOff = kb->add(outOff, kb->mul(idx, outStrides[d]));
+      for (size_t k = 0; k < inputs.size(); ++k)
+        inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
+    }
+  };
+  auto rowByRow = [&] {
+    kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+      Value outOff;
+      std::vector<Value> inOffs;
+      outerOffsets(row, rank - 1, outOff, inOffs);
+      innerRange(outOff, inOffs, kb->c(0), inner);
+    });
+  };
+  // Extents known only at run time (exported models' symbolic H, W) cannot
+  // merge above; the last two dims merge at run time instead when every
+  // operand walks them as one (stride[-2] = stride[-1] * extent[-1]): the
+  // rows of one outer index then run as one stretch. A squeeze-excite scale
+  // [N, C, H, W] * [1, C, 1, 1] at 7 x 7 ran 7-element rows, 18 us for
+  // 14 K elements in MobileNetV3-small.
+  bool runtimeMerge = rank >= 2 && (!kb->constDim(dims[rank - 1]) || !kb->constDim(dims[rank - 2]));
+  if (!runtimeMerge) {
+    rowByRow();
+  } else {
+    Value H = kb->dim(dims[rank - 2]);
+    auto walksAsOne = [&](const std::vector<Value> &st) {
+      return kb->cmp(arith::CmpIPredicate::eq, st[rank - 2], kb->mul(st[rank - 1], inner));
+    };
+    Value ok = walksAsOne(outStrides);
+    for (const auto &st : inStrides) ok = kb->b.create<arith::AndIOp>(kb->loc, ok, walksAsOne(st));
+    kb->ifThenElse(ok, [&] {
+      // Outer index g owns rows [g * H, (g + 1) * H) of the workgroup's
+      // range [begin, end).
+      Value hPos = kb->max(H, kb->c(1));
+      Value gBegin = kb->div(begin, hPos);
+      Value gEnd = kb->div(kb->add(end, kb->sub(hPos, kb->c(1))), hPos);
+      kb->forLoop(gBegin, gEnd, kb->c(1), [&](Value g) {
+        Value first = kb->mul(g, hPos);
+        Value r0 = kb->max(begin, first), r1 = kb->min(end, kb->add(first, hPos));
+        Value outOff;
+        std::vector<Value> inOffs;
+        outerOffsets(g, rank - 2, outOff, inOffs);
+        innerRange(outOff, inOffs, kb->mul(kb->sub(r0, first), inner), kb->mul(kb->sub(r1, first), inner));
+      });
+    }, rowByRow);
+  }
   kb->finish();
   ctx.addDispatch(*kb, bindings, groups, name);
 }
