@@ -91,6 +91,29 @@ def make_depthwise_convs(flags=()) -> Case:
                 note="H x W = 9x40, 5x7 (N = 2), 12x71", compile_flags=list(flags))
 
 
+def make_depthwise_static(flags=()) -> Case:
+    """The depthwise kernel's row blocks at static shapes: 7 x 7 and 14 x 14
+    planes split into even blocks of output rows (7 = 4 + 3 rows), a 5x5
+    stride-1 conv (each input row read by up to 5 output rows), stride 2
+    from 14 x 14, and a stride-2 conv over an input larger than 1 MB (one
+    row per work item), with bias + residual + ReLU6 epilogues."""
+    g = GraphBuilder(seed=39)
+    relu6 = [g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")]
+    a = g.op("Clip", [g.op("Add", [g.conv("x", 16, 16, 5, group=16), "x"])] + relu6)  # 7x7, 5x5 s1, residual
+    b = g.conv("y", 24, 24, 5, stride=2, group=24)                              # 14x14 -> 7x7
+    c = g.conv("y", 24, 24, 3, group=24, pads=[0, 1, 2, 1])                      # 14x14 asymmetric
+    d = g.conv("z", 72, 72, 3, stride=2, group=72)                              # 72x64x64 (1.2 MB) -> 32x32
+    for name, v in (("a", a), ("b", b), ("c", c), ("d", d)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("depthwise_static", [_vi("x", F32, [1, 16, 7, 7]), _vi("y", F32, [1, 24, 14, 14]),
+                                     _vi("z", F32, [1, 72, 64, 64])],
+                [_vi("a", F32, [1, 16, 7, 7]), _vi("b", F32, [1, 24, 7, 7]), _vi("c", F32, [1, 24, 14, 14]),
+                 _vi("d", F32, [1, 72, 32, 32])])
+    rng = np.random.default_rng(139)
+    return Case(m, [{"x": _randn(rng, [1, 16, 7, 7]), "y": _randn(rng, [1, 24, 14, 14]),
+                     "z": _randn(rng, [1, 72, 64, 64])}], compile_flags=list(flags))
+
+
 def make_gemm_edges(flags=()) -> Case:
     """Row and K edges of the GEMM: a run-time M whose remainder after the
     whole MR tiles takes every combination of the 4-, 2- and 1-row edge
@@ -293,6 +316,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
         gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
         gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
+        gens["depthwise_static" + suffix] = lambda f=flags: make_depthwise_static(f)
         gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
