@@ -521,6 +521,24 @@ def make_dynamic_broadcast_runs() -> Case:
     return Case(m, sets, note="broadcast maps at run-time H, W (run-time row merging)")
 
 
+def make_reduce_runtime_axes() -> Case:
+    """ReduceSum / ReduceMax with axes given at run time (keepdims 0 and 1,
+    negative axes); axes that repeat a dim or lie out of range are refused
+    at run time (they would reduce fewer dims than the result has)."""
+    g = GraphBuilder(seed=41)
+    g.op("ReduceSum", ["x", "axes"], out_names=["s"], keepdims=0)
+    g.op("ReduceMax", ["x", "axes"], out_names=["m"], keepdims=1)
+    m = g.model("reduce_runtime_axes", [_vi("x", F32, [3, 4, 5]), _vi("axes", I64, [2])],
+                [_vi("s", F32, ["S"]), _vi("m", F32, ["A", "B", "C"])], opset=18)
+    rng = np.random.default_rng(141)
+    x = _randn(rng, [3, 4, 5])
+    ax = lambda *a: np.array(a, np.int64)
+    return Case(m, [{"x": x, "axes": ax(0, 2)}, {"x": x, "axes": ax(-1, 1)}, {"x": x, "axes": ax(2, 0)}],
+                refused_sets=[({"x": x, "axes": ax(1, 1)}, "axes check"), ({"x": x, "axes": ax(0, 3)}, "axes check"),
+                              ({"x": x, "axes": ax(-4, 0)}, "axes check")],
+                note="run-time axes; repeated and out-of-range axes refused")
+
+
 def make_variadic_wide() -> Case:
     """Sum, Mean and Max over 150 distinct inputs (folded in a tree of
     elementwise ops of at most 64 inputs each)."""
@@ -611,6 +629,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "dynamic_hw_upsample": make_dynamic_hw_upsample,
         "attention_dynamic": make_attention_dynamic,
         "dynamic_broadcast_runs": make_dynamic_broadcast_runs,
+        "reduce_runtime_axes": make_reduce_runtime_axes,
         "variadic_wide": make_variadic_wide,
         "slice_extreme_steps": make_slice_extreme_steps,
         "data_dependent": make_data_dependent,

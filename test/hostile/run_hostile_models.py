@@ -560,6 +560,13 @@ case("slice_axes_shorter_than_starts",
                                    inits=[int64_tensor("s", [0, 0]), int64_tensor("e", [2, 2]),
                                           int64_tensor("a", [0])])),
      ["'n0'", "starts, ends, axes and steps must have the same length"])
+# Found by the onnx fuzz smoke: a run-time axes input longer than the rank,
+# with keepdims = 0, made a negative result rank (an LLVM fatal error).
+case("reduce_runtime_axes_longer_than_rank",
+     lambda c: c.write(make_model([helper.make_node("ReduceProd", ["x", "axes"], ["y"], name="n0", keepdims=0)],
+                                  [f32("x", [3, 2, 2]), helper.make_tensor_value_info("axes", TensorProto.INT64, [34])],
+                                  [f32("y", None)], opset=18)),
+     ["'n0'", "axes has 34 entries but the input has rank 3"])
 case("softmax_axis_out_of_range",
      lambda c: c.write(single_node("Softmax", ["x"], [("x", [2, 3])], {"axis": 5})),
      ["'n0'", "axis out of range"])

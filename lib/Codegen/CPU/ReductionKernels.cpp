@@ -605,6 +605,16 @@ LogicalResult emitReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0];
   size_t rank = X.dims.size();
+  if (r.getAxesTensor()) {
+    // Run-time axes must name distinct dims in [-rank, rank): as many dims
+    // are flagged as there are axes, or the run fails (an axis out of range
+    // or repeated would otherwise reduce fewer dims than the result's rank
+    // assumes).
+    Reg flagged = sp.constant(0);
+    for (Reg f : *flags) flagged = sp.add(flagged, f);
+    emitDimsCheck(ctx, {flagged}, {sp.constant(int64_t(operands[1].values->size()))},
+                  dispatchName(op) + " axes check (distinct, in range)");
+  }
   Reg one = sp.constant(1);
   std::vector<Reg> kept(rank), red(rank);
   for (size_t d = 0; d < rank; ++d) {

@@ -127,6 +127,12 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
               auto at = c.inputType(1);
               if (at.getRank() != 1 || at.isDynamicDim(0)) return c.fail("axes must be a 1-D tensor of static length");
               int64_t n = at.getDimSize(0);
+              // keepdims = 0 drops one dim per (distinct) axis: more axes
+              // than dims cannot be valid (found by the onnx fuzz target: a
+              // 34-entry axes input on a rank-3 tensor gave a rank of -31).
+              if (!keepdims && n > rank)
+                return c.fail("axes has " + std::to_string(n) + " entries but the input has rank " +
+                              std::to_string(rank) + " (keepdims = 0 removes one dim per axis)");
               if (n == 0) axes = std::vector<int64_t>{};
               else {
                 SmallVector<int64_t> shape(keepdims ? rank : rank - n, kDyn);

@@ -113,9 +113,11 @@ func.func @main(%x: tensor<1x4x7x7xf32>, %s7: tensor<7xf32>) -> (tensor<1x4x1x1x
 
 // -----
 
-// CHECK: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 0 : i64, dispatches = 2 : i64, kernels = 2 : i64
-// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["reduce"], v4f.interface = array<i32: {{[0-9, ]+}}>}
-// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["arg_reduce"], v4f.interface = array<i32: {{[0-9, ]+}}>}
+// Run-time axes: a check that they name distinct dims in range comes first.
+// CHECK: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 0 : i64, dispatches = 3 : i64, kernels = 3 : i64
+// CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["reduce axes check (distinct, in range)"]
+// CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["reduce"], v4f.interface = array<i32: {{[0-9, ]+}}>}
+// CHECK: func.func @v4f_kernel_2(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["arg_reduce"], v4f.interface = array<i32: {{[0-9, ]+}}>}
 func.func @main(%x: tensor<?x4xf32>, %a: tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?xi64>) {
   %0 = v4f.reduce %x axes(%a) {kind = "l2", axes = array<i64>, keepdims = true} : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<?x?xf32>
   %1 = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = true} : (tensor<?x4xf32>) -> tensor<?xi64>
