@@ -192,7 +192,8 @@ def make_conv_packed_b(flags=()) -> Case:
 def make_channel_lanes_convs(flags=()) -> Case:
     """Convs with few output pixels, which compute output channels in vector
     lanes (v4f.conv_algorithm = "channel_lanes") on every target: 1x1 and
-    3x3 (im2col read down its columns), stride 2, 9 / 49 / 196 pixels (edge
+    3x3 (read from the input, or a zero-padded copy, through a per-K offset
+    table: no im2col), stride 2, dilation, asymmetric pads, 9 / 49 / 196 pixels (edge
     row tiles; 196 spans several row blocks), 80 output channels (an edge
     column tile on AVX-512), K = 1024 in several K blocks (partial sums in
     scratch), bias, a residual gathered in the epilogue, Relu and Clip, and a
@@ -204,13 +205,16 @@ def make_channel_lanes_convs(flags=()) -> Case:
                       g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
     d = g.conv("x7", 64, 64, 3)                                                   # 7x7: ResNet stage 4
     e = g.op("Relu", [g.conv("x14", 1024, 64, 1)])                                # 14x14, K = 1024
-    for name, v in (("b", b), ("c", c), ("d", d), ("e", e)):
+    f = g.conv(g.op("Slice", ["x14", g.const(np.array([0], np.int64)), g.const(np.array([64], np.int64)),
+                              g.const(np.array([1], np.int64))]),
+               64, 64, 3, stride=2, dilation=2, pads=[2, 1, 1, 2])                 # 14x14 -> 7x7, dilated, asymmetric pads
+    for name, v in (("b", b), ("c", c), ("d", d), ("e", e), ("f", f)):
         g.op("Identity", [v], out_names=[name])
     m = g.model("channel_lanes_convs",
                 [_vi("x", F32, ["N", 96, 3, 3]), _vi("xb", F32, ["N", 160, 5, 5]), _vi("x7", F32, ["N", 64, 7, 7]),
                  _vi("x14", F32, ["N", 1024, 14, 14])],
                 [_vi("b", F32, ["N", 48, 3, 3]), _vi("c", F32, ["N", 80, 3, 3]), _vi("d", F32, ["N", 64, 7, 7]),
-                 _vi("e", F32, ["N", 64, 14, 14])])
+                 _vi("e", F32, ["N", 64, 14, 14]), _vi("f", F32, ["N", 64, 7, 7])])
     rng = np.random.default_rng(140)
     sets = [{"x": _randn(rng, [n, 96, 3, 3]), "xb": _randn(rng, [n, 160, 5, 5]), "x7": _randn(rng, [n, 64, 7, 7]),
              "x14": _randn(rng, [n, 1024, 14, 14])} for n in (2, 1)]

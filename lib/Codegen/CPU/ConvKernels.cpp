@@ -24,6 +24,87 @@ using namespace mlir;
 
 namespace v4f {
 
+namespace {
+
+/// A channels-in-lanes conv (C^T = X^T W^T, static planes, G = 1) with no
+/// im2col matrix: A element (pixel r, k = (c, kh, kw)) is read straight from
+/// the input — or from a zero-padded copy of it when the conv pads — at the
+/// pixel's window origin plus a compile-time offset per k (an int32 table).
+/// The padded copy is C x (H + pads) x (W + pads) floats, a fraction of the
+/// K x P im2col matrix it replaces (ResNet-50 stage 3: 0.26 MB against
+/// 1.8 MB per conv).
+LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const TensorInfo &X, int64_t Cg,
+                                       int64_t KH, int64_t KW, int64_t OW, ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dil, ArrayRef<int64_t> pads) {
+  auto &sp = ctx.shapes;
+  const int64_t H = *sp.constValue(X.dims[2]), W = *sp.constValue(X.dims[3]);
+  const int64_t padT = pads[0], padL = pads[1], padB = pads[2], padR = pads[3];
+  const int64_t Hp = H + padT + padB, Wp = W + padL + padR, planeP = Hp * Wp;
+  const bool padded = padT || padL || padB || padR;
+  const int64_t L = s.lanes, Kdim = Cg * KH * KW;
+  Reg planes = sp.mul(X.dims[0], sp.constant(Cg)); // N * C planes (G = 1)
+  uint32_t src = X.buffer;
+  if (padded) {
+    // Row (plane, yp) of the copy: the input row yp - padT with zeros
+    // around it, or zeros; in chunks of L columns (masked loads and stores).
+    Reg rows = sp.mul(planes, sp.constant(Hp));
+    src = ctx.newTransient(sp.mul(sp.mul(planes, sp.constant(planeP)), sp.constant(4)));
+    auto [groups, rowsPerGroup] = ctx.splitRows(rows, sp.constant(Wp));
+    auto kb = ctx.newKernel(s.name + " pad");
+    OpBuilder &b = kb->b;
+    Location loc = kb->loc;
+    Type vt = kb->vec(L);
+    auto idxType = VectorType::get({L}, b.getI64Type());
+    SmallVector<int64_t> iotaValues(L);
+    for (int64_t i = 0; i < L; ++i) iotaValues[i] = i;
+    Value iota = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
+    auto splatI = [&](Value v) { return b.create<vector::BroadcastOp>(loc, idxType, v).getResult(); };
+    auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+    kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+      Value plane = kb->div(row, kb->c(Hp)), yp = kb->rem(row, kb->c(Hp));
+      Value y = kb->sub(yp, kb->c(padT));
+      Value rowIn = b.create<arith::AndIOp>(loc, kb->cmp(arith::CmpIPredicate::sge, y, kb->c(0)),
+                                            kb->cmp(arith::CmpIPredicate::slt, y, kb->c(H)));
+      Value srcRow = kb->add(kb->mul(plane, kb->c(H * W)), kb->mul(kb->select(rowIn, y, kb->c(0)), kb->c(W)));
+      Value dstRow = kb->mul(row, kb->c(Wp));
+      for (int64_t x0 = 0; x0 < Wp; x0 += L) {
+        Value cols = b.create<arith::AddIOp>(loc, iota, splatI(kb->c(x0 - padL))); // input columns
+        Value inside = b.create<arith::AndIOp>(
+            loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, cols, splatI(kb->c(0))),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, cols, splatI(kb->c(W))));
+        inside = b.create<arith::AndIOp>(loc, inside, b.create<vector::BroadcastOp>(loc, inside.getType(), rowIn));
+        Value v = kb->maskedLoad(vt, kb->binding(1), kb->add(srcRow, kb->c(x0 - padL)), inside);
+        if (x0 + L <= Wp)
+          kb->store(v, kb->binding(0), kb->add(dstRow, kb->c(x0)));
+        else
+          kb->maskedStore(v, kb->binding(0), kb->add(dstRow, kb->c(x0)), kb->laneMask(kb->c(Wp - x0), L));
+      }
+    });
+    kb->finish();
+    ctx.addDispatch(*kb, {src, X.buffer}, groups, s.name + " pad");
+  }
+  // Offset of K row k = (c, kh, kw) from the window origin, padded past K
+  // with the last entry.
+  std::vector<int32_t> table(size_t(Kdim + GemmSpec::kTablePad));
+  for (int64_t k = 0; k < Kdim + GemmSpec::kTablePad; ++k) {
+    int64_t kk = std::min(k, Kdim - 1);
+    int64_t c = kk / (KH * KW), kh = kk / KW % KH, kw = kk % KW;
+    table[size_t(k)] = int32_t(c * planeP + kh * dil[0] * Wp + kw * dil[1]);
+  }
+  s.aBuf = src;
+  s.aKTable = true;
+  s.extraBuf = ctx.int32Table(table);
+  s.aOffset = [Cg, planeP](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(Cg * planeP)); };
+  const int64_t sh = strides[0], sw = strides[1];
+  s.aRowBase = [OW, sh, sw, Wp](KernelBuilder &kb, Value row) {
+    return kb.add(kb.mul(kb.div(row, kb.c(OW)), kb.c(sh * Wp)), kb.mul(kb.rem(row, kb.c(OW)), kb.c(sw)));
+  };
+  emitGemm(ctx, s);
+  return success();
+}
+
+} // namespace
+
 LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
@@ -390,6 +471,8 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     largeP = sp.lt(sp.constant(4 * s.nb - 1), P); // P >= 4 x NB, 0 or 1
     for (size_t d = first; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = *largeP;
   }
+  if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW))
+    return emitImplicitChannelLanes(ctx, s, X, Cg, KH, KW, *sp.constValue(OW), strides, dil, pads);
   size_t firstMaterialized = ctx.plan.dispatches.size();
   // The matrix is NR-column panels, or for channel_lanes one row-major
   // [K, P rounded up to whole vectors] panel, read down its columns.

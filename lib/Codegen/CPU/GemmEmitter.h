@@ -50,6 +50,15 @@ struct GemmSpec {
   /// floats, the workgroup's tile). (Workgroups owning all rows instead, each
   /// streaming only its slice of the weight, ran ResNet-50 2-4 % slower.)
   std::optional<int64_t> aKStride, cColStride;
+  /// Implicit channels-in-lanes conv (no im2col matrix): with aKTable set,
+  /// element (r, k) of A is at aOff + aRowBase(r) + table[k], the table an
+  /// int32 buffer bound as extraBuf (an offset per K row, padded past K for
+  /// the prefetch) — the input plane position of output pixel r, plus the
+  /// offset of k's (channel, kernel row, kernel column).
+  bool aKTable = false;
+  /// Entries past K the table holds (the A prefetch reads this far ahead).
+  static constexpr int64_t kTablePad = 32;
+  std::function<mlir::Value(KernelBuilder &, mlir::Value)> aRowBase;
 };
 
 /// Emits the GEMM dispatch(es) of `spec`: workgroups of MB x NB output

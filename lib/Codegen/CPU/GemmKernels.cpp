@@ -37,7 +37,7 @@ namespace {
 constexpr int64_t kPrefetchMinBytes = 256 * 1024;
 /// How many K steps ahead operands read in place are prefetched (see the
 /// K loop of emitTile): 8 and 32 rows of B gained less than 16.
-constexpr int64_t kUnpackedBAhead = 16, kStridedAAhead = 32;
+constexpr int64_t kUnpackedBAhead = 16, kStridedAAhead = GemmSpec::kTablePad;
 
 struct TileState {
   Value aOff, bOff, cOff, biasOff, K, N;
@@ -104,7 +104,9 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   Value aStep = kb.c(s.aKStride ? *s.aKStride : s.aPacked ? s.mr : 1);
   for (int r = 0; r < rows; ++r) {
     Value row = kb.add(m, kb.c(r));
-    if (s.aKStride) {
+    if (s.aKTable) {
+      rowBase.push_back(kb.add(t.aOff, s.aRowBase(kb, row)));
+    } else if (s.aKStride) {
       rowBase.push_back(kb.add(t.aOff, row));
     } else if (s.aPacked) {
       Value panel = kb.div(row, kb.c(s.mr));
@@ -143,8 +145,14 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     }
   }
   bool maskB = edgeCols && !s.bPacked;
+  Value kTable = s.aKTable ? kb.binding(3 + (s.biasBuf ? 1 : 0) + (s.residualBuf ? 1 : 0)) : Value();
   auto acc = kb.forLoop(kblk.k0, kblk.k1, kb.c(1), init, [&](Value k, ValueRange a) -> SmallVector<Value> {
     Value bRow = kb.add(bBase, kb.mul(k, bStep));
+    // A's offset of K row k: k * aStep, or the implicit conv's table entry.
+    auto tableAt = [&](Value at) -> Value {
+      return b.create<arith::ExtSIOp>(loc, b.getI64Type(), kb.load(b.getI32Type(), kTable, at));
+    };
+    Value kOffset = s.aKTable ? tableAt(k) : kb.mul(k, aStep);
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
     auto prefetch = [&](Value base, Value at, unsigned locality) {
       b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at}), 0u, locality,
@@ -169,8 +177,8 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
       Value ahead = kb.add(bRow, kb.mul(kb.c(kUnpackedBAhead), bStep));
       for (int64_t off = 0; off < s.nr + 15; off += 16) prefetch(B, kb.add(ahead, kb.c(std::min(off, s.nr - 1))), 3u);
     }
-    if (s.aKStride) {
-      Value ahead = kb.mul(kb.add(k, kb.c(kStridedAAhead)), aStep);
+    if (s.aKStride || s.aKTable) {
+      Value ahead = s.aKTable ? tableAt(kb.add(k, kb.c(kStridedAAhead))) : kb.mul(kb.add(k, kb.c(kStridedAAhead)), aStep);
       prefetch(A, kb.add(rowBase[0], ahead), 3u);
       if (rows > 1) prefetch(A, kb.add(rowBase[rows - 1], ahead), 3u);
     }
@@ -181,7 +189,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     }
     SmallVector<Value> next;
     for (int r = 0; r < rows; ++r) {
-      Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], kb.mul(k, aStep))), kLanes);
+      Value av = kb.splat(kb.load(kb.f32(), A, kb.add(rowBase[r], kOffset)), kLanes);
       for (int v = 0; v < vecs; ++v) next.push_back(b.create<vector::FMAOp>(loc, av, bv[v], a[r * vecs + v]));
     }
     return next;

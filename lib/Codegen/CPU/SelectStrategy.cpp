@@ -132,10 +132,18 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         // fewer tiles re-read each block of the streamed weight (AVX-512:
         // 24 accumulators + 2 weight vectors + the broadcast of 32).
         // v4fc tune picked 12 rows for all three stage-4 convs of this kind
-        // on the Xeon (5-9 % faster); 8 stayed best with 196 rows.
+        // on the Xeon (5-9 % faster); 8 stayed best with 196 rows. Only
+        // 1x1 stride-1 convs, which read their input at one stride per row:
+        // the others read it implicitly at a per-pixel origin
+        // (ConvKernels.cpp), 12 of which do not fit the general registers
+        // next to the loop's pointers (ResNet-50's stage-4 3x3 conv: 2.7 ms
+        // with 12 rows, 1.43 with 8).
         int64_t vecs = gemm.getNr() / gemm.getLanes(), tall = gemm.getMr() * 3 / 2;
         int64_t pixels = conv.getType().getDimSize(2) * conv.getType().getDimSize(3);
-        if (tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
+        auto wShape = conv.getWeight().getType().getShape();
+        bool pointwise = wShape[2] == 1 && wShape[3] == 1 && llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+                         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+        if (pointwise && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
           op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall,
                                                          gemm.getNb(), gemm.getKc()));
       }

@@ -7,18 +7,19 @@
 // v4fc tune's measuring compiles: every tunable op takes its candidate N.
 // Candidate 0 is the cost model's choice; then, per op: the other conv
 // algorithm (convs that can take channels in lanes), half and twice the K
-// block, another register tile height (AVX-512: 12 rows; the stage-4 conv,
+// block, another register tile height (AVX-512: 12 rows; a 1x1 stage-4 conv,
 // 12 rows by default as channels in lanes with few pixels, 6), half the
-// column block. An op with fewer candidates keeps its default; depthwise
+// column block. (This 3x3 stage-4 conv keeps 8 rows by default: it reads its
+// input implicitly, ConvKernels.cpp.) An op with fewer candidates keeps its default; depthwise
 // convs are not tuned.
-// C1: v4f.conv %arg0, {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 12, nr = 32, lanes = 16, mb = 96, nb = 256, kc = 192>
+// C1: v4f.conv %arg0, {{.*}}v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // C1-NOT: channel_lanes
 // C1-SAME: -> tensor<1x512x7x7xf32>
 // C1: v4f.conv {{.*}}v4f.conv_algorithm = "depthwise", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // C1: v4f.matmul {{.*}}kc = 96>
-// C3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling = #v4f.gemm_tiling<mr = 12, nr = 32, lanes = 16, mb = 96, nb = 256, kc = 384>
+// C3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 384>
 // C3: v4f.matmul {{.*}}#v4f.gemm_tiling<mr = 12, nr = 32, lanes = 16, mb = 96, nb = 256, kc = 192>
-// C9: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling = #v4f.gemm_tiling<mr = 12, nr = 32, lanes = 16, mb = 96, nb = 256, kc = 192>
+// C9: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // C9: v4f.matmul {{.*}}#v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // NOTARGET: error: v4f-apply-tuning needs the module attribute v4f.target
 // MISSING: error: {{.*}}missing.json: cannot read the tuning database

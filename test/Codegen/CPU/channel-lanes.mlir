@@ -11,8 +11,10 @@
 // weight computed at run time.
 // V4-LABEL: func.func @main
 // With few pixels (one row block of 12-row tiles) AVX-512 takes 12-row
-// register tiles for them; 196 pixels keep 8 (AVX2's 16 registers: 6).
-// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}mr = 12, nr = 32, lanes = 16, mb = 96{{.*}}-> tensor<?x512x7x7xf32>
+// register tiles for 1x1 convs (the 1x1 conv of the next case); 196 pixels
+// keep 8 (AVX2's 16 registers: 6), and so do 3x3 convs, which read their
+// input implicitly at a per-pixel origin.
+// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}mr = 8, nr = 32, lanes = 16, mb = 64{{.*}}-> tensor<?x512x7x7xf32>
 // V4: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x56x56xf32>
 // V4-NOT: channel_lanes
 // V4: v4f.conv %arg2, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x1024x14x14xf32>
@@ -52,6 +54,7 @@ func.func @main(%x: tensor<?x512x7x7xf32>, %y: tensor<1x64x56x56xf32>, %z: tenso
 // the weight's 48 x 96 lane_panels (2 panels of 32 channels x K = 96:
 // 24576 bytes, then the 192-byte bias), partial sums in the worker's scratch, one masked scatter
 // per output vector (with a gathered residual) in the last K block.
+// V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 12, nr = 32, lanes = 16, mb = 96{{.*}}-> tensor<2x48x3x3xf32>
 // GEN: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 24768 : i64, dispatches = 1 : i64
 // GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
 // GEN: llvm.intr.masked.gather {{.*}} -> vector<16xf32>
@@ -62,4 +65,26 @@ func.func @main(%x: tensor<2x96x3x3xf32>, %r: tensor<2x48x3x3xf32>) -> tensor<2x
   %0 = v4f.conv %x, %w bias(%b) residual(%r) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
        : (tensor<2x96x3x3xf32>, tensor<48x96x1x1xf32>, tensor<48xf32>, tensor<2x48x3x3xf32>) -> tensor<2x48x3x3xf32>
   return %0 : tensor<2x48x3x3xf32>
+}
+
+// -----
+
+// A padded 3x3 conv in channels-in-lanes form has no im2col matrix: a "pad"
+// dispatch writes the zero-padded copy of the input (masked row loads and
+// stores), and the GEMM reads its broadcast operand from that copy at each
+// pixel's window origin plus an int32 offset per K row, a constant table of
+// K + 32 entries (147456 bytes of lane_panels + 608 x 4 bytes of offsets +
+// the plan's other constants).
+// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 150464 : i64, dispatches = 2 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv pad"]
+// GEN: llvm.intr.masked.load
+// GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN: llvm.load {{.*}} -> i32
+// GEN: llvm.intr.masked.scatter {{.*}} : vector<16xf32>, vector<16xi1> into !llvm.vec<16 x ptr>
+// GEN-NOT: im2col
+func.func @main(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = arith.constant dense<0.25> : tensor<64x64x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
+  return %0 : tensor<1x64x7x7xf32>
 }
