@@ -471,7 +471,10 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     largeP = sp.lt(sp.constant(4 * s.nb - 1), P); // P >= 4 x NB, 0 or 1
     for (size_t d = first; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = *largeP;
   }
-  if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW))
+  // The implicit form's int32 offsets must reach every element of one
+  // (padded) image: Cg x (H + pads) x (W + pads) < 2^31.
+  if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW) &&
+      Cg * (*sp.constValue(H) + pads[0] + pads[2]) * (*sp.constValue(Wd) + pads[1] + pads[3]) < (int64_t(1) << 31))
     return emitImplicitChannelLanes(ctx, s, X, Cg, KH, KW, *sp.constValue(OW), strides, dil, pads);
   size_t firstMaterialized = ctx.plan.dispatches.size();
   // The matrix is NR-column panels, or for channel_lanes one row-major
