@@ -15,6 +15,33 @@ from onnx import TensorProto, helper, numpy_helper
 
 from quant_common import compile_and_run, host_has_avx_vnni, max_pool, quantized_conv, run
 
+
+def save_model(work: Path, name: str, nodes, inits, x: np.ndarray, out_name: str = "y") -> Path:
+    """The graph of `nodes` with one float input "x" shaped like `x` and one
+    float output, saved as work/<name>.onnx."""
+    m = helper.make_model(helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                       list(x.shape))],
+                                            [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, None)], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = work / f"{name}.onnx"
+    onnx.save(m, str(model))
+    return model
+
+
+def run_int8(build: Path, model: Path, x: np.ndarray, cal: Path, out: Path, flags=(), out_name: str = "y"):
+    """Compiles `model` with --quantize=int8 on calibration `cal` (plus
+    `flags`), runs it on `x`; returns the output, the artifact, the quant
+    report's layers by first node and their static (scale, zero point)."""
+    out.mkdir(parents=True, exist_ok=True)
+    got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--calibration-data", cal,
+                                                      "--quant-report", out / "report.json", *flags],
+                               out_name=out_name)
+    layer = {l["nodes"][0]: l for l in json.loads((out / "report.json").read_text())["layers"]}
+    static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+    return got, art, layer, static
+
+
 def chain_exactness(build: Path, work: Path) -> list[str]:
     """int8 carried between integer convs (v4f-carry-int8): conv -> ReLU ->
     MaxPool -> two convs reading the pooled int8 values -> ... A conv whose
@@ -59,24 +86,12 @@ def chain_exactness(build: Path, work: Path) -> list[str]:
     # a4 feeds c5 (input, int8) and c6's residual: carried in int8 as both.
     nodes += [helper.make_node("Add", ["oc6", "a4"], ["s6"], name="add6"),
               helper.make_node("Relu", ["s6"], ["y"], name="out")]
-    m = helper.make_model(helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                                          list(x.shape))],
-                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
-                          opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    model = work / "chain.onnx"
-    onnx.save(m, str(model))
+    model = save_model(work, "chain", nodes, inits, x)
     np.savez(work / "chain_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.5 + 0.3).astype(np.float32))
     failures = []
     for label, extra in [("host", []), ("v3", ["--target-cpu", "x86-64-v3"])]:
-        out = work / f"chain_{label}"
-        out.mkdir(parents=True, exist_ok=True)
-        got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--per-channel", "--calibration-data",
-                                                          work / "chain_cal.npz", "--quant-report",
-                                                          out / "report.json", *extra])
-        report = json.loads((out / "report.json").read_text())
-        layer = {l["nodes"][0]: l for l in report["layers"]}
-        static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+        got, art, layer, static = run_int8(build, model, x, work / "chain_cal.npz", work / f"chain_{label}",
+                                           ["--per-channel", *extra])
         conv = lambda n, v, res=None, relu=False: quantized_conv(  # noqa: E731
             v, weights[n], biases[n], res, relu, (specs_d[n][4],) * 2, (specs_d[n][5],) * 4, (1, 1), True, static[n])
         specs_d = {s[0]: s for s in specs}
@@ -124,19 +139,9 @@ def concat_exactness(build: Path, work: Path) -> list[str]:
         nodes.append(helper.make_node("Conv", [src, f"W{name}", f"B{name}"], [f"o{name}"], name=name, pads=[pd] * 4))
         if name == "b":
             nodes.append(helper.make_node("Concat", ["oa", "ob"], ["cat"], name="cat", axis=1))
-    m = helper.make_model(helper.make_graph(nodes, "cat", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                                        list(x.shape))],
-                                            [helper.make_tensor_value_info("oc", TensorProto.FLOAT, None)], inits),
-                          opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    model = work / "cat.onnx"
-    onnx.save(m, str(model))
+    model = save_model(work, "cat", nodes, inits, x, out_name="oc")
     np.savez(work / "cat_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.2).astype(np.float32))
-    out = work / "cat"
-    got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--calibration-data", work / "cat_cal.npz",
-                                                      "--quant-report", out / "report.json"], out_name="oc")
-    layer = {l["nodes"][0]: l for l in json.loads((out / "report.json").read_text())["layers"]}
-    static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+    got, art, layer, static = run_int8(build, model, x, work / "cat_cal.npz", work / "cat", out_name="oc")
     conv = lambda n, v: quantized_conv(v, weights[n], biases[n], None, False, (1, 1),  # noqa: E731
                                        (specs[n][3],) * 4, (1, 1), False, static[n])
     want = conv("c", np.concatenate([conv("a", x), conv("b", x)], axis=1))
@@ -167,20 +172,10 @@ def movement_exactness(build: Path, work: Path) -> list[str]:
              helper.make_node("Conv", ["tp", "Wq", "Bq"], ["oq"], name="q", pads=[1] * 4),
              helper.make_node("Reshape", ["oq", "shape"], ["rq"], name="rs"),
              helper.make_node("Conv", ["rq", "Wr", "Br"], ["y"], name="r")]
-    m = helper.make_model(helper.make_graph(nodes, "mv", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                                       list(x.shape))],
-                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
-                          opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    model = work / "movement.onnx"
-    onnx.save(m, str(model))
+    model = save_model(work, "movement", nodes, inits, x)
     np.savez(work / "movement_cal.npz", x=(rng.standard_normal((4,) + x.shape) * 1.1).astype(np.float32))
-    out = work / "movement"
-    got, art = compile_and_run(build, model, x, out, ["--quantize=int8", "--per-channel", "--calibration-data",
-                                                      work / "movement_cal.npz", "--quant-report",
-                                                      out / "report.json"])
-    layer = {l["nodes"][0]: l for l in json.loads((out / "report.json").read_text())["layers"]}
-    static = {n: (np.float32(l["activation"]["scale"]), l["activation"]["zero_point"]) for n, l in layer.items()}
+    got, art, layer, static = run_int8(build, model, x, work / "movement_cal.npz", work / "movement",
+                                       ["--per-channel"])
     conv = lambda n, v, pad: quantized_conv(v, weights[n], biases[n], None, False, (1, 1), (pad,) * 4,  # noqa: E731
                                             (1, 1), True, static[n])
     a = conv("p", x, 1).transpose(0, 1, 3, 2)
