@@ -69,6 +69,17 @@ bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling) {
   return OC % lanes == 0 && OC >= nr && P < (int64_t(1) << 24) / std::max<int64_t>(OC, 1);
 }
 
+/// A 1x1 stride-1 unpadded conv: its input already is the GEMM's B.
+static bool readsInputAsB(ConvOp conv) {
+  auto wShape = conv.getWeight().getType().getShape();
+  return wShape[2] == 1 && wShape[3] == 1 && llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+}
+
+/// Relative cost of packing B for pixels in lanes, times the output channels
+/// (see isChannelLanesConv).
+constexpr double kPackingCostPerOutputChannel = 12.0;
+
 /// Whether `conv` computes output channels in vector lanes and output pixels
 /// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
 /// ConvKernels.cpp) because its few output pixels would leave much of the
@@ -77,7 +88,7 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   if (!channelLanesEligible(conv, tiling)) return false;
   auto wType = conv.getWeight().getType();
   auto yType = conv.getType();
-  int64_t P = yType.getDimSize(2) * yType.getDimSize(3);
+  int64_t OC = wType.getDimSize(0), P = yType.getDimSize(2) * yType.getDimSize(3);
   int64_t nr = tiling.getNr(), lanes = tiling.getLanes();
   // Cost per useful FMA, relative. Pixels in lanes pad P to whole NR-column
   // tiles: 49 columns (ResNet stage 4) fill 49 of 64 lanes, 196 (stage 3)
@@ -88,9 +99,20 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   // cycle), i.e. 4 x LANES / K more. (ResNet-50 on AVX-512, 1 thread: the
   // stage-3 1x1 convs 256 -> 1024 of K = 256 ran 10 % slower with channels in
   // lanes, those of K = 1024 10 % faster; stage 4 10-20 % faster.)
+  //
+  // Pixels in lanes also pay for packing B (the im2col columns) unless the
+  // conv reads its input as B directly (1x1, stride 1, no padding). Each
+  // packed element feeds OC FMAs; the packing's shifted loads, border masks
+  // and stores measured 17-22 % of ResNet-50's stage-1/2 3x3 convs (OC = 64
+  // and 128, AVX-512, 1 thread), about 12 / OC. Channels in lanes read the
+  // input in place through the per-K offset table (a zero-padded copy when
+  // padded: a few % of one pass over the input), so those convs ran 12-22 %
+  // faster with channels in lanes; the 7x7 stem (K = 147) stays with pixels
+  // in lanes (1 + 4 x 16 / 147 = 1.44 against 1.19).
   int64_t K = wType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
   int64_t padded = (P + nr - 1) / nr * nr;
   double pixelLanes = double(padded) / double(P);
+  if (!readsInputAsB(conv)) pixelLanes += kPackingCostPerOutputChannel / double(OC);
   double channelLanes = 1.0 + 4.0 * double(lanes) / double(std::max<int64_t>(K, 1));
   return channelLanes < pixelLanes;
 }
@@ -140,10 +162,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         // with 12 rows, 1.43 with 8).
         int64_t vecs = gemm.getNr() / gemm.getLanes(), tall = gemm.getMr() * 3 / 2;
         int64_t pixels = conv.getType().getDimSize(2) * conv.getType().getDimSize(3);
-        auto wShape = conv.getWeight().getType().getShape();
-        bool pointwise = wShape[2] == 1 && wShape[3] == 1 && llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
-                         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
-        if (pointwise && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
+        if (readsInputAsB(conv) && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
           op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall,
                                                          gemm.getNb(), gemm.getKc()));
       }

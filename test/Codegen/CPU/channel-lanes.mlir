@@ -8,28 +8,38 @@
 // = 49 pixels fill 49 of 64 lanes), and stage 3's 1x1 convs of K = 1024
 // (196 of 224), but not those of K = 256, whose one scatter per output
 // vector costs more than the padding saves; never a large plane or a
-// weight computed at run time.
+// weight computed at run time. A 3x3 conv of few output channels (stage
+// 1's 64) takes channels in lanes even on a large plane: pixels in lanes
+// would pack its im2col columns, 12 / OC of the work; the 7x7 stem
+// (K = 147, 4 x 16 / 147 for the scatter) keeps pixels in lanes.
 // V4-LABEL: func.func @main
 // With few pixels (one row block of 12-row tiles) AVX-512 takes 12-row
 // register tiles for 1x1 convs (the 1x1 conv of the next case); 196 pixels
 // keep 8 (AVX2's 16 registers: 6), and so do 3x3 convs, which read their
 // input implicitly at a per-pixel origin.
 // V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}mr = 8, nr = 32, lanes = 16, mb = 64{{.*}}-> tensor<?x512x7x7xf32>
-// V4: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x56x56xf32>
+// V4: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 8, nr = 32{{.*}}-> tensor<1x64x56x56xf32>
 // V4-NOT: channel_lanes
 // V4: v4f.conv %arg2, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x1024x14x14xf32>
 // V4: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 8, nr = 32{{.*}}-> tensor<1x256x14x14xf32>
 // V4: v4f.conv %arg0, %arg4 {
 // V4-NOT: channel_lanes
 // V4-SAME: -> tensor<?x512x7x7xf32>
+// V4: v4f.conv %arg5, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x112x112xf32>
+// V4-NOT: channel_lanes
+// V4: return
 // V3-LABEL: func.func @main
 // V3: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 6, nr = 16{{.*}}-> tensor<?x512x7x7xf32>
+// V3: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x56x56xf32>
 // V3-NOT: channel_lanes
 // V3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
+// V3: v4f.conv %arg5, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x64x112x112xf32>
+// V3-NOT: channel_lanes
+// V3: return
 func.func @main(%x: tensor<?x512x7x7xf32>, %y: tensor<1x64x56x56xf32>, %z: tensor<1x256x14x14xf32>,
-                  %z2: tensor<1x1024x14x14xf32>, %wr: tensor<512x512x1x1xf32>)
+                  %z2: tensor<1x1024x14x14xf32>, %wr: tensor<512x512x1x1xf32>, %img: tensor<1x3x224x224xf32>)
     -> (tensor<?x512x7x7xf32>, tensor<1x64x56x56xf32>, tensor<1x1024x14x14xf32>, tensor<1x256x14x14xf32>,
-        tensor<?x512x7x7xf32>) {
+        tensor<?x512x7x7xf32>, tensor<1x64x112x112xf32>) {
   %w4 = arith.constant dense<0.01> : tensor<512x512x3x3xf32>
   %w1 = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
   %w3 = arith.constant dense<0.01> : tensor<1024x256x1x1xf32>
@@ -44,8 +54,11 @@ func.func @main(%x: tensor<?x512x7x7xf32>, %y: tensor<1x64x56x56xf32>, %z: tenso
        : (tensor<1x1024x14x14xf32>, tensor<256x1024x1x1xf32>) -> tensor<1x256x14x14xf32>
   %4 = v4f.conv %x, %wr {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
        : (tensor<?x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<?x512x7x7xf32>
-  return %0, %1, %2, %3, %4 : tensor<?x512x7x7xf32>, tensor<1x64x56x56xf32>, tensor<1x1024x14x14xf32>,
-                              tensor<1x256x14x14xf32>, tensor<?x512x7x7xf32>
+  %ws = arith.constant dense<0.01> : tensor<64x3x7x7xf32>
+  %5 = v4f.conv %img, %ws {dilations = array<i64: 1, 1>, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>}
+       : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<?x512x7x7xf32>, tensor<1x64x56x56xf32>, tensor<1x1024x14x14xf32>,
+                              tensor<1x256x14x14xf32>, tensor<?x512x7x7xf32>, tensor<1x64x112x112xf32>
 }
 
 // -----
