@@ -91,7 +91,8 @@ class GraphBuilder:
             ins.append(self.randn([cout], 0.05, "conv_b"))
         if pads is None:
             pads = [kh // 2 * dilation, kw // 2 * dilation] * 2
-        return self.op("Conv", ins, kernel_shape=[kh, kw], strides=[stride, stride],
+        sh, sw = (stride, stride) if isinstance(stride, int) else stride
+        return self.op("Conv", ins, kernel_shape=[kh, kw], strides=[sh, sw],
                        pads=pads, dilations=[dilation, dilation], group=group)
 
     def bn(self, x, c, gamma_scale=1.0):

@@ -194,7 +194,8 @@ def make_channel_lanes_convs(flags=()) -> Case:
     lanes (v4f.conv_algorithm = "channel_lanes") on every target: 1x1 and
     3x3 (read from the input, or a zero-padded copy, through a per-K offset
     table: no im2col), stride 2, dilation, asymmetric pads, 9 / 49 / 196 pixels (edge
-    row tiles; 196 spans several row blocks), 80 output channels (an edge
+    row tiles; 196 spans several row blocks), strided convs through a copy
+    split into stride phases, 80 output channels (an edge
     column tile on AVX-512), K = 1024 in several K blocks (partial sums in
     scratch), bias, a residual gathered in the epilogue, Relu and Clip, and a
     run-time batch."""
@@ -208,16 +209,30 @@ def make_channel_lanes_convs(flags=()) -> Case:
     f = g.conv(g.op("Slice", ["x14", g.const(np.array([0], np.int64)), g.const(np.array([64], np.int64)),
                               g.const(np.array([1], np.int64))]),
                64, 64, 3, stride=2, dilation=2, pads=[2, 1, 1, 2])                 # 14x14 -> 7x7, dilated, asymmetric pads
-    for name, v in (("b", b), ("c", c), ("d", d), ("e", e), ("f", f)):
+    # Strided convs read a copy split into stride phases (odd 15 x 15 planes:
+    # phases of 8 and 7 rows): 3x3 stride 2; stride 3 with dilation 2 (all
+    # three phases, gathered); a 2x2 dilation-2 stride-3 window, whose taps
+    # read phases {0, 2} only (no split); strides (2, 1); a padded 1x1
+    # stride-2 conv (phase (0, 0) only).
+    s1 = g.conv("x15", 64, 64, 3, stride=2)                                       # 8x8
+    s2 = g.conv("x15", 64, 32, 3, stride=3, dilation=2)                           # 5x5
+    s3 = g.conv("x15", 64, 32, 2, stride=3, dilation=2, pads=[0, 0, 0, 0])        # 5x5
+    s4 = g.conv("x15", 64, 64, 3, stride=(2, 1))                                  # 8x15
+    s5 = g.conv("x14", 1024, 64, 1, stride=2, pads=[1, 1, 0, 0])                  # 8x8
+    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f), ("s1", s1), ("s2", s2), ("s3", s3), ("s4", s4),
+            ("s5", s5))
+    for name, v in outs:
         g.op("Identity", [v], out_names=[name])
     m = g.model("channel_lanes_convs",
                 [_vi("x", F32, ["N", 96, 3, 3]), _vi("xb", F32, ["N", 160, 5, 5]), _vi("x7", F32, ["N", 64, 7, 7]),
-                 _vi("x14", F32, ["N", 1024, 14, 14])],
+                 _vi("x14", F32, ["N", 1024, 14, 14]), _vi("x15", F32, ["N", 64, 15, 15])],
                 [_vi("b", F32, ["N", 48, 3, 3]), _vi("c", F32, ["N", 80, 3, 3]), _vi("d", F32, ["N", 64, 7, 7]),
-                 _vi("e", F32, ["N", 64, 14, 14]), _vi("f", F32, ["N", 64, 7, 7])])
+                 _vi("e", F32, ["N", 64, 14, 14]), _vi("f", F32, ["N", 64, 7, 7]), _vi("s1", F32, ["N", 64, 8, 8]),
+                 _vi("s2", F32, ["N", 32, 5, 5]), _vi("s3", F32, ["N", 32, 5, 5]), _vi("s4", F32, ["N", 64, 8, 15]),
+                 _vi("s5", F32, ["N", 64, 8, 8])])
     rng = np.random.default_rng(140)
     sets = [{"x": _randn(rng, [n, 96, 3, 3]), "xb": _randn(rng, [n, 160, 5, 5]), "x7": _randn(rng, [n, 64, 7, 7]),
-             "x14": _randn(rng, [n, 1024, 14, 14])} for n in (2, 1)]
+             "x14": _randn(rng, [n, 1024, 14, 14]), "x15": _randn(rng, [n, 64, 15, 15])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 

@@ -101,3 +101,25 @@ func.func @main(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
        : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
   return %0 : tensor<1x64x7x7xf32>
 }
+
+// -----
+
+// A strided conv reads a copy split into stride phases: a "phases" dispatch
+// writes, per input channel, the 2 x 2 phase images of the zero-padded
+// 15 x 15 input (17 x 17 padded: 9 x 9 each), the even or odd columns by two
+// masked loads and an even-lane shuffle; the GEMM then reads neighbouring
+// floats for neighbouring output pixels. The copy is 64 x 4 x 81 floats
+// (82944 bytes) and the table K + 32 = 608 int32 offsets.
+// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 150464 : i64, dispatches = 2 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv phases"]
+// GEN: llvm.intr.masked.load
+// GEN: llvm.intr.masked.load
+// GEN: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
+// GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN-NOT: im2col
+func.func @main(%x: tensor<1x64x15x15xf32>) -> tensor<1x64x8x8xf32> {
+  %w = arith.constant dense<0.25> : tensor<64x64x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+       : (tensor<1x64x15x15xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32>
+  return %0 : tensor<1x64x8x8xf32>
+}
