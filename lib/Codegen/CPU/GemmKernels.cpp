@@ -220,6 +220,64 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
       laneOffsets.push_back(b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(offs))));
     }
     Value colBase = kb.add(t.cOff, kb.mul(n, kb.c(*s.cColStride)));
+    auto addBias = [&](Value val, int v) {
+      if (s.biasMode == BiasMode::PerColumn)
+        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, kb.add(n, kb.c(v * kLanes))), v));
+      return val;
+    };
+    if (!edgeCols && (kLanes == 8 || kLanes == 16)) {
+      // Whole column vectors: transpose the tile in registers, 8 rows at a
+      // time, and store each output channel's 8 pixels (contiguous in C)
+      // with one 8-lane store: 24 two-input shuffles per 8 x LANES block
+      // where the scatters cost one element store per lane.
+      auto v8 = kb.vec(8);
+      for (int g = 0; g < rows; g += 8) {
+        const int count = std::min(rows - g, 8);
+        for (int v = 0; v < vecs; ++v) {
+          SmallVector<Value> cur;
+          for (int r = 0; r < 8; ++r) cur.push_back(g + r < rows ? addBias(acc[(g + r) * vecs + v], v) : kb.cf(0.f, vt));
+          // Stage `level` (groups of w = 1, 2, 4 rows): output h * 4 + q
+          // interleaves, w lanes at a time, half h of inputs 2q and 2q + 1
+          // (the lanes of those groups). After three stages vector i holds
+          // LANES / 8 channels from (4 (i % 2) + 2 (i / 2 % 2) + i / 4) *
+          // LANES / 8 on, each as its 8 rows in order.
+          for (int w = 1, level = 0; w < 8; w *= 2, ++level) {
+            SmallVector<Value> nextVecs(8);
+            const int64_t span = kLanes >> (level + 1); // source lanes per half
+            for (int q = 0; q < 4; ++q)
+              for (int h = 0; h < 2; ++h) {
+                SmallVector<int64_t> idx(kLanes);
+                for (int64_t t = 0; t < span; ++t)
+                  for (int e = 0; e < 2; ++e)
+                    for (int u = 0; u < w; ++u)
+                      idx[size_t((t * 2 + e) * w + u)] = e * kLanes + (h * span + t) * w + u;
+                nextVecs[size_t(h * 4 + q)] = b.create<vector::ShuffleOp>(loc, cur[2 * q], cur[2 * q + 1], idx);
+              }
+            cur = nextVecs;
+          }
+          SmallVector<int64_t> lo(8), hi(8);
+          for (int i = 0; i < 8; ++i) lo[i] = i, hi[i] = 8 + i;
+          Value rowMask = count < 8 ? kb.laneMask(kb.c(count), 8) : Value();
+          for (int i = 0; i < 8; ++i) {
+            int64_t chan0 = (4 * (i % 2) + 2 * (i / 2 % 2) + i / 4) * (kLanes / 8);
+            for (int64_t t = 0; t < kLanes / 8; ++t) {
+              Value val = kLanes == 8 ? cur[i] : b.create<vector::ShuffleOp>(loc, cur[i], cur[i], t == 0 ? lo : hi).getResult();
+              Value at = kb.add(colBase, kb.add(kb.c((v * kLanes + chan0 + t) * *s.cColStride), kb.add(m, kb.c(g))));
+              if (s.residualBuf) {
+                Value R = kb.binding(s.biasBuf ? 4 : 3);
+                val = b.create<arith::AddFOp>(loc, val, rowMask ? kb.maskedLoad(v8, R, at, rowMask) : kb.load(v8, R, at));
+              }
+              val = applyActivation(kb, val, s.act, s.alpha, s.beta);
+              if (rowMask)
+                kb.maskedStore(val, C, at, rowMask);
+              else
+                kb.store(val, C, at);
+            }
+          }
+        }
+      }
+      return;
+    }
     for (int r = 0; r < rows; ++r) {
       Value at = kb.add(colBase, kb.add(m, kb.c(r)));
       for (int v = 0; v < vecs; ++v) {
@@ -228,9 +286,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
           Value row = b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at});
           return b.create<LLVM::GEPOp>(loc, ptrVecType, kb.f32(), row, ValueRange{laneOffsets[v]}).getResult();
         };
-        Value val = acc[r * vecs + v];
-        if (s.biasMode == BiasMode::PerColumn)
-          val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, kb.add(n, kb.c(v * kLanes))), v));
+        Value val = addBias(acc[r * vecs + v], v);
         if (s.residualBuf) {
           Value residual = b.create<LLVM::masked_gather>(loc, vt, ptrsIn(kb.binding(s.biasBuf ? 4 : 3)), mask,
                                                          ValueRange{kb.cf(0.f, vt)}, uint32_t(4));

@@ -80,6 +80,10 @@ static bool readsInputAsB(ConvOp conv) {
 /// (see isChannelLanesConv).
 constexpr double kPackingCostPerOutputChannel = 12.0;
 
+/// Relative cost of storing channels-in-lanes output vectors (see
+/// isChannelLanesConv), times K / LANES.
+constexpr double kStoreCostPerLane = 1.0;
+
 /// Whether `conv` computes output channels in vector lanes and output pixels
 /// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
 /// ConvKernels.cpp) because its few output pixels would leave much of the
@@ -93,12 +97,13 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   // Cost per useful FMA, relative. Pixels in lanes pad P to whole NR-column
   // tiles: 49 columns (ResNet stage 4) fill 49 of 64 lanes, 196 (stage 3)
   // 196 of 224. Channels in lanes waste nothing when OC is a multiple of the
-  // lanes (the pixels' last row tile is merely short), but each output
-  // vector is written once by a scatter: about 2 x LANES cycles against the
-  // K x 1/2 cycles of FMAs the tile's vector accumulates over K (2 FMAs per
-  // cycle), i.e. 4 x LANES / K more. (ResNet-50 on AVX-512, 1 thread: the
-  // stage-3 1x1 convs 256 -> 1024 of K = 256 ran 10 % slower with channels in
-  // lanes, those of K = 1024 10 % faster; stage 4 10-20 % faster.)
+  // lanes (the pixels' last row tile is merely short), but their output
+  // vectors must be turned into runs of pixels: 8 vectors by 24 shuffles,
+  // then one store per channel (GemmKernels.cpp), about 4 cycles per vector
+  // against the K / 2 cycles of FMAs it accumulated, i.e. about LANES / K
+  // more. (With one scatter per vector, 2 x LANES cycles, the factor was 4:
+  // ResNet-50's stage-3 1x1 convs of K = 256 ran 10 % slower with channels
+  // in lanes then, 16 % faster with the shuffles.)
   //
   // Pixels in lanes also pay for packing B (the im2col columns) unless the
   // conv reads its input as B directly (1x1, stride 1, no padding). Each
@@ -106,14 +111,14 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   // and stores measured 17-22 % of ResNet-50's stage-1/2 3x3 convs (OC = 64
   // and 128, AVX-512, 1 thread), about 12 / OC. Channels in lanes read the
   // input in place through the per-K offset table (a zero-padded copy when
-  // padded: a few % of one pass over the input), so those convs ran 12-22 %
-  // faster with channels in lanes; the 7x7 stem (K = 147) stays with pixels
-  // in lanes (1 + 4 x 16 / 147 = 1.44 against 1.19).
+  // padded, split into stride phases when strided: a few % of one pass over
+  // the input), so those convs ran 12-22 % faster with channels in lanes,
+  // and the 7x7 stem (K = 147: 1 + 16 / 147 = 1.11 against 1.19) 15 %.
   int64_t K = wType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
   int64_t padded = (P + nr - 1) / nr * nr;
   double pixelLanes = double(padded) / double(P);
   if (!readsInputAsB(conv)) pixelLanes += kPackingCostPerOutputChannel / double(OC);
-  double channelLanes = 1.0 + 4.0 * double(lanes) / double(std::max<int64_t>(K, 1));
+  double channelLanes = 1.0 + kStoreCostPerLane * double(lanes) / double(std::max<int64_t>(K, 1));
   return channelLanes < pixelLanes;
 }
 
