@@ -219,20 +219,25 @@ def make_channel_lanes_convs(flags=()) -> Case:
     s3 = g.conv("x15", 64, 32, 2, stride=3, dilation=2, pads=[0, 0, 0, 0])        # 5x5
     s4 = g.conv("x15", 64, 64, 3, stride=(2, 1))                                  # 8x15
     s5 = g.conv("x14", 1024, 64, 1, stride=2, pads=[1, 1, 0, 0])                  # 8x8
+    # Wider planes: copy chunks inside the row, at both borders and past it.
+    s6 = g.conv("x40", 16, 32, 3, stride=2)                                       # 20x20
+    s7 = g.conv("x40", 16, 32, 3)                                                 # 40x40, padded copy
     outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f), ("s1", s1), ("s2", s2), ("s3", s3), ("s4", s4),
-            ("s5", s5))
+            ("s5", s5), ("s6", s6), ("s7", s7))
     for name, v in outs:
         g.op("Identity", [v], out_names=[name])
     m = g.model("channel_lanes_convs",
                 [_vi("x", F32, ["N", 96, 3, 3]), _vi("xb", F32, ["N", 160, 5, 5]), _vi("x7", F32, ["N", 64, 7, 7]),
-                 _vi("x14", F32, ["N", 1024, 14, 14]), _vi("x15", F32, ["N", 64, 15, 15])],
+                 _vi("x14", F32, ["N", 1024, 14, 14]), _vi("x15", F32, ["N", 64, 15, 15]),
+                 _vi("x40", F32, ["N", 16, 40, 40])],
                 [_vi("b", F32, ["N", 48, 3, 3]), _vi("c", F32, ["N", 80, 3, 3]), _vi("d", F32, ["N", 64, 7, 7]),
                  _vi("e", F32, ["N", 64, 14, 14]), _vi("f", F32, ["N", 64, 7, 7]), _vi("s1", F32, ["N", 64, 8, 8]),
                  _vi("s2", F32, ["N", 32, 5, 5]), _vi("s3", F32, ["N", 32, 5, 5]), _vi("s4", F32, ["N", 64, 8, 15]),
-                 _vi("s5", F32, ["N", 64, 8, 8])])
+                 _vi("s5", F32, ["N", 64, 8, 8]), _vi("s6", F32, ["N", 32, 20, 20]), _vi("s7", F32, ["N", 32, 40, 40])])
     rng = np.random.default_rng(140)
     sets = [{"x": _randn(rng, [n, 96, 3, 3]), "xb": _randn(rng, [n, 160, 5, 5]), "x7": _randn(rng, [n, 64, 7, 7]),
-             "x14": _randn(rng, [n, 1024, 14, 14]), "x15": _randn(rng, [n, 64, 15, 15])} for n in (2, 1)]
+             "x14": _randn(rng, [n, 1024, 14, 14]), "x15": _randn(rng, [n, 64, 15, 15]),
+             "x40": _randn(rng, [n, 16, 40, 40])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 
