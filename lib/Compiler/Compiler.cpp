@@ -83,6 +83,7 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     generated.cuda.options.archs = options.cudaArchs;
     generated.cuda.options.precision = options.cudaPrecision;
   }
+  codegen.addNestedPass<mlir::func::FuncOp>(createFuseAttentionRegionsPass());
   codegen.addPass(createSelectCPUStrategy());
   if (!options.tuningDb.empty() || options.tuneCandidate >= 0) {
     TuningOptions tuning;

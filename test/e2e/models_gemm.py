@@ -241,6 +241,46 @@ def make_channel_lanes_convs(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 
+def make_fused_attention(flags=()) -> Case:
+    """Attention as exporters write it, which v4f-fuse-attention-regions
+    merges into one kernel (AttentionKernels.cpp): BERT-style heads split by
+    Reshape + Transpose (Q [0,2,1,3], K^T [0,2,3,1], V [0,2,1,3]) and merged
+    back, Div by sqrt(D), an additive [B,1,1,L] mask of -1e4; 13 queries and
+    keys (a partial query block, key tiles of 8 + 5), D = 24. Rank 3 without
+    transposes: a full [B,S,L] mask (gathered per key), Mul scale, 21 x 37
+    scores, D = 40, an odd value width of 19 (masked tail). No mask and no
+    scale, K^T from a [0,1,3,2] transpose, 40 queries (2 query blocks of 16
+    + 8 one row at a time on AVX-512), values 64 wide."""
+    g = GraphBuilder(seed=47)
+    B, S, H, D = 2, 13, 3, 24
+    heads = lambda x, perm: g.op("Transpose", [g.op("Reshape", [x, g.const(np.array([B, S, H, D], np.int64))])],
+                                 perm=perm)
+    q, kt, v = heads("xq", [0, 2, 1, 3]), heads("xk", [0, 2, 3, 1]), heads("xv", [0, 2, 1, 3])
+    scores = g.op("Add", [g.op("Div", [g.op("MatMul", [q, kt]), g.const(np.array(np.sqrt(D), np.float32))]),
+                          "mask"])
+    o = g.op("Transpose", [g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])], perm=[0, 2, 1, 3])
+    g.op("Reshape", [o, g.const(np.array([B, S, H * D], np.int64))], out_names=["bert"])
+    s3 = g.op("Add", [g.op("Mul", [g.op("MatMul", ["q3", "kt3"]), g.const(np.array(0.3, np.float32))]), "mask3"])
+    g.op("MatMul", [g.op("Softmax", [s3], axis=-1), "v3"], out_names=["rank3"])
+    kt4 = g.op("Transpose", ["k4"], perm=[0, 1, 3, 2])
+    g.op("MatMul", [g.op("Softmax", [g.op("MatMul", ["q4", kt4])], axis=-1), "v4"], out_names=["plain"])
+    m = g.model("fused_attention",
+                [_vi("xq", F32, [B, S, H * D]), _vi("xk", F32, [B, S, H * D]), _vi("xv", F32, [B, S, H * D]),
+                 _vi("mask", F32, [B, 1, 1, S]), _vi("q3", F32, [6, 21, 40]), _vi("kt3", F32, [6, 40, 37]),
+                 _vi("v3", F32, [6, 37, 19]), _vi("mask3", F32, [6, 21, 37]), _vi("q4", F32, [1, 2, 40, 16]),
+                 _vi("k4", F32, [1, 2, 40, 16]), _vi("v4", F32, [1, 2, 40, 64])],
+                [_vi("bert", F32, [B, S, H * D]), _vi("rank3", F32, [6, 21, 19]), _vi("plain", F32, [1, 2, 40, 64])])
+    rng = np.random.default_rng(147)
+    mask = np.zeros([B, 1, 1, S], np.float32)
+    mask[0, ..., 9:] = -1e4
+    mask3 = np.where(rng.random([6, 21, 37]) < 0.3, -1e4, 0).astype(np.float32)
+    inputs = {"xq": _randn(rng, [B, S, H * D]), "xk": _randn(rng, [B, S, H * D]), "xv": _randn(rng, [B, S, H * D]),
+              "mask": mask, "q3": _randn(rng, [6, 21, 40]), "kt3": _randn(rng, [6, 40, 37]),
+              "v3": _randn(rng, [6, 37, 19]), "mask3": mask3, "q4": _randn(rng, [1, 2, 40, 16]),
+              "k4": _randn(rng, [1, 2, 40, 16]), "v4": _randn(rng, [1, 2, 40, 64])}
+    return Case(m, [inputs], note="BERT-style heads, rank 3 with a full mask, no mask", compile_flags=list(flags))
+
+
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
@@ -346,6 +386,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
         gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
+        gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
         gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
     return gens

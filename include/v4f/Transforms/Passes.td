@@ -344,4 +344,26 @@ def FormDispatchRegions : Pass<"v4f-form-dispatch-regions", "mlir::func::FuncOp"
   let constructor = "v4f::createFormDispatchRegionsPass()";
 }
 
+def FuseAttentionRegions : Pass<"v4f-fuse-attention-regions", "mlir::func::FuncOp"> {
+  let summary = "Merge the regions of attention (matmul -> softmax -> matmul, with their transposes) into one";
+  let description = [{
+    Input invariants: dispatch regions formed (`v4f-form-dispatch-regions`),
+    placement assigned if the GPU is a target (`v4f-assign-placement`).
+    Output: for every `v4f.softmax` over the last axis of a static float32
+    [batch..., S, L] tensor that is the single-use result of a one-op region
+    `v4f.matmul(Q, KT)` (no bias, no activation) and whose result is only
+    the left operand of a one-op region `v4f.matmul(P, V)`, with equal batch
+    dims everywhere, those regions become one region — together with the
+    one-op, single-use `v4f.transpose` regions (rank 4, batch dim kept)
+    that produce Q or KT, that produce V keeping its last dim last, or that
+    consume the output keeping its last dim last. The CPU kernel generator
+    lowers such a region as one fused attention kernel whose scores stay in
+    the worker's scratch. Regions placed on the GPU (`v4f.placement` =
+    "cuda") are left alone, and so are scores whose per-block scratch
+    (16 query rows) would exceed 1 MiB.
+    Preserves: semantics (ops move, none change).
+  }];
+  let constructor = "v4f::createFuseAttentionRegionsPass()";
+}
+
 #endif // V4F_TRANSFORMS_PASSES_TD

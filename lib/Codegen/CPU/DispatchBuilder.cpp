@@ -330,6 +330,8 @@ LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
     cpuNotes->push_back(dispatchName(ops.front()) + " runs on the CPU: " + reason.str());
   if (ctx.cuda && isPlacedOnCuda(region)) {
     if (failed(emitCudaRegion(region, ops))) return failure();
+  } else if (isAttentionRegion(ops)) {
+    if (failed(emitAttentionRegion(region, ops))) return failure();
   } else if (!chain) {
     for (Operation *op : ops)
       if (failed(emitOp(op))) return failure();
@@ -367,6 +369,21 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   last.buffer = ctx.newTransient(bytesOf(last));
   std::string name = dispatchName(ops.front()) + " + " + std::to_string(ops.size() - 1) + " fused";
   return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
+}
+
+LogicalResult PlanBuilder::emitAttentionRegion(DispatchOp region, ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    SmallVector<TensorInfo> operands;
+    for (Value v : op->getOperands()) operands.push_back(info(v));
+    auto result = resultInfo(op, operands);
+    if (failed(result)) return failure();
+    result->buffer = ~0u; // intermediates stay in the kernel's scratch
+    infos[op->getResult(0)] = *result;
+  }
+  TensorInfo &last = infos[ops.back()->getResult(0)];
+  last.buffer = ctx.newTransient(bytesOf(last));
+  TensorInfo out = last; // a copy: info() may rehash
+  return emitAttention(ctx, region, ops, [&](Value v) -> const TensorInfo & { return info(v); }, out);
 }
 
 LogicalResult PlanBuilder::emitCudaRegion(DispatchOp region, ArrayRef<Operation *> ops) {

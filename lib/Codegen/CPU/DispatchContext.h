@@ -100,6 +100,13 @@ mlir::LogicalResult emitElementwiseChain(DispatchContext &ctx, llvm::ArrayRef<ml
                                          llvm::ArrayRef<mlir::Value> externals,
                                          llvm::ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
                                          const std::string &name);
+/// Whether a region's ops are those v4f-fuse-attention-regions merges.
+bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
+/// The fused attention kernel of such a region (AttentionKernels.cpp);
+/// `infoOf` gives the infos of the values it reads from outside.
+mlir::LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops,
+                                  llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
+                                  const TensorInfo &result);
 mlir::LogicalResult emitTranspose(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConcat(DispatchContext &ctx, mlir::Operation *op,

@@ -133,6 +133,8 @@ struct PlanBuilder {
   /// (shape computations read them) but no buffer; only the last op's value
   /// is stored, by one kernel reading the chain's external inputs.
   mlir::LogicalResult emitChain(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
+  /// A region merged by v4f-fuse-attention-regions: one fused kernel.
+  mlir::LogicalResult emitAttentionRegion(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
 
   /// A region placed on the GPU: one CUDA kernel (generateCudaKernel) over
   /// the region's external operands, a dispatch of the CUDA executable.

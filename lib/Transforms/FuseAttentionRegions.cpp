@@ -1,0 +1,175 @@
+//===- FuseAttentionRegions.cpp - v4f-fuse-attention-regions -------------===//
+//
+// Attention as exporters write it — scores = Q @ K^T, softmax over the keys
+// (with the scale and additive mask v4f-fuse-normalizations folded into it),
+// then probabilities @ V — is three dispatch regions whose intermediates (the
+// [.., S, L] scores and probabilities) make a round trip through memory, plus
+// the transposes that put Q, K, V into head-major order and the output back.
+// This pass merges those regions into one, which the CPU kernel generator
+// lowers as one fused kernel (AttentionKernels.cpp): per block of query rows
+// the scores stay in the worker's scratch (L1/L2), and the absorbed
+// transposes become strided reads and writes.
+//
+// It runs after v4f-form-dispatch-regions and v4f-assign-placement and
+// leaves regions placed on the GPU alone (the CUDA generator has no fused
+// attention kernel).
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace v4f {
+#define GEN_PASS_DEF_FUSEATTENTIONREGIONS
+#include "v4f/Transforms/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+
+/// Scratch the fused kernel keeps per query block (scores and the
+/// transposed query block): beyond this the scores would not stay in cache
+/// and the unfused kernels are as good.
+constexpr int64_t kMaxScoreBytes = 1 << 20;
+
+/// The region holding only `op` (a dispatch region of one op), or null.
+DispatchOp soleRegionOf(Operation *op) {
+  auto region = dyn_cast_or_null<DispatchOp>(op ? op->getParentOp() : nullptr);
+  if (!region || region.getNumResults() != 1) return {};
+  if (std::distance(region.getBodyOps().begin(), region.getBodyOps().end()) != 1) return {};
+  if (auto placement = region->getAttrOfType<StringAttr>("v4f.placement"); placement && placement == "cuda")
+    return {};
+  return region;
+}
+
+/// The op computing region result `v` when `v` is the result of a
+/// one-op region used exactly once, else null.
+template <typename OpT> OpT soleProducer(Value v) {
+  auto region = v.getDefiningOp<DispatchOp>();
+  if (!region || !v.hasOneUse()) return {};
+  auto op = dyn_cast<OpT>(&*region.getBodyOps().begin());
+  return op && soleRegionOf(op) == region ? op : OpT();
+}
+
+bool staticF32(Value v, int64_t rank) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32() && t.getRank() == rank;
+}
+
+bool plainMatMul(MatMulOp m) { return !m.getBias() && m.getActivation() == "none"; }
+
+/// A transpose of a rank-4 tensor that keeps dim 0 (batch) in place and
+/// moves `contiguous` — the dim the fused kernel reads or writes in vector
+/// runs — to `at`; such a transpose is absorbed as strided access.
+bool absorbable(TransposeOp t, int64_t contiguous, int64_t at) {
+  auto perm = t.getPerm();
+  return perm.size() == 4 && perm[0] == 0 && perm[at] == contiguous;
+}
+
+struct Attention {
+  SmallVector<DispatchOp> regions; // in program order
+};
+
+/// Matches scores = matmul(Q, KT) -> softmax (last axis) -> matmul(P, V)
+/// around `softmax`, each a one-op region with a single-use result, all
+/// static float32 of one rank with equal batch dims; plus the transposes
+/// producing Q, KT, V and consuming the output where they are one-op regions
+/// of single use (KT: a transpose whose input is K with its head dim last;
+/// V, out: their last dim stays last).
+std::optional<Attention> match(SoftmaxOp softmax) {
+  DispatchOp softmaxRegion = soleRegionOf(softmax);
+  if (!softmaxRegion || softmax.getMode() != "softmax") return std::nullopt;
+  auto scoresType = softmax.getInput().getType();
+  int64_t rank = scoresType.getRank();
+  if (rank < 3 || softmax.getAxis() != rank - 1 || !staticF32(softmax.getInput(), rank)) return std::nullopt;
+  auto m1 = soleProducer<MatMulOp>(softmax.getInput());
+  if (!m1 || !plainMatMul(m1) || !staticF32(m1.getLhs(), rank) || !staticF32(m1.getRhs(), rank))
+    return std::nullopt;
+  Value probs = softmaxRegion.getResult(0);
+  if (!probs.hasOneUse()) return std::nullopt;
+  // (Regions are not isolated: the use is the consuming op inside its region.)
+  auto m2 = dyn_cast<MatMulOp>(probs.getUses().begin()->getOwner());
+  DispatchOp m2Region = soleRegionOf(m2);
+  if (!m2Region) return std::nullopt;
+  if (!m2 || !plainMatMul(m2) || m2.getLhs() != probs || !staticF32(m2.getRhs(), rank) ||
+      !staticF32(m2.getResult(), rank))
+    return std::nullopt;
+  // Equal batch dims everywhere (no broadcasting), S x D @ D x L, S x L @ L x D2.
+  auto q = m1.getLhs().getType(), kt = m1.getRhs().getType(), v = m2.getRhs().getType();
+  auto batch = [&](RankedTensorType t) { return t.getShape().drop_back(2); };
+  if (batch(q) != batch(scoresType) || batch(kt) != batch(scoresType) || batch(v) != batch(scoresType))
+    return std::nullopt;
+  int64_t S = q.getDimSize(rank - 2), D = q.getDimSize(rank - 1), L = kt.getDimSize(rank - 1);
+  if (kt.getDimSize(rank - 2) != D || v.getDimSize(rank - 2) != L || S < 1 || D < 1 || L < 1) return std::nullopt;
+  if (int64_t(sizeof(float)) * (L + D + 1) * 16 > kMaxScoreBytes) return std::nullopt;
+  if (auto mask = softmax.getMask(); mask && !llvm::cast<RankedTensorType>(mask.getType()).hasStaticShape())
+    return std::nullopt;
+  Attention a;
+  // Producers: the query may come from any transpose keeping the batch dim;
+  // K^T read by scalar broadcasts, also any; V must keep its last dim last
+  // (its rows are read as vectors).
+  auto addProducer = [&](Value operand, bool needLastDim) {
+    if (auto t = soleProducer<TransposeOp>(operand); t && staticF32(t.getInput(), 4) && rank == 4 &&
+                                                    (!needLastDim || absorbable(t, 3, 3)) && t.getPerm()[0] == 0)
+      a.regions.push_back(cast<DispatchOp>(t->getParentOp()));
+  };
+  addProducer(m1.getLhs(), false);
+  addProducer(m1.getRhs(), false);
+  a.regions.push_back(cast<DispatchOp>(m1->getParentOp()));
+  a.regions.push_back(softmaxRegion);
+  addProducer(m2.getRhs(), true);
+  a.regions.push_back(m2Region);
+  // The output's transpose, when its last dim stays last.
+  Value out = m2Region.getResult(0);
+  if (out.hasOneUse() && rank == 4)
+    if (auto t = dyn_cast<TransposeOp>(out.getUses().begin()->getOwner()); t && absorbable(t, 3, 3))
+      if (DispatchOp outRegion = soleRegionOf(t)) a.regions.push_back(outRegion);
+  // Program order, and every region in the same block.
+  Block *block = softmaxRegion->getBlock();
+  if (llvm::any_of(a.regions, [&](DispatchOp r) { return r->getBlock() != block; })) return std::nullopt;
+  llvm::sort(a.regions, [](DispatchOp x, DispatchOp y) { return x->isBeforeInBlock(y); });
+  return a;
+}
+
+/// Moves the ops of `regions` (program order; each one's result used only by
+/// the next ones, the last one's anywhere) into one region placed where the
+/// last one was.
+void merge(ArrayRef<DispatchOp> regions) {
+  DispatchOp last = regions.back();
+  OpBuilder b(last);
+  auto fused = b.create<DispatchOp>(last.getLoc(), last.getResultTypes());
+  for (NamedAttribute attr : last->getDiscardableAttrs()) fused->setAttr(attr.getName(), attr.getValue());
+  Block *body = b.createBlock(&fused.getBody());
+  b.setInsertionPointToEnd(body);
+  Value lastValue;
+  for (DispatchOp r : regions) {
+    auto ret = cast<DispatchReturnOp>(r.getBody().front().getTerminator());
+    Value inner = ret.getValues()[0];
+    for (Operation &op : llvm::make_early_inc_range(r.getBodyOps())) op.moveBefore(body, body->end());
+    r.getResult(0).replaceAllUsesWith(inner);
+    lastValue = inner;
+  }
+  b.create<DispatchReturnOp>(last.getLoc(), ValueRange{lastValue});
+  // Uses outside the fused region now name the inner value: point them at
+  // the region's result.
+  lastValue.replaceUsesWithIf(fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
+  for (DispatchOp r : llvm::reverse(regions)) r->erase();
+}
+
+struct FuseAttentionRegionsPass : impl::FuseAttentionRegionsBase<FuseAttentionRegionsPass> {
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
+    for (SoftmaxOp s : softmaxes)
+      if (auto a = match(s)) merge(a->regions);
+  }
+};
+
+} // namespace
+} // namespace v4f
+
+std::unique_ptr<Pass> v4f::createFuseAttentionRegionsPass() { return std::make_unique<FuseAttentionRegionsPass>(); }
