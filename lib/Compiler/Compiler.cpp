@@ -84,6 +84,7 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     generated.cuda.options.precision = options.cudaPrecision;
   }
   codegen.addNestedPass<mlir::func::FuncOp>(createFuseAttentionRegionsPass());
+  codegen.addNestedPass<mlir::func::FuncOp>(createFusePointwiseDepthwisePass());
   codegen.addPass(createSelectCPUStrategy());
   if (!options.tuningDb.empty() || options.tuneCandidate >= 0) {
     TuningOptions tuning;

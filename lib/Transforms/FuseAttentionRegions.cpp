@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
+#include "RegionFusion.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -36,23 +37,13 @@ namespace {
 /// and the unfused kernels are as good.
 constexpr int64_t kMaxScoreBytes = 1 << 20;
 
-/// The region holding only `op` (a dispatch region of one op), or null.
-DispatchOp soleRegionOf(Operation *op) {
-  auto region = dyn_cast_or_null<DispatchOp>(op ? op->getParentOp() : nullptr);
-  if (!region || region.getNumResults() != 1) return {};
-  if (std::distance(region.getBodyOps().begin(), region.getBodyOps().end()) != 1) return {};
-  if (auto placement = region->getAttrOfType<StringAttr>("v4f.placement"); placement && placement == "cuda")
-    return {};
-  return region;
-}
-
 /// The op computing region result `v` when `v` is the result of a
 /// one-op region used exactly once, else null.
 template <typename OpT> OpT soleProducer(Value v) {
   auto region = v.getDefiningOp<DispatchOp>();
   if (!region || !v.hasOneUse()) return {};
   auto op = dyn_cast<OpT>(&*region.getBodyOps().begin());
-  return op && soleRegionOf(op) == region ? op : OpT();
+  return op && soleCpuRegion(op) == region ? op : OpT();
 }
 
 bool staticF32(Value v, int64_t rank) {
@@ -81,7 +72,7 @@ struct Attention {
 /// of single use (KT: a transpose whose input is K with its head dim last;
 /// V, out: their last dim stays last).
 std::optional<Attention> match(SoftmaxOp softmax) {
-  DispatchOp softmaxRegion = soleRegionOf(softmax);
+  DispatchOp softmaxRegion = soleCpuRegion(softmax);
   if (!softmaxRegion || softmax.getMode() != "softmax") return std::nullopt;
   auto scoresType = softmax.getInput().getType();
   int64_t rank = scoresType.getRank();
@@ -93,7 +84,7 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   if (!probs.hasOneUse()) return std::nullopt;
   // (Regions are not isolated: the use is the consuming op inside its region.)
   auto m2 = dyn_cast<MatMulOp>(probs.getUses().begin()->getOwner());
-  DispatchOp m2Region = soleRegionOf(m2);
+  DispatchOp m2Region = soleCpuRegion(m2);
   if (!m2Region) return std::nullopt;
   if (!m2 || !plainMatMul(m2) || m2.getLhs() != probs || !staticF32(m2.getRhs(), rank) ||
       !staticF32(m2.getResult(), rank))
@@ -127,7 +118,7 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   Value out = m2Region.getResult(0);
   if (out.hasOneUse() && rank == 4)
     if (auto t = dyn_cast<TransposeOp>(out.getUses().begin()->getOwner()); t && absorbable(t, 3, 3))
-      if (DispatchOp outRegion = soleRegionOf(t)) a.regions.push_back(outRegion);
+      if (DispatchOp outRegion = soleCpuRegion(t)) a.regions.push_back(outRegion);
   // Program order, and every region in the same block.
   Block *block = softmaxRegion->getBlock();
   if (llvm::any_of(a.regions, [&](DispatchOp r) { return r->getBlock() != block; })) return std::nullopt;

@@ -281,6 +281,32 @@ def make_fused_attention(flags=()) -> Case:
     return Case(m, [inputs], note="BERT-style heads, rank 3 with a full mask, no mask", compile_flags=list(flags))
 
 
+def make_pointwise_depthwise(flags=()) -> Case:
+    """Inverted-residual expansions that v4f-fuse-pointwise-depthwise merges
+    with their depthwise conv (the expanded tensor is over 1 MB, so it never
+    exists): 8 -> 36 channels (4 full groups of 8 + a tail of 4) with bias
+    and Relu6 (Clip), then a 3x3 depthwise conv at stride 1 with a residual
+    (an Add fused into it), at stride 2, a 5x5 one with padding 2 and stride
+    2 (odd 101 x 75 planes: masked column tails), and a dilated 3x3 (dilation
+    2, padding 2); two images."""
+    g = GraphBuilder(seed=53)
+    relu6 = lambda x: g.op("Clip", [x, g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
+    def expand():
+        return relu6(g.conv("x", 8, 36, 1))
+    a = relu6(g.conv(expand(), 36, 36, 3, group=36))
+    g.op("Add", [g.conv(expand(), 36, 36, 3, group=36), "r"], out_names=["res"])
+    g.op("Identity", [a], out_names=["s1"])
+    g.op("Identity", [relu6(g.conv(expand(), 36, 36, 3, stride=2, group=36))], out_names=["s2"])
+    g.op("Identity", [g.conv(expand(), 36, 36, 5, stride=2, group=36)], out_names=["k5"])
+    g.op("Identity", [relu6(g.conv(expand(), 36, 36, 3, dilation=2, group=36))], out_names=["dil"])
+    m = g.model("pointwise_depthwise", [_vi("x", F32, [2, 8, 101, 75]), _vi("r", F32, [2, 36, 101, 75])],
+                [_vi("s1", F32, [2, 36, 101, 75]), _vi("res", F32, [2, 36, 101, 75]), _vi("s2", F32, [2, 36, 51, 38]),
+                 _vi("k5", F32, [2, 36, 51, 38]), _vi("dil", F32, [2, 36, 101, 75])])
+    rng = np.random.default_rng(153)
+    return Case(m, [{"x": _randn(rng, [2, 8, 101, 75]), "r": _randn(rng, [2, 36, 101, 75])}],
+                note="2 x 8 x 101 x 75 -> 36 channels", compile_flags=list(flags))
+
+
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
@@ -387,6 +413,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
+        gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
         gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
     return gens

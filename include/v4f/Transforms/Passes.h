@@ -22,6 +22,7 @@ std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFuseAttentionRegionsPass();
+std::unique_ptr<mlir::Pass> createFusePointwiseDepthwisePass();
 std::unique_ptr<mlir::Pass> createFoldQDQPass();
 std::unique_ptr<mlir::Pass> createCarryInt8Pass();
 std::unique_ptr<mlir::Pass> createInsertCalibrationTapsPass();

@@ -366,4 +366,23 @@ def FuseAttentionRegions : Pass<"v4f-fuse-attention-regions", "mlir::func::FuncO
   let constructor = "v4f::createFuseAttentionRegionsPass()";
 }
 
+def FusePointwiseDepthwise : Pass<"v4f-fuse-pointwise-depthwise", "mlir::func::FuncOp"> {
+  let summary = "Merge a 1x1 conv's region into the depthwise conv region that alone reads it";
+  let description = [{
+    Input invariants: dispatch regions formed (`v4f-form-dispatch-regions`),
+    placement assigned if the GPU is a target (`v4f-assign-placement`).
+    Output: a one-op region holding a `v4f.conv` that is 1x1, stride 1,
+    unpadded, of one group, with a constant weight and no residual (bias and
+    activation allowed), static float32 NCHW, whose result is used only as
+    the input of a one-op region holding a depthwise `v4f.conv` (groups =
+    input channels = output channels, constant [C, 1, KH, KW] weight,
+    KH, KW <= 7, strides 1 or 2, static float32) is merged into that region,
+    the 1x1 conv first. The CPU kernel generator lowers such a region as one
+    kernel that never writes the expanded tensor. Regions placed on the GPU
+    (`v4f.placement` = "cuda") are left alone.
+    Preserves: semantics (ops move, none change).
+  }];
+  let constructor = "v4f::createFusePointwiseDepthwisePass()";
+}
+
 #endif // V4F_TRANSFORMS_PASSES_TD

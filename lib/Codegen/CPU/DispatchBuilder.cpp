@@ -331,7 +331,15 @@ LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
   if (ctx.cuda && isPlacedOnCuda(region)) {
     if (failed(emitCudaRegion(region, ops))) return failure();
   } else if (isAttentionRegion(ops)) {
-    if (failed(emitAttentionRegion(region, ops))) return failure();
+    auto emit = [&](llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &out) {
+      return emitAttention(ctx, region, ops, infoOf, out);
+    };
+    if (failed(emitFusedRegion(ops, emit))) return failure();
+  } else if (isPointwiseDepthwiseRegion(ops)) {
+    auto emit = [&](llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &out) {
+      return emitPointwiseDepthwise(ctx, ops, infoOf, out);
+    };
+    if (failed(emitFusedRegion(ops, emit))) return failure();
   } else if (!chain) {
     for (Operation *op : ops)
       if (failed(emitOp(op))) return failure();
@@ -371,7 +379,7 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
 }
 
-LogicalResult PlanBuilder::emitAttentionRegion(DispatchOp region, ArrayRef<Operation *> ops) {
+LogicalResult PlanBuilder::emitFusedRegion(ArrayRef<Operation *> ops, const FusedEmitter &emit) {
   for (Operation *op : ops) {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
@@ -383,7 +391,7 @@ LogicalResult PlanBuilder::emitAttentionRegion(DispatchOp region, ArrayRef<Opera
   TensorInfo &last = infos[ops.back()->getResult(0)];
   last.buffer = ctx.newTransient(bytesOf(last));
   TensorInfo out = last; // a copy: info() may rehash
-  return emitAttention(ctx, region, ops, [&](Value v) -> const TensorInfo & { return info(v); }, out);
+  return emit([&](Value v) -> const TensorInfo & { return info(v); }, out);
 }
 
 LogicalResult PlanBuilder::emitCudaRegion(DispatchOp region, ArrayRef<Operation *> ops) {

@@ -107,6 +107,13 @@ bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
 mlir::LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops,
                                   llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
                                   const TensorInfo &result);
+/// Whether a region's ops are the 1x1 conv + depthwise conv that
+/// v4f-fuse-pointwise-depthwise merges.
+bool isPointwiseDepthwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
+/// Their fused kernel (PointwiseDepthwiseKernels.cpp).
+mlir::LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, llvm::ArrayRef<mlir::Operation *> ops,
+                                           llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
+                                           const TensorInfo &result);
 mlir::LogicalResult emitTranspose(DispatchContext &ctx, mlir::Operation *op,
                                   llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitConcat(DispatchContext &ctx, mlir::Operation *op,

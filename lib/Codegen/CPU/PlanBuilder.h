@@ -133,8 +133,12 @@ struct PlanBuilder {
   /// (shape computations read them) but no buffer; only the last op's value
   /// is stored, by one kernel reading the chain's external inputs.
   mlir::LogicalResult emitChain(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
-  /// A region merged by v4f-fuse-attention-regions: one fused kernel.
-  mlir::LogicalResult emitAttentionRegion(DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops);
+  /// A region merged by v4f-fuse-attention-regions or
+  /// v4f-fuse-pointwise-depthwise: one fused kernel written by `emit` (its
+  /// intermediates have no buffers).
+  using FusedEmitter = std::function<mlir::LogicalResult(llvm::function_ref<const TensorInfo &(mlir::Value)>,
+                                                         const TensorInfo &)>;
+  mlir::LogicalResult emitFusedRegion(llvm::ArrayRef<mlir::Operation *> ops, const FusedEmitter &emit);
 
   /// A region placed on the GPU: one CUDA kernel (generateCudaKernel) over
   /// the region's external operands, a dispatch of the CUDA executable.

@@ -1,0 +1,247 @@
+//===- PointwiseDepthwiseKernels.cpp - 1x1 conv + depthwise conv, fused ---===//
+//
+// A region merged by v4f-fuse-pointwise-depthwise: a 1x1 conv (C -> M
+// channels, bias, activation) whose result only a depthwise conv (M
+// channels, KH x KW, stride 1 or 2, bias, residual, activation) reads. One
+// kernel; a work item is one image and a block of R output rows, and runs
+// over the M channels 8 at a time:
+//
+//   1. the expansion of the input rows the block reads (R - 1) * sh +
+//      (KH - 1) * dh + 1, for 8 channels, into the worker's scratch — a
+//      register tile of 8 channels x 1-2 vectors of pixels, the input rows
+//      loaded as vectors and the weights broadcast, then bias and
+//      activation; each scratch row carries the conv's zero padding left
+//      and right (and rows above or below the image are zeros);
+//   2. the depthwise conv of those 8 channels from the scratch rows, one
+//      vector of output columns at a time (stride 2: two loads and an
+//      even-lane shuffle), bias, residual, activation, stored to the output.
+//
+// The expanded tensor never exists; the rows shared by neighbouring blocks
+// (the kernel's halo) are computed twice, (KH - 1) * dh / ((R - 1) * sh + 1)
+// more expansion work. The scratch (8 x rows x padded width floats) stays
+// in L1/L2.
+//
+//===----------------------------------------------------------------------===//
+#include "DispatchContext.h"
+
+#include "v4f/Dialect/V4F/IR/V4FOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace v4f {
+
+namespace {
+/// Channels per pass over a block (the register tile's rows).
+constexpr int64_t kChannels = 8;
+/// Largest scratch per worker for the choice of the row block.
+constexpr int64_t kScratchBytes = 96 << 10;
+} // namespace
+
+bool isPointwiseDepthwiseRegion(ArrayRef<Operation *> ops) {
+  if (ops.size() != 2) return false;
+  auto pw = dyn_cast<ConvOp>(ops[0]), dw = dyn_cast<ConvOp>(ops[1]);
+  return pw && dw && dw.getInput() == pw.getResult() && dw.getGroups() > 1;
+}
+
+LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *> ops,
+                                     llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+  auto pw = cast<ConvOp>(ops[0]), dw = cast<ConvOp>(ops[1]);
+  auto tiling = dw->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  const int64_t L = tiling.getLanes();
+  auto xShape = pw.getInput().getType().getShape(), yShape = dw.getType().getShape();
+  auto dwShape = dw.getWeight().getType().getShape();
+  const int64_t N = xShape[0], C = xShape[1], H = xShape[2], W = xShape[3];
+  const int64_t M = pw.getWeight().getType().getDimSize(0), KH = dwShape[2], KW = dwShape[3];
+  const int64_t OH = yShape[2], OW = yShape[3];
+  auto strides = dw.getStrides(), dil = dw.getDilations(), pads = dw.getPads();
+  const int64_t sh = strides[0], sw = strides[1], dh = dil[0], dwl = dil[1];
+  const int64_t padT = pads[0], padL = pads[1];
+  if (padL > L) return dw.emitOpError("fused pointwise + depthwise: left padding wider than a vector");
+  // Scratch row: the padded input row, rounded up to vectors, plus two
+  // vectors of slack for the reads of the last output chunk.
+  const int64_t SW = (W + pads[1] + pads[3] + L - 1) / L * L + 2 * L;
+  // A ring of the last `ring` expanded rows per channel: output row r reads
+  // input rows r sh + kh dh (relative to the block's first), so after the
+  // rows through r sh + (KH - 1) dh are expanded the ring still holds
+  // every row from r sh - sh + 1 on.
+  const int64_t window = (KH - 1) * dh + 1, ring = window - 1 + sh, pre = window - sh;
+  if (pre < 0) return dw.emitOpError("fused pointwise + depthwise: stride wider than the window");
+  const int64_t nGroups = (M + kChannels - 1) / kChannels;
+  // Blocks of output rows: the whole image unless there are too few channel
+  // groups to share between workers (a block boundary recomputes `pre`
+  // rows).
+  const int64_t nRB = std::min<int64_t>(OH, nGroups >= 4 ? 1 : 4), R = (OH + nRB - 1) / nRB;
+  const int64_t chanStride = ring * SW; // scratch floats per channel
+
+  // The 1x1 conv's weight as [M][C] floats (it may be stored only packed).
+  const TensorInfo &wa = infoOf(pw.getWeight());
+  uint32_t waBuffer = wa.buffer;
+  if (waBuffer == ~0u) {
+    if (!wa.constant) return pw.emitOpError("fused pointwise + depthwise: weight is not a constant");
+    auto values = wa.constant.getValues<float>();
+    waBuffer = ctx.newConstant(size_t(M * C) * sizeof(float), [&](uint8_t *out) {
+      float *f = reinterpret_cast<float *>(out);
+      for (int64_t i = 0; i < M * C; ++i) f[i] = values[i];
+    });
+  }
+  std::vector<uint32_t> bindings = {result.buffer, infoOf(pw.getInput()).buffer, waBuffer,
+                                    infoOf(dw.getWeight()).buffer};
+  auto slot = [&](Value v) -> std::optional<unsigned> {
+    if (!v) return std::nullopt;
+    bindings.push_back(infoOf(v).buffer);
+    return unsigned(bindings.size() - 1);
+  };
+  std::optional<unsigned> biasA = slot(pw.getBias()), biasB = slot(dw.getBias()), residual = slot(dw.getResidual());
+
+  auto &sp = ctx.shapes;
+  Reg items = sp.constant(N * nRB * nGroups);
+  auto [groups, perGroup] = ctx.splitRows(items, sp.constant(kChannels * R * W * C));
+  std::string name = dispatchName(pw) + " + " + dispatchName(dw) + " fused";
+  auto kb = ctx.newKernel(name);
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  Type vt = kb->vec(L), f32 = kb->f32();
+  Value Out = kb->binding(0), X = kb->binding(1), WA = kb->binding(2), WB = kb->binding(3);
+  Value scratch = kb->scratch();
+  Value zero = kb->cf(0.f, vt);
+  auto fma = [&](Value a, Value x, Value acc) { return b.create<vector::FMAOp>(loc, a, x, acc).getResult(); };
+  auto act = [&](ConvOp c, Value v) {
+    return applyActivation(*kb, v, c.getActivation(), c.getActAlpha().convertToFloat(),
+                           c.getActBeta().convertToFloat());
+  };
+  const int64_t vecsPerChunk = L >= 16 ? 2 : 1; // AVX2's 16 registers hold 8 x 1 accumulators
+
+  auto [begin, end] = kb->workgroupRange(kb->dim(items), kb->dim(perGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value item) {
+    Value g = kb->rem(item, kb->c(nGroups)), block = kb->div(item, kb->c(nGroups));
+    Value n = kb->div(block, kb->c(nRB)), oy0 = kb->mul(kb->rem(block, kb->c(nRB)), kb->c(R));
+    Value y0 = kb->sub(kb->mul(oy0, kb->c(sh)), kb->c(padT)); // input row of scratch row 0
+    Value xImage = kb->mul(n, kb->c(C * H * W));
+    Value rowsOut = kb->min(kb->c(R), kb->sub(kb->c(OH), oy0));
+    // Channels [m0, m0 + cnt) of the block.
+    auto channelGroup = [&](Value m0, int64_t cnt) {
+      // 1. Expansion of relative input row j into its ring slot.
+      auto expandRow = [&](Value j) {
+        Value y = kb->add(y0, j);
+        Value inside = b.create<arith::AndIOp>(loc, kb->cmp(arith::CmpIPredicate::sge, y, kb->c(0)),
+                                               kb->cmp(arith::CmpIPredicate::slt, y, kb->c(H)));
+        Value rowBase = kb->mul(kb->rem(j, kb->c(ring)), kb->c(SW));
+        kb->ifThenElse(
+            inside,
+            [&] {
+              for (int64_t r = 0; r < cnt; ++r) kb->store(zero, scratch, kb->add(kb->c(r * chanStride), rowBase));
+              Value xRow = kb->add(xImage, kb->mul(y, kb->c(W)));
+              for (int64_t c0 = 0; c0 < W; c0 += vecsPerChunk * L) {
+                const int64_t vecs = std::min(vecsPerChunk, (W - c0 + L - 1) / L);
+                SmallVector<Value> masks;
+                for (int64_t v = 0; v < vecs; ++v)
+                  masks.push_back(c0 + (v + 1) * L <= W ? Value() : kb->laneMask(kb->c(W - c0 - v * L), L));
+                SmallVector<Value> init(size_t(cnt * vecs), zero);
+                auto acc = kb->forLoop(kb->c(0), kb->c(C), kb->c(1), init, [&](Value k, ValueRange a) {
+                  Value xk = kb->add(xRow, kb->add(kb->mul(k, kb->c(H * W)), kb->c(c0)));
+                  SmallVector<Value> xv;
+                  for (int64_t v = 0; v < vecs; ++v) {
+                    Value at = kb->add(xk, kb->c(v * L));
+                    xv.push_back(masks[v] ? kb->maskedLoad(vt, X, at, masks[v]) : kb->load(vt, X, at));
+                  }
+                  SmallVector<Value> next;
+                  for (int64_t r = 0; r < cnt; ++r) {
+                    Value w = kb->splat(kb->load(f32, WA, kb->add(kb->mul(kb->add(m0, kb->c(r)), kb->c(C)), k)), L);
+                    for (int64_t v = 0; v < vecs; ++v) next.push_back(fma(w, xv[v], a[size_t(r * vecs + v)]));
+                  }
+                  return next;
+                });
+                for (int64_t r = 0; r < cnt; ++r) {
+                  Value bias = biasA ? kb->splat(kb->load(f32, kb->binding(*biasA), kb->add(m0, kb->c(r))), L) : Value();
+                  for (int64_t v = 0; v < vecs; ++v) {
+                    Value val = acc[size_t(r * vecs + v)];
+                    if (bias) val = b.create<arith::AddFOp>(loc, val, bias);
+                    val = act(pw, val);
+                    Value at = kb->add(kb->c(r * chanStride + padL + c0 + v * L), rowBase);
+                    if (masks[v])
+                      kb->maskedStore(val, scratch, at, masks[v]);
+                    else
+                      kb->store(val, scratch, at);
+                  }
+                }
+              }
+              // The right padding and the slack past it.
+              for (int64_t r = 0; r < cnt; ++r)
+                for (int64_t j = padL + W; j < SW; j += L)
+                  kb->store(zero, scratch, kb->add(kb->c(r * chanStride + std::min(j, SW - L)), rowBase));
+            },
+            [&] {
+              for (int64_t r = 0; r < cnt; ++r)
+                for (int64_t j = 0; j < SW; j += L) kb->store(zero, scratch, kb->add(kb->c(r * chanStride + j), rowBase));
+            });
+      };
+      // 2. The depthwise conv of the group's channels from the ring.
+      SmallVector<int64_t> even(L);
+      for (int64_t t = 0; t < L; ++t) even[t] = 2 * t;
+      auto depthwiseRow = [&](Value oyr) {
+        kb->forLoop(kb->c(0), kb->c(cnt), kb->c(1), [&](Value r) {
+          Value m = kb->add(m0, r);
+          Value chanBase = kb->mul(r, kb->c(chanStride));
+          Value bias = biasB ? kb->splat(kb->load(f32, kb->binding(*biasB), m), L) : Value();
+          Value outRow = kb->mul(kb->add(kb->mul(kb->add(kb->mul(n, kb->c(M)), m), kb->c(OH)), kb->add(oy0, oyr)),
+                                 kb->c(OW));
+          SmallVector<Value> rows, taps;
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            Value j = kb->add(kb->mul(oyr, kb->c(sh)), kb->c(kh * dh));
+            rows.push_back(kb->add(chanBase, kb->mul(kb->rem(j, kb->c(ring)), kb->c(SW))));
+          }
+          for (int64_t t = 0; t < KH * KW; ++t)
+            taps.push_back(kb->splat(kb->load(f32, WB, kb->add(kb->mul(m, kb->c(KH * KW)), kb->c(t))), L));
+          for (int64_t ox0 = 0; ox0 < OW; ox0 += L) {
+            Value mask = ox0 + L <= OW ? Value() : kb->laneMask(kb->c(OW - ox0), L);
+            Value acc = bias ? bias : zero;
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                Value at = kb->add(rows[size_t(kh)], kb->c(ox0 * sw + kw * dwl));
+                Value x = sw == 1 ? kb->load(vt, scratch, at)
+                                  : b.create<vector::ShuffleOp>(loc, kb->load(vt, scratch, at),
+                                                                kb->load(vt, scratch, kb->add(at, kb->c(L))), even)
+                                        .getResult();
+                acc = fma(taps[size_t(kh * KW + kw)], x, acc);
+              }
+            Value at = kb->add(outRow, kb->c(ox0));
+            if (residual) {
+              Value res = mask ? kb->maskedLoad(vt, kb->binding(*residual), at, mask)
+                               : kb->load(vt, kb->binding(*residual), at);
+              acc = b.create<arith::AddFOp>(loc, acc, res);
+            }
+            acc = act(dw, acc);
+            if (mask)
+              kb->maskedStore(acc, Out, at, mask);
+            else
+              kb->store(acc, Out, at);
+          }
+        });
+      };
+      // Rows 0 .. pre - 1, then per output row the sh rows it adds.
+      kb->forLoop(kb->c(0), kb->c(pre), kb->c(1), expandRow);
+      kb->forLoop(kb->c(0), rowsOut, kb->c(1), [&](Value oyr) {
+        Value first = kb->add(kb->mul(oyr, kb->c(sh)), kb->c(pre));
+        kb->forLoop(first, kb->add(first, kb->c(sh)), kb->c(1), expandRow);
+        depthwiseRow(oyr);
+      });
+    };
+    Value m0 = kb->mul(g, kb->c(kChannels));
+    if (M % kChannels == 0)
+      channelGroup(m0, kChannels);
+    else
+      kb->ifThenElse(
+          kb->cmp(arith::CmpIPredicate::slt, g, kb->c(M / kChannels)), [&] { channelGroup(m0, kChannels); },
+          [&] { channelGroup(m0, M % kChannels); });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, bindings, groups, name, sp.constant(kChannels * chanStride * int64_t(sizeof(float))));
+  ctx.plan.dispatches.back().flops = sp.constant(2 * N * M * (H * W * C + OH * OW * KH * KW));
+  return success();
+}
+
+} // namespace v4f
