@@ -126,37 +126,12 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   return a;
 }
 
-/// Moves the ops of `regions` (program order; each one's result used only by
-/// the next ones, the last one's anywhere) into one region placed where the
-/// last one was.
-void merge(ArrayRef<DispatchOp> regions) {
-  DispatchOp last = regions.back();
-  OpBuilder b(last);
-  auto fused = b.create<DispatchOp>(last.getLoc(), last.getResultTypes());
-  for (NamedAttribute attr : last->getDiscardableAttrs()) fused->setAttr(attr.getName(), attr.getValue());
-  Block *body = b.createBlock(&fused.getBody());
-  b.setInsertionPointToEnd(body);
-  Value lastValue;
-  for (DispatchOp r : regions) {
-    auto ret = cast<DispatchReturnOp>(r.getBody().front().getTerminator());
-    Value inner = ret.getValues()[0];
-    for (Operation &op : llvm::make_early_inc_range(r.getBodyOps())) op.moveBefore(body, body->end());
-    r.getResult(0).replaceAllUsesWith(inner);
-    lastValue = inner;
-  }
-  b.create<DispatchReturnOp>(last.getLoc(), ValueRange{lastValue});
-  // Uses outside the fused region now name the inner value: point them at
-  // the region's result.
-  lastValue.replaceUsesWithIf(fused.getResult(0), [&](OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
-  for (DispatchOp r : llvm::reverse(regions)) r->erase();
-}
-
 struct FuseAttentionRegionsPass : impl::FuseAttentionRegionsBase<FuseAttentionRegionsPass> {
   void runOnOperation() override {
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
     for (SoftmaxOp s : softmaxes)
-      if (auto a = match(s)) merge(a->regions);
+      if (auto a = match(s)) mergeRegions(a->regions);
   }
 };
 

@@ -4,6 +4,8 @@
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
+#include "mlir/IR/Builders.h"
+
 namespace v4f {
 
 /// The dispatch region holding `op` when the region holds only `op`, has
@@ -17,6 +19,33 @@ inline DispatchOp soleCpuRegion(mlir::Operation *op) {
   if (auto placement = region->getAttrOfType<mlir::StringAttr>("v4f.placement"); placement && placement == "cuda")
     return {};
   return region;
+}
+
+/// Moves the ops of `regions` (program order, one block; each one's result
+/// used only by the next ones, the last one's anywhere; each one's other
+/// operands defined before the last one) into one region placed where the
+/// last one was, with the last one's attributes (placement).
+inline void mergeRegions(llvm::ArrayRef<DispatchOp> regions) {
+  DispatchOp last = regions.back();
+  mlir::OpBuilder b(last);
+  auto fused = b.create<DispatchOp>(last.getLoc(), last.getResultTypes());
+  for (mlir::NamedAttribute attr : last->getDiscardableAttrs()) fused->setAttr(attr.getName(), attr.getValue());
+  mlir::Block *body = b.createBlock(&fused.getBody());
+  b.setInsertionPointToEnd(body);
+  mlir::Value lastValue;
+  for (DispatchOp r : regions) {
+    auto ret = llvm::cast<DispatchReturnOp>(r.getBody().front().getTerminator());
+    mlir::Value inner = ret.getValues()[0];
+    for (mlir::Operation &op : llvm::make_early_inc_range(r.getBodyOps())) op.moveBefore(body, body->end());
+    r.getResult(0).replaceAllUsesWith(inner);
+    lastValue = inner;
+  }
+  b.create<DispatchReturnOp>(last.getLoc(), mlir::ValueRange{lastValue});
+  // Uses outside the fused region now name the inner value: point them at
+  // the region's result.
+  lastValue.replaceUsesWithIf(fused.getResult(0),
+                              [&](mlir::OpOperand &use) { return use.getOwner()->getParentOp() != fused; });
+  for (DispatchOp r : llvm::reverse(regions)) r->erase();
 }
 
 } // namespace v4f
