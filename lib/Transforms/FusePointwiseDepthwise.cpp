@@ -55,13 +55,18 @@ bool isPointwise(ConvOp c) {
 }
 
 /// A depthwise conv (one input channel per group, multiplier 1) with a
-/// constant weight, kernel at most 7 x 7, strides 1 or 2.
+/// constant weight, kernel at most 7 x 7, strides 1 or 2 no wider than the
+/// (dilated) window, left padding at most 4 (the fused kernel's rows keep
+/// it within the first vector, and SSE's vectors are 4 wide), rows of at
+/// most 4096 (the kernel's scratch holds several rows of 8 channels).
 bool isDepthwise(ConvOp c) {
   auto w = c.getWeight().getType().getShape();
   auto x = c.getInput().getType().getShape();
+  auto strides = c.getStrides(), dil = c.getDilations();
   return staticF32(c.getInput()) && staticF32(c.getResult()) && constantWeight(c) && c.getGroups() == x[1] &&
-         w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 &&
-         llvm::all_of(c.getStrides(), [](int64_t s) { return s == 1 || s == 2; });
+         w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 && c.getPads()[1] <= 4 && x[3] <= 4096 &&
+         llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; }) &&
+         (w[2] - 1) * dil[0] + 1 >= strides[0];
 }
 
 /// The pointwise and depthwise regions to merge around `depthwise`.

@@ -67,3 +67,25 @@ func.func @not_fused(%x: tensor<1x16x112x112xf32>, %s: tensor<1x16x28x28xf32>, %
   return %a1, %b0, %b1, %c1, %d1, %e1, %f1 : tensor<1x96x28x28xf32>, tensor<1x96x112x112xf32>, tensor<1x96x112x112xf32>,
          tensor<1x96x112x112xf32>, tensor<1x96x112x112xf32>, tensor<1x96x38x38xf32>, tensor<1x96x112x112xf32>
 }
+
+// -----
+
+// Nor a depthwise stride wider than its window (a 1x1 depthwise conv of
+// stride 2), nor a left padding over 4.
+// CHECK-LABEL: func.func @not_fused_window
+// CHECK-COUNT-4: v4f.dispatch ->
+// CHECK-NOT: v4f.dispatch ->
+func.func @not_fused_window(%x: tensor<1x16x112x112xf32>) -> (tensor<1x96x56x56xf32>, tensor<1x96x118x120xf32>) {
+  %w1 = arith.constant dense<0.1> : tensor<96x16x1x1xf32>
+  %w2 = arith.constant dense<0.1> : tensor<96x1x1x1xf32>
+  %w3 = arith.constant dense<0.1> : tensor<96x1x3x3xf32>
+  %a0 = v4f.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>) -> tensor<1x96x112x112xf32>
+  %a1 = v4f.conv %a0, %w2 {dilations = array<i64: 1, 1>, groups = 96 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+       : (tensor<1x96x112x112xf32>, tensor<96x1x1x1xf32>) -> tensor<1x96x56x56xf32>
+  %b0 = v4f.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>) -> tensor<1x96x112x112xf32>
+  %b1 = v4f.conv %b0, %w3 {dilations = array<i64: 1, 1>, groups = 96 : i64, pads = array<i64: 4, 5, 4, 5>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>) -> tensor<1x96x118x120xf32>
+  return %a1, %b1 : tensor<1x96x56x56xf32>, tensor<1x96x118x120xf32>
+}

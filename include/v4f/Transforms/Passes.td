@@ -373,10 +373,12 @@ def FusePointwiseDepthwise : Pass<"v4f-fuse-pointwise-depthwise", "mlir::func::F
     placement assigned if the GPU is a target (`v4f-assign-placement`).
     Output: a one-op region holding a `v4f.conv` that is 1x1, stride 1,
     unpadded, of one group, with a constant weight and no residual (bias and
-    activation allowed), static float32 NCHW, whose result is used only as
+    activation allowed), static float32 NCHW, whose result (at least 1 MiB:
+    smaller ones make their round trip through L2) is used only as
     the input of a one-op region holding a depthwise `v4f.conv` (groups =
     input channels = output channels, constant [C, 1, KH, KW] weight,
-    KH, KW <= 7, strides 1 or 2, static float32) is merged into that region,
+    KH, KW <= 7, strides 1 or 2 no wider than the dilated window, left
+    padding <= 4, input rows <= 4096, static float32) is merged into that region,
     the 1x1 conv first. The CPU kernel generator lowers such a region as one
     kernel that never writes the expanded tensor. Regions placed on the GPU
     (`v4f.placement` = "cuda") are left alone.
