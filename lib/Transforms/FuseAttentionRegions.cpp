@@ -69,8 +69,9 @@ struct Attention {
 /// around `softmax`, each a one-op region with a single-use result, all
 /// static float32 of one rank with equal batch dims; plus the transposes
 /// producing Q, KT, V and consuming the output where they are one-op regions
-/// of single use (KT: a transpose whose input is K with its head dim last;
-/// V, out: their last dim stays last).
+/// of single use, rank 4, keeping the batch dim (Q and KT: any other
+/// permutation, they are read element by element; V and the output: their
+/// last dim stays last, their rows are read and written as vectors).
 std::optional<Attention> match(SoftmaxOp softmax) {
   DispatchOp softmaxRegion = soleCpuRegion(softmax);
   if (!softmaxRegion || softmax.getMode() != "softmax") return std::nullopt;
