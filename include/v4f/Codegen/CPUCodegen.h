@@ -36,6 +36,9 @@ inline constexpr const char *kConvAlgorithmAttr = "v4f.conv_algorithm";
 /// input channel (static OIHW weight [OC, 1, KH, KW], KH, KW <= 11) at a
 /// width stride of 1 or 2.
 bool isDirectDepthwise(ConvOp conv);
+/// Whether `conv` is 1x1, stride 1 and unpadded: its input already is the
+/// GEMM's B (no im2col packing).
+bool readsInputAsB(ConvOp conv);
 /// Whether `conv` can compute output channels in vector lanes
 /// (v4f.conv_algorithm = "channel_lanes"): float, one group, a constant
 /// weight, static input and output planes, output channels a multiple of

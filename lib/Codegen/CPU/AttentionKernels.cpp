@@ -134,15 +134,11 @@ LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, ArrayRef<Op
   const int64_t stOff = D * QB, invOff = (D + L) * QB; // scratch: QT, ST, 1/sum
   auto idxType = VectorType::get({QB}, b.getI64Type());
   auto splatI = [&](Value x) { return b.create<vector::BroadcastOp>(loc, idxType, x).getResult(); };
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(QB));
   Value lanes = kb->iota(QB);
   auto gather = [&](Value base, Value first, int64_t stride, Value mask) -> Value {
     // Elements base[first + lane * stride] where `mask` is set, else 0.
     Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, lanes, splatI(kb->c(stride))), splatI(first));
-    idx = b.create<arith::SelectOp>(loc, mask, idx, splatI(first));
-    Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, f32, base, ValueRange{idx});
-    return b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{kb->cf(0.f, vt)}, uint32_t(4));
+    return kb->maskedGather(vt, base, b.create<arith::SelectOp>(loc, mask, idx, splatI(first)), mask);
   };
   auto fma = [&](Value a, Value x, Value acc) { return b.create<vector::FMAOp>(loc, a, x, acc).getResult(); };
 

@@ -87,8 +87,6 @@ LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const T
     Value iota = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
     Value iotaOne = kb->iota(L);
     auto splatI = [&](Value v) { return b.create<vector::BroadcastOp>(loc, idxType, v).getResult(); };
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-    auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(L));
     auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
     kb->forLoop(begin, end, kb->c(1), [&](Value row) {
       Value plane = kb->div(row, kb->c(Nh * Nw * Hq)), inPlane = kb->rem(row, kb->c(Nh * Nw * Hq));
@@ -126,9 +124,7 @@ LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const T
           v = b.create<vector::ShuffleOp>(loc, halves[0], halves[1], even);
         } else {
           Value idx = b.create<arith::AddIOp>(loc, cols, splatI(srcRow));
-          idx = b.create<arith::SelectOp>(loc, inside, idx, splatI(srcRow));
-          Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, kb->f32(), kb->binding(1), ValueRange{idx});
-          v = b.create<LLVM::masked_gather>(loc, vt, ptrs, inside, ValueRange{kb->cf(0.f, vt)}, uint32_t(4));
+          v = kb->maskedGather(vt, kb->binding(1), b.create<arith::SelectOp>(loc, inside, idx, splatI(srcRow)), inside);
         }
         if (j0 + L <= Wq)
           kb->store(v, kb->binding(0), kb->add(dstRow, kb->c(j0)));
@@ -176,8 +172,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   auto strides = conv.getStrides(), dil = conv.getDilations(), pads = conv.getPads();
   Reg Nb = X.dims[0], H = X.dims[2], Wd = X.dims[3], OH = result.dims[2], OW = result.dims[3];
   Reg HW = sp.mul(H, Wd), P = sp.mul(OH, OW);
-  bool pointwise = KH == 1 && KW == 1 && strides[0] == 1 && strides[1] == 1 &&
-                   llvm::all_of(pads, [](int64_t p) { return p == 0; });
+  bool pointwise = readsInputAsB(conv);
   GemmSpec s;
   if (failed(readTiling(op, s))) return failure();
   s.name = dispatchName(op);

@@ -56,6 +56,29 @@ struct KBlock {
   Value k0, k1, first, last;
 };
 
+/// Transposes 8 vectors of LANES (8 or 16) lanes, rows[r][j], in three
+/// stages of 8 two-input shuffles. Stage `level` (groups of w = 1, 2, 4
+/// rows): output h * 4 + q interleaves, w lanes at a time, half h of inputs
+/// 2q and 2q + 1. Afterwards vector i holds LANES / 8 columns from
+/// (4 (i % 2) + 2 (i / 2 % 2) + i / 4) * LANES / 8 on, each as its 8 rows in
+/// order.
+SmallVector<Value> transposeRows8(OpBuilder &b, Location loc, SmallVector<Value> cur, int64_t lanes) {
+  for (int w = 1, level = 0; w < 8; w *= 2, ++level) {
+    SmallVector<Value> next(8);
+    const int64_t span = lanes >> (level + 1); // source lanes per half
+    for (int q = 0; q < 4; ++q)
+      for (int h = 0; h < 2; ++h) {
+        SmallVector<int64_t> idx(lanes);
+        for (int64_t t = 0; t < span; ++t)
+          for (int e = 0; e < 2; ++e)
+            for (int u = 0; u < w; ++u) idx[size_t((t * 2 + e) * w + u)] = e * lanes + (h * span + t) * w + u;
+        next[size_t(h * 4 + q)] = b.create<vector::ShuffleOp>(loc, cur[2 * q], cur[2 * q + 1], idx);
+      }
+    cur = next;
+  }
+  return cur;
+}
+
 /// One register tile: rows [m, m + rows) by the NR columns from n, or by the
 /// first `edgeCols` of them (the column edge: lane-masked loads of an
 /// unpacked B, masked stores; packed B panels are zero-padded instead).
@@ -236,25 +259,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
         for (int v = 0; v < vecs; ++v) {
           SmallVector<Value> cur;
           for (int r = 0; r < 8; ++r) cur.push_back(g + r < rows ? addBias(acc[(g + r) * vecs + v], v) : kb.cf(0.f, vt));
-          // Stage `level` (groups of w = 1, 2, 4 rows): output h * 4 + q
-          // interleaves, w lanes at a time, half h of inputs 2q and 2q + 1
-          // (the lanes of those groups). After three stages vector i holds
-          // LANES / 8 channels from (4 (i % 2) + 2 (i / 2 % 2) + i / 4) *
-          // LANES / 8 on, each as its 8 rows in order.
-          for (int w = 1, level = 0; w < 8; w *= 2, ++level) {
-            SmallVector<Value> nextVecs(8);
-            const int64_t span = kLanes >> (level + 1); // source lanes per half
-            for (int q = 0; q < 4; ++q)
-              for (int h = 0; h < 2; ++h) {
-                SmallVector<int64_t> idx(kLanes);
-                for (int64_t t = 0; t < span; ++t)
-                  for (int e = 0; e < 2; ++e)
-                    for (int u = 0; u < w; ++u)
-                      idx[size_t((t * 2 + e) * w + u)] = e * kLanes + (h * span + t) * w + u;
-                nextVecs[size_t(h * 4 + q)] = b.create<vector::ShuffleOp>(loc, cur[2 * q], cur[2 * q + 1], idx);
-              }
-            cur = nextVecs;
-          }
+          cur = transposeRows8(b, loc, cur, kLanes);
           SmallVector<int64_t> lo(8), hi(8);
           for (int i = 0; i < 8; ++i) lo[i] = i, hi[i] = 8 + i;
           Value rowMask = count < 8 ? kb.laneMask(kb.c(count), 8) : Value();

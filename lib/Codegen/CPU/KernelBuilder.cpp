@@ -195,6 +195,16 @@ Value KernelBuilder::maskedLoad(Type vectorType, Value base, Value index, Value 
                                       uint32_t(elem.getIntOrFloatBitWidth() / 8));
 }
 
+Value KernelBuilder::maskedGather(Type vectorType, Value base, Value indices, Value mask) {
+  auto vt = llvm::cast<VectorType>(vectorType);
+  Type elem = vt.getElementType();
+  auto ptrs = LLVM::LLVMFixedVectorType::get(LLVM::LLVMPointerType::get(b.getContext()), unsigned(vt.getNumElements()));
+  Value p = b.create<LLVM::GEPOp>(loc, ptrs, elem, base, ValueRange{indices});
+  Value zero = b.create<arith::ConstantOp>(loc, vectorType, b.getZeroAttr(vectorType));
+  return b.create<LLVM::masked_gather>(loc, vectorType, p, mask, ValueRange{zero},
+                                       uint32_t(elem.getIntOrFloatBitWidth() / 8));
+}
+
 void KernelBuilder::maskedStore(Value value, Value base, Value index, Value mask) {
   noteStore(base);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());

@@ -72,6 +72,10 @@ public:
   /// are not written); no memory is touched for an unset lane.
   mlir::Value maskedLoad(mlir::Type vectorType, mlir::Value base, mlir::Value index, mlir::Value mask);
   void maskedStore(mlir::Value value, mlir::Value base, mlir::Value index, mlir::Value mask);
+  /// Elements base[indices[i]] (`indices` a vector of i64 or i32) where
+  /// `mask` is set, 0 elsewhere; an unset lane's index is not read, but
+  /// should still be in range.
+  mlir::Value maskedGather(mlir::Type vectorType, mlir::Value base, mlir::Value indices, mlir::Value mask);
   /// vector<lanes x i64> of 0, 1, ..., lanes - 1.
   mlir::Value iota(int64_t lanes);
   mlir::Value toF32(mlir::Value i64);

@@ -69,8 +69,7 @@ bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling) {
   return OC % lanes == 0 && OC >= nr && P < (int64_t(1) << 24) / std::max<int64_t>(OC, 1);
 }
 
-/// A 1x1 stride-1 unpadded conv: its input already is the GEMM's B.
-static bool readsInputAsB(ConvOp conv) {
+bool readsInputAsB(ConvOp conv) {
   auto wShape = conv.getWeight().getType().getShape();
   return wShape[2] == 1 && wShape[3] == 1 && llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
          llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
