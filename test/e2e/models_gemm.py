@@ -241,6 +241,40 @@ def make_channel_lanes_convs(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 
+def make_winograd_convs(flags=()) -> Case:
+    """3x3 stride-1 convs that v4f-select-cpu-strategy gives Winograd
+    F(2x2, 3x3) (v4f.conv_algorithm = "winograd", WinogradConvKernels.cpp)
+    on every target: a ResNet stage-1 conv (56 x 56, 64 -> 64, bias + Relu,
+    tile blocks over several rows); a residual added before Relu; odd planes
+    (23 x 21: the last tile row and column half outside) with 24 input and
+    20 output channels (the last output-channel tile zero-padded: MR = 8 on
+    AVX-512, 6 on AVX2 and SSE); no padding (23 x 21 -> 21 x 19);
+    asymmetric pads; no bias and Clip; a 14 x 14 plane with 64 channels (few
+    tile blocks: output channels split into groups that share a separate
+    input-transform dispatch, as do the 23 x 21 convs on AVX-512); and a
+    run-time batch."""
+    g = GraphBuilder(seed=41)
+    a = g.op("Relu", [g.conv("x56", 64, 64, 3)])
+    b = g.op("Relu", [g.op("Add", [g.conv(a, 64, 64, 3), a])])
+    c = g.conv("x23", 24, 20, 3)
+    d = g.conv("x23", 24, 40, 3, pads=[0, 0, 0, 0])
+    e = g.op("Clip", [g.conv("x23", 24, 40, 3, pads=[2, 0, 1, 1], bias=False),
+                      g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
+    f = g.op("Relu", [g.conv("x14", 64, 64, 3)])
+    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f))
+    for name, v in outs:
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("winograd_convs",
+                [_vi("x56", F32, ["N", 64, 56, 56]), _vi("x23", F32, ["N", 24, 23, 21]),
+                 _vi("x14", F32, ["N", 64, 14, 14])],
+                [_vi("b", F32, ["N", 64, 56, 56]), _vi("c", F32, ["N", 20, 23, 21]), _vi("d", F32, ["N", 40, 21, 19]),
+                 _vi("e", F32, ["N", 40, 24, 20]), _vi("f", F32, ["N", 64, 14, 14])])
+    rng = np.random.default_rng(141)
+    sets = [{"x56": _randn(rng, [n, 64, 56, 56]), "x23": _randn(rng, [n, 24, 23, 21]),
+             "x14": _randn(rng, [n, 64, 14, 14])} for n in (2, 1)]
+    return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
+
+
 def make_fused_attention(flags=()) -> Case:
     """Attention as exporters write it, which v4f-fuse-attention-regions
     merges into one kernel (AttentionKernels.cpp): BERT-style heads split by
@@ -411,6 +445,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
         gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
+        gens["winograd_convs" + suffix] = lambda f=flags: make_winograd_convs(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)

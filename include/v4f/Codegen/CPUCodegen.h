@@ -47,6 +47,21 @@ bool readsInputAsB(ConvOp conv);
 /// measurement.
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);
 
+/// Whether `conv` can take Winograd F(2x2, 3x3) (v4f.conv_algorithm =
+/// "winograd", WinogradConvKernels.cpp): float, one group, a constant 3x3
+/// weight, stride 1, no dilation, static planes of at most 2^30 elements,
+/// at least `tiling`'s MR output channels and 4 input channels.
+bool winogradEligible(ConvOp conv, GemmTilingAttr tiling);
+/// How the Winograd kernel splits an eligible conv: LANES tiles (2x2 output
+/// pixels each, numbered row-major) per vector, `vectors` vectors per tile
+/// block, each vector spanning at most `segments` tile rows; output
+/// channels in tiles of MR split into `ocGroups` groups.
+struct WinogradShape {
+  int64_t lanes = 0, mr = 0, tileRows = 0, tileCols = 0, tiles = 0, vectors = 0, tileBlocks = 0, segments = 0;
+  int64_t ocTiles = 0, ocGroups = 0, ocTilesPerGroup = 0;
+};
+WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling);
+
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.
 bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &error);

@@ -158,11 +158,26 @@ LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const T
 
 } // namespace
 
+ConvEpilogueSlots bindConvEpilogue(ConvOp conv, ArrayRef<TensorInfo> operands, std::vector<uint32_t> &bindings) {
+  ConvEpilogueSlots slots;
+  size_t next = 2;
+  if (conv.getBias()) {
+    slots.bias = unsigned(bindings.size());
+    bindings.push_back(operands[next++].buffer);
+  }
+  if (conv.getResidual()) {
+    slots.residual = unsigned(bindings.size());
+    bindings.push_back(operands[next++].buffer);
+  }
+  return slots;
+}
+
 LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
   if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
+  if (algorithm && algorithm == "winograd") return emitWinogradConv(ctx, op, operands, result);
   const bool channelLanes = algorithm && algorithm == "channel_lanes";
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];

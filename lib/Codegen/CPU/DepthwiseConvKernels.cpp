@@ -90,17 +90,8 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   using P = arith::CmpIPredicate;
   auto land = [&](Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y).getResult(); };
 
-  size_t next = 2;
-  std::optional<unsigned> biasSlot, residualSlot;
   std::vector<uint32_t> bindings = {result.buffer, X.buffer, W.buffer};
-  if (conv.getBias()) {
-    biasSlot = bindings.size();
-    bindings.push_back(operands[next++].buffer);
-  }
-  if (conv.getResidual()) {
-    residualSlot = bindings.size();
-    bindings.push_back(operands[next++].buffer);
-  }
+  auto [biasSlot, residualSlot] = bindConvEpilogue(conv, operands, bindings);
   std::string act = conv.getActivation().str();
   float alpha = conv.getActAlpha().convertToFloat(), beta = conv.getActBeta().convertToFloat();
 

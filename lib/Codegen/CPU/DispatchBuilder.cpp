@@ -82,6 +82,10 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
     // A quantized conv's weight and scales become its own constants.
     if (isa<QuantizedConvOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
     if (auto im = dyn_cast<IntegerMatMulOp>(use.getOwner())) return use.get() == im.getRhs();
+    // A Winograd conv's weight is stored transformed (WinogradConvKernels.cpp).
+    if (auto conv = dyn_cast<ConvOp>(use.getOwner()); conv && use.getOperandNumber() == 1)
+      if (auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr); algorithm && algorithm == "winograd")
+        return true;
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {

@@ -159,6 +159,15 @@ mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).
 mlir::LogicalResult emitDepthwiseConv(DispatchContext &ctx, mlir::Operation *op,
                                       llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// The binding slots of a conv's bias and residual (operands[2], [3] when
+/// present), appended to `bindings` in that order.
+struct ConvEpilogueSlots {
+  std::optional<unsigned> bias, residual;
+};
+ConvEpilogueSlots bindConvEpilogue(ConvOp conv, llvm::ArrayRef<TensorInfo> operands, std::vector<uint32_t> &bindings);
+/// A conv marked `v4f.conv_algorithm = "winograd"` (WinogradConvKernels.cpp).
+mlir::LogicalResult emitWinogradConv(DispatchContext &ctx, mlir::Operation *op,
+                                     llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitPool(DispatchContext &ctx, mlir::Operation *op,
                              llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 mlir::LogicalResult emitReduceMean(DispatchContext &ctx, mlir::Operation *op,

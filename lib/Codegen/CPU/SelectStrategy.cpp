@@ -83,12 +83,35 @@ constexpr double kPackingCostPerOutputChannel = 12.0;
 /// isChannelLanesConv), times K / LANES.
 constexpr double kStoreCostPerLane = 1.0;
 
-/// Whether `conv` computes output channels in vector lanes and output pixels
-/// as the GEMM's rows (v4f.conv_algorithm = "channel_lanes", see
-/// ConvKernels.cpp) because its few output pixels would leave much of the
-/// usual pixels-in-lanes tile empty.
-bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
-  if (!channelLanesEligible(conv, tiling)) return false;
+bool winogradEligible(ConvOp conv, GemmTilingAttr tiling) {
+  auto wType = conv.getWeight().getType();
+  auto xType = conv.getInput().getType();
+  auto yType = conv.getType();
+  if (!wType.hasStaticShape() || wType.getRank() != 4 || xType.getRank() != 4 || yType.getRank() != 4 ||
+      !yType.getElementType().isF32() || conv.getGroups() != 1)
+    return false;
+  for (int64_t d = 1; d < 4; ++d)
+    if (xType.isDynamicDim(d) || yType.isDynamicDim(d)) return false;
+  auto cst = conv.getWeight().getDefiningOp<arith::ConstantOp>();
+  if (!cst || !llvm::isa<DenseElementsAttr>(cst.getValue())) return false;
+  auto w = wType.getShape();
+  if (w[2] != 3 || w[3] != 3 || w[0] < tiling.getMr() || w[1] < 4) return false;
+  if (!llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) ||
+      !llvm::all_of(conv.getDilations(), [](int64_t d) { return d == 1; }))
+    return false;
+  int64_t limit = int64_t(1) << 30;
+  return xType.getDimSize(1) * xType.getDimSize(2) * xType.getDimSize(3) < limit &&
+         yType.getDimSize(1) * yType.getDimSize(2) * yType.getDimSize(3) < limit;
+}
+
+/// The relative costs per useful FMA of `conv` as a GEMM with output
+/// pixels in vector lanes (the default) and with output channels in lanes
+/// (v4f.conv_algorithm = "channel_lanes", see ConvKernels.cpp; 1e30 when
+/// not eligible).
+struct DirectCosts {
+  double pixelLanes, channelLanes;
+};
+DirectCosts directCosts(ConvOp conv, GemmTilingAttr tiling) {
   auto wType = conv.getWeight().getType();
   auto yType = conv.getType();
   int64_t OC = wType.getDimSize(0), P = yType.getDimSize(2) * yType.getDimSize(3);
@@ -118,7 +141,61 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
   double pixelLanes = double(padded) / double(P);
   if (!readsInputAsB(conv)) pixelLanes += kPackingCostPerOutputChannel / double(OC);
   double channelLanes = 1.0 + kStoreCostPerLane * double(lanes) / double(std::max<int64_t>(K, 1));
-  return channelLanes < pixelLanes;
+  return {pixelLanes, channelLanesEligible(conv, tiling) ? channelLanes : 1e30};
+}
+
+/// Whether `conv` computes output channels in vector lanes and output pixels
+/// as the GEMM's rows because its few output pixels would leave much of the
+/// usual pixels-in-lanes tile empty, or because pixels in lanes would pack.
+bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
+  DirectCosts d = directCosts(conv, tiling);
+  return d.channelLanes < d.pixelLanes;
+}
+
+/// Relative cost of the Winograd kernel's input transform per (input
+/// channel, tile, segment) and of its output transform per (output channel,
+/// tile, segment), in FMAs (see isWinogradConv).
+constexpr double kWinogradTransformCost = 20.0;
+
+/// Relative cost of streaming one byte of weights from memory, in FMAs: a
+/// batch-1 model's weights do not stay in cache between runs (ResNet-50:
+/// 100 MB), and Winograd's transformed weights are 16 / 9 of the direct
+/// conv's. ResNet-50's 7 x 7 x 512 convs (16.8 MB of transformed weights
+/// each) ran 1.6x slower with Winograd inside the model, about 7 GB/s per
+/// core, while computing at 91 G FMA/s: 13 FMAs per byte.
+constexpr double kWeightByteCost = 13.0;
+
+/// Whether `conv` takes Winograd F(2x2, 3x3) (WinogradConvKernels.cpp)
+/// because its estimated cost per useful FMA is below the direct conv's.
+/// Per 2x2 tile, input channel and output channel the direct conv runs 36
+/// FMAs, Winograd 16 (over output channels padded to whole MR tiles) plus
+/// the transforms: per input channel and tile 8 loads, 16 shuffles, 32 adds
+/// and 16 stores for each tile row (segment) a vector of tiles spans, and
+/// per output channel and tile 16 loads, 24 adds and the stores of each
+/// segment. The lanes past the last tile and the pixels past an odd edge
+/// are wasted. Both pay for their weights' bytes (kWeightByteCost).
+/// Measured on the Xeon alone (AVX-512 and AVX2 code, 1 thread, against the
+/// direct conv the cost model picks): 0.53 / 0.50 of the time for
+/// ResNet-50's 56 x 56 x 64 conv, 0.60 / 0.50 at 28 x 28 x 128, 0.63 / 0.61
+/// at 14 x 14 x 256, 0.77 / 0.56 at 7 x 7 x 512, 0.71 / 0.57 at 7 x 7 x 128;
+/// 1.09 / 0.92 for a 13 x 11 conv of 20 -> 32 channels, which the
+/// transforms' cost keeps on the direct conv. Inside ResNet-50 (weights
+/// streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at 14 x 14, 1.62 at 7 x 7,
+/// which the weight term keeps on the direct conv.
+bool isWinogradConv(ConvOp conv, GemmTilingAttr tiling) {
+  if (!winogradEligible(conv, tiling)) return false;
+  WinogradShape ws = winogradShape(conv, tiling);
+  auto yShape = conv.getType().getShape();
+  int64_t OC = conv.getWeight().getType().getDimSize(0), C = conv.getWeight().getType().getDimSize(1);
+  double waste = double(ws.tileBlocks * ws.vectors * ws.lanes * 4) / double(yShape[2] * yShape[3]);
+  double gemm = 16.0 * double(ws.ocTiles * ws.mr) / double(OC);
+  double transforms = kWinogradTransformCost * double(ws.segments) * (1.0 / double(OC) + 1.0 / double(C));
+  // Weight bytes per useful FMA (9 OC C P of them): 64 OCpad C against 36 OC C.
+  double P = double(yShape[2] * yShape[3]);
+  double winograd = waste * (gemm + transforms) / 36.0 + kWeightByteCost * 64.0 * double(ws.ocTiles * ws.mr) /
+                                                             double(OC) / (9.0 * P);
+  DirectCosts d = directCosts(conv, tiling);
+  return winograd < std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / P;
 }
 
 namespace {
@@ -151,6 +228,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
+      else if (conv && isWinogradConv(conv, gemm))
+        op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "winograd"));
       else if (conv && isChannelLanesConv(conv, gemm)) {
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "channel_lanes"));
         // Few pixel rows (one row block of 12-row tiles: ResNet stage 4's

@@ -1,0 +1,83 @@
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v2 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+
+// v4f-select-cpu-strategy gives 3x3 stride-1 convs Winograd F(2x2, 3x3)
+// (v4f.conv_algorithm = "winograd", WinogradConvKernels.cpp) where its cost
+// model puts it below the direct conv, on every target: ResNet-50's stage-1
+// conv (56 x 56 x 64). Not: ResNet-50's stage 4 (7 x 7 x 512: its 16 / 9
+// larger weights stream from memory for only 49 pixels); a small conv whose
+// transforms cost more than they save (13 x 11, 20 -> 32 channels); stride
+// 2, dilation 2, a 5x5 kernel, two groups. Its weight is not packed into
+// panels (the kernel stores it transformed).
+// SEL-LABEL: func.func @main
+// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "winograd"
+// SEL-NOT: v4f.packed_weight
+// SEL-SAME: -> tensor<1x64x56x56xf32>
+// SEL: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<?x512x7x7xf32>
+// SEL: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x32x13x11xf32>
+// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x28x28xf32>
+// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x52x52xf32>
+// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x56x56xf32>
+// SEL: v4f.conv %arg0, %{{.*}}groups = 2
+// SEL-NOT: winograd
+// SEL: return
+func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tensor<1x20x15x13xf32>)
+    -> (tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>, tensor<1x64x28x28xf32>,
+        tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) {
+  %w1 = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
+  %w4 = arith.constant dense<0.01> : tensor<512x512x3x3xf32>
+  %ws = arith.constant dense<0.01> : tensor<32x20x3x3xf32>
+  %w5 = arith.constant dense<0.01> : tensor<64x64x5x5xf32>
+  %wg = arith.constant dense<0.01> : tensor<64x32x3x3xf32>
+  %0 = v4f.conv %a, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+  %1 = v4f.conv %b, %w4 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<?x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<?x512x7x7xf32>
+  %2 = v4f.conv %c, %ws {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x20x15x13xf32>, tensor<32x20x3x3xf32>) -> tensor<1x32x13x11xf32>
+  %3 = v4f.conv %a, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x28x28xf32>
+  %4 = v4f.conv %a, %w1 {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x52x52xf32>
+  %5 = v4f.conv %a, %w5 {dilations = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x5x5xf32>) -> tensor<1x64x56x56xf32>
+  %6 = v4f.conv %a, %wg {dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x32x3x3xf32>) -> tensor<1x64x56x56xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>,
+      tensor<1x64x28x28xf32>, tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>
+}
+
+// -----
+
+// The kernels of a small conv (16 -> 16 channels, 20 x 20, bias, residual,
+// Relu; AVX-512: 100 tiles of 2 x 2 pixels in 4 blocks of 2 vectors, so the
+// 2 output-channel tiles of 8 form 2 groups): an "input transform" dispatch
+// writes V = B^T d B of every tile block once, for both groups — per segment
+// (the tile rows a vector's 16 tiles span) and input row, two masked loads
+// of 32 floats whose even and odd lanes are the tiles' 4 inputs — and the
+// conv dispatch runs per xi an 8 x 2-vector register tile over the channels
+// (FMAs of a broadcast U element), then A^T m A, bias, the residual
+// (masked loads), Relu, and stores each output row's pixel pairs
+// interleaved by masked stores. The constants: the transformed weight,
+// 16 x 2 x 16 x 8 floats (16384 bytes), and the bias (64).
+// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 16448 : i64, dispatches = 2 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
+// GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
+// GEN: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// GEN: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<32xf32>, vector<32xf32>
+// GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// GEN: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31] : vector<16xf32>, vector<16xf32>
+// GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
+// GEN: llvm.intr.masked.store {{.*}} : vector<32xf32>, vector<32xi1> into !llvm.ptr
+// GEN-NOT: vector.fma
+// GEN: return
+func.func @main(%x: tensor<1x16x20x20xf32>, %r: tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32> {
+  %w = arith.constant dense<0.25> : tensor<16x16x3x3xf32>
+  %b = arith.constant dense<0.5> : tensor<16xf32>
+  %0 = v4f.conv %x, %w bias(%b) residual(%r) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x16x20x20xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>, tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32>
+  return %0 : tensor<1x16x20x20xf32>
+}
