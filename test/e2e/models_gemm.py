@@ -243,9 +243,12 @@ def make_channel_lanes_convs(flags=()) -> Case:
 
 def make_winograd_convs(flags=()) -> Case:
     """3x3 stride-1 convs that v4f-select-cpu-strategy gives Winograd
-    F(2x2, 3x3) (v4f.conv_algorithm = "winograd", WinogradConvKernels.cpp)
-    on every target: a ResNet stage-1 conv (56 x 56, 64 -> 64, bias + Relu,
-    tile blocks over several rows); a residual added before Relu; odd planes
+    (WinogradConvKernels.cpp) on every target. F(4x4, 3x3)
+    ("winograd_4x4"): a ResNet stage-1 conv (56 x 56, 64 -> 64, bias + Relu,
+    tile blocks over several rows) and one with a residual added before
+    Relu; a 29 x 27 plane (edges no multiple of 4, asymmetric pads, no bias;
+    few tile blocks, so output-channel groups share a separate
+    input-transform dispatch). F(2x2, 3x3) ("winograd_2x2"): odd planes
     (23 x 21: the last tile row and column half outside) with 24 input and
     20 output channels (the last output-channel tile zero-padded: MR = 8 on
     AVX-512, 6 on AVX2 and SSE); no padding (23 x 21 -> 21 x 19);
@@ -255,23 +258,24 @@ def make_winograd_convs(flags=()) -> Case:
     run-time batch."""
     g = GraphBuilder(seed=41)
     a = g.op("Relu", [g.conv("x56", 64, 64, 3)])
+    h = g.op("Relu", [g.conv("x29", 64, 64, 3, pads=[2, 1, 0, 1], bias=False)])
     b = g.op("Relu", [g.op("Add", [g.conv(a, 64, 64, 3), a])])
     c = g.conv("x23", 24, 20, 3)
     d = g.conv("x23", 24, 40, 3, pads=[0, 0, 0, 0])
     e = g.op("Clip", [g.conv("x23", 24, 40, 3, pads=[2, 0, 1, 1], bias=False),
                       g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
     f = g.op("Relu", [g.conv("x14", 64, 64, 3)])
-    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f))
+    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f), ("h", h))
     for name, v in outs:
         g.op("Identity", [v], out_names=[name])
     m = g.model("winograd_convs",
                 [_vi("x56", F32, ["N", 64, 56, 56]), _vi("x23", F32, ["N", 24, 23, 21]),
-                 _vi("x14", F32, ["N", 64, 14, 14])],
+                 _vi("x14", F32, ["N", 64, 14, 14]), _vi("x29", F32, ["N", 64, 29, 27])],
                 [_vi("b", F32, ["N", 64, 56, 56]), _vi("c", F32, ["N", 20, 23, 21]), _vi("d", F32, ["N", 40, 21, 19]),
-                 _vi("e", F32, ["N", 40, 24, 20]), _vi("f", F32, ["N", 64, 14, 14])])
+                 _vi("e", F32, ["N", 40, 24, 20]), _vi("f", F32, ["N", 64, 14, 14]), _vi("h", F32, ["N", 64, 29, 27])])
     rng = np.random.default_rng(141)
     sets = [{"x56": _randn(rng, [n, 64, 56, 56]), "x23": _randn(rng, [n, 24, 23, 21]),
-             "x14": _randn(rng, [n, 64, 14, 14])} for n in (2, 1)]
+             "x14": _randn(rng, [n, 64, 14, 14]), "x29": _randn(rng, [n, 64, 29, 27])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 

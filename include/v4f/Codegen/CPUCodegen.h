@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,20 +48,24 @@ bool readsInputAsB(ConvOp conv);
 /// measurement.
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);
 
-/// Whether `conv` can take Winograd F(2x2, 3x3) (v4f.conv_algorithm =
-/// "winograd", WinogradConvKernels.cpp): float, one group, a constant 3x3
-/// weight, stride 1, no dilation, static planes of at most 2^30 elements,
-/// at least `tiling`'s MR output channels and 4 input channels.
+/// Whether `conv` can take Winograd F(m x m, 3x3) (v4f.conv_algorithm =
+/// "winograd_2x2" or "winograd_4x4", WinogradConvKernels.cpp): float, one
+/// group, a constant 3x3 weight, stride 1, no dilation, static planes of at
+/// most 2^30 elements, at least `tiling`'s MR output channels and 4 input
+/// channels.
 bool winogradEligible(ConvOp conv, GemmTilingAttr tiling);
-/// How the Winograd kernel splits an eligible conv: LANES tiles (2x2 output
-/// pixels each, numbered row-major) per vector, `vectors` vectors per tile
-/// block, each vector spanning at most `segments` tile rows; output
+/// How the Winograd kernel splits an eligible conv: LANES tiles (m x m
+/// output pixels each, numbered row-major) per vector, `vectors` vectors per
+/// tile block, each vector spanning at most `segments` tile rows; output
 /// channels in tiles of MR split into `ocGroups` groups.
 struct WinogradShape {
-  int64_t lanes = 0, mr = 0, tileRows = 0, tileCols = 0, tiles = 0, vectors = 0, tileBlocks = 0, segments = 0;
+  int64_t tile = 0, lanes = 0, mr = 0, tileRows = 0, tileCols = 0, tiles = 0, vectors = 0, tileBlocks = 0,
+          segments = 0;
   int64_t ocTiles = 0, ocGroups = 0, ocTilesPerGroup = 0;
 };
-WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling);
+WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile);
+/// The output tile size m of a conv marked for Winograd, none otherwise.
+std::optional<int64_t> winogradTileOf(mlir::Operation *op);
 
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.

@@ -177,7 +177,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
   if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
-  if (algorithm && algorithm == "winograd") return emitWinogradConv(ctx, op, operands, result);
+  if (winogradTileOf(op)) return emitWinogradConv(ctx, op, operands, result);
   const bool channelLanes = algorithm && algorithm == "channel_lanes";
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];

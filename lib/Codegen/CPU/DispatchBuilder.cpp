@@ -83,9 +83,7 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
     if (isa<QuantizedConvOp>(use.getOwner())) return use.getOperandNumber() == 1 || use.getOperandNumber() == 2;
     if (auto im = dyn_cast<IntegerMatMulOp>(use.getOwner())) return use.get() == im.getRhs();
     // A Winograd conv's weight is stored transformed (WinogradConvKernels.cpp).
-    if (auto conv = dyn_cast<ConvOp>(use.getOwner()); conv && use.getOperandNumber() == 1)
-      if (auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr); algorithm && algorithm == "winograd")
-        return true;
+    if (isa<ConvOp>(use.getOwner()) && use.getOperandNumber() == 1 && winogradTileOf(use.getOwner())) return true;
     return use.getOperandNumber() == 1 && (packingOf(use.getOwner()) || isa<QuantizedMatMulOp>(use.getOwner()));
   });
   if (onlyPacked) {

@@ -165,37 +165,47 @@ constexpr double kWinogradTransformCost = 20.0;
 /// core, while computing at 91 G FMA/s: 13 FMAs per byte.
 constexpr double kWeightByteCost = 13.0;
 
-/// Whether `conv` takes Winograd F(2x2, 3x3) (WinogradConvKernels.cpp)
-/// because its estimated cost per useful FMA is below the direct conv's.
-/// Per 2x2 tile, input channel and output channel the direct conv runs 36
-/// FMAs, Winograd 16 (over output channels padded to whole MR tiles) plus
-/// the transforms: per input channel and tile 8 loads, 16 shuffles, 32 adds
-/// and 16 stores for each tile row (segment) a vector of tiles spans, and
-/// per output channel and tile 16 loads, 24 adds and the stores of each
-/// segment. The lanes past the last tile and the pixels past an odd edge
-/// are wasted. Both pay for their weights' bytes (kWeightByteCost).
-/// Measured on the Xeon alone (AVX-512 and AVX2 code, 1 thread, against the
-/// direct conv the cost model picks): 0.53 / 0.50 of the time for
-/// ResNet-50's 56 x 56 x 64 conv, 0.60 / 0.50 at 28 x 28 x 128, 0.63 / 0.61
-/// at 14 x 14 x 256, 0.77 / 0.56 at 7 x 7 x 512, 0.71 / 0.57 at 7 x 7 x 128;
-/// 1.09 / 0.92 for a 13 x 11 conv of 20 -> 32 channels, which the
-/// transforms' cost keeps on the direct conv. Inside ResNet-50 (weights
-/// streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at 14 x 14, 1.62 at 7 x 7,
-/// which the weight term keeps on the direct conv.
-bool isWinogradConv(ConvOp conv, GemmTilingAttr tiling) {
-  if (!winogradEligible(conv, tiling)) return false;
-  WinogradShape ws = winogradShape(conv, tiling);
+/// The relative cost per useful FMA of `conv` by Winograd F(m x m, 3x3)
+/// (WinogradConvKernels.cpp), weight bytes included (kWeightByteCost).
+/// Per m x m tile, input channel and output channel the direct conv runs
+/// 9 m^2 FMAs, Winograd (m + 2)^2 (over output channels padded to whole MR
+/// tiles) plus the transforms: per input channel and tile, for each tile
+/// row (segment) a vector of tiles spans, 2 (m + 2) masked loads, (m + 2)^2
+/// shuffles and the additions of B^T d B, and (m + 2)^2 stores; per output
+/// channel and tile (m + 2)^2 loads, the additions of A^T m A and the
+/// stores of each segment. The lanes past the last tile and the pixels past
+/// an edge that is no multiple of m are wasted.
+double winogradCost(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
+  WinogradShape ws = winogradShape(conv, tiling, tile);
   auto yShape = conv.getType().getShape();
   int64_t OC = conv.getWeight().getType().getDimSize(0), C = conv.getWeight().getType().getDimSize(1);
-  double waste = double(ws.tileBlocks * ws.vectors * ws.lanes * 4) / double(yShape[2] * yShape[3]);
-  double gemm = 16.0 * double(ws.ocTiles * ws.mr) / double(OC);
-  double transforms = kWinogradTransformCost * double(ws.segments) * (1.0 / double(OC) + 1.0 / double(C));
-  // Weight bytes per useful FMA (9 OC C P of them): 64 OCpad C against 36 OC C.
+  double a2 = double((tile + 2) * (tile + 2)), direct = 9.0 * double(tile * tile);
   double P = double(yShape[2] * yShape[3]);
-  double winograd = waste * (gemm + transforms) / 36.0 + kWeightByteCost * 64.0 * double(ws.ocTiles * ws.mr) /
-                                                             double(OC) / (9.0 * P);
+  double waste = double(ws.tileBlocks * ws.vectors * ws.lanes * tile * tile) / P;
+  double padded = double(ws.ocTiles * ws.mr) / double(OC);
+  double transforms = kWinogradTransformCost * a2 / 16.0 * double(ws.segments) * (1.0 / double(OC) + 1.0 / double(C));
+  // Weight bytes per useful FMA (9 OC C P of them): 4 a2 OCpad C.
+  return waste * (a2 * padded + transforms) / direct + kWeightByteCost * 4.0 * a2 * padded / (9.0 * P);
+}
+
+/// The Winograd tile (2 or 4) `conv` takes, or 0 for the direct conv: the
+/// cheapest of the three by the cost model. Measured on the Xeon alone
+/// (AVX-512 and AVX2 code, 1 thread) F(2x2, 3x3) took 0.53 / 0.50 of the
+/// direct conv's time for ResNet-50's 56 x 56 x 64 conv, 0.60 / 0.50 at
+/// 28 x 28 x 128, 0.63 / 0.61 at 14 x 14 x 256, 0.77 / 0.56 at 7 x 7 x 512,
+/// 0.71 / 0.57 at 7 x 7 x 128; 1.09 / 0.92 for a 13 x 11 conv of 20 -> 32
+/// channels, which the transforms' cost keeps on the direct conv. Inside
+/// ResNet-50 (weights streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at
+/// 14 x 14, 1.62 at 7 x 7, which the weight term keeps on the direct conv.
+int64_t winogradTile(ConvOp conv, GemmTilingAttr tiling) {
+  if (!winogradEligible(conv, tiling)) return 0;
+  auto yShape = conv.getType().getShape();
   DirectCosts d = directCosts(conv, tiling);
-  return winograd < std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / P;
+  double best = std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / double(yShape[2] * yShape[3]);
+  int64_t choice = 0;
+  for (int64_t tile : {2, 4})
+    if (double cost = winogradCost(conv, tiling, tile); cost < best) best = cost, choice = tile;
+  return choice;
 }
 
 namespace {
@@ -228,8 +238,9 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
-      else if (conv && isWinogradConv(conv, gemm))
-        op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "winograd"));
+      else if (int64_t tile = conv ? winogradTile(conv, gemm) : 0)
+        op->setAttr(kConvAlgorithmAttr,
+                    StringAttr::get(&getContext(), tile == 2 ? "winograd_2x2" : "winograd_4x4"));
       else if (conv && isChannelLanesConv(conv, gemm)) {
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "channel_lanes"));
         // Few pixel rows (one row block of 12-row tiles: ResNet stage 4's

@@ -1,52 +1,54 @@
-//===- WinogradConvKernels.cpp - 3x3 stride-1 convs by Winograd F(2x2, 3x3) -===//
+//===- WinogradConvKernels.cpp - 3x3 stride-1 convs by Winograd -----------===//
 //
-// A conv marked v4f.conv_algorithm = "winograd" (v4f-select-cpu-strategy:
-// 3x3, stride 1, no dilation, one group, float, constant weight, static
-// planes) computes each 2x2 block of output pixels (a tile) from the 4x4
-// input block under it as
+// A conv marked v4f.conv_algorithm = "winograd_2x2" or "winograd_4x4"
+// (v4f-select-cpu-strategy: 3x3, stride 1, no dilation, one group, float,
+// constant weight, static planes) computes each m x m block of output
+// pixels (a tile) from the (m + 2) x (m + 2) input block under it as
 //
 //   Y = A^T [ sum_c (G g_oc,c G^T) .* (B^T d_c B) ] A
 //
-// (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"): 16
-// products per tile, channel pair and output channel instead of the 36 of
-// the direct conv — the 16 element-wise products summed over channels are
-// 16 GEMMs M_xi[OC, tiles] = U_xi[OC, C] V_xi[C, tiles], xi = 0..15.
+// (Winograd's minimal filtering, F(m x m, 3x3); Lavin & Gray, "Fast
+// Algorithms for Convolutional Neural Networks"): (m + 2)^2 products per
+// tile, channel pair and output channel instead of the 9 m^2 of the direct
+// conv (16 against 36 for m = 2, 36 against 144 for m = 4) — the products
+// summed over channels are (m + 2)^2 GEMMs M_xi[OC, tiles] = U_xi[OC, C]
+// V_xi[C, tiles]. F(2x2)'s transforms use 0, +-1 and +-1/2; F(4x4)'s the
+// points 0, +-1, +-2 (constants up to 8 and 1/24), whose rounding errors are
+// about 10x larger: e2e `winograd_convs` sees 5e-5 against 3e-6 on outputs
+// of magnitude 1-5, ResNet-50 stays within 1e-6 of ORT relative to its
+// largest output.
 //
 // U = G g G^T is computed at compile time (the weight is stored only
-// transformed: [16][OC / MR][C][MR] floats, the last output-channel tile
-// zero-padded), so the kernel reads MR consecutive floats per (xi, channel).
+// transformed: [OC / MR][(m + 2)^2][C][MR] floats, the last output-channel
+// tile zero-padded), so the kernel reads MR consecutive floats per (xi,
+// channel) and one output-channel tile's U is one contiguous run.
 //
 // A work item is one image, a block of NV x LANES tiles (tiles numbered
-// row-major over the image's ceil(OH / 2) x ceil(OW / 2) tiles, one tile
+// row-major over the image's ceil(OH / m) x ceil(OW / m) tiles, one tile
 // per vector lane) and a group of output-channel tiles:
 //
 //   1. input transform: per channel, B^T d B of every lane's tile, stored as
-//      V[xi][c][lanes] (16 C NV LANES floats: 128 KB for C = 64, NV = 2,
-//      AVX-512). The L tiles of a vector span a few tile rows (segments);
-//      per segment and input row, two masked loads of 2L floats (at the
-//      segment's first tile and 2 floats further) hold every lane's 4
-//      inputs in their even and odd lanes (two shuffles each) — lanes
-//      outside the segment, the zero padding and tiles past the image read
-//      0, so the segments' values add up. (Gathers of the 16 inputs cost
-//      twice the time on the Xeon: LLVM splits them by 64-bit addresses.)
-//      With a single output-channel group the work item transforms into its
-//      scratch; with several (few tile blocks: small planes), a separate
-//      "input transform" dispatch writes every block's V once into a
-//      transient the groups share.
+//      V[xi][c][lanes]. The L tiles of a vector span a few tile rows
+//      (segments); per segment and input row, two masked loads of m L
+//      floats (at the segment's first tile and m floats further) hold every
+//      lane's m + 2 inputs as elements q of each lane's m (strided
+//      shuffles) — lanes outside the segment, the zero padding and tiles
+//      past the image read 0, so the segments' values add up. (Gathers of
+//      the inputs cost twice the time on the Xeon: LLVM splits them by
+//      64-bit addresses.) With a single output-channel group the work item
+//      transforms into its scratch; with several (few tile blocks: small
+//      planes), a separate "input transform" dispatch writes every block's
+//      V once into a transient the groups share.
 //   2. per output-channel tile of MR channels and per xi, an MR x NV-vector
 //      register tile accumulates U_xi[oc, c] (broadcast) x V_xi[c, lanes]
 //      over the channels, stored to M[xi][MR][lanes] in scratch;
-//   3. output transform: per channel of the tile, A^T m A from the 16 M
-//      vectors, bias; per output row, the two pixels of every lane's tile
-//      interleaved into 2L floats, the residual added (masked loads),
-//      activation, masked stores per segment (odd edges masked).
+//   3. output transform: per channel of the tile, A^T m A from the M
+//      vectors, bias; per output row, the m pixels of every lane's tile
+//      interleaved into m L floats, the residual added (masked loads),
+//      activation, masked stores per segment (ragged edges masked).
 //
 // Measured against the direct conv: docs/architecture.md ("Kernel
-// generation"); the cost model that chooses it: SelectStrategy.cpp.
-//
-// F(2x2, 3x3)'s transforms use only 0, +-1 and +-1/2, so the result is as
-// accurate as the direct conv's to within a few ulps of the sums (e2e
-// `winograd_convs` compares against the reference at 1e-4).
+// generation"); the cost model that chooses m: SelectStrategy.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "DispatchContext.h"
@@ -62,13 +64,44 @@ using namespace mlir;
 
 namespace v4f {
 
-WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling) {
+namespace {
+/// The transforms of F(m x m, 3 x 3), alpha = m + 2 (interpolation points
+/// 0, 1, -1 and, for m = 4, 2, -2; the last row the point at infinity).
+struct WinogradMatrices {
+  int64_t m, alpha;
+  double BT[6][6], G[6][3], AT[4][6];
+};
+WinogradMatrices matricesFor(int64_t m) {
+  if (m == 2)
+    return {2, 4,
+            {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
+            {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+            {{1, 1, 1, 0}, {0, 1, -1, -1}}};
+  return {4, 6,
+          {{4, 0, -5, 0, 1, 0},
+           {0, -4, -4, 1, 1, 0},
+           {0, 4, -4, -1, 1, 0},
+           {0, -2, -1, 2, 1, 0},
+           {0, 2, -1, -2, 1, 0},
+           {0, 4, 0, -5, 0, 1}},
+          {{1.0 / 4, 0, 0},
+           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+           {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+           {1.0 / 24, 1.0 / 12, 1.0 / 6},
+           {1.0 / 24, -1.0 / 12, 1.0 / 6},
+           {0, 0, 1}},
+          {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
+}
+} // namespace
+
+WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
   WinogradShape w;
   auto yShape = conv.getType().getShape();
+  w.tile = tile;
   w.lanes = tiling.getLanes();
   w.mr = tiling.getMr();
-  w.tileRows = (yShape[2] + 1) / 2;
-  w.tileCols = (yShape[3] + 1) / 2;
+  w.tileRows = (yShape[2] + tile - 1) / tile;
+  w.tileCols = (yShape[3] + tile - 1) / tile;
   w.tiles = w.tileRows * w.tileCols;
   w.vectors = std::clamp<int64_t>((w.tiles + w.lanes - 1) / w.lanes, 1, tiling.getNr() / w.lanes);
   w.tileBlocks = (w.tiles + w.vectors * w.lanes - 1) / (w.vectors * w.lanes);
@@ -84,14 +117,23 @@ WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling) {
   return w;
 }
 
+std::optional<int64_t> winogradTileOf(Operation *op) {
+  auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  if (!algorithm) return std::nullopt;
+  if (algorithm.getValue() == "winograd_2x2") return 2;
+  if (algorithm.getValue() == "winograd_4x4") return 4;
+  return std::nullopt;
+}
+
 LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
   auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
   if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
-  if (!winogradEligible(conv, tiling))
-    return op->emitOpError("is marked winograd but is not a float 3x3 stride-1 one-group conv with static planes "
-                           "and a constant weight");
+  std::optional<int64_t> tile = winogradTileOf(op);
+  if (!tile || !winogradEligible(conv, tiling))
+    return op->emitOpError("is marked for Winograd but is not a float 3x3 stride-1 one-group conv with static "
+                           "planes and a constant weight");
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &Wt = operands[1];
   if (!Wt.constant) return op->emitOpError("winograd: the weight is not a constant");
@@ -99,27 +141,28 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   const int64_t C = xShape[1], H = xShape[2], W = xShape[3], OH = yShape[2], OW = yShape[3];
   const int64_t OC = conv.getWeight().getType().getDimSize(0);
   const int64_t padT = conv.getPads()[0], padL = conv.getPads()[1];
-  const WinogradShape ws = winogradShape(conv, tiling);
+  const WinogradShape ws = winogradShape(conv, tiling, *tile);
+  const WinogradMatrices wm = matricesFor(*tile);
+  const int64_t m = wm.m, A = wm.alpha, A2 = A * A;
   const int64_t L = ws.lanes, MR = ws.mr, NV = ws.vectors, NVL = NV * L, TW = ws.tileCols, T = ws.tiles;
   const int64_t OCT = ws.ocTiles, OG = ws.ocGroups, TPG = ws.ocTilesPerGroup, TB = ws.tileBlocks;
 
-  // U[xi][ocTile][c][i] = (G g G^T)[xi] of output channel ocTile * MR + i.
+  // U[ocTile][xi][c][i] = (G g G^T)[xi] of output channel ocTile * MR + i.
   auto values = Wt.constant.getValues<float>();
   std::vector<float> weight(values.begin(), values.end());
   if (Wt.constant.isSplat()) weight.assign(size_t(OC * C * 9), Wt.constant.getSplatValue<float>());
-  uint32_t uBuffer = ctx.newConstant(size_t(16 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
+  uint32_t uBuffer = ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
     float *u = reinterpret_cast<float *>(out);
-    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     for (int64_t oc = 0; oc < OC; ++oc)
       for (int64_t c = 0; c < C; ++c) {
         const float *g = &weight[size_t((oc * C + c) * 9)];
-        double gg[4][3]; // G g
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 3; ++j) gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) {
-            double v = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
-            u[((size_t(i * 4 + j) * OCT + oc / MR) * C + c) * MR + oc % MR] = float(v);
+        double gg[6][3]; // G g
+        for (int64_t i = 0; i < A; ++i)
+          for (int j = 0; j < 3; ++j) gg[i][j] = wm.G[i][0] * g[j] + wm.G[i][1] * g[3 + j] + wm.G[i][2] * g[6 + j];
+        for (int64_t i = 0; i < A; ++i)
+          for (int64_t j = 0; j < A; ++j) {
+            double v = gg[i][0] * wm.G[j][0] + gg[i][1] * wm.G[j][1] + gg[i][2] * wm.G[j][2];
+            u[((size_t(oc / MR) * A2 + i * A + j) * C + c) * MR + oc % MR] = float(v);
           }
       }
   });
@@ -130,8 +173,8 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   const std::string act = conv.getActivation().str();
   const float alpha = conv.getActAlpha().convertToFloat(), beta = conv.getActBeta().convertToFloat();
   // V's planes (one per xi) are C x NVL floats apart plus one cache line
-  // (no 4 KB-multiple strides between the 16 stores of a transform).
-  const int64_t vPlane = C * NVL + 16, vBlock = 16 * vPlane;
+  // (no 4 KB-multiple strides between the stores of a transform).
+  const int64_t vPlane = C * NVL + 16, vBlock = A2 * vPlane;
   const int64_t S = ws.segments;
   // With output-channel groups, the input transform is a dispatch of its
   // own (every tile block's V once, into a transient the groups share);
@@ -145,47 +188,84 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     KernelBuilder &kb;
     OpBuilder &b;
     Location loc;
-    int64_t L;
+    int64_t L, m;
     Value add(Value x, Value y) { return b.create<arith::AddFOp>(loc, x, y); }
     Value sub(Value x, Value y) { return b.create<arith::SubFOp>(loc, x, y); }
     Value land(Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y); }
     Value cmp(P p, Value x, Value y) { return b.create<arith::CmpIOp>(loc, p, x, y); }
     Value iadd(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-    VectorType ivt2() { return VectorType::get({2 * L}, b.getI32Type()); }
-    Value ci2(int64_t v) {
-      return b.create<arith::ConstantOp>(loc, ivt2(), DenseElementsAttr::get(ivt2(), b.getI32IntegerAttr(int32_t(v))));
+    /// Window vectors: m floats per lane.
+    VectorType ivw() { return VectorType::get({m * L}, b.getI32Type()); }
+    Value ciw(int64_t v) {
+      return b.create<arith::ConstantOp>(loc, ivw(), DenseElementsAttr::get(ivw(), b.getI32IntegerAttr(int32_t(v))));
     }
     Value table(const std::function<int32_t(int64_t)> &f) {
-      SmallVector<int32_t> v(size_t(2 * L));
-      for (int64_t i = 0; i < 2 * L; ++i) v[size_t(i)] = f(i);
-      return b.create<arith::ConstantOp>(loc, ivt2(), DenseElementsAttr::get(ivt2(), ArrayRef<int32_t>(v)));
+      SmallVector<int32_t> v(size_t(m * L));
+      for (int64_t i = 0; i < m * L; ++i) v[size_t(i)] = f(i);
+      return b.create<arith::ConstantOp>(loc, ivw(), DenseElementsAttr::get(ivw(), ArrayRef<int32_t>(v)));
     }
-    Value splat2(Value scalar64) {
-      return b.create<vector::SplatOp>(loc, ivt2(), b.create<arith::TruncIOp>(loc, b.getI32Type(), scalar64));
+    Value splatw(Value scalar64) {
+      return b.create<vector::SplatOp>(loc, ivw(), b.create<arith::TruncIOp>(loc, b.getI32Type(), scalar64));
     }
     Value andScalar(Value mask, Value cond) {
       return land(mask, b.create<vector::SplatOp>(loc, llvm::cast<VectorType>(mask.getType()), cond));
     }
-    Value shuffle(Value x, Value y, ArrayRef<int64_t> m) { return b.create<vector::ShuffleOp>(loc, x, y, m); }
+    Value shuffle(Value x, Value y, ArrayRef<int64_t> mask) { return b.create<vector::ShuffleOp>(loc, x, y, mask); }
+    /// sum_i coef[i] * vals[i] (coefficients 0 skipped, +-1 as adds and
+    /// subtractions, starting from a positive term where there is one).
+    Value combine(ArrayRef<double> coef, ArrayRef<Value> vals) {
+      Value acc;
+      size_t first = coef.size();
+      for (size_t i = 0; i < coef.size() && first == coef.size(); ++i)
+        if (coef[i] > 0) first = i;
+      auto term = [&](size_t i) {
+        double c = coef[i];
+        if (c == 0) return;
+        if (!acc) {
+          acc = c == 1 ? vals[i]
+                       : b.create<arith::MulFOp>(loc, kb.cf(float(c), vals[i].getType()), vals[i]).getResult();
+        } else if (c == 1) {
+          acc = add(acc, vals[i]);
+        } else if (c == -1) {
+          acc = sub(acc, vals[i]);
+        } else {
+          acc = b.create<vector::FMAOp>(loc, kb.cf(float(c), vals[i].getType()), vals[i], acc);
+        }
+      };
+      if (first < coef.size()) term(first);
+      for (size_t i = 0; i < coef.size(); ++i)
+        if (i != first) term(i);
+      return acc ? acc : kb.cf(0.f, vals[0].getType());
+    }
   };
-  SmallVector<int64_t> even(L), odd(L), interleave(2 * L);
-  for (int64_t i = 0; i < L; ++i) even[i] = 2 * i, odd[i] = 2 * i + 1, interleave[2 * i] = i, interleave[2 * i + 1] = L + i;
+  // Lane i of a window of m L floats holds elements m i .. m i + m - 1:
+  // `strided[q]` picks element q of every lane.
+  SmallVector<SmallVector<int64_t>> strided(m);
+  for (int64_t q = 0; q < m; ++q)
+    for (int64_t i = 0; i < L; ++i) strided[q].push_back(m * i + q);
+  // Interleaving m vectors into a window: pairs (x, y) -> [x0 y0 x1 y1 ..].
+  auto interleaveIdx = [](int64_t n) {
+    SmallVector<int64_t> idx(2 * n);
+    for (int64_t i = 0; i < n; ++i) idx[2 * i] = i, idx[2 * i + 1] = n + i;
+    return idx;
+  };
 
-  // Per vector v of tile block `tb` and segment: the window's offset in a
-  // plane and the masks of its 4 input rows' two windows (lane i of a
-  // segment reads window columns 2i .. 2i + 3: the even and odd lanes of
-  // the window and of the window 2 floats further; lanes outside the
-  // segment and the zero padding read 0, so the segments add up), and the
-  // offset and masks of its 2 output rows.
+  // Per vector v of tile block `tb` and segment (a tile row the vector's
+  // tiles reach): the window's offset in a plane and the masks of its A
+  // input rows' two windows (lane i of a segment reads window columns
+  // m i .. m i + m + 1: element q < m of each lane of the window and element
+  // q - m of the window m floats further; lanes outside the segment and the
+  // zero padding read 0, so the segments add up), and the offset and masks
+  // of its m output rows.
   struct Segment {
     Value inAt, outAt;
-    Value inMask[4][2], outMask[2];
+    Value inMask[6][2], outMask[4];
   };
   auto segmentsOf = [&](Emitter &e, Value tb) {
     KernelBuilder &kb = e.kb;
     Value jv = e.table([](int64_t i) { return int32_t(i); });
-    Value lanev = e.table([](int64_t i) { return int32_t(i / 2); });
-    auto inRange = [&](Value v, int64_t hi) { return e.land(e.cmp(P::sge, v, e.ci2(0)), e.cmp(P::slt, v, e.ci2(hi))); };
+    Value lanev = e.table([m](int64_t i) { return int32_t(i / m); });
+    auto inRange = [&](Value v, int64_t hi) { return e.land(e.cmp(P::sge, v, e.ciw(0)), e.cmp(P::slt, v, e.ciw(hi))); };
     SmallVector<SmallVector<Segment>> segs(NV);
     for (int64_t v = 0; v < NV; ++v) {
       Value t0 = kb.add(kb.mul(tb, kb.c(NVL)), kb.c(v * L));
@@ -194,23 +274,24 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
         Segment seg;
         Value ty = kb.add(ty0, kb.c(sg));
         Value x0 = kb.sub(t0, kb.mul(ty, kb.c(TW))); // tx of lane 0 (may be < 0 or >= TW)
-        Value tx = e.iadd(e.splat2(x0), lanev);
-        Value laneOk = e.land(e.land(e.cmp(P::sge, tx, e.ci2(0)), e.cmp(P::slt, tx, e.ci2(TW))),
-                              e.cmp(P::slt, e.iadd(e.splat2(t0), lanev), e.ci2(T)));
-        Value iy = kb.sub(kb.mul(ty, kb.c(2)), kb.c(padT));
-        Value ix = kb.sub(kb.mul(x0, kb.c(2)), kb.c(padL));
+        Value tx = e.iadd(e.splatw(x0), lanev);
+        Value laneOk = e.land(e.land(e.cmp(P::sge, tx, e.ciw(0)), e.cmp(P::slt, tx, e.ciw(TW))),
+                              e.cmp(P::slt, e.iadd(e.splatw(t0), lanev), e.ciw(T)));
+        Value iy = kb.sub(kb.mul(ty, kb.c(m)), kb.c(padT));
+        Value ix = kb.sub(kb.mul(x0, kb.c(m)), kb.c(padL));
         seg.inAt = kb.add(kb.mul(iy, kb.c(W)), ix);
         for (int o = 0; o < 2; ++o) {
-          Value colOk = e.land(laneOk, inRange(e.iadd(e.splat2(kb.add(ix, kb.c(2 * o))), jv), W));
-          for (int r = 0; r < 4; ++r) {
+          Value colOk = e.land(laneOk, inRange(e.iadd(e.splatw(kb.add(ix, kb.c(m * o))), jv), W));
+          for (int64_t r = 0; r < A; ++r) {
             Value y = kb.add(iy, kb.c(r));
             seg.inMask[r][o] = e.andScalar(colOk, e.land(kb.cmp(P::sge, y, kb.c(0)), kb.cmp(P::slt, y, kb.c(H))));
           }
         }
-        Value oy = kb.mul(ty, kb.c(2)), ox = kb.mul(x0, kb.c(2));
+        Value oy = kb.mul(ty, kb.c(m)), ox = kb.mul(x0, kb.c(m));
         seg.outAt = kb.add(kb.mul(oy, kb.c(OW)), ox);
-        Value outColOk = e.land(laneOk, e.cmp(P::slt, e.iadd(e.splat2(ox), jv), e.ci2(OW)));
-        for (int a = 0; a < 2; ++a) seg.outMask[a] = e.andScalar(outColOk, kb.cmp(P::slt, kb.add(oy, kb.c(a)), kb.c(OH)));
+        Value outColOk = e.land(laneOk, e.cmp(P::slt, e.iadd(e.splatw(ox), jv), e.ciw(OW)));
+        for (int64_t a = 0; a < m; ++a)
+          seg.outMask[a] = e.andScalar(outColOk, kb.cmp(P::slt, kb.add(oy, kb.c(a)), kb.c(OH)));
         segs[v].push_back(seg);
       }
     }
@@ -221,36 +302,36 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   auto transformInput = [&](Emitter &e, Value Xb, Value xImage, ArrayRef<SmallVector<Segment>> segs, Value c0,
                             Value c1, Value dst, Value dstAt) {
     KernelBuilder &kb = e.kb;
-    Type vt2 = kb.vec(2 * L);
+    Type vtw = kb.vec(m * L);
     kb.forLoop(c0, c1, kb.c(1), [&](Value c) {
       Value plane = kb.add(xImage, kb.mul(c, kb.c(H * W)));
       for (int64_t v = 0; v < NV; ++v) {
-        Value d[4][4];
-        for (int r = 0; r < 4; ++r)
+        Value d[6][6];
+        for (int64_t r = 0; r < A; ++r)
           for (int64_t sg = 0; sg < S; ++sg) {
             const Segment &seg = segs[size_t(v)][size_t(sg)];
             Value at = kb.add(plane, kb.add(seg.inAt, kb.c(r * W)));
-            Value w0 = kb.maskedLoad(vt2, Xb, at, seg.inMask[r][0]);
-            Value w2 = kb.maskedLoad(vt2, Xb, kb.add(at, kb.c(2)), seg.inMask[r][1]);
-            Value part[4] = {e.shuffle(w0, w0, even), e.shuffle(w0, w0, odd), e.shuffle(w2, w2, even),
-                             e.shuffle(w2, w2, odd)};
-            for (int q = 0; q < 4; ++q) d[r][q] = sg == 0 ? part[q] : e.add(d[r][q], part[q]);
+            Value w[2] = {kb.maskedLoad(vtw, Xb, at, seg.inMask[r][0]),
+                          kb.maskedLoad(vtw, Xb, kb.add(at, kb.c(m)), seg.inMask[r][1])};
+            for (int64_t q = 0; q < A; ++q) {
+              Value part = e.shuffle(w[q / m], w[q / m], strided[q % m]);
+              d[r][q] = sg == 0 ? part : e.add(d[r][q], part);
+            }
           }
-        // B^T d: rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3); then the same on
-        // the columns.
-        Value t[4][4];
-        for (int q = 0; q < 4; ++q) {
-          t[0][q] = e.sub(d[0][q], d[2][q]);
-          t[1][q] = e.add(d[1][q], d[2][q]);
-          t[2][q] = e.sub(d[2][q], d[1][q]);
-          t[3][q] = e.sub(d[1][q], d[3][q]);
-        }
+        // B^T d, then (B^T d) B.
+        Value t[6][6];
+        for (int64_t i = 0; i < A; ++i)
+          for (int64_t q = 0; q < A; ++q) {
+            SmallVector<Value> col;
+            for (int64_t r = 0; r < A; ++r) col.push_back(d[r][q]);
+            t[i][q] = e.combine(ArrayRef<double>(wm.BT[i], A), col);
+          }
         Value at = kb.add(dstAt, kb.add(kb.mul(c, kb.c(NVL)), kb.c(v * L)));
-        for (int r = 0; r < 4; ++r) {
-          Value row[4] = {e.sub(t[r][0], t[r][2]), e.add(t[r][1], t[r][2]), e.sub(t[r][2], t[r][1]),
-                          e.sub(t[r][1], t[r][3])};
-          for (int j = 0; j < 4; ++j) kb.store(row[j], dst, kb.add(at, kb.c((r * 4 + j) * vPlane)));
-        }
+        for (int64_t i = 0; i < A; ++i)
+          for (int64_t j = 0; j < A; ++j) {
+            Value val = e.combine(ArrayRef<double>(wm.BT[j], A), ArrayRef<Value>(t[i], A));
+            kb.store(val, dst, kb.add(at, kb.c((i * A + j) * vPlane)));
+          }
       }
     });
   };
@@ -261,9 +342,9 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     const int64_t CB = (C + 63) / 64, chunk = (C + CB - 1) / CB;
     uint32_t vBuffer = ctx.newTransient(spr.mul(X.dims[0], spr.constant(TB * vBlock * int64_t(sizeof(float)))));
     Reg vItems = spr.mul(X.dims[0], spr.constant(TB * CB));
-    auto [vGroups, vPerGroup] = ctx.splitRows(vItems, spr.constant(16 * chunk * NVL * S));
+    auto [vGroups, vPerGroup] = ctx.splitRows(vItems, spr.constant(A2 * chunk * NVL * S));
     auto kb = ctx.newKernel(name + " input transform");
-    Emitter e{*kb, kb->b, kb->loc, L};
+    Emitter e{*kb, kb->b, kb->loc, L, m};
     Value Vt = kb->binding(0), Xb = kb->binding(1);
     auto [begin, end] = kb->workgroupRange(kb->dim(vItems), kb->dim(vPerGroup));
     kb->forLoop(begin, end, kb->c(1), [&](Value item) {
@@ -280,12 +361,12 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   }
 
   Reg items = spr.mul(X.dims[0], spr.constant(TB * OG));
-  auto [groups, perGroup] = ctx.splitRows(items, spr.constant(16 * C * NVL * TPG * MR));
+  auto [groups, perGroup] = ctx.splitRows(items, spr.constant(A2 * C * NVL * TPG * MR));
   auto kb = ctx.newKernel(name);
-  Emitter e{*kb, kb->b, kb->loc, L};
+  Emitter e{*kb, kb->b, kb->loc, L, m};
   OpBuilder &b = kb->b;
   Location loc = kb->loc;
-  Type vt = kb->vec(L), vt2 = kb->vec(2 * L), f32 = kb->f32();
+  Type vt = kb->vec(L), vtw = kb->vec(m * L), f32 = kb->f32();
   Value Out = kb->binding(0), Xb = kb->binding(1), U = kb->binding(2), scratch = kb->scratch();
   const int64_t mBase = shared ? 0 : vBlock; // M after V in the scratch
   Value zero = kb->cf(0.f, vt);
@@ -308,11 +389,11 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     Value tile0 = kb->mul(og, kb->c(TPG));
     Value tile1 = kb->min(kb->add(tile0, kb->c(TPG)), kb->c(OCT));
     kb->forLoop(tile0, tile1, kb->c(1), [&](Value ocTile) {
-      // M[xi][i][lanes] = sum_c U[xi][oc_i][c] V[xi][c][lanes], an MR x NV
+      // M[xi][i][lanes] = sum_c U[oc_i][xi][c] V[xi][c][lanes], an MR x NV
       // register tile per xi.
-      kb->forLoop(kb->c(0), kb->c(16), kb->c(1), [&](Value xi) {
+      kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
         Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
-        Value uRow = kb->mul(kb->add(kb->mul(xi, kb->c(OCT)), ocTile), kb->c(C * MR));
+        Value uRow = kb->mul(kb->add(kb->mul(ocTile, kb->c(A2)), xi), kb->c(C * MR));
         SmallVector<Value> init(size_t(MR * NV), zero);
         auto acc = kb->forLoop(kb->c(0), kb->c(C), kb->c(1), init, [&](Value c, ValueRange a) {
           SmallVector<Value> xv;
@@ -333,30 +414,36 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
             kb->store(acc[size_t(i * NV + v)], scratch, kb->add(mAt, kb->c(i * NVL + v * L)));
       });
       // Y = A^T m A per output channel of the tile, bias, residual,
-      // activation; output row 2 ty + a of each segment holds lane i's two
-      // pixels at window columns 2i and 2i + 1.
+      // activation; output row m ty + a of each segment holds lane i's m
+      // pixels at window columns m i .. m i + m - 1.
       Value oc0 = kb->mul(ocTile, kb->c(MR));
       kb->forLoop(kb->c(0), kb->min(kb->c(MR), kb->sub(kb->c(OC), oc0)), kb->c(1), [&](Value i) {
         Value oc = kb->add(oc0, i);
         Value bias = biasSlot ? kb->splat(kb->load(f32, kb->binding(*biasSlot), oc), L) : Value();
         Value plane = kb->add(yImage, kb->mul(oc, kb->c(OH * OW)));
         for (int64_t v = 0; v < NV; ++v) {
-          Value m[4][4];
-          for (int r = 0; r < 4; ++r)
-            for (int j = 0; j < 4; ++j)
-              m[r][j] = kb->load(vt, scratch,
-                                 kb->add(kb->c(mBase + (r * 4 + j) * MR * NVL + v * L), kb->mul(i, kb->c(NVL))));
-          // A^T m: rows (m0 + m1 + m2, m1 - m2 - m3); then the same on the columns.
-          Value s[2][4];
-          for (int j = 0; j < 4; ++j) {
-            s[0][j] = e.add(e.add(m[0][j], m[1][j]), m[2][j]);
-            s[1][j] = e.sub(e.sub(m[1][j], m[2][j]), m[3][j]);
-          }
-          for (int a = 0; a < 2; ++a) {
-            Value y[2] = {e.add(e.add(s[a][0], s[a][1]), s[a][2]), e.sub(e.sub(s[a][1], s[a][2]), s[a][3])};
-            for (int c = 0; c < 2; ++c)
-              if (bias) y[c] = e.add(y[c], bias);
-            Value row = e.shuffle(y[0], y[1], interleave);
+          Value mv[6][6];
+          for (int64_t r = 0; r < A; ++r)
+            for (int64_t j = 0; j < A; ++j)
+              mv[r][j] = kb->load(vt, scratch,
+                                  kb->add(kb->c(mBase + (r * A + j) * MR * NVL + v * L), kb->mul(i, kb->c(NVL))));
+          Value s[4][6]; // A^T m
+          for (int64_t a = 0; a < m; ++a)
+            for (int64_t j = 0; j < A; ++j) {
+              SmallVector<Value> col;
+              for (int64_t r = 0; r < A; ++r) col.push_back(mv[r][j]);
+              s[a][j] = e.combine(ArrayRef<double>(wm.AT[a], A), col);
+            }
+          for (int64_t a = 0; a < m; ++a) {
+            SmallVector<Value> y;
+            for (int64_t q = 0; q < m; ++q) {
+              Value val = e.combine(ArrayRef<double>(wm.AT[q], A), ArrayRef<Value>(s[a], A));
+              y.push_back(bias ? e.add(val, bias) : val);
+            }
+            // Interleave the m pixel vectors into the row window.
+            Value row = m == 2 ? e.shuffle(y[0], y[1], interleaveIdx(L))
+                               : e.shuffle(e.shuffle(y[0], y[2], interleaveIdx(L)),
+                                           e.shuffle(y[1], y[3], interleaveIdx(L)), interleaveIdx(2 * L));
             if (!residualSlot) row = applyActivation(*kb, row, act, alpha, beta);
             for (int64_t sg = 0; sg < S; ++sg) {
               const Segment &seg = segs[size_t(v)][size_t(sg)];
@@ -364,7 +451,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
               Value val = row;
               if (residualSlot)
                 val = applyActivation(
-                    *kb, e.add(val, kb->maskedLoad(vt2, kb->binding(*residualSlot), at, seg.outMask[a])), act, alpha,
+                    *kb, e.add(val, kb->maskedLoad(vtw, kb->binding(*residualSlot), at, seg.outMask[a])), act, alpha,
                     beta);
               kb->maskedStore(val, Out, at, seg.outMask[a]);
             }
@@ -374,7 +461,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     });
   });
   kb->finish();
-  ctx.addDispatch(*kb, bindings, groups, name, spr.constant((mBase + 16 * MR * NVL) * int64_t(sizeof(float))));
+  ctx.addDispatch(*kb, bindings, groups, name, spr.constant((mBase + A2 * MR * NVL) * int64_t(sizeof(float))));
   // The direct conv's operation count, so the profile's GFLOP/s compare.
   ctx.plan.dispatches.back().flops = spr.mul(X.dims[0], spr.constant(2 * OC * C * 9 * OH * OW));
   return success();

@@ -19,7 +19,7 @@
 // keep 8 (AVX2's 16 registers: 6), and so do 3x3 convs, which read their
 // input implicitly at a per-pixel origin.
 // V4: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}v4f.packed_weight = "lane_panels"{{.*}}mr = 8, nr = 32, lanes = 16, mb = 64{{.*}}-> tensor<?x512x7x7xf32>
-// V4: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "winograd"{{.*}}-> tensor<1x64x56x56xf32>
+// V4: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "winograd_4x4"{{.*}}-> tensor<1x64x56x56xf32>
 // V4: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 8, nr = 32{{.*}}-> tensor<1x1024x14x14xf32>
 // V4: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 8, nr = 32{{.*}}-> tensor<1x256x14x14xf32>
 // V4: v4f.conv %arg0, %arg4 {
@@ -31,7 +31,7 @@
 // V4: return
 // V3-LABEL: func.func @main
 // V3: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}mr = 6, nr = 16{{.*}}-> tensor<?x512x7x7xf32>
-// V3: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "winograd"{{.*}}-> tensor<1x64x56x56xf32>
+// V3: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "winograd_4x4"{{.*}}-> tensor<1x64x56x56xf32>
 // V3: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x1024x14x14xf32>
 // V3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
 // V3: v4f.conv %arg5, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x112x112xf32>

@@ -3,16 +3,18 @@
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v2 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
 
-// v4f-select-cpu-strategy gives 3x3 stride-1 convs Winograd F(2x2, 3x3)
-// (v4f.conv_algorithm = "winograd", WinogradConvKernels.cpp) where its cost
-// model puts it below the direct conv, on every target: ResNet-50's stage-1
-// conv (56 x 56 x 64). Not: ResNet-50's stage 4 (7 x 7 x 512: its 16 / 9
-// larger weights stream from memory for only 49 pixels); a small conv whose
-// transforms cost more than they save (13 x 11, 20 -> 32 channels); stride
-// 2, dilation 2, a 5x5 kernel, two groups. Its weight is not packed into
-// panels (the kernel stores it transformed).
+// v4f-select-cpu-strategy gives 3x3 stride-1 convs Winograd F(m x m, 3x3)
+// (WinogradConvKernels.cpp) where its cost model puts it below the direct
+// conv, on every target: F(4x4, 3x3) ("winograd_4x4") for ResNet-50's
+// stage-1 conv (56 x 56 x 64), F(2x2, 3x3) ("winograd_2x2") for its stage-3
+// conv (14 x 14 x 256: F(4x4)'s 4x larger weights would stream from memory
+// for few tiles). Not: ResNet-50's stage 4 (7 x 7 x 512: even F(2x2)'s 16 / 9
+// larger weights cost more than they save for 49 pixels); a small conv
+// whose transforms cost more than they save (13 x 11, 20 -> 32 channels);
+// stride 2, dilation 2, a 5x5 kernel, two groups. The weight is not packed
+// into panels (the kernel stores it transformed).
 // SEL-LABEL: func.func @main
-// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "winograd"
+// SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "winograd_4x4"
 // SEL-NOT: v4f.packed_weight
 // SEL-SAME: -> tensor<1x64x56x56xf32>
 // SEL: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<?x512x7x7xf32>
@@ -22,15 +24,20 @@
 // SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x56x56xf32>
 // SEL: v4f.conv %arg0, %{{.*}}groups = 2
 // SEL-NOT: winograd
+// SEL-SAME: -> tensor<1x64x56x56xf32>
+// SEL: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "winograd_2x2"{{.*}}-> tensor<1x256x14x14xf32>
 // SEL: return
-func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tensor<1x20x15x13xf32>)
+func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tensor<1x20x15x13xf32>,
+                %d: tensor<1x256x14x14xf32>)
     -> (tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>, tensor<1x64x28x28xf32>,
-        tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) {
+        tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>,
+        tensor<1x256x14x14xf32>) {
   %w1 = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
   %w4 = arith.constant dense<0.01> : tensor<512x512x3x3xf32>
   %ws = arith.constant dense<0.01> : tensor<32x20x3x3xf32>
   %w5 = arith.constant dense<0.01> : tensor<64x64x5x5xf32>
   %wg = arith.constant dense<0.01> : tensor<64x32x3x3xf32>
+  %w3 = arith.constant dense<0.01> : tensor<256x256x3x3xf32>
   %0 = v4f.conv %a, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
        : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
   %1 = v4f.conv %b, %w4 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
@@ -45,34 +52,39 @@ func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tenso
        : (tensor<1x64x56x56xf32>, tensor<64x64x5x5xf32>) -> tensor<1x64x56x56xf32>
   %6 = v4f.conv %a, %wg {dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
        : (tensor<1x64x56x56xf32>, tensor<64x32x3x3xf32>) -> tensor<1x64x56x56xf32>
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>,
-      tensor<1x64x28x28xf32>, tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>
+  %7 = v4f.conv %d, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>,
+      tensor<1x64x28x28xf32>, tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>,
+      tensor<1x256x14x14xf32>
 }
 
 // -----
 
-// The kernels of a small conv (16 -> 16 channels, 20 x 20, bias, residual,
-// Relu; AVX-512: 100 tiles of 2 x 2 pixels in 4 blocks of 2 vectors, so the
-// 2 output-channel tiles of 8 form 2 groups): an "input transform" dispatch
-// writes V = B^T d B of every tile block once, for both groups — per segment
-// (the tile rows a vector's 16 tiles span) and input row, two masked loads
-// of 32 floats whose even and odd lanes are the tiles' 4 inputs — and the
-// conv dispatch runs per xi an 8 x 2-vector register tile over the channels
-// (FMAs of a broadcast U element), then A^T m A, bias, the residual
-// (masked loads), Relu, and stores each output row's pixel pairs
-// interleaved by masked stores. The constants: the transformed weight,
-// 16 x 2 x 16 x 8 floats (16384 bytes), and the bias (64).
-// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 16448 : i64, dispatches = 2 : i64
+// The kernels of a small conv taking F(4x4, 3x3) (16 -> 16 channels,
+// 20 x 20, bias, residual, Relu; AVX-512: 25 tiles of 4 x 4 pixels in one
+// block of 2 vectors, so the 2 output-channel tiles of 8 form 2 groups): an
+// "input transform" dispatch writes V = B^T d B of the block once, for both
+// groups — per segment (a tile row the vector's 16 tiles reach) and input
+// row, two masked loads of 64 floats (4 per lane) whose strided lanes are
+// the tiles' 6 inputs, 36 values per tile combined by adds and FMAs of the
+// transform's constants — and the conv dispatch runs per xi (36) an 8 x
+// 2-vector register tile over the channels (FMAs of a broadcast U element),
+// then A^T m A, bias, the residual (masked loads), Relu, and stores each
+// output row's 4 pixels per lane interleaved (two levels of shuffles) by
+// masked stores. The constants: the transformed weight, 2 x 36 x 16 x 8
+// floats (36864 bytes), and the bias (64).
+// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 36928 : i64, dispatches = 2 : i64
 // GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
-// GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
-// GEN: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
-// GEN: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<32xf32>, vector<32xf32>
+// GEN: llvm.intr.masked.load {{.*}} -> vector<64xf32>
+// GEN: vector.shuffle {{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xf32>, vector<64xf32>
+// GEN: vector.shuffle {{.*}} [3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63] : vector<64xf32>, vector<64xf32>
 // GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
 // GEN-COUNT-16: vector.fma {{.*}} : vector<16xf32>
 // GEN: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31] : vector<16xf32>, vector<16xf32>
-// GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
-// GEN: llvm.intr.masked.store {{.*}} : vector<32xf32>, vector<32xi1> into !llvm.ptr
-// GEN-NOT: vector.fma
+// GEN: vector.shuffle {{.*}} [0, 32, 1, 33, 2, 34, {{.*}} : vector<32xf32>, vector<32xf32>
+// GEN: llvm.intr.masked.load {{.*}} -> vector<64xf32>
+// GEN: llvm.intr.masked.store {{.*}} : vector<64xf32>, vector<64xi1> into !llvm.ptr
 // GEN: return
 func.func @main(%x: tensor<1x16x20x20xf32>, %r: tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32> {
   %w = arith.constant dense<0.25> : tensor<16x16x3x3xf32>
@@ -80,4 +92,26 @@ func.func @main(%x: tensor<1x16x20x20xf32>, %r: tensor<1x16x20x20xf32>) -> tenso
   %0 = v4f.conv %x, %w bias(%b) residual(%r) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
        : (tensor<1x16x20x20xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>, tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32>
   return %0 : tensor<1x16x20x20xf32>
+}
+
+// -----
+
+// ResNet-50's stage-3 conv takes F(2x2, 3x3): 49 tiles of 2 x 2 pixels in
+// 2 blocks, 4 output-channel groups sharing the input transform (two masked
+// loads of 32 floats per segment and row, even and odd lanes); 16 xi. The
+// constants: the transformed weight, 32 x 16 x 256 x 8 floats.
+// GEN: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 4194304 : i64, dispatches = 2 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
+// GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
+// GEN: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// GEN: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<32xf32>, vector<32xf32>
+// GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// GEN: llvm.intr.masked.store {{.*}} : vector<32xf32>, vector<32xi1> into !llvm.ptr
+// GEN: return
+func.func @main(%x: tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> {
+  %w = arith.constant dense<0.01> : tensor<256x256x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
+  return %0 : tensor<1x256x14x14xf32>
 }
