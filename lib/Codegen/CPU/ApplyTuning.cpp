@@ -42,7 +42,8 @@ bool isTunable(Operation *op) {
   if (auto mm = llvm::dyn_cast<MatMulOp>(op)) return mm.getType().getElementType().isF32();
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
     auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-    return conv.getType().getElementType().isF32() && (!algorithm || algorithm.getValue() == "channel_lanes");
+    return conv.getType().getElementType().isF32() &&
+           (!algorithm || algorithm.getValue() == "channel_lanes" || winogradTileOf(op));
   }
   return false;
 }
@@ -76,11 +77,39 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
   auto add = [&](TuningConfig c) {
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
+  bool winograd = false;
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
-    TuningConfig other = base;
-    other.algorithm = base.algorithm.empty() ? "channel_lanes" : "";
+    // The other algorithms the conv can take, with the same tiling.
     auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-    if (!base.algorithm.empty() || channelLanesEligible(conv, tiling)) add(other);
+    auto withAlgorithm = [&](const char *algorithm) {
+      TuningConfig c = base;
+      c.algorithm = algorithm;
+      add(c);
+    };
+    withAlgorithm("");
+    if (channelLanesEligible(conv, tiling)) withAlgorithm("channel_lanes");
+    if (winogradEligible(conv, tiling)) {
+      withAlgorithm("winograd_2x2");
+      withAlgorithm("winograd_4x4");
+    }
+    winograd = winogradTileOf(op).has_value();
+  }
+  // A taller register tile where the accumulators, the B vectors and the
+  // broadcast still fit the register file (AVX-512: 12 x 2 + 3 of 32), or a
+  // shorter one.
+  auto addRows = [&] {
+    int64_t vecs = base.nr / std::max<int64_t>(base.lanes, 1);
+    int64_t taller = base.mr * 3 / 2;
+    TuningConfig rows = base;
+    rows.mr = taller * vecs + vecs + 1 <= target.getVectorRegisters() ? taller : std::max<int64_t>(base.mr / 2, 1);
+    rows.mb = 8 * rows.mr;
+    add(rows);
+  };
+  // A Winograd conv has no K blocks and no column blocks: only its register
+  // tile's rows vary.
+  if (winograd) {
+    addRows();
+    return out;
   }
   // K blocks of half and twice the size (a multiple of 8, 32..1024).
   if (base.kc / 2 >= 32) {
@@ -93,15 +122,7 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
     c.kc = base.kc * 2;
     add(c);
   }
-  // A taller register tile where the accumulators, the B vectors and the
-  // broadcast still fit the register file (AVX-512: 12 x 2 + 3 of 32), or a
-  // shorter one.
-  int64_t vecs = base.nr / std::max<int64_t>(base.lanes, 1);
-  int64_t taller = base.mr * 3 / 2;
-  TuningConfig rows = base;
-  rows.mr = taller * vecs + vecs + 1 <= target.getVectorRegisters() ? taller : std::max<int64_t>(base.mr / 2, 1);
-  rows.mb = 8 * rows.mr;
-  add(rows);
+  addRows();
   // Half the column block (more, smaller workgroups).
   if (base.nb / 2 >= base.nr) {
     TuningConfig c = base;
@@ -118,8 +139,9 @@ bool configFits(Operation *op, const TuningConfig &c, CPUTargetAttr target) {
   if (c.lanes != chooseGemmTiling(target).getLanes()) return false;
   auto conv = llvm::dyn_cast<ConvOp>(op);
   if (!conv || c.algorithm.empty()) return true;
-  return channelLanesEligible(
-      conv, GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, c.mb, c.nb, c.kc));
+  auto tiling = GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, c.mb, c.nb, c.kc);
+  if (c.algorithm == "channel_lanes") return channelLanesEligible(conv, tiling);
+  return winogradEligible(conv, tiling);
 }
 
 struct ApplyTuningPass : impl::ApplyTuningBase<ApplyTuningPass> {
@@ -196,7 +218,9 @@ bool fromJson(const llvm::json::Object *o, TuningConfig &c) {
     return true;
   };
   std::optional<llvm::StringRef> algorithm = o->getString("algorithm");
-  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes")) return false;
+  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && *algorithm != "winograd_2x2" &&
+                     *algorithm != "winograd_4x4"))
+    return false;
   c.algorithm = algorithm->str();
   if (!get("mr", c.mr, 1, 64) || !get("nr", c.nr, 1, 256) || !get("lanes", c.lanes, 1, 64) ||
       !get("mb", c.mb, 1, 4096) || !get("nb", c.nb, 1, 8192) || !get("kc", c.kc, 8, 8192))
@@ -273,7 +297,8 @@ bool readTuningDatabase(const std::string &path, std::vector<TuningEntry> &entri
     }
     if (!ok) {
       error = path + ": tuning database entry " + std::to_string(index) +
-              " is malformed (needs key, target, codegen and a config with algorithm \"\" or \"channel_lanes\", "
+              " is malformed (needs key, target, codegen and a config with algorithm \"\", \"channel_lanes\", "
+              "\"winograd_2x2\" or \"winograd_4x4\", "
               "mr, nr, lanes, mb, nb, kc in range, nr a multiple of lanes, nb of nr)";
       return false;
     }
