@@ -279,6 +279,33 @@ def make_winograd_convs(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 
+def make_maxpool_3x3s2(flags=()) -> Case:
+    """3x3 stride-2 max pools, which take the column-max kernel
+    (ReductionKernels.cpp, emitMaxPool3x3s2): ResNet's stem pool (pads 1,
+    even 40 x 36 planes), odd 15 x 13 planes, no padding, padding only at
+    the top and left or only at the bottom and right, ceil_mode (the last
+    window half outside), and inputs all below zero (a padded element read as
+    0 instead of -inf would win); a run-time batch and planes."""
+    g = GraphBuilder(seed=42)
+    outs = []
+    for i, (x, kw) in enumerate((("xa", dict(pads=[1, 1, 1, 1])), ("xb", dict(pads=[1, 1, 1, 1])),
+                                 ("xb", dict(pads=[0, 0, 0, 0])), ("xb", dict(pads=[1, 1, 0, 0])),
+                                 ("xb", dict(pads=[0, 0, 1, 1])), ("xb", dict(pads=[0, 0, 0, 0], ceil_mode=1)),
+                                 ("xn", dict(pads=[1, 1, 1, 1])))):
+        y = g.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], **kw)
+        g.op("Identity", [y], out_names=["y%d" % i])
+        outs.append("y%d" % i)
+    shapes = {"y0": [20, 18], "y1": [8, 7], "y2": [7, 6], "y3": [7, 6], "y4": [7, 6], "y5": [7, 6], "y6": ["OH", "OW"]}
+    m = g.model("maxpool_3x3s2",
+                [_vi("xa", F32, ["N", 16, 40, 36]), _vi("xb", F32, ["N", 24, 15, 13]), _vi("xn", F32, ["N", 8, "H", "W"])],
+                [_vi(o, F32, ["N", 16 if o == "y0" else 8 if o == "y6" else 24] + shapes[o]) for o in outs])
+    rng = np.random.default_rng(142)
+    sets = [{"xa": _randn(rng, [n, 16, 40, 36]), "xb": _randn(rng, [n, 24, 15, 13]),
+             "xn": (-np.abs(_randn(rng, [n, 8, h, w])) - 0.5).astype(np.float32)}
+            for n, h, w in ((2, 17, 23), (1, 9, 40))]
+    return Case(m, sets, note="N = 2, 1; negative planes 17 x 23, 9 x 40", compile_flags=list(flags))
+
+
 def make_fused_attention(flags=()) -> Case:
     """Attention as exporters write it, which v4f-fuse-attention-regions
     merges into one kernel (AttentionKernels.cpp): BERT-style heads split by
@@ -450,6 +477,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
         gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
         gens["winograd_convs" + suffix] = lambda f=flags: make_winograd_convs(f)
+        gens["maxpool_3x3s2" + suffix] = lambda f=flags: make_maxpool_3x3s2(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
