@@ -306,6 +306,46 @@ def make_maxpool_3x3s2(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1; negative planes 17 x 23, 9 x 40", compile_flags=list(flags))
 
 
+def make_channel_scaled_convs(flags=()) -> Case:
+    """Squeeze-and-excite blocks whose per-image channel scale feeds a 1x1
+    conv, which v4f-fuse-channel-scale merges (the conv of x with its packed
+    weight scaled per image: ConvKernels.cpp, emitChannelScaledConv):
+    depthwise -> GlobalAveragePool -> 1x1 + Relu -> 1x1 + HardSigmoid -> Mul
+    -> 1x1, with pixels in lanes (14 x 14, 24 output channels: edge panel),
+    with channels in lanes (7 x 7, 64 output channels), the scale as the
+    second operand, a strided 1x1 conv (im2col), a constant [1, C, 1, 1]
+    scale, run-time planes; two images with different scales, then one."""
+    g = GraphBuilder(seed=43)
+
+    def se(x, c, squeeze):
+        pooled = g.op("GlobalAveragePool", [x])
+        h = g.op("Relu", [g.conv(pooled, c, squeeze, 1, pads=[0, 0, 0, 0])])
+        return g.op("HardSigmoid", [g.conv(h, squeeze, c, 1, pads=[0, 0, 0, 0])], alpha=1.0 / 6, beta=0.5)
+
+    a = g.op("Relu", [g.conv("x14", 48, 48, 3, group=48)])
+    ya = g.conv(g.op("Mul", [se(a, 48, 12), a]), 48, 24, 1, pads=[0, 0, 0, 0])
+    b = g.op("Relu", [g.conv("x7", 96, 96, 3, group=96)])
+    yb = g.op("Relu", [g.conv(g.op("Mul", [b, se(b, 96, 24)]), 96, 64, 1, pads=[0, 0, 0, 0])])
+    c = g.op("Relu", [g.conv("x15", 32, 32, 3, group=32)])
+    yc = g.conv(g.op("Mul", [se(c, 32, 8), c]), 32, 16, 1, stride=2, pads=[0, 0, 0, 0])
+    k = g.const((g.rng.uniform(0.2, 1.5, [1, 32, 1, 1])).astype(np.float32), "k")
+    yk = g.conv(g.op("Mul", ["x15", k]), 32, 16, 1, pads=[0, 0, 0, 0], bias=False)
+    d = g.op("Relu", [g.conv("xs", 24, 24, 3, group=24)])
+    yd = g.conv(g.op("Mul", [se(d, 24, 8), d]), 24, 16, 1, pads=[0, 0, 0, 0])
+    outs = (("ya", ya), ("yb", yb), ("yc", yc), ("yk", yk), ("yd", yd))
+    for name, v in outs:
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("channel_scaled_convs",
+                [_vi("x14", F32, ["N", 48, 14, 14]), _vi("x7", F32, ["N", 96, 7, 7]),
+                 _vi("x15", F32, ["N", 32, 15, 15]), _vi("xs", F32, ["N", 24, "H", "W"])],
+                [_vi("ya", F32, ["N", 24, 14, 14]), _vi("yb", F32, ["N", 64, 7, 7]), _vi("yc", F32, ["N", 16, 8, 8]),
+                 _vi("yk", F32, ["N", 16, 15, 15]), _vi("yd", F32, ["N", 16, "H", "W"])])
+    rng = np.random.default_rng(143)
+    sets = [{"x14": _randn(rng, [n, 48, 14, 14]), "x7": _randn(rng, [n, 96, 7, 7]),
+             "x15": _randn(rng, [n, 32, 15, 15]), "xs": _randn(rng, [n, 24, h, w])} for n, h, w in ((2, 20, 17), (1, 9, 33))]
+    return Case(m, sets, note="N = 2, 1; run-time planes 20 x 17, 9 x 33", compile_flags=list(flags))
+
+
 def make_fused_attention(flags=()) -> Case:
     """Attention as exporters write it, which v4f-fuse-attention-regions
     merges into one kernel (AttentionKernels.cpp): BERT-style heads split by
@@ -478,6 +518,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
         gens["winograd_convs" + suffix] = lambda f=flags: make_winograd_convs(f)
         gens["maxpool_3x3s2" + suffix] = lambda f=flags: make_maxpool_3x3s2(f)
+        gens["channel_scaled_convs" + suffix] = lambda f=flags: make_channel_scaled_convs(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)

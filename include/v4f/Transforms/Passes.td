@@ -387,4 +387,22 @@ def FusePointwiseDepthwise : Pass<"v4f-fuse-pointwise-depthwise", "mlir::func::F
   let constructor = "v4f::createFusePointwiseDepthwisePass()";
 }
 
+def FuseChannelScale : Pass<"v4f-fuse-channel-scale", "mlir::func::FuncOp"> {
+  let summary = "Merge a per-channel scaling (squeeze-and-excite) into the 1x1 conv that alone reads it";
+  let description = [{
+    Input invariants: dispatch regions formed (`v4f-form-dispatch-regions`),
+    placement assigned if the GPU is a target (`v4f-assign-placement`).
+    Output: a one-op region holding a `v4f.mul` of x [N, C, H, W] and a
+    float32 scale s [N or 1, C, 1, 1] (either order; the product has x's
+    type), whose product is used only as the input of a one-op region holding
+    a 1x1 `v4f.conv` of one group with a constant float32 weight, is merged
+    into that region, the multiplication first. The CPU kernel generator
+    lowers such a region as the conv of x with its packed weight scaled per
+    image and input channel (W diag(s)); the product is never written.
+    Regions placed on the GPU (`v4f.placement` = "cuda") are left alone.
+    Preserves: semantics (ops move, none change).
+  }];
+  let constructor = "v4f::createFuseChannelScalePass()";
+}
+
 #endif // V4F_TRANSFORMS_PASSES_TD

@@ -173,9 +173,11 @@ ConvEpilogueSlots bindConvEpilogue(ConvOp conv, ArrayRef<TensorInfo> operands, s
 }
 
 LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                       const TensorInfo &result) {
+                       const TensorInfo &result, std::optional<uint32_t> scaledWeight) {
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  if (scaledWeight && ((algorithm && algorithm == "depthwise") || winogradTileOf(op)))
+    return op->emitOpError("a channel-scaled conv takes a GEMM, not ") << algorithm;
   if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
   if (winogradTileOf(op)) return emitWinogradConv(ctx, op, operands, result);
   const bool channelLanes = algorithm && algorithm == "channel_lanes";
@@ -209,11 +211,17 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   s.beta = conv.getActBeta().convertToFloat();
   int64_t aMat = OCg * Kdim;
   if (auto packing = packingOf(op); packing && W.constant && !channelLanes) {
-    s.aBuf = ctx.packedWeight(W, *packing, G, Kdim, OCg);
+    s.aBuf = scaledWeight ? *scaledWeight : ctx.packedWeight(W, *packing, G, Kdim, OCg);
     s.aPacked = true;
     aMat = packedMatrixFloats(OCg, Kdim, packing->panel);
+  } else if (scaledWeight && !channelLanes) {
+    return op->emitOpError("a channel-scaled conv needs a packed weight");
   }
-  s.aOffset = [aMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(aMat)); };
+  // A scaled weight is one matrix per image (G = 1).
+  if (scaledWeight)
+    s.aOffset = [aMat](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(aMat)); };
+  else
+    s.aOffset = [aMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(aMat)); };
   s.cOffset = [P, OCg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(OCg), kb.dim(P))); };
   std::optional<int64_t> channelLanesP;
   if (channelLanes) {
@@ -227,10 +235,13 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     s.M = P;
     s.N = sp.constant(OCg);
     s.aPacked = false;
-    s.bBuf = ctx.packedWeight(W, *packing, G, Kdim, OCg);
+    s.bBuf = scaledWeight ? *scaledWeight : ctx.packedWeight(W, *packing, G, Kdim, OCg);
     s.bPacked = true;
     int64_t bMat = packedMatrixFloats(OCg, Kdim, packing->panel);
-    s.bOffset = [bMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(bMat)); };
+    if (scaledWeight)
+      s.bOffset = [bMat](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(bMat)); };
+    else
+      s.bOffset = [bMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(bMat)); };
     if (s.biasMode == BiasMode::PerRow) s.biasMode = BiasMode::PerColumn;
     s.cColStride = *channelLanesP;
   }
@@ -586,6 +597,70 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     for (size_t d = firstMaterialized; d < ctx.plan.dispatches.size(); ++d) ctx.plan.dispatches[d].guard = smallP;
   }
   return success();
+}
+
+bool isChannelScaledConvRegion(ArrayRef<Operation *> ops) {
+  if (ops.size() != 2) return false;
+  auto mul = dyn_cast<MulOp>(ops[0]);
+  auto conv = dyn_cast<ConvOp>(ops[1]);
+  return mul && conv && conv.getInput() == mul.getResult();
+}
+
+LogicalResult emitChannelScaledConv(DispatchContext &ctx, ArrayRef<Operation *> ops,
+                                    llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+  auto mul = cast<MulOp>(ops[0]);
+  auto conv = cast<ConvOp>(ops[1]);
+  // s is the [N or 1, C, 1, 1] operand (v4f-fuse-channel-scale).
+  auto isScale = [&](Value v) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    return t.getRank() == 4 && t.getDimSize(2) == 1 && t.getDimSize(3) == 1 && v.getType() != mul.getType();
+  };
+  Value scale = isScale(mul.getLhs()) ? mul.getLhs() : mul.getRhs();
+  Value x = scale == mul.getLhs() ? mul.getRhs() : mul.getLhs();
+  auto packing = packingOf(conv);
+  const TensorInfo &W = infoOf(conv.getWeight());
+  if (!packing || !W.constant)
+    return conv.emitOpError("channel-scaled conv: the weight is not a packed constant (run v4f-pack-weights)");
+  auto wShape = conv.getWeight().getType().getShape();
+  const int64_t OC = wShape[0], C = wShape[1], K = C * wShape[2] * wShape[3], panel = packing->panel;
+  const int64_t mat = packedMatrixFloats(OC, K, panel), rowsPerImage = mat / panel;
+  const TensorInfo &X = infoOf(x), &S = infoOf(scale);
+  auto &sp = ctx.shapes;
+  // The prologue: per image, the packed weight with row k of every panel
+  // (input channel k / (KH KW)) scaled by s[n, k / (KH KW)].
+  uint32_t packed = ctx.packedWeight(W, *packing, 1, K, OC);
+  uint32_t scaled = ctx.newTransient(sp.mul(X.dims[0], sp.constant(mat * int64_t(sizeof(float)))));
+  Reg rows = sp.mul(X.dims[0], sp.constant(rowsPerImage));
+  auto [groups, perGroup] = ctx.splitRows(rows, sp.constant(panel));
+  std::string name = dispatchName(conv) + " weight scale";
+  auto kb = ctx.newKernel(name);
+  constexpr int64_t L = 8;
+  Type vt = kb->vec(L);
+  Value Out = kb->binding(0), In = kb->binding(1), Sb = kb->binding(2);
+  Value sBatch = kb->dim(S.dims[0]);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value n = kb->div(row, kb->c(rowsPerImage)), r = kb->rem(row, kb->c(rowsPerImage));
+    Value channel = kb->div(kb->rem(r, kb->c(K)), kb->c(wShape[2] * wShape[3]));
+    Value sn = kb->select(kb->cmp(arith::CmpIPredicate::eq, sBatch, kb->c(1)), kb->c(0), n);
+    Value sv = kb->splat(kb->load(kb->f32(), Sb, kb->add(kb->mul(sn, kb->c(C)), channel)), L);
+    for (int64_t j = 0; j < panel; j += L) {
+      Value from = kb->add(kb->mul(r, kb->c(panel)), kb->c(j));
+      Value to = kb->add(kb->mul(n, kb->c(mat)), from);
+      if (j + L <= panel) {
+        kb->store(kb->b.create<arith::MulFOp>(kb->loc, kb->load(vt, In, from), sv), Out, to);
+      } else {
+        Value mask = kb->laneMask(kb->c(panel - j), L);
+        kb->maskedStore(kb->b.create<arith::MulFOp>(kb->loc, kb->maskedLoad(vt, In, from, mask), sv), Out, to, mask);
+      }
+    }
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {scaled, packed, S.buffer}, groups, name);
+  // The conv of x with the scaled weights.
+  SmallVector<TensorInfo> operands{X};
+  for (Value v : conv->getOperands().drop_front()) operands.push_back(infoOf(v));
+  return emitConv(ctx, conv, operands, result, scaled);
 }
 
 } // namespace v4f

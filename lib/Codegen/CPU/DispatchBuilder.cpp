@@ -337,6 +337,11 @@ LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
       return emitAttention(ctx, region, ops, infoOf, out);
     };
     if (failed(emitFusedRegion(ops, emit))) return failure();
+  } else if (isChannelScaledConvRegion(ops)) {
+    auto emit = [&](llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &out) {
+      return emitChannelScaledConv(ctx, ops, infoOf, out);
+    };
+    if (failed(emitFusedRegion(ops, emit))) return failure();
   } else if (isPointwiseDepthwiseRegion(ops)) {
     auto emit = [&](llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &out) {
       return emitPointwiseDepthwise(ctx, ops, infoOf, out);

@@ -154,8 +154,19 @@ mlir::LogicalResult emitQuantizedConv(DispatchContext &ctx, mlir::Operation *op,
 /// v4f.int4_matmul: one GEMM dispatch unpacking int4 weights in its inner loop.
 mlir::LogicalResult emitInt4MatMul(DispatchContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
                                    const TensorInfo &result);
+/// `scaledWeight`, when set, replaces the conv's packed weight by a buffer
+/// of one packed matrix per image (a channel-scaled conv, G = 1).
 mlir::LogicalResult emitConv(DispatchContext &ctx, mlir::Operation *op,
-                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result,
+                             std::optional<uint32_t> scaledWeight = std::nullopt);
+/// Whether a region's ops are the multiplication by a per-channel scale and
+/// the 1x1 conv that v4f-fuse-channel-scale merges.
+bool isChannelScaledConvRegion(llvm::ArrayRef<mlir::Operation *> ops);
+/// Their kernels (ConvKernels.cpp): the packed weight scaled per image, then
+/// the conv of the unscaled input.
+mlir::LogicalResult emitChannelScaledConv(DispatchContext &ctx, llvm::ArrayRef<mlir::Operation *> ops,
+                                          llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
+                                          const TensorInfo &result);
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).
 mlir::LogicalResult emitDepthwiseConv(DispatchContext &ctx, mlir::Operation *op,
                                       llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
