@@ -154,7 +154,7 @@ bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
 
 /// Relative cost of the Winograd kernel's input transform per (input
 /// channel, tile, segment) and of its output transform per (output channel,
-/// tile, segment), in FMAs (see isWinogradConv).
+/// tile, segment), in FMAs (see winogradCost).
 constexpr double kWinogradTransformCost = 20.0;
 
 /// Relative cost of streaming one byte of weights from memory, in FMAs: a
@@ -197,14 +197,21 @@ double winogradCost(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
 /// channels, which the transforms' cost keeps on the direct conv. Inside
 /// ResNet-50 (weights streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at
 /// 14 x 14, 1.62 at 7 x 7, which the weight term keeps on the direct conv.
-int64_t winogradTile(ConvOp conv, GemmTilingAttr tiling) {
+/// A tile size whose transformed input block ((m + 2)^2 x C x the block's
+/// tiles, in the worker's scratch or the shared transient) exceeds L2 is not
+/// considered (the GEMM re-reads it once per output-channel tile).
+int64_t winogradTile(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
   if (!winogradEligible(conv, tiling)) return 0;
   auto yShape = conv.getType().getShape();
+  int64_t C = conv.getWeight().getType().getDimSize(1);
   DirectCosts d = directCosts(conv, tiling);
   double best = std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / double(yShape[2] * yShape[3]);
   int64_t choice = 0;
-  for (int64_t tile : {2, 4})
+  for (int64_t tile : {2, 4}) {
+    WinogradShape ws = winogradShape(conv, tiling, tile);
+    if ((tile + 2) * (tile + 2) * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
     if (double cost = winogradCost(conv, tiling, tile); cost < best) best = cost, choice = tile;
+  }
   return choice;
 }
 
@@ -238,7 +245,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
-      else if (int64_t tile = conv ? winogradTile(conv, gemm) : 0)
+      else if (int64_t tile = conv ? winogradTile(conv, gemm, target.getL2CacheBytes()) : 0)
         op->setAttr(kConvAlgorithmAttr,
                     StringAttr::get(&getContext(), tile == 2 ? "winograd_2x2" : "winograd_4x4"));
       else if (conv && isChannelLanesConv(conv, gemm)) {

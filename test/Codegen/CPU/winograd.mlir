@@ -26,18 +26,24 @@
 // SEL-NOT: winograd
 // SEL-SAME: -> tensor<1x64x56x56xf32>
 // SEL: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "winograd_2x2"{{.*}}-> tensor<1x256x14x14xf32>
+// A transformed input block larger than L2 (2048 channels) keeps the
+// direct conv.
+// SEL: v4f.conv %arg4, %{{.*}} {
+// SEL-NOT: winograd
+// SEL-SAME: -> tensor<1x64x28x28xf32>
 // SEL: return
 func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tensor<1x20x15x13xf32>,
-                %d: tensor<1x256x14x14xf32>)
+                %d: tensor<1x256x14x14xf32>, %e: tensor<1x2048x28x28xf32>)
     -> (tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>, tensor<1x64x28x28xf32>,
         tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>,
-        tensor<1x256x14x14xf32>) {
+        tensor<1x256x14x14xf32>, tensor<1x64x28x28xf32>) {
   %w1 = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
   %w4 = arith.constant dense<0.01> : tensor<512x512x3x3xf32>
   %ws = arith.constant dense<0.01> : tensor<32x20x3x3xf32>
   %w5 = arith.constant dense<0.01> : tensor<64x64x5x5xf32>
   %wg = arith.constant dense<0.01> : tensor<64x32x3x3xf32>
   %w3 = arith.constant dense<0.01> : tensor<256x256x3x3xf32>
+  %wl = arith.constant dense<0.01> : tensor<64x2048x3x3xf32>
   %0 = v4f.conv %a, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
        : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
   %1 = v4f.conv %b, %w4 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
@@ -54,9 +60,11 @@ func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tenso
        : (tensor<1x64x56x56xf32>, tensor<64x32x3x3xf32>) -> tensor<1x64x56x56xf32>
   %7 = v4f.conv %d, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
        : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>,
+  %8 = v4f.conv %e, %wl {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x2048x28x28xf32>, tensor<64x2048x3x3xf32>) -> tensor<1x64x28x28xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<1x64x56x56xf32>, tensor<?x512x7x7xf32>, tensor<1x32x13x11xf32>,
       tensor<1x64x28x28xf32>, tensor<1x64x52x52xf32>, tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>,
-      tensor<1x256x14x14xf32>
+      tensor<1x256x14x14xf32>, tensor<1x64x28x28xf32>
 }
 
 // -----
