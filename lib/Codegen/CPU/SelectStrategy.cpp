@@ -107,7 +107,8 @@ bool winogradEligible(ConvOp conv, GemmTilingAttr tiling) {
 /// The relative costs per useful FMA of `conv` as a GEMM with output
 /// pixels in vector lanes (the default) and with output channels in lanes
 /// (v4f.conv_algorithm = "channel_lanes", see ConvKernels.cpp; 1e30 when
-/// not eligible).
+/// not eligible). Only for static output planes and weight (callers check
+/// channelLanesEligible or winogradEligible first).
 struct DirectCosts {
   double pixelLanes, channelLanes;
 };
@@ -148,6 +149,7 @@ DirectCosts directCosts(ConvOp conv, GemmTilingAttr tiling) {
 /// as the GEMM's rows because its few output pixels would leave much of the
 /// usual pixels-in-lanes tile empty, or because pixels in lanes would pack.
 bool isChannelLanesConv(ConvOp conv, GemmTilingAttr tiling) {
+  if (!channelLanesEligible(conv, tiling)) return false;
   DirectCosts d = directCosts(conv, tiling);
   return d.channelLanes < d.pixelLanes;
 }
