@@ -57,11 +57,9 @@ bool isChannelScaleOf(Value s, Value x) {
 std::optional<std::pair<DispatchOp, DispatchOp>> matchChannelScaledConv(ConvOp conv) {
   DispatchOp convRegion = soleCpuRegion(conv);
   if (!convRegion || !isPointwiseConv(conv)) return std::nullopt;
-  Value product = conv.getInput();
-  auto mulRegion = product.getDefiningOp<DispatchOp>();
-  if (!mulRegion || !product.hasOneUse() || mulRegion->getBlock() != convRegion->getBlock()) return std::nullopt;
-  auto mul = dyn_cast<MulOp>(&*mulRegion.getBodyOps().begin());
-  if (!mul || soleCpuRegion(mul) != mulRegion || mul.getType() != conv.getInput().getType()) return std::nullopt;
+  auto mul = dyn_cast_or_null<MulOp>(soleProducer(conv.getInput(), convRegion));
+  if (!mul || mul.getType() != conv.getInput().getType()) return std::nullopt;
+  auto mulRegion = cast<DispatchOp>(mul->getParentOp());
   Value a = mul.getLhs(), b = mul.getRhs();
   bool scaleFirst = isChannelScaleOf(a, b) && b.getType() == mul.getType();
   bool scaleSecond = isChannelScaleOf(b, a) && a.getType() == mul.getType();

@@ -73,11 +73,9 @@ bool isDepthwise(ConvOp c) {
 std::optional<std::pair<DispatchOp, DispatchOp>> matchPointwiseDepthwise(ConvOp depthwise) {
   DispatchOp dwRegion = soleCpuRegion(depthwise);
   if (!dwRegion || !isDepthwise(depthwise)) return std::nullopt;
-  Value expanded = depthwise.getInput();
-  auto pwRegion = expanded.getDefiningOp<DispatchOp>();
-  if (!pwRegion || !expanded.hasOneUse() || pwRegion->getBlock() != dwRegion->getBlock()) return std::nullopt;
-  auto pointwise = dyn_cast<ConvOp>(&*pwRegion.getBodyOps().begin());
-  if (!pointwise || soleCpuRegion(pointwise) != pwRegion || !isPointwise(pointwise)) return std::nullopt;
+  auto pointwise = dyn_cast_or_null<ConvOp>(soleProducer(depthwise.getInput(), dwRegion));
+  if (!pointwise || !isPointwise(pointwise)) return std::nullopt;
+  auto pwRegion = cast<DispatchOp>(pointwise->getParentOp());
   // Only expansions too large for the caches: smaller ones make their round
   // trip through L2 at little cost, and the fused kernel's narrow rows use
   // its vectors poorly.

@@ -21,6 +21,16 @@ inline DispatchOp soleCpuRegion(mlir::Operation *op) {
   return region;
 }
 
+/// The op of the one-op CPU region (soleCpuRegion) that produces `v`, when
+/// `v` has no other use and that region sits in `consumer`'s block; else
+/// null.
+inline mlir::Operation *soleProducer(mlir::Value v, DispatchOp consumer) {
+  auto region = v.getDefiningOp<DispatchOp>();
+  if (!region || !v.hasOneUse() || region->getBlock() != consumer->getBlock()) return nullptr;
+  mlir::Operation *op = &*region.getBodyOps().begin();
+  return soleCpuRegion(op) == region ? op : nullptr;
+}
+
 /// Moves the ops of `regions` (program order, one block; each one's result
 /// used only by the next ones, the last one's anywhere; each one's other
 /// operands defined before the last one) into one region placed where the

@@ -281,7 +281,7 @@ def make_winograd_convs(flags=()) -> Case:
 
 def make_maxpool_3x3s2(flags=()) -> Case:
     """3x3 stride-2 max pools, which take the column-max kernel
-    (ReductionKernels.cpp, emitMaxPool3x3s2): ResNet's stem pool (pads 1,
+    (PoolKernels.cpp, emitMaxPool3x3s2): ResNet's stem pool (pads 1,
     even 40 x 36 planes), odd 15 x 13 planes, no padding, padding only at
     the top and left or only at the bottom and right, ceil_mode (the last
     window half outside), and inputs all below zero (a padded element read as

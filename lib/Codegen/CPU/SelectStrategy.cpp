@@ -177,8 +177,8 @@ constexpr double kWeightByteCost = 13.0;
 /// channel and tile (m + 2)^2 loads, the additions of A^T m A and the
 /// stores of each segment. The lanes past the last tile and the pixels past
 /// an edge that is no multiple of m are wasted.
-double winogradCost(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
-  WinogradShape ws = winogradShape(conv, tiling, tile);
+double winogradCost(ConvOp conv, const WinogradShape &ws) {
+  const int64_t tile = ws.tile;
   auto yShape = conv.getType().getShape();
   int64_t OC = conv.getWeight().getType().getDimSize(0), C = conv.getWeight().getType().getDimSize(1);
   double a2 = double((tile + 2) * (tile + 2)), direct = 9.0 * double(tile * tile);
@@ -212,7 +212,7 @@ int64_t winogradTile(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
   for (int64_t tile : {2, 4}) {
     WinogradShape ws = winogradShape(conv, tiling, tile);
     if ((tile + 2) * (tile + 2) * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
-    if (double cost = winogradCost(conv, tiling, tile); cost < best) best = cost, choice = tile;
+    if (double cost = winogradCost(conv, ws); cost < best) best = cost, choice = tile;
   }
   return choice;
 }

@@ -149,8 +149,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
 
   // U[ocTile][xi][c][i] = (G g G^T)[xi] of output channel ocTile * MR + i.
   auto values = Wt.constant.getValues<float>();
-  std::vector<float> weight(values.begin(), values.end());
-  if (Wt.constant.isSplat()) weight.assign(size_t(OC * C * 9), Wt.constant.getSplatValue<float>());
+  std::vector<float> weight(values.begin(), values.end()); // splats iterate every element
   uint32_t uBuffer = ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
     float *u = reinterpret_cast<float *>(out);
     for (int64_t oc = 0; oc < OC; ++oc)
