@@ -346,6 +346,37 @@ def make_channel_scaled_convs(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1; run-time planes 20 x 17, 9 x 33", compile_flags=list(flags))
 
 
+def make_pointwise_rows(flags=()) -> Case:
+    """1x1 convs that write more than they read over many pixels, whose
+    register tiles run across all of the workgroup's columns
+    (pointwiseRowTilesOuter, GemmSpec::rowTilesOuter): 20 -> 52 channels
+    on 37 x 29 (edge rows and an edge column panel) with bias, a residual
+    add and Relu; 300 -> 340 on 24 x 23 (K in two blocks on AVX2 and
+    AVX-512); two groups of 8 -> 20; run-time planes (12 -> 36, small and
+    large); and a reducing 52 -> 20 conv, which keeps its panels outside."""
+    g = GraphBuilder(seed=47)
+    ya = g.op("Relu", [g.op("Add", [g.conv("xa", 20, 52, 1, pads=[0, 0, 0, 0]), "ra"])])
+    yb = g.conv("xb", 300, 340, 1, pads=[0, 0, 0, 0])
+    yg = g.conv("xg", 16, 40, 1, pads=[0, 0, 0, 0], group=2)
+    yn = g.op("Relu", [g.conv("xn", 12, 36, 1, pads=[0, 0, 0, 0])])
+    yr = g.conv(ya, 52, 20, 1, pads=[0, 0, 0, 0])
+    outs = (("ya", ya), ("yb", yb), ("yg", yg), ("yn", yn), ("yr", yr))
+    for name, v in outs:
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("pointwise_rows",
+                [_vi("xa", F32, ["N", 20, 37, 29]), _vi("ra", F32, ["N", 52, 37, 29]),
+                 _vi("xb", F32, ["N", 300, 24, 23]), _vi("xg", F32, ["N", 16, 30, 20]),
+                 _vi("xn", F32, ["N", 12, "H", "W"])],
+                [_vi("ya", F32, ["N", 52, 37, 29]), _vi("yb", F32, ["N", 340, 24, 23]),
+                 _vi("yg", F32, ["N", 40, 30, 20]), _vi("yn", F32, ["N", 36, "H", "W"]),
+                 _vi("yr", F32, ["N", 20, 37, 29])])
+    rng = np.random.default_rng(149)
+    sets = [{"xa": _randn(rng, [n, 20, 37, 29]), "ra": _randn(rng, [n, 52, 37, 29]),
+             "xb": _randn(rng, [n, 300, 24, 23]), "xg": _randn(rng, [n, 16, 30, 20]),
+             "xn": _randn(rng, [n, 12, h, w])} for n, h, w in ((2, 33, 20), (1, 9, 7))]
+    return Case(m, sets, note="N = 2, 1; run-time planes 33 x 20, 9 x 7", compile_flags=list(flags))
+
+
 def make_fused_attention(flags=()) -> Case:
     """Attention as exporters write it, which v4f-fuse-attention-regions
     merges into one kernel (AttentionKernels.cpp): BERT-style heads split by
@@ -519,6 +550,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["winograd_convs" + suffix] = lambda f=flags: make_winograd_convs(f)
         gens["maxpool_3x3s2" + suffix] = lambda f=flags: make_maxpool_3x3s2(f)
         gens["channel_scaled_convs" + suffix] = lambda f=flags: make_channel_scaled_convs(f)
+        gens["pointwise_rows" + suffix] = lambda f=flags: make_pointwise_rows(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)

@@ -81,9 +81,13 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
     // The other algorithms the conv can take, with the same tiling.
     auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+    // A 1x1 conv's GEMM takes a wider column block than the other
+    // algorithms (pointwiseColumnBlock).
     auto withAlgorithm = [&](const char *algorithm) {
       TuningConfig c = base;
       c.algorithm = algorithm;
+      GemmTilingAttr plain = chooseGemmTiling(target);
+      c.nb = c.algorithm.empty() ? pointwiseColumnBlock(conv, plain, target.getL2CacheBytes()) : plain.getNb();
       add(c);
     };
     withAlgorithm("");

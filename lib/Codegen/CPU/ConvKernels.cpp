@@ -253,6 +253,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     return success();
   }
   if (pointwise) {
+    s.rowTilesOuter = pointwiseRowTilesOuter(conv, op->getAttrOfType<GemmTilingAttr>("v4f.tiling"));
     s.bBuf = X.buffer;
     s.bOffset = [HW, Cg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Cg), kb.dim(HW))); };
     emitGemm(ctx, s);

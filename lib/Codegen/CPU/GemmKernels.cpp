@@ -343,6 +343,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
     std::optional<int64_t> K = sp.constValue(s.K), N = sp.constValue(s.N);
     s.prefetchB = !K || !N || *K * *N * 4 >= kPrefetchMinBytes;
   }
+  const bool rowTilesOuter = s.rowTilesOuter && !s.bPacked && !s.packB && !s.cColStride;
   const int64_t kMR = s.mr, kNR = s.nr, kMB = s.mb, kNB = s.nb, kKC = s.kc;
   // packB: one row block of all M rows per workgroup.
   const bool allRows = bool(s.packB);
@@ -415,7 +416,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
     if (r < kMR) edgeRows.push_back(r);
   // K blocks outermost: a KC x NR slice of B stays in L1 while the row
   // tiles pass over it. Within a block, column panels outside and row
-  // tiles inside.
+  // tiles inside, or the other way round (GemmSpec::rowTilesOuter).
   kb->forLoop(kb->c(0), kEnd, kStep, [&](Value k0) {
     KBlock blk;
     blk.k0 = k0;
@@ -449,8 +450,25 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
           });
         }
       };
-      kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
-      kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+      if (!rowTilesOuter) {
+        kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
+        kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
+        return;
+      }
+      // Row tiles outside, column panels inside (GemmSpec::rowTilesOuter).
+      auto rowTile = [&](Value m, int rows) {
+        kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { emitTile(*kb, s, t, blk, m, n, rows, Value()); });
+        kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1),
+                   [&] { emitTile(*kb, s, t, blk, m, nFull, rows, kb->sub(n1, nFull)); });
+      };
+      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { rowTile(m, int(kMR)); });
+      Value rest = kb->sub(m1, mFull);
+      for (int64_t rows : edgeRows) {
+        Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
+        Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
+        kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)),
+                   [&] { rowTile(kb->add(mFull, before), int(rows)); });
+      }
     };
     if (!s.packB) return rowBlock(m0, m1);
     // Pack this K block of the workgroup's columns once, then run every

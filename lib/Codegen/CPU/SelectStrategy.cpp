@@ -75,6 +75,28 @@ bool readsInputAsB(ConvOp conv) {
          llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
 }
 
+bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling) {
+  if (!readsInputAsB(conv)) return false;
+  auto wType = conv.getWeight().getType();
+  int64_t G = conv.getGroups(), OC = wType.getDimSize(0), Cg = wType.getDimSize(1);
+  if (wType.isDynamicDim(0) || wType.isDynamicDim(1) || OC / std::max<int64_t>(G, 1) <= Cg) return false;
+  auto yType = conv.getType();
+  if (yType.isDynamicDim(2) || yType.isDynamicDim(3)) return true;
+  return yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
+}
+
+int64_t pointwiseColumnBlock(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
+  if (!pointwiseRowTilesOuter(conv, tiling)) return tiling.getNb();
+  // The K block emitGemm takes: K split into equal blocks of at most KC,
+  // rounded up to a multiple of 8.
+  int64_t K = std::max<int64_t>(conv.getWeight().getType().getDimSize(1), 1), kc = tiling.getKc();
+  int64_t blocks = (K + kc - 1) / kc;
+  int64_t kStep = std::min(((K + blocks - 1) / blocks + 7) / 8 * 8, kc);
+  int64_t nr = tiling.getNr(), nb = tiling.getNb();
+  int64_t fits = l2Bytes / 2 / (kStep * int64_t(sizeof(float))) / nr * nr;
+  return std::clamp(fits, nb, 4 * nb);
+}
+
 /// Relative cost of packing B for pixels in lanes, times the output channels
 /// (see isChannelLanesConv).
 constexpr double kPackingCostPerOutputChannel = 12.0;
@@ -268,6 +290,10 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         if (readsInputAsB(conv) && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
           op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall,
                                                          gemm.getNb(), gemm.getKc()));
+      } else if (conv && pointwiseRowTilesOuter(conv, gemm)) {
+        int64_t nb = pointwiseColumnBlock(conv, gemm, target.getL2CacheBytes());
+        op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), gemm.getMr(), gemm.getNr(), gemm.getLanes(),
+                                                       gemm.getMb(), nb, gemm.getKc()));
       }
     });
   }
