@@ -81,13 +81,18 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
     // The other algorithms the conv can take, with the same tiling.
     auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-    // A 1x1 conv's GEMM takes a wider column block than the other
-    // algorithms (pointwiseColumnBlock).
+    // A 1x1 conv's GEMM takes other cache blocks than the other
+    // algorithms (pointwiseTiling).
     auto withAlgorithm = [&](const char *algorithm) {
       TuningConfig c = base;
       c.algorithm = algorithm;
-      GemmTilingAttr plain = chooseGemmTiling(target);
-      c.nb = c.algorithm.empty() ? pointwiseColumnBlock(conv, plain, target.getL2CacheBytes()) : plain.getNb();
+      // The cost model's cache blocks for that algorithm at this register
+      // tile.
+      GemmTilingAttr blocks = GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, 8 * c.mr,
+                                                  chooseGemmTiling(target).getNb(), c.kc);
+      if (c.algorithm.empty()) blocks = pointwiseTiling(conv, blocks, target.getL2CacheBytes());
+      c.mb = blocks.getMb();
+      c.nb = blocks.getNb();
       add(c);
     };
     withAlgorithm("");

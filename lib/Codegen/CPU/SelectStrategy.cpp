@@ -85,16 +85,25 @@ bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling) {
   return yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
 }
 
-int64_t pointwiseColumnBlock(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
-  if (!pointwiseRowTilesOuter(conv, tiling)) return tiling.getNb();
+GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
+  auto wType = conv.getWeight().getType();
+  if (!readsInputAsB(conv) || !wType.hasStaticShape()) return tiling;
   // The K block emitGemm takes: K split into equal blocks of at most KC,
   // rounded up to a multiple of 8.
-  int64_t K = std::max<int64_t>(conv.getWeight().getType().getDimSize(1), 1), kc = tiling.getKc();
+  int64_t K = std::max<int64_t>(wType.getDimSize(1), 1), kc = tiling.getKc();
   int64_t blocks = (K + kc - 1) / kc;
-  int64_t kStep = std::min(((K + blocks - 1) / blocks + 7) / 8 * 8, kc);
-  int64_t nr = tiling.getNr(), nb = tiling.getNb();
-  int64_t fits = l2Bytes / 2 / (kStep * int64_t(sizeof(float))) / nr * nr;
-  return std::clamp(fits, nb, 4 * nb);
+  int64_t kBlockBytes = std::min(((K + blocks - 1) / blocks + 7) / 8 * 8, kc) * int64_t(sizeof(float));
+  int64_t mr = tiling.getMr(), nr = tiling.getNr(), mb = tiling.getMb(), nb = tiling.getNb();
+  if (pointwiseRowTilesOuter(conv, tiling)) {
+    nb = std::clamp(l2Bytes / 2 / kBlockBytes / nr * nr, nb, 4 * nb);
+  } else {
+    // All rows of a group, or equal blocks of them that fit.
+    int64_t rows = wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1);
+    int64_t fit = std::max(l2Bytes / 4 / kBlockBytes / mr * mr, mr);
+    int64_t rowBlocks = (rows + fit - 1) / fit;
+    mb = std::max(mb, ((rows + rowBlocks - 1) / rowBlocks + mr - 1) / mr * mr);
+  }
+  return GemmTilingAttr::get(tiling.getContext(), mr, nr, tiling.getLanes(), mb, nb, kc);
 }
 
 /// Relative cost of packing B for pixels in lanes, times the output channels
@@ -290,10 +299,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         if (readsInputAsB(conv) && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
           op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall,
                                                          gemm.getNb(), gemm.getKc()));
-      } else if (conv && pointwiseRowTilesOuter(conv, gemm)) {
-        int64_t nb = pointwiseColumnBlock(conv, gemm, target.getL2CacheBytes());
-        op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), gemm.getMr(), gemm.getNr(), gemm.getLanes(),
-                                                       gemm.getMb(), nb, gemm.getKc()));
+      } else if (conv && readsInputAsB(conv)) {
+        op->setAttr("v4f.tiling", pointwiseTiling(conv, gemm, target.getL2CacheBytes()));
       }
     });
   }

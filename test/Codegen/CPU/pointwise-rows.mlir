@@ -11,26 +11,38 @@
 // -> 4096, 2048 and 1472 columns fit, capped at 1024.
 // v3 (KC = 256, NB = 256): K = 64 -> 1024; K = 128 -> 512; K = 512 (two
 // K blocks of 256) -> 256. A reducing conv, a small plane and a strided
-// conv keep NB = 256; run-time planes count as large.
+// conv keep NB = 256; run-time planes count as large. Those take all
+// output channels of a group in one row block MB (rounded up to MR) while
+// MB rows of a K block of the weight fill at most a quarter of L2 (v4:
+// 256 x 176 floats; v3: 126 x 256, so 128 rows run as two blocks of 66
+// and 1024 as nine of 114; on v4 that conv computes channels in lanes).
+
 // V4-LABEL: func.func @main
 // V4: v4f.conv %arg0, {{.*}}mr = 8, nr = 32, lanes = 16, mb = 64, nb = 1024, kc = 192{{.*}}-> tensor<1x256x56x56xf32>
 // V4: v4f.conv %arg1, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x512x28x28xf32>
-// V4: v4f.conv %arg2, {{.*}}nb = 256, kc = 192{{.*}}-> tensor<1x64x56x56xf32>
+// V4: v4f.conv %arg2, {{.*}}mb = 64, nb = 256, kc = 192{{.*}}-> tensor<1x64x56x56xf32>
 // V4: v4f.conv %arg3, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x2048x28x28xf32>
 // V4: v4f.conv %arg4, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x256x?x?xf32>
-// V4: v4f.conv %arg5, {{.*}}nb = 256, kc = 192{{.*}}-> tensor<1x256x16x16xf32>
-// V4: v4f.conv %arg0, {{.*}}nb = 256, kc = 192{{.*}}-> tensor<1x256x28x28xf32>
+// V4: v4f.conv %arg5, {{.*}}mb = 256, nb = 256, kc = 192{{.*}}-> tensor<1x256x16x16xf32>
+// V4: v4f.conv %arg0, {{.*}}mb = 64, nb = 256, kc = 192{{.*}}-> tensor<1x256x28x28xf32>
 // V4: v4f.conv %arg0, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x256x56x56xf32>
+// V4: v4f.conv %arg6, {{.*}}mb = 128, nb = 256, kc = 192{{.*}}-> tensor<1x128x28x28xf32>
 // V3-LABEL: func.func @main
 // V3: v4f.conv %arg0, {{.*}}mr = 6, nr = 16, lanes = 8, mb = 48, nb = 1024, kc = 256{{.*}}-> tensor<1x256x56x56xf32>
 // V3: v4f.conv %arg1, {{.*}}nb = 512, kc = 256{{.*}}-> tensor<1x512x28x28xf32>
 // V3: v4f.conv %arg2, {{.*}}nb = 256, kc = 256{{.*}}-> tensor<1x64x56x56xf32>
 // V3: v4f.conv %arg3, {{.*}}nb = 256, kc = 256{{.*}}-> tensor<1x2048x28x28xf32>
 // V3: v4f.conv %arg4, {{.*}}nb = 1024, kc = 256{{.*}}-> tensor<1x256x?x?xf32>
+// V3: v4f.conv %arg6, {{.*}}mb = 66, nb = 256, kc = 256{{.*}}-> tensor<1x128x28x28xf32>
+// V3: v4f.conv %arg7, {{.*}}mb = 114, nb = 256, kc = 256{{.*}}-> tensor<1x1024x28x28xf32>
 func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<1x128x28x28xf32>, %c: tensor<1x256x56x56xf32>,
-                %d: tensor<1x512x28x28xf32>, %e: tensor<1x64x?x?xf32>, %f: tensor<1x64x16x16xf32>)
+                %d: tensor<1x512x28x28xf32>, %e: tensor<1x64x?x?xf32>, %f: tensor<1x64x16x16xf32>,
+                %g: tensor<1x512x28x28xf32>, %h: tensor<1x2048x28x28xf32>)
     -> (tensor<1x256x56x56xf32>, tensor<1x512x28x28xf32>, tensor<1x64x56x56xf32>, tensor<1x2048x28x28xf32>,
-        tensor<1x256x?x?xf32>, tensor<1x256x16x16xf32>, tensor<1x256x28x28xf32>, tensor<1x256x56x56xf32>) {
+        tensor<1x256x?x?xf32>, tensor<1x256x16x16xf32>, tensor<1x256x28x28xf32>, tensor<1x256x56x56xf32>,
+        tensor<1x128x28x28xf32>, tensor<1x1024x28x28xf32>) {
+  %w6 = arith.constant dense<0.01> : tensor<128x512x1x1xf32>
+  %w7 = arith.constant dense<0.01> : tensor<1024x2048x1x1xf32>
   %w0 = arith.constant dense<0.01> : tensor<256x64x1x1xf32>
   %w1 = arith.constant dense<0.01> : tensor<512x128x1x1xf32>
   %w2 = arith.constant dense<0.01> : tensor<64x256x1x1xf32>
@@ -52,9 +64,13 @@ func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<1x128x28x28xf32>, %c: ten
        : (tensor<1x64x56x56xf32>, tensor<256x64x1x1xf32>) -> tensor<1x256x28x28xf32>
   %7 = v4f.conv %a, %wg {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, groups = 2 : i64}
        : (tensor<1x64x56x56xf32>, tensor<256x32x1x1xf32>) -> tensor<1x256x56x56xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<1x256x56x56xf32>, tensor<1x512x28x28xf32>, tensor<1x64x56x56xf32>,
+  %8 = v4f.conv %g, %w6 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x512x28x28xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x28x28xf32>
+  %9 = v4f.conv %h, %w7 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x2048x28x28xf32>, tensor<1024x2048x1x1xf32>) -> tensor<1x1024x28x28xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<1x256x56x56xf32>, tensor<1x512x28x28xf32>, tensor<1x64x56x56xf32>,
       tensor<1x2048x28x28xf32>, tensor<1x256x?x?xf32>, tensor<1x256x16x16xf32>, tensor<1x256x28x28xf32>,
-      tensor<1x256x56x56xf32>
+      tensor<1x256x56x56xf32>, tensor<1x128x28x28xf32>, tensor<1x1024x28x28xf32>
 }
 
 // -----
