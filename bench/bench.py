@@ -326,6 +326,88 @@ def measure(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np
     return row
 
 
+LOAD_RE = re.compile(r"^load time:\s+([0-9.]+) ms", re.M)
+
+
+def measure_paired(v4frun: Path, artifact: Path, model_path: Path, inputs: Dict[str, np.ndarray],
+                   input_files: Dict[str, Path], threads: int, *, pairs: int = 60, warmup: int = 5,
+                   settle_ms: float = 20.0, macs: Optional[int] = None) -> Dict:
+    """Paired measurement for one (model, thread count): one `v4f-run --timed-stdin`
+    process (warmed up with `warmup` runs) and an ORT session (the same) alternate
+    single runs, `pairs` times, in the order v4f, ORT then ORT, v4f; each side's run
+    starts `settle_ms` after the other's ended (both pools spin-wait briefly after a
+    run). The ratio is the median of the per-pair ratios v4f_i / ORT_i: two runs
+    tens of milliseconds apart see the same machine, so a shared host's slow
+    periods (seen here: whole seconds at 1.5x) cancel instead of landing on one
+    side's round. Raises BenchError when v4f-run fails."""
+    sess, ort_create_ms = make_ort_session(model_path, threads)
+    run_ort(sess, inputs, warmup)
+    cmd = [str(v4frun), str(artifact)]
+    for k, f in input_files.items():
+        cmd += ["--input", f"{k}={f}"]
+    cmd += ["--threads", str(threads), "--warmup", str(warmup), "--timed-stdin"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    preamble = []
+    try:
+        for line in proc.stdout:
+            if line.strip() == "ready":
+                break
+            preamble.append(line)
+        else:
+            proc.wait()
+            raise BenchError(f"`{' '.join(cmd)}` failed (rc={proc.returncode}):\n{''.join(preamble)[-3000:]}")
+
+        def v4f_once() -> float:
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            try:
+                return float(line)
+            except ValueError:
+                proc.kill()
+                raise BenchError(f"`{' '.join(cmd)}`: expected a time, got {line!r}")
+
+        v, o = [], []
+        for i in range(pairs):
+            for side in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if side == 0:
+                    v.append(v4f_once())
+                else:
+                    o += run_ort(sess, inputs, 1)
+                time.sleep(settle_ms / 1e3)
+        proc.stdin.close()
+        if proc.wait() != 0:
+            raise BenchError(f"`{' '.join(cmd)}` exited with rc={proc.returncode}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        del sess
+    ratios = sorted(a / b for a, b in zip(v, o))
+    q = lambda f: ratios[min(len(ratios) - 1, int(f * len(ratios)))]
+    m = LOAD_RE.search("".join(preamble))
+    v_med, o_med = statistics.median(v), statistics.median(o)
+    row = {
+        "threads": threads,
+        "v4f_median_ms": v_med,
+        "ort_median_ms": o_med,
+        "ratio_v4f_over_ort": statistics.median(ratios),
+        "ratio_quartiles": [q(0.25), q(0.75)],
+        "ratio_of_medians": v_med / o_med,
+        "v4f_runs": len(v),
+        "ort_runs": len(o),
+        "v4f_samples_ms": v,
+        "ort_samples_ms": o,
+        "ort_session_create_ms": ort_create_ms,
+        "v4f_load_ms": float(m.group(1)) if m else None,
+        "load_ratio_v4f_over_ort": float(m.group(1)) / ort_create_ms if m and ort_create_ms else None,
+    }
+    if macs:
+        row["v4f_gflops"] = 2 * macs / (v_med * 1e-3) / 1e9
+        row["ort_gflops"] = 2 * macs / (o_med * 1e-3) / 1e9
+    return row
+
+
 def _output_file_name(name: str) -> str:
     """v4f-run --output-dir's file name for an output (sanitizeFileName in v4f-run.cpp)."""
     s = re.sub(r"[^A-Za-z0-9._-]", "_", name or "output")

@@ -5,10 +5,14 @@
   .venv/bin/python bench/suite.py --quick                # few runs (smoke test)
   .venv/bin/python bench/suite.py --models gemm1024,conv3x3_256 --threads 1,2 --runs 100
 
-Every model is measured with the method of bench/bench.py (bench.measure): per thread
-count an ORT session (intra_op = T, inter_op 1, ORT_ENABLE_ALL, sequential), then
-alternating rounds v4f-run --benchmark n / ORT; medians over all timed runs and the
-ratio v4f/ORT as the median of the per-round ratios.  Before timing, one run of each
+Every model is measured per thread count against an ORT session (intra_op = T, inter_op
+1, ORT_ENABLE_ALL, sequential). Default (--method rounds, bench.measure): alternating
+rounds v4f-run --benchmark n / ORT; medians over all timed runs and the ratio v4f/ORT as
+the median of the per-round ratios. --method paired (bench.measure_paired): single runs
+alternating with one `v4f-run --timed-stdin` process, --pairs times; medians of each
+side and the ratio as the median of the per-pair ratios, so that a shared host's slow
+periods hit both sides of a pair alike -- but each run then follows the other
+runtime's run, which has evicted part of its weights from the caches.  Before timing, one run of each
 side on the same inputs compares the first output (max abs difference, relative to
 max |ORT output|; flagged when above 1e-3).  The FMA peak per thread count is measured
 in the same invocation by v4f-run --profile (its "FMA peak ... GFLOP/s" line) and gives
@@ -205,6 +209,8 @@ def render_md(doc: Dict) -> str:
             continue
         for i, r in enumerate(m["results"]):
             notes = [note0] if i == 0 and note0 else []
+            if "ratio_quartiles" in r:
+                notes.append("ratio quartiles {:.3f}-{:.3f}".format(*r["ratio_quartiles"]))
             if "v4f_us_per_op" in r:
                 prof = m.get("v4f_profile")
                 if i == 0 and prof:
@@ -269,9 +275,13 @@ def run_model(spec: Spec, args, tools: Tuple[Path, Path], threads_list: List[int
 
         stage = "run"
         for T in threads_list:
-            row = bench.measure(v4frun, artifact, model_path, inputs, input_files, T, runs=args.runs,
-                                rounds=args.rounds, warmup=args.warmup, v4f_warmup=args.warmup, macs=macs,
-                                workdir=mwork, tag=spec.name)
+            if args.method == "paired":
+                row = bench.measure_paired(v4frun, artifact, model_path, inputs, input_files, T, pairs=args.pairs,
+                                           warmup=args.warmup, macs=macs)
+            else:
+                row = bench.measure(v4frun, artifact, model_path, inputs, input_files, T, runs=args.runs,
+                                    rounds=args.rounds, warmup=args.warmup, v4f_warmup=args.warmup, macs=macs,
+                                    workdir=mwork, tag=spec.name)
             peak = peaks.get(str(T))
             if spec.micro and peak and macs:
                 row["fma_peak_gflops"] = peak
@@ -283,6 +293,8 @@ def run_model(spec: Spec, args, tools: Tuple[Path, Path], threads_list: List[int
             entry["results"].append(row)
             print(f"  T={T}: v4f {row['v4f_median_ms']:.4f} ms, ORT {row['ort_median_ms']:.4f} ms, "
                   f"v4f/ORT {row['ratio_v4f_over_ort']:.3f}"
+                  + (" (pairs' quartiles {:.3f}-{:.3f})".format(*row["ratio_quartiles"]) if "ratio_quartiles" in row
+                     else "")
                   + (f", v4f {row['v4f_gflops']:.1f} / ORT {row['ort_gflops']:.1f} GFLOP/s" if macs else ""),
                   flush=True)
     except bench.BenchError as e:
@@ -310,6 +322,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=None, help="alternating v4f/ORT rounds (default 5; --quick: 2)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up runs per v4f-run invocation and per ORT "
                     "session (default 5, v4f-run's own default; --quick: 2)")
+    ap.add_argument("--method", choices=("rounds", "paired"), default="rounds",
+                    help="rounds (default, the issue's method): --rounds alternating blocks of runs per side, "
+                    "ratio = median of per-round ratios (bench.measure); paired: single runs alternating v4f / "
+                    "ORT, ratio = median of the per-pair ratios (bench.measure_paired)")
+    ap.add_argument("--pairs", type=int, default=None, help="--method paired: alternating run pairs per thread "
+                    "count (default 60; --quick: 6)")
     ap.add_argument("--quick", action="store_true", help="few runs, for smoke testing")
     ap.add_argument("--peak-tries", type=int, default=3, help="FMA peak measurements per thread count (max taken)")
     ap.add_argument("--compile-flags", default="", help="extra flags for every v4fc compile")
@@ -325,6 +343,8 @@ def main() -> int:
         args.rounds = 2 if args.quick else 5
     if args.warmup is None:
         args.warmup = 2 if args.quick else 5
+    if args.pairs is None:
+        args.pairs = 6 if args.quick else 60
 
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     unknown = [m for m in names if m not in SPECS]
@@ -350,11 +370,16 @@ def main() -> int:
         "v4f_tree_dirty": bool(dirty),
         "onnxruntime": ort.__version__,
         "cpu": {k: cpu.get(k) for k in ("model", "logical_cpus", "nominal_mhz", "simd_flags", "flags")},
-        "options": {"models": names, "threads": threads_list, "runs": args.runs, "rounds": args.rounds,
-                    "warmup": args.warmup, "quick": args.quick, "compile_flags": args.compile_flags},
-        "method": f"per model and thread count: {args.rounds} alternating rounds (v4f-run --benchmark "
-                  f"{per_round}, then {per_round} ORT runs), warm-up {args.warmup} runs per side; medians; "
-                  "ratio = median of per-round (v4f median / ORT median)",
+        "options": {"models": names, "threads": threads_list, "method": args.method, "pairs": args.pairs,
+                    "runs": args.runs, "rounds": args.rounds, "warmup": args.warmup, "quick": args.quick,
+                    "compile_flags": args.compile_flags},
+        "method": (f"per model and thread count: {args.pairs} pairs of single runs alternating v4f (one "
+                   f"v4f-run --timed-stdin process) and ORT (v4f, ORT then ORT, v4f; 20 ms between runs), "
+                   f"warm-up {args.warmup} runs per side; medians of each side's runs; ratio = median of the "
+                   "per-pair ratios v4f_i / ORT_i (quartiles in the notes)") if args.method == "paired" else
+                  (f"per model and thread count: {args.rounds} alternating rounds (v4f-run --benchmark "
+                   f"{per_round}, then {per_round} ORT runs), warm-up {args.warmup} runs per side; medians; "
+                   "ratio = median of per-round (v4f median / ORT median)"),
         "fma_peak_gflops": {},
         "fma_peak_samples_gflops": {},
         "models": [],

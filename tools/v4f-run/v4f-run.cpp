@@ -37,6 +37,10 @@ const char *kUsage =
     "  --benchmark N           time N runs after the warm-up runs\n"
     "  --warmup N              warm-up runs before benchmarking (default 5)\n"
     "  --json FILE             write timing numbers as JSON\n"
+    "  --timed-stdin           after the warm-up runs, run once per line read from\n"
+    "                          stdin and print that run's time in ms on its own line\n"
+    "                          (for benchmark drivers that alternate with another\n"
+    "                          runtime: bench/bench.py --paired)\n"
     "  --print N               values printed per output (default 8)\n"
     "  --disable-cpu-features LIST  treat these CPU features as absent\n"
     "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
@@ -60,6 +64,7 @@ struct Options {
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> dims;
   std::string outputDir, jsonPath, disabledFeatures, signaturePolicy;
+  bool timedStdin = false;
   int32_t device = V4F_DEVICE_AUTO, deviceOrdinal = 0;
   std::vector<std::string> trustedKeys;
   std::string decryptKey;
@@ -129,6 +134,8 @@ Options parseArgs(int argc, char **argv) {
       o.benchmark = parseCount(a, value(), 1);
     } else if (a == "--warmup") {
       o.warmup = parseCount(a, value(), 0);
+    } else if (a == "--timed-stdin") {
+      o.timedStdin = true;
     } else if (a == "--json") {
       o.jsonPath = value();
     } else if (a == "--print") {
@@ -165,6 +172,8 @@ Options parseArgs(int argc, char **argv) {
     fail("--profile cannot be combined with --feedback (every run would grow the fed-back state)");
   if (!o.feedback.empty() && o.benchmark)
     fail("--benchmark cannot be combined with --feedback (every run would grow the fed-back state)");
+  if (o.timedStdin && !o.feedback.empty())
+    fail("--timed-stdin cannot be combined with --feedback (every run would grow the fed-back state)");
   return o;
 }
 
@@ -586,6 +595,22 @@ int runMain(int argc, char **argv) {
   std::printf("peak arena:       %zu bytes\n", v4f_session_peak_memory(session));
   std::printf("threads:          %d\n", v4f_session_thread_count(session));
 
+  if (opt.timedStdin) {
+    // One timed run per line of stdin, its time printed at once: a driver
+    // alternating v4f and another runtime run by run sees both under the
+    // same machine conditions (bench/bench.py --paired).
+    for (long i = 0; i < opt.warmup; ++i)
+      check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (int c; (c = std::getchar()) != EOF;) {
+      if (c != '\n') continue;
+      auto start = std::chrono::steady_clock::now();
+      check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
+      std::printf("%.6f\n", msSince(start));
+      std::fflush(stdout);
+    }
+  }
   if (opt.benchmark > 0) {
     runBenchmark(session, opt, inputs, outputs, loadMs, firstRunMs);
   } else if (!opt.jsonPath.empty()) {
