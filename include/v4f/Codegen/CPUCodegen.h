@@ -53,12 +53,15 @@ bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling);
 /// from the target's `tiling`. For pointwiseRowTilesOuter the column block
 /// NB is the largest multiple of NR whose K block of the input (K x NB
 /// floats, K in blocks of at most KC) fills at most half of L2, between the
-/// tiling's NB and 4 x NB. Otherwise (a reducing conv, or few pixels) the
-/// row block MB takes all output channels of a group, rounded up to MR,
-/// while the MB x K-block slice of the weight fills at most a quarter of
-/// L2: each column panel of the input then passes through L1 once, where
-/// row blocks of 64 read it once each (ResNet-50's 512 -> 128 convs at 28 x
-/// 28, two threads: 1.40 -> 1.14 ms).
+/// tiling's NB and 4 x NB. A conv that does not expand, over as many
+/// pixels, takes all output channels of a group in its row block MB
+/// (rounded up to MR; equal blocks while the MB x K-block slice of the
+/// weight fills at most a quarter of L2): each column panel of the input
+/// then passes through L1 once, where row blocks of 64 read it once each
+/// (ResNet-50's 512 -> 128 convs at 28 x 28, two threads: 1.40 -> 1.14 ms).
+/// Not with few pixels: a workgroup of few column panels would re-read its
+/// MB rows of weight from L2 per panel (MobileNetV2's 64 -> 384 convs at
+/// 14 x 14, two threads: 47 -> 59 us with all 384 rows).
 GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes);
 /// Whether `conv` can compute output channels in vector lanes
 /// (v4f.conv_algorithm = "channel_lanes"): float, one group, a constant

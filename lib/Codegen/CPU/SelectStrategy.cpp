@@ -94,9 +94,12 @@ GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byt
   int64_t blocks = (K + kc - 1) / kc;
   int64_t kBlockBytes = std::min(((K + blocks - 1) / blocks + 7) / 8 * 8, kc) * int64_t(sizeof(float));
   int64_t mr = tiling.getMr(), nr = tiling.getNr(), mb = tiling.getMb(), nb = tiling.getNb();
+  auto yType = conv.getType();
+  bool manyPixels = yType.isDynamicDim(2) || yType.isDynamicDim(3) ||
+                    yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
   if (pointwiseRowTilesOuter(conv, tiling)) {
     nb = std::clamp(l2Bytes / 2 / kBlockBytes / nr * nr, nb, 4 * nb);
-  } else {
+  } else if (manyPixels && wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1) <= wType.getDimSize(1)) {
     // All rows of a group, or equal blocks of them that fit.
     int64_t rows = wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1);
     int64_t fit = std::max(l2Bytes / 4 / kBlockBytes / mr * mr, mr);

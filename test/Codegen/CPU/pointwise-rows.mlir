@@ -11,11 +11,13 @@
 // -> 4096, 2048 and 1472 columns fit, capped at 1024.
 // v3 (KC = 256, NB = 256): K = 64 -> 1024; K = 128 -> 512; K = 512 (two
 // K blocks of 256) -> 256. A reducing conv, a small plane and a strided
-// conv keep NB = 256; run-time planes count as large. Those take all
-// output channels of a group in one row block MB (rounded up to MR) while
-// MB rows of a K block of the weight fill at most a quarter of L2 (v4:
-// 256 x 176 floats; v3: 126 x 256, so 128 rows run as two blocks of 66
-// and 1024 as nine of 114; on v4 that conv computes channels in lanes).
+// conv keep NB = 256; run-time planes count as large. A conv that does not
+// expand, over as many pixels, takes all output channels of a group in one
+// row block MB (rounded up to MR) while MB rows of a K block of the weight
+// fill at most a quarter of L2 (v4: 256 x 176 floats; v3: 126 x 256, so
+// 128 rows run as two blocks of 66 and 1024 as nine of 114; on v4 that
+// conv computes channels in lanes); an expanding conv on few pixels keeps
+// MB = 8 MR.
 
 // V4-LABEL: func.func @main
 // V4: v4f.conv %arg0, {{.*}}mr = 8, nr = 32, lanes = 16, mb = 64, nb = 1024, kc = 192{{.*}}-> tensor<1x256x56x56xf32>
@@ -23,7 +25,7 @@
 // V4: v4f.conv %arg2, {{.*}}mb = 64, nb = 256, kc = 192{{.*}}-> tensor<1x64x56x56xf32>
 // V4: v4f.conv %arg3, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x2048x28x28xf32>
 // V4: v4f.conv %arg4, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x256x?x?xf32>
-// V4: v4f.conv %arg5, {{.*}}mb = 256, nb = 256, kc = 192{{.*}}-> tensor<1x256x16x16xf32>
+// V4: v4f.conv %arg5, {{.*}}mb = 64, nb = 256, kc = 192{{.*}}-> tensor<1x256x16x16xf32>
 // V4: v4f.conv %arg0, {{.*}}mb = 64, nb = 256, kc = 192{{.*}}-> tensor<1x256x28x28xf32>
 // V4: v4f.conv %arg0, {{.*}}nb = 1024, kc = 192{{.*}}-> tensor<1x256x56x56xf32>
 // V4: v4f.conv %arg6, {{.*}}mb = 128, nb = 256, kc = 192{{.*}}-> tensor<1x128x28x28xf32>
