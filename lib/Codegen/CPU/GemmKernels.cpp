@@ -428,7 +428,29 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
       Value mFull = kb->add(m0, kb->mul(kb->div(kb->sub(m1, m0), kb->c(kMR)), kb->c(kMR)));
       t.mFirst = m0;
       t.blockRows = kb->sub(m1, m0);
-      auto panel = [&](Value n, Value edgeCols) {
+      // fn(m, rows) for each row tile of [m0, m1): whole MR tiles, then a
+      // tile per set bit of the remainder (tile `rows` after the larger
+      // tiles' rows).
+      auto rowTiles = [&](const std::function<void(Value, int)> &fn) {
+        kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { fn(m, int(kMR)); });
+        Value rest = kb->sub(m1, mFull);
+        for (int64_t rows : edgeRows) {
+          Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
+          Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
+          kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)), [&] { fn(kb->add(mFull, before), int(rows)); });
+        }
+      };
+      // fn(n, edgeCols) for each column panel: whole NR panels, then the
+      // edge (its column count; a null Value for whole panels).
+      auto panels = [&](const std::function<void(Value, Value)> &fn) {
+        kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { fn(n, Value()); });
+        kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { fn(nFull, kb->sub(n1, nFull)); });
+      };
+      if (rowTilesOuter) // GemmSpec::rowTilesOuter
+        return rowTiles([&](Value m, int rows) {
+          panels([&](Value n, Value edgeCols) { emitTile(*kb, s, t, blk, m, n, rows, edgeCols); });
+        });
+      panels([&](Value n, Value edgeCols) {
         if (s.prefetchB) {
           // The next panel of this workgroup, or after its last panel the
           // first panel's next K block.
@@ -438,37 +460,8 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
                                kb->mul(kStep, kb->c(kNR)));
           t.nextChunk = kb->select(kb->cmp(arith::CmpIPredicate::slt, nNext, n1), panelFloats, back);
         }
-        kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { emitTile(*kb, s, t, blk, m, n, kMR, edgeCols); });
-        Value rest = kb->sub(m1, mFull);
-        for (int64_t rows : edgeRows) {
-          // Tile `rows` covers bit `rows` of the remainder, after the larger
-          // tiles' rows.
-          Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
-          Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
-          kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)), [&] {
-            emitTile(*kb, s, t, blk, kb->add(mFull, before), n, int(rows), edgeCols);
-          });
-        }
-      };
-      if (!rowTilesOuter) {
-        kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { panel(n, Value()); });
-        kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1), [&] { panel(nFull, kb->sub(n1, nFull)); });
-        return;
-      }
-      // Row tiles outside, column panels inside (GemmSpec::rowTilesOuter).
-      auto rowTile = [&](Value m, int rows) {
-        kb->forLoop(n0, nFull, kb->c(kNR), [&](Value n) { emitTile(*kb, s, t, blk, m, n, rows, Value()); });
-        kb->ifThen(kb->cmp(arith::CmpIPredicate::slt, nFull, n1),
-                   [&] { emitTile(*kb, s, t, blk, m, nFull, rows, kb->sub(n1, nFull)); });
-      };
-      kb->forLoop(m0, mFull, kb->c(kMR), [&](Value m) { rowTile(m, int(kMR)); });
-      Value rest = kb->sub(m1, mFull);
-      for (int64_t rows : edgeRows) {
-        Value bit = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(rows));
-        Value before = kb->b.create<arith::AndIOp>(kb->loc, rest, kb->c(~(2 * rows - 1)));
-        kb->ifThen(kb->cmp(arith::CmpIPredicate::ne, bit, kb->c(0)),
-                   [&] { rowTile(kb->add(mFull, before), int(rows)); });
-      }
+        rowTiles([&](Value m, int rows) { emitTile(*kb, s, t, blk, m, n, rows, edgeCols); });
+      });
     };
     if (!s.packB) return rowBlock(m0, m1);
     // Pack this K block of the workgroup's columns once, then run every
