@@ -245,7 +245,8 @@ def make_winograd_convs(flags=()) -> Case:
     """3x3 stride-1 convs that v4f-select-cpu-strategy gives Winograd
     (WinogradConvKernels.cpp) on every target. F(4x4, 3x3)
     ("winograd_4x4"): a ResNet stage-1 conv (56 x 56, 64 -> 64, bias + Relu,
-    tile blocks over several rows) and one with a residual added before
+    tile blocks over several rows; 7 of them, so one output-channel group
+    transforming its input inline) and one with a residual added before
     Relu; a 29 x 27 plane (edges no multiple of 4, asymmetric pads, no bias;
     few tile blocks, so output-channel groups share a separate
     input-transform dispatch). F(2x2, 3x3) ("winograd_2x2"): odd planes

@@ -123,3 +123,22 @@ func.func @main(%x: tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> {
        : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
   return %0 : tensor<1x256x14x14xf32>
 }
+
+// -----
+
+// ResNet-50's stage-1 conv takes F(4x4, 3x3): 196 tiles in 7 blocks of 32,
+// enough to balance two threads alone, so its output channels stay in one
+// group and each work item transforms its own input block inline (no
+// "input transform" dispatch, whose blocks would cross between the cores).
+// GEN: module attributes {v4f.plan = {{{.*}}dispatches = 1 : i64
+// GEN-NOT: input transform
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN: llvm.intr.masked.load {{.*}} -> vector<64xf32>
+// GEN-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// GEN: return
+func.func @main(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
+  %w = arith.constant dense<0.01> : tensor<64x64x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+  return %0 : tensor<1x64x56x56xf32>
+}
