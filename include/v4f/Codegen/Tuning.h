@@ -31,7 +31,7 @@ namespace v4f {
 
 /// Bumped whenever the GEMM/conv kernels or the meaning of a tiling change:
 /// database entries recorded for another version are not applied.
-inline constexpr const char *kCodegenVersion = "v4f-cpu-gemm-3";
+inline constexpr const char *kCodegenVersion = "v4f-cpu-gemm-4";
 
 struct TuningConfig {
   std::string algorithm; // conv only: "", "channel_lanes", "winograd_2x2" or "winograd_4x4"
