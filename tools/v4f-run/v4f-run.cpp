@@ -40,7 +40,7 @@ const char *kUsage =
     "  --timed-stdin           after the warm-up runs, run once per line read from\n"
     "                          stdin and print that run's time in ms on its own line\n"
     "                          (for benchmark drivers that alternate with another\n"
-    "                          runtime: bench/bench.py --paired)\n"
+    "                          runtime: bench/suite.py --method paired)\n"
     "  --print N               values printed per output (default 8)\n"
     "  --disable-cpu-features LIST  treat these CPU features as absent\n"
     "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
@@ -598,7 +598,7 @@ int runMain(int argc, char **argv) {
   if (opt.timedStdin) {
     // One timed run per line of stdin, its time printed at once: a driver
     // alternating v4f and another runtime run by run sees both under the
-    // same machine conditions (bench/bench.py --paired).
+    // same machine conditions (bench/suite.py --method paired).
     for (long i = 0; i < opt.warmup; ++i)
       check(v4f_session_run(session, inputs.data(), nin, outputs.data(), nout), where);
     std::printf("ready\n");

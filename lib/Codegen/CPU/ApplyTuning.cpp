@@ -79,15 +79,13 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
   };
   bool winograd = false;
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
-    // The other algorithms the conv can take, with the same tiling.
+    // The other algorithms the conv can take, with the same register tile.
     auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
-    // A 1x1 conv's GEMM takes other cache blocks than the other
-    // algorithms (pointwiseTiling).
+    // Each with the cost model's cache blocks for that algorithm at this
+    // register tile (a 1x1 conv's GEMM takes pointwiseTiling's).
     auto withAlgorithm = [&](const char *algorithm) {
       TuningConfig c = base;
       c.algorithm = algorithm;
-      // The cost model's cache blocks for that algorithm at this register
-      // tile.
       GemmTilingAttr blocks = GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, 8 * c.mr,
                                                   chooseGemmTiling(target).getNb(), c.kc);
       if (c.algorithm.empty()) blocks = pointwiseTiling(conv, blocks, target.getL2CacheBytes());

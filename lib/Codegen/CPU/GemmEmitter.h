@@ -38,8 +38,9 @@ struct GemmSpec {
   /// panels outside made MB rows advance NR floats at a time, MB output +
   /// MB residual + K input streams that none followed. The KC x NB block of
   /// B is re-read from L2 per row tile instead of the KC x NR panel from L1
-  /// (v4f-select-cpu-strategy sizes NB for that: pointwiseColumnBlock).
-  /// ResNet-50's 64 -> 256 1x1 convs at 56x56: 4.0 -> 3.0 ms (1 thread).
+  /// (v4f-select-cpu-strategy sizes NB for that: pointwiseTiling).
+  /// ResNet-50's four 64 -> 256 1x1 convs at 56x56: 3.7-4.0 -> 3.0 ms (1
+  /// thread), 2.2-2.4 -> 1.7-1.9 ms (2).
   bool rowTilesOuter = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<mlir::Value(KernelBuilder &, mlir::Value)> aOffset, bOffset, cOffset, biasOffset;
