@@ -217,11 +217,12 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   } else if (scaledWeight && !channelLanes) {
     return op->emitOpError("a channel-scaled conv needs a packed weight");
   }
-  // A scaled weight is one matrix per image (G = 1).
-  if (scaledWeight)
-    s.aOffset = [aMat](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(aMat)); };
-  else
-    s.aOffset = [aMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(aMat)); };
+  // Offset of the weight matrix (`mat` floats each) of batch b = (image,
+  // group): one per group, or a scaled weight's one per image (G = 1).
+  auto weightOffset = [perImage = scaledWeight.has_value(), G](int64_t mat) {
+    return [=](KernelBuilder &kb, Value b) { return kb.mul(perImage ? b : kb.rem(b, kb.c(G)), kb.c(mat)); };
+  };
+  s.aOffset = weightOffset(aMat);
   s.cOffset = [P, OCg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(OCg), kb.dim(P))); };
   std::optional<int64_t> channelLanesP;
   if (channelLanes) {
@@ -238,10 +239,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     s.bBuf = scaledWeight ? *scaledWeight : ctx.packedWeight(W, *packing, G, Kdim, OCg);
     s.bPacked = true;
     int64_t bMat = packedMatrixFloats(OCg, Kdim, packing->panel);
-    if (scaledWeight)
-      s.bOffset = [bMat](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(bMat)); };
-    else
-      s.bOffset = [bMat, G](KernelBuilder &kb, Value b) { return kb.mul(kb.rem(b, kb.c(G)), kb.c(bMat)); };
+    s.bOffset = weightOffset(bMat);
     if (s.biasMode == BiasMode::PerRow) s.biasMode = BiasMode::PerColumn;
     s.cColStride = *channelLanesP;
   }

@@ -11,6 +11,7 @@
 #include "v4f/Codegen/Passes.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace v4f {
 #define GEN_PASS_DEF_SELECTCPUSTRATEGY
@@ -75,36 +76,45 @@ bool readsInputAsB(ConvOp conv) {
          llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
 }
 
-bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling) {
-  if (!readsInputAsB(conv)) return false;
+namespace {
+/// The GEMM shape of a 1x1 conv (readsInputAsB) with a static weight: its
+/// output and input channels per group, and whether it has many pixels
+/// (at least 2 x NB, or a run-time count).
+struct PointwiseShape {
+  int64_t OCg, Cg;
+  bool manyPixels;
+};
+std::optional<PointwiseShape> pointwiseShape(ConvOp conv, GemmTilingAttr tiling) {
   auto wType = conv.getWeight().getType();
-  int64_t G = conv.getGroups(), OC = wType.getDimSize(0), Cg = wType.getDimSize(1);
-  if (wType.isDynamicDim(0) || wType.isDynamicDim(1) || OC / std::max<int64_t>(G, 1) <= Cg) return false;
+  if (!readsInputAsB(conv) || !wType.hasStaticShape()) return std::nullopt;
   auto yType = conv.getType();
-  if (yType.isDynamicDim(2) || yType.isDynamicDim(3)) return true;
-  return yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
+  bool many = yType.isDynamicDim(2) || yType.isDynamicDim(3) ||
+              yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
+  return PointwiseShape{wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1), wType.getDimSize(1), many};
+}
+} // namespace
+
+bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling) {
+  std::optional<PointwiseShape> p = pointwiseShape(conv, tiling);
+  return p && p->manyPixels && p->OCg > p->Cg;
 }
 
 GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
-  auto wType = conv.getWeight().getType();
-  if (!readsInputAsB(conv) || !wType.hasStaticShape()) return tiling;
+  std::optional<PointwiseShape> p = pointwiseShape(conv, tiling);
+  if (!p || !p->manyPixels) return tiling;
   // The K block emitGemm takes: K split into equal blocks of at most KC,
   // rounded up to a multiple of 8.
-  int64_t K = std::max<int64_t>(wType.getDimSize(1), 1), kc = tiling.getKc();
+  int64_t K = std::max<int64_t>(p->Cg, 1), kc = tiling.getKc();
   int64_t blocks = (K + kc - 1) / kc;
   int64_t kBlockBytes = std::min(((K + blocks - 1) / blocks + 7) / 8 * 8, kc) * int64_t(sizeof(float));
   int64_t mr = tiling.getMr(), nr = tiling.getNr(), mb = tiling.getMb(), nb = tiling.getNb();
-  auto yType = conv.getType();
-  bool manyPixels = yType.isDynamicDim(2) || yType.isDynamicDim(3) ||
-                    yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
-  if (pointwiseRowTilesOuter(conv, tiling)) {
+  if (p->OCg > p->Cg) { // pointwiseRowTilesOuter
     nb = std::clamp(l2Bytes / 2 / kBlockBytes / nr * nr, nb, 4 * nb);
-  } else if (manyPixels && wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1) <= wType.getDimSize(1)) {
+  } else {
     // All rows of a group, or equal blocks of them that fit.
-    int64_t rows = wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1);
     int64_t fit = std::max(l2Bytes / 4 / kBlockBytes / mr * mr, mr);
-    int64_t rowBlocks = (rows + fit - 1) / fit;
-    mb = std::max(mb, ((rows + rowBlocks - 1) / rowBlocks + mr - 1) / mr * mr);
+    int64_t rowBlocks = (p->OCg + fit - 1) / fit;
+    mb = std::max(mb, ((p->OCg + rowBlocks - 1) / rowBlocks + mr - 1) / mr * mr);
   }
   return GemmTilingAttr::get(tiling.getContext(), mr, nr, tiling.getLanes(), mb, nb, kc);
 }
