@@ -95,6 +95,7 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     tuning.notes = &out.notes;
     codegen.addPass(createApplyTuningPass(tuning));
   }
+  codegen.addPass(createAssignCPULayouts());
   codegen.addPass(createPackWeights());
   codegen.addPass(createGenerateCPUKernelsPass(&generated));
   buildCPULowerToLLVMPipeline(codegen);
@@ -102,6 +103,8 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     error = path + ": code generation failed (target " + target.cpu + "):\n" + diagnostics;
     return false;
   }
+  if (auto layouts = module->getAttrOfType<mlir::StringAttr>("v4f.layouts"))
+    out.notes.push_back("layouts (" + target.cpu + "): " + layouts.str());
   plan = std::move(generated.plan);
   constants = std::move(generated.constants);
   phases.done("dispatch formation, strategy, kernels, LLVM dialect");

@@ -534,6 +534,34 @@ def make_gelu_epilogue(flags=()) -> Case:
     return Case(m, sets, note="N = 1, 13", compile_flags=list(flags))
 
 
+def make_channels_last(flags=()) -> Case:
+    """Tensors v4f-assign-cpu-layouts stores channels-last (physically N, H,
+    W, C), read and written by channels-in-lanes convs: a 1x1 conv from the
+    channels-first input (A read down its plane rows, C stored channels-last)
+    whose result is also the residual of a later 1x1 conv (one group of two
+    tensors), a 1x1 conv reading channels-last rows; readers in place at
+    window origins through the offset table: a strided 1x1 conv and an
+    unpadded dilated 3x3 conv; a GlobalAveragePool of a channels-last tensor;
+    a channels-last read with a channels-first store (a graph output). Batch
+    2 and 1 (per-image offsets)."""
+    g = GraphBuilder(seed=53)
+    a = g.op("Relu", [g.conv("x", 24, 48, 1, pads=[0, 0, 0, 0])])
+    b = g.op("Relu", [g.conv(a, 48, 32, 1, pads=[0, 0, 0, 0])])
+    c = g.op("Relu", [g.op("Add", [g.conv(b, 32, 48, 1, pads=[0, 0, 0, 0]), a])])
+    d = g.op("Relu", [g.conv(c, 48, 64, 1, stride=2, pads=[0, 0, 0, 0])])
+    e = g.op("Relu", [g.conv(c, 48, 32, 3, dilation=2, pads=[0, 0, 0, 0])])
+    f = g.conv(e, 32, 64, 1, pads=[0, 0, 0, 0])
+    m_ = g.op("GlobalAveragePool", [d])
+    for name, v in (("mean", m_), ("f", f)):
+        g.op("Identity", [v], out_names=[name])
+    m = g.model("channels_last",
+                [_vi("x", F32, ["N", 24, 12, 10])],
+                [_vi("mean", F32, ["N", 64, 1, 1]), _vi("f", F32, ["N", 64, 8, 6])])
+    rng = np.random.default_rng(151)
+    sets = [{"x": _randn(rng, [n, 24, 12, 10])} for n in (2, 1)]
+    return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -552,6 +580,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["maxpool_3x3s2" + suffix] = lambda f=flags: make_maxpool_3x3s2(f)
         gens["channel_scaled_convs" + suffix] = lambda f=flags: make_channel_scaled_convs(f)
         gens["pointwise_rows" + suffix] = lambda f=flags: make_pointwise_rows(f)
+        gens["channels_last" + suffix] = lambda f=flags: make_channels_last(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)

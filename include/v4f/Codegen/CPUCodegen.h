@@ -71,6 +71,28 @@ GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byt
 /// measurement.
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);
 
+/// Channels-last storage (v4f-assign-cpu-layouts, AssignLayouts.cpp): an op
+/// whose result is stored with the channels of each pixel adjacent
+/// (physically N, H, W, C for the logical N, C, H, W) carries
+/// `v4f.layout = "nhwc"`; the IR's types stay logical.
+inline constexpr const char *kLayoutAttr = "v4f.layout";
+inline constexpr const char *kChannelsLast = "nhwc";
+/// Whether `op`'s result is stored channels-last.
+bool storesChannelsLast(mlir::Operation *op);
+/// Whether `conv` can store its result channels-last: it takes (or can
+/// take) "channel_lanes", whose output vectors hold channels, so the store
+/// is a plain row store instead of the in-register transposes.
+bool canWriteChannelsLast(ConvOp conv, GemmTilingAttr tiling);
+/// Whether `conv` can read its input (operand 0) channels-last: it can take
+/// "channel_lanes" and pads nothing, so the A operand is read in place at
+/// each output pixel's window origin (the offset table's entries become
+/// (kh W + kw) C + c; 1x1 stride-1 convs read rows of C floats).
+bool canReadChannelsLast(ConvOp conv, GemmTilingAttr tiling);
+/// Whether a reduce_mean reads its input channels-last: the mean over H and
+/// W of a 4-D float tensor (GlobalAveragePool), whose result has the same
+/// memory order in either layout.
+bool meanReadsChannelsLast(mlir::Operation *op);
+
 /// Whether `conv` can take Winograd F(m x m, 3x3) (v4f.conv_algorithm =
 /// "winograd_2x2" or "winograd_4x4", WinogradConvKernels.cpp): float, one
 /// group, a constant 3x3 weight, stride 1, no dilation, static planes of at

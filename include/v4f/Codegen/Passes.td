@@ -40,6 +40,35 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
   let dependentDialects = ["v4f::V4FDialect"];
 }
 
+def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
+  let summary = "Store conv tensors channels-last where every writer and reader handles it";
+  let description = [{
+    Input invariants: the module carries `v4f.target`; convs carry
+    `v4f.tiling` (v4f-select-cpu-strategy, then v4f-apply-tuning if any).
+    Considers every `v4f.conv` that is the only op of a CPU dispatch region
+    in a function's body. Its result (the region's) may be stored
+    channels-last (physically N, H, W, C) when the conv can compute output
+    channels in vector lanes (`channelLanesEligible`, no other
+    `v4f.conv_algorithm`) and every use is: the input of such a conv that
+    pads nothing, the `residual` of another such conv (which ties the two
+    results into one group that shares a layout), or a `v4f.reduce_mean`
+    over axes [2, 3] of a 4-D float tensor — each the only op of its
+    region. One other use (pooling, Winograd, depthwise, elementwise, a
+    function result, control flow) keeps the whole group channels-first:
+    no reorders are inserted.
+    Output: the convs of each such group get `v4f.layout = "nhwc"`; they
+    and the convs reading their results that computed pixels in lanes get
+    `v4f.conv_algorithm = "channel_lanes"` and the target's base
+    `v4f.tiling`. The module gets `v4f.layouts`, a one-line summary (tensors
+    channels-last, groups, convs switched, conv outputs channels-first,
+    reorders: 0) that `v4fc compile --verbose` prints as a note.
+    Preserves: semantics (attributes only; kernel generation stores and
+    reads the marked tensors channels-last and rejects a channels-last
+    tensor reaching a kernel that cannot read it).
+  }];
+  let dependentDialects = ["v4f::V4FDialect"];
+}
+
 def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
   let summary = "Choose compile-time panel packing for the constant weights of GEMM-based ops";
   let description = [{

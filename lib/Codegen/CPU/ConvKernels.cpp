@@ -67,6 +67,29 @@ LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const T
   const int64_t Hq = (Hp + Sh - 1) / Sh, Wq = (Wp + Sw - 1) / Sw, phaseP = Hq * Wq, planeQ = Nh * Nw * phaseP;
   const bool padded = padT || padL || padB || padR;
   const int64_t L = s.lanes, Kdim = Cg * KH * KW;
+  if (X.channelsLast) {
+    // A channels-last input is read in place: tap (c, kh, kw) of the window
+    // at pixel origin o is at o C + (kh dh W + kw dw) C + c, so a register
+    // tile's rows each read C adjacent floats per input pixel (no phase
+    // copy: the pixels of a strided row tile are C floats apart anyway).
+    // (Unpadded: emitConv checked.)
+    std::vector<int32_t> table(size_t(Kdim + GemmSpec::kTablePad));
+    for (int64_t k = 0; k < Kdim + GemmSpec::kTablePad; ++k) {
+      int64_t kk = std::min(k, Kdim - 1);
+      int64_t c = kk / (KH * KW), r = kk / KW % KH * dil[0], q = kk % KW * dil[1];
+      table[size_t(k)] = int32_t((r * W + q) * Cg + c);
+    }
+    s.aBuf = X.buffer;
+    s.aKTable = true;
+    s.extraBuf = ctx.int32Table(table);
+    s.aOffset = [Cg, H, W](KernelBuilder &kb, Value b) { return kb.mul(b, kb.c(Cg * H * W)); };
+    s.aRowBase = [OW, sh, sw, W, Cg](KernelBuilder &kb, Value row) {
+      return kb.mul(kb.add(kb.mul(kb.div(row, kb.c(OW)), kb.c(sh * W)), kb.mul(kb.rem(row, kb.c(OW)), kb.c(sw))),
+                    kb.c(Cg));
+    };
+    emitGemm(ctx, s);
+    return success();
+  }
   Reg planes = sp.mul(X.dims[0], sp.constant(Cg)); // N * C planes (G = 1)
   uint32_t src = X.buffer;
   if (padded || split) {
@@ -178,9 +201,16 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
   if (scaledWeight && ((algorithm && algorithm == "depthwise") || winogradTileOf(op)))
     return op->emitOpError("a channel-scaled conv takes a GEMM, not ") << algorithm;
+  const bool channelLanes = algorithm && algorithm == "channel_lanes";
+  // Channels-last operands and results only where v4f-assign-cpu-layouts
+  // put them: a channels-in-lanes kernel (which stores its residual the way
+  // it stores its result).
+  if ((operands[0].channelsLast || result.channelsLast) && !channelLanes)
+    return op->emitOpError("reads or writes a channels-last tensor but does not compute channels in lanes");
+  if (conv.getResidual() && operands.back().channelsLast != result.channelsLast)
+    return op->emitOpError("its residual and its result are stored in different layouts");
   if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
   if (winogradTileOf(op)) return emitWinogradConv(ctx, op, operands, result);
-  const bool channelLanes = algorithm && algorithm == "channel_lanes";
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];
   auto wShape = conv.getWeight().getType().getShape();
@@ -241,11 +271,15 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     int64_t bMat = packedMatrixFloats(OCg, Kdim, packing->panel);
     s.bOffset = weightOffset(bMat);
     if (s.biasMode == BiasMode::PerRow) s.biasMode = BiasMode::PerColumn;
-    s.cColStride = *channelLanesP;
+    // Channels-last output: C^T is the output's row-major [P, OC] matrix
+    // itself (and so is the residual), stored row by row.
+    if (!result.channelsLast) s.cColStride = *channelLanesP;
   }
   if (pointwise && channelLanes) {
     s.aBuf = X.buffer;
-    s.aKStride = *sp.constValue(HW);
+    // A channels-last input is A's row-major [P, K] matrix (rows of C
+    // floats); a channels-first one is read down its columns.
+    if (!X.channelsLast) s.aKStride = *sp.constValue(HW);
     s.aOffset = [HW, Cg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Cg), kb.dim(HW))); };
     emitGemm(ctx, s);
     return success();
@@ -554,7 +588,13 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW) &&
       Cg * (*sp.constValue(H) + pads[0] + pads[2] + strides[0]) * (*sp.constValue(Wd) + pads[1] + pads[3] + strides[1]) <
           (int64_t(1) << 31))
+  {
+    if (X.channelsLast && llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+      return op->emitOpError("a padded conv cannot read a channels-last input");
     return emitImplicitChannelLanes(ctx, s, X, Cg, KH, KW, *sp.constValue(OW), strides, dil, pads);
+  }
+  if (X.channelsLast) // canReadChannelsLast promised one of the paths above
+    return op->emitOpError("cannot read a channels-last input with this conv's kernel");
   size_t firstMaterialized = ctx.plan.dispatches.size();
   // The matrix is NR-column panels, or for channel_lanes one row-major
   // [K, P rounded up to whole vectors] panel, read down its columns.

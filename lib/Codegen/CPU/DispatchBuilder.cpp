@@ -282,9 +282,23 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
   return success();
 }
 
+/// Channels-last tensors (v4f-assign-cpu-layouts) reach only the kernels
+/// that read them as such: convs (emitConv checks the algorithm) and the
+/// mean over H and W; only convs store them. Anything else is a pass bug,
+/// reported instead of computing with misread elements.
+static LogicalResult checkLayouts(Operation *op, ArrayRef<TensorInfo> operands) {
+  bool reads = llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
+  if (reads && !isa<ConvOp>(op) && !meanReadsChannelsLast(op))
+    return op->emitOpError("reads a channels-last tensor, which its kernel cannot");
+  if (storesChannelsLast(op) && !isa<ConvOp>(op))
+    return op->emitOpError("is marked to store its result channels-last, which its kernel cannot");
+  return success();
+}
+
 LogicalResult PlanBuilder::emitOp(Operation *op) {
   SmallVector<TensorInfo> operands;
   for (Value v : op->getOperands()) operands.push_back(info(v));
+  if (failed(checkLayouts(op, operands))) return failure();
   if (auto split = dyn_cast<SplitOp>(op)) return emitSplit(split, operands);
   if (auto nz = dyn_cast<NonZeroOp>(op)) return emitNonZero(nz, operands);
   if (auto topk = dyn_cast<TopKOp>(op)) return emitTopKOp(topk, operands);
@@ -299,6 +313,7 @@ LogicalResult PlanBuilder::emitOp(Operation *op) {
   }
   auto result = resultInfo(op, operands);
   if (failed(result)) return failure();
+  result->channelsLast = storesChannelsLast(op);
   if (isa<ReshapeOp, UnsqueezeOp>(op)) {
     // Views: the result shares the input's buffer.
     result->buffer = operands[0].buffer;
@@ -366,7 +381,9 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   SmallVector<TensorInfo> externalInfos;
   for (Operation *op : ops) {
     SmallVector<TensorInfo> operands;
+    if (storesChannelsLast(op)) return op->emitOpError("a fused chain cannot write channels-last tensors");
     for (Value v : op->getOperands()) {
+      if (info(v).channelsLast) return op->emitOpError("a fused chain cannot read channels-last tensors");
       operands.push_back(info(v));
       Operation *def = v.getDefiningOp();
       bool internal = def && def->getParentOp() == region.getOperation();
@@ -390,6 +407,8 @@ LogicalResult PlanBuilder::emitFusedRegion(ArrayRef<Operation *> ops, const Fuse
   for (Operation *op : ops) {
     SmallVector<TensorInfo> operands;
     for (Value v : op->getOperands()) operands.push_back(info(v));
+    if (storesChannelsLast(op) || llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; }))
+      return op->emitOpError("a fused region cannot read or write channels-last tensors");
     auto result = resultInfo(op, operands);
     if (failed(result)) return failure();
     result->buffer = ~0u; // intermediates stay in the kernel's scratch
@@ -588,6 +607,7 @@ LogicalResult buildExecutablePlan(ModuleOp graph, ModuleOp kernels, ExecutablePl
       std::vector<bool> claimed(plan.buffers.size(), false);
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         TensorInfo t = pb.info(v);
+        if (t.channelsLast) return ret.emitOpError("returns a channels-last tensor (outputs are channels-first)");
         TensorSignature sig;
         auto name = func.getResultAttrOfType<StringAttr>(i, "v4f.name");
         sig.name = name ? name.str() : "output" + std::to_string(i);

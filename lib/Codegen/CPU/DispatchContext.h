@@ -24,6 +24,9 @@ struct TensorInfo {
   /// For a compile-time constant: its value (the GEMM emitters pack weights
   /// from it). `buffer` is ~0u when the constant is stored only packed.
   mlir::DenseElementsAttr constant;
+  /// A 4-D tensor stored channels-last (v4f.layout = "nhwc" on its
+  /// producer): element (n, c, h, w) at ((n H + h) W + w) C + c.
+  bool channelsLast = false;
 };
 
 class DispatchContext {

@@ -97,6 +97,44 @@ void emitContiguousMean(DispatchContext &ctx, const std::string &name, const Ten
   kb->finish();
   ctx.addDispatch(*kb, {dst, X.buffer}, groups, name);
 }
+/// Mean over H and W of a channels-last [N, H, W, C] tensor `X` into the
+/// [N, C] buffer `dst` (GlobalAveragePool after channels-last convs): each
+/// workgroup row sums 4 vectors of adjacent channels over the pixels, four
+/// independent accumulators, masked at the channel tail.
+void emitChannelsLastMean(DispatchContext &ctx, const std::string &name, const TensorInfo &X, uint32_t dst) {
+  auto &sp = ctx.shapes;
+  constexpr int64_t kL = kRowLanes, kVecs = 4, kSpan = kL * kVecs;
+  Reg P = sp.mul(X.dims[2], X.dims[3]), C = X.dims[1];
+  Reg spans = sp.ceilDiv(C, sp.constant(kSpan));
+  Reg rows = sp.mul(X.dims[0], spans);
+  auto [groups, rowsPerGroup] = ctx.splitRows(rows, sp.mul(P, sp.constant(kSpan)));
+  auto kb = ctx.newKernel(name);
+  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
+  Value Pv = kb->dim(P), Cv = kb->dim(C), S = kb->dim(spans);
+  Value scale = kb->splat(divf(*kb, kb->cf(1.f), kb->toF32(kb->max(Pv, kb->c(1)))), kL);
+  Type vt = kb->vec(kL);
+  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
+    Value n = kb->div(row, S), c0 = kb->mul(kb->rem(row, S), kb->c(kSpan));
+    Value base = kb->add(kb->mul(n, kb->mul(Pv, Cv)), c0);
+    SmallVector<Value> masks, init;
+    for (int64_t v = 0; v < kVecs; ++v) {
+      masks.push_back(kb->laneMask(kb->sub(Cv, kb->add(c0, kb->c(v * kL))), kL));
+      init.push_back(kb->cf(0.f, vt));
+    }
+    auto acc = kb->forLoop(kb->c(0), Pv, kb->c(1), init, [&](Value p, ValueRange a) -> SmallVector<Value> {
+      Value at = kb->add(base, kb->mul(p, Cv));
+      SmallVector<Value> next;
+      for (int64_t v = 0; v < kVecs; ++v)
+        next.push_back(addf(*kb, a[v], kb->maskedLoad(vt, kb->binding(1), kb->add(at, kb->c(v * kL)), masks[v])));
+      return next;
+    });
+    Value out = kb->add(kb->mul(n, Cv), c0);
+    for (int64_t v = 0; v < kVecs; ++v)
+      kb->maskedStore(mulf(*kb, acc[v], scale), kb->binding(0), kb->add(out, kb->c(v * kL)), masks[v]);
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {dst, X.buffer}, groups, name);
+}
 } // namespace
 
 LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -106,6 +144,10 @@ LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   std::string name = dispatchName(op);
   if (axes.empty()) {
     emitCopy(ctx, X, result, name);
+    return success();
+  }
+  if (X.channelsLast) { // meanReadsChannelsLast: axes {2, 3} of N, C, H, W
+    emitChannelsLastMean(ctx, name, X, result.buffer);
     return success();
   }
   // Runs of adjacent axes, reduced last run first; a mean of means over

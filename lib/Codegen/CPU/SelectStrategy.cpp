@@ -119,6 +119,33 @@ GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byt
   return GemmTilingAttr::get(tiling.getContext(), mr, nr, tiling.getLanes(), mb, nb, kc);
 }
 
+bool storesChannelsLast(Operation *op) {
+  auto layout = op->getAttrOfType<StringAttr>(kLayoutAttr);
+  return layout && layout.getValue() == kChannelsLast;
+}
+
+bool canWriteChannelsLast(ConvOp conv, GemmTilingAttr tiling) {
+  auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  return (!algorithm || algorithm.getValue() == "channel_lanes") && channelLanesEligible(conv, tiling) &&
+         conv.getType().getRank() == 4;
+}
+
+bool canReadChannelsLast(ConvOp conv, GemmTilingAttr tiling) {
+  if (!canWriteChannelsLast(conv, tiling) || !llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; }))
+    return false;
+  // The offset table's int32 entries reach every element of one image.
+  auto x = conv.getInput().getType();
+  return x.getDimSize(1) * x.getDimSize(2) * x.getDimSize(3) < (int64_t(1) << 31);
+}
+
+bool meanReadsChannelsLast(Operation *op) {
+  auto mean = llvm::dyn_cast<ReduceMeanOp>(op);
+  if (!mean) return false;
+  auto x = llvm::dyn_cast<RankedTensorType>(mean->getOperand(0).getType());
+  auto axes = mean.getAxes();
+  return x && x.getRank() == 4 && x.getElementType().isF32() && axes.size() == 2 && axes[0] == 2 && axes[1] == 3;
+}
+
 /// Relative cost of packing B for pixels in lanes, times the output channels
 /// (see isChannelLanesConv).
 constexpr double kPackingCostPerOutputChannel = 12.0;

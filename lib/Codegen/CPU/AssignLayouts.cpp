@@ -1,0 +1,174 @@
+//===- AssignLayouts.cpp - v4f-assign-cpu-layouts -------------------------===//
+//
+// Chooses, per group of tensors that must share a layout, whether they are
+// stored channels-first (N, C, H, W: the model's) or channels-last (N, H, W,
+// C), and marks the producers (v4f.layout = "nhwc"). The IR's types stay the
+// logical N, C, H, W; kernel generation reads the marks (TensorInfo::
+// channelsLast) and fails on a channels-last tensor reaching a kernel that
+// cannot read it (DispatchBuilder.cpp: checkLayouts). The contract is in
+// Passes.td.
+//
+// Why channels-last, and where. A conv that computes output channels in
+// vector lanes ("channel_lanes": C^T = X^T W^T) holds, per register tile, a
+// few pixels x 32 channels. Stored channels-first, each vector is turned
+// into runs of pixels by in-register transposes (8 x 8 blocks, 24 shuffles)
+// and 8-float stores per channel; stored channels-last it is one aligned
+// row store per pixel, and the residual it adds is read the same way. Read
+// channels-last, its A operand (pixels x K) is rows of C adjacent floats per
+// pixel — a few forward streams — instead of K plane rows P floats apart
+// (ResNet-50's 128 -> 512 1x1 convs at 28 x 28: K = 128 streams). So a
+// tensor goes channels-last when every conv writing it and every op reading
+// it handles that: convs that can take channel_lanes (switched to it when
+// they computed pixels in lanes), unpadded for the readers (the A operand is
+// read in place at each pixel's window origin), and GlobalAveragePool. A
+// conv's residual must share its result's layout, which ties a residual
+// network's trunk of one stage into one group. Anything else reading the
+// tensor (Winograd, depthwise, pooling, elementwise, the graph's outputs,
+// control flow) keeps the group channels-first: no reorder dispatches are
+// inserted, so the count of reorders left is zero by construction and the
+// price of a border is only that the group stays channels-first.
+//
+// Groups whose convs all run on few pixels per K step benefit; large planes
+// did not: see `worthIt` below.
+//
+//===----------------------------------------------------------------------===//
+#include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/Passes.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+
+namespace v4f {
+#define GEN_PASS_DEF_ASSIGNCPULAYOUTS
+#include "v4f/Codegen/Passes.h.inc"
+} // namespace v4f
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+/// The conv a dispatch region consists of (its only op, whose result the
+/// region returns), or null.
+ConvOp soleConv(DispatchOp region) {
+  auto ops = region.getBodyOps();
+  if (std::distance(ops.begin(), ops.end()) != 1) return nullptr;
+  auto conv = llvm::dyn_cast<ConvOp>(&*ops.begin());
+  if (!conv || region->getNumResults() != 1) return nullptr;
+  auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  return ret.getValues().size() == 1 && ret.getValues()[0] == conv.getResult() ? conv : nullptr;
+}
+
+/// The only op of the dispatch region `op` is in, or null.
+Operation *soleOpOfRegion(Operation *op) {
+  auto region = llvm::dyn_cast_or_null<DispatchOp>(op->getParentOp());
+  if (!region) return nullptr;
+  auto ops = region.getBodyOps();
+  return std::distance(ops.begin(), ops.end()) == 1 ? op : nullptr;
+}
+
+GemmTilingAttr tilingOf(Operation *op) { return op->getAttrOfType<GemmTilingAttr>("v4f.tiling"); }
+
+struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto target = module->getAttrOfType<CPUTargetAttr>("v4f.target");
+    if (!target) {
+      module.emitError("v4f-assign-cpu-layouts needs the module attribute v4f.target (run v4f-select-cpu-strategy)");
+      return signalPassFailure();
+    }
+    int64_t tensors = 0, groups = 0, switched = 0, kept = 0;
+    module.walk([&](func::FuncOp func) {
+      // Conv results stored by a region of their own, in the function's
+      // body (not inside run-time control flow).
+      SmallVector<ConvOp> writers;
+      DenseMap<Operation *, unsigned> index;
+      for (Operation &op : func.getBody().front())
+        if (auto region = llvm::dyn_cast<DispatchOp>(op); region && !isPlacedOnCuda(region))
+          if (ConvOp conv = soleConv(region)) {
+            index[conv] = writers.size();
+            writers.push_back(conv);
+          }
+      llvm::EquivalenceClasses<unsigned> tied;
+      SmallVector<bool> capable(writers.size(), true);
+      SmallVector<SmallVector<ConvOp>> readers(writers.size());
+      for (auto [i, conv] : llvm::enumerate(writers)) {
+        tied.insert(unsigned(i));
+        GemmTilingAttr tiling = tilingOf(conv);
+        if (!tiling || !canWriteChannelsLast(conv, tiling)) capable[i] = false;
+        for (OpOperand &use : conv->getParentOp()->getResult(0).getUses()) {
+          Operation *user = soleOpOfRegion(use.getOwner());
+          auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
+          bool ok = false;
+          if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
+              tilingOf(reader)) {
+            ok = canReadChannelsLast(reader, tilingOf(reader));
+            readers[i].push_back(reader);
+          } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
+                     index.count(reader)) {
+            ok = true;
+            tied.unionSets(unsigned(i), index[reader]);
+          } else if (user) {
+            ok = meanReadsChannelsLast(user);
+          }
+          if (!ok) capable[i] = false;
+        }
+      }
+      for (auto it = tied.begin(); it != tied.end(); ++it) {
+        if (!it->isLeader()) continue;
+        SmallVector<unsigned> members(tied.member_begin(it), tied.member_end());
+        if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; }) || !worthIt(members, writers)) {
+          kept += int64_t(members.size());
+          continue;
+        }
+        ++groups;
+        Builder b(&getContext());
+        auto toChannelLanes = [&](ConvOp conv) {
+          auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+          if (algorithm) return;
+          conv->setAttr(kConvAlgorithmAttr, b.getStringAttr("channel_lanes"));
+          // The tiling channel-lanes convs take (select-cpu-strategy's
+          // pixels-in-lanes blocks of a 1x1 conv mean rows of channels).
+          conv->setAttr("v4f.tiling", chooseGemmTiling(target));
+          ++switched;
+        };
+        for (unsigned m : members) {
+          ConvOp conv = writers[m];
+          toChannelLanes(conv);
+          conv->setAttr(kLayoutAttr, b.getStringAttr(kChannelsLast));
+          ++tensors;
+          for (ConvOp reader : readers[m]) toChannelLanes(reader);
+        }
+      }
+    });
+    module->setAttr("v4f.layouts", StringAttr::get(&getContext(), std::to_string(tensors) + " tensors channels-last in " +
+                                                                     std::to_string(groups) + " groups (" +
+                                                                     std::to_string(switched) +
+                                                                     " convs switched to channels in lanes), " +
+                                                                     std::to_string(kept) +
+                                                                     " conv outputs channels-first, 0 reorders"));
+  }
+
+  /// Whether a group of channels-last capable tensors is worth storing so:
+  /// not when one of its convs is an expanding 1x1 conv over at least two
+  /// column blocks of the pixels-in-lanes kernel that runs its register
+  /// tiles across the columns (pointwiseRowTilesOuter): that kernel writes
+  /// its output rows as a few long streams already, and reads the input
+  /// (Winograd's channels-first output, in ResNet-50) as B in place, where
+  /// channels in lanes read it down K plane rows. ResNet-50 on the AVX-512
+  /// Xeon, 2 threads, per-dispatch minima: stage 1 (64 -> 256 at 56 x 56,
+  /// P = 3136 >= 2 x 1024) 1553 -> 1737 us channels-last; stage 2 (128 ->
+  /// 512 at 28 x 28, P = 784) 1674 -> 1601 us, and its group's other convs
+  /// 10-20 % faster.
+  bool worthIt(ArrayRef<unsigned> members, ArrayRef<ConvOp> writers) const {
+    return llvm::none_of(members, [&](unsigned m) {
+      ConvOp conv = writers[m];
+      GemmTilingAttr tiling = tilingOf(conv);
+      auto y = conv.getType();
+      return !conv->hasAttr(kConvAlgorithmAttr) && pointwiseRowTilesOuter(conv, tiling) &&
+             (y.isDynamicDim(2) || y.isDynamicDim(3) || y.getDimSize(2) * y.getDimSize(3) >= 2 * tiling.getNb());
+    });
+  }
+};
+
+} // namespace
+} // namespace v4f

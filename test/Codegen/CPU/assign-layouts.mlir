@@ -1,0 +1,112 @@
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-assign-cpu-layouts)" | FileCheck %s
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-assign-cpu-layouts)" | FileCheck %s --check-prefix=V3
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-assign-cpu-layouts,v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+
+// A residual trunk at 28 x 28 (ResNet-50 stage 2): the expanding 1x1 conv
+// %t0 and the one that adds it as its residual (%t1) form one group; the
+// readers are a 1x1 conv (switched to channels in lanes, its own output
+// channels-first for the Winograd conv after it) and the mean over H, W.
+// Both writers store channels-last and compute channels in lanes with the
+// target's base tiling (not the pixels-in-lanes 1x1 blocks, nb = 1024).
+
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
+// CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK-NOT: v4f.layout
+// CHECK: v4f.conv %1, {{.*}}v4f.conv_algorithm = "winograd_4x4"
+// CHECK-NOT: v4f.layout
+// CHECK: v4f.conv %2, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
+// CHECK: v4f.reduce_mean %3
+// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv outputs channels-first, 0 reorders"
+// V3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8,
+
+// Kernels: the first writer stores rows (none of the shuffles that
+// transpose 8 x 16 blocks for a channels-first store, which its reader,
+// storing channels-first, has).
+// GEN-LABEL: func.func @v4f_kernel_0
+// GEN-NOT: vector.shuffle
+// GEN: func.func @v4f_kernel_1
+// GEN: vector.shuffle
+func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
+  %we = arith.constant dense<0.01> : tensor<512x128x1x1xf32>
+  %wr = arith.constant dense<0.01> : tensor<128x512x1x1xf32>
+  %w3 = arith.constant dense<0.01> : tensor<128x128x3x3xf32>
+  %b = arith.constant dense<0.1> : tensor<512xf32>
+  %t0 = v4f.conv %x, %we {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x28x28xf32>, tensor<512x128x1x1xf32>) -> tensor<1x512x28x28xf32>
+  %r = v4f.conv %t0, %wr {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x512x28x28xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x28x28xf32>
+  %w = v4f.conv %r, %w3 {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x28x28xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x28x28xf32>
+  %t1 = v4f.conv %w, %we bias(%b) residual(%t0) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x28x28xf32>, tensor<512x128x1x1xf32>, tensor<512xf32>, tensor<1x512x28x28xf32>) -> tensor<1x512x28x28xf32>
+  %g = v4f.reduce_mean %t1 {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x512x28x28xf32>) -> tensor<1x512x1x1xf32>
+  return %g : tensor<1x512x1x1xf32>
+}
+
+// -----
+
+// The same trunk with %t1 also a function result (outputs are channels-
+// first): the group {%t0, %t1} stays channels-first and its readers compute
+// pixels in lanes, but %r, read only as the input of %t1, goes
+// channels-last. A strided 1x1 reader and an unpadded 3x3 reader read %s
+// channels-last (in place, through the offset table); a max pool cannot
+// read %u so.
+
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 5 conv outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
+// CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
+// CHECK: v4f.conv %1, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %arg1, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
+// CHECK: v4f.conv %3, {{.*}}strides = array<i64: 2, 2>, v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %3, {{.*}}pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %arg1, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
+// CHECK: v4f.max_pool
+func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
+    -> (tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x12x12xf32>, tensor<1x128x7x7xf32>) {
+  %we = arith.constant dense<0.01> : tensor<512x128x1x1xf32>
+  %wr = arith.constant dense<0.01> : tensor<128x512x1x1xf32>
+  %wy = arith.constant dense<0.01> : tensor<128x64x1x1xf32>
+  %ws = arith.constant dense<0.01> : tensor<128x128x1x1xf32>
+  %w3 = arith.constant dense<0.01> : tensor<64x128x3x3xf32>
+  %t0 = v4f.conv %x, %we {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x28x28xf32>, tensor<512x128x1x1xf32>) -> tensor<1x512x28x28xf32>
+  %r = v4f.conv %t0, %wr {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x512x28x28xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x28x28xf32>
+  %t1 = v4f.conv %r, %we residual(%t0) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x28x28xf32>, tensor<512x128x1x1xf32>, tensor<1x512x28x28xf32>) -> tensor<1x512x28x28xf32>
+  %s = v4f.conv %y, %wy {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x14x14xf32>, tensor<128x64x1x1xf32>) -> tensor<1x128x14x14xf32>
+  %s2 = v4f.conv %s, %ws {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+       : (tensor<1x128x14x14xf32>, tensor<128x128x1x1xf32>) -> tensor<1x128x7x7xf32>
+  %s3 = v4f.conv %s, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x14x14xf32>, tensor<64x128x3x3xf32>) -> tensor<1x64x12x12xf32>
+  %u = v4f.conv %y, %wy {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x14x14xf32>, tensor<128x64x1x1xf32>) -> tensor<1x128x14x14xf32>
+  %p = v4f.max_pool %u {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+       : (tensor<1x128x14x14xf32>) -> tensor<1x128x7x7xf32>
+  return %t1, %s2, %s3, %p : tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x12x12xf32>, tensor<1x128x7x7xf32>
+}
+
+// -----
+
+// A stage-1 trunk (64 -> 256 at 56 x 56, P = 3136 >= 2 x NB = 2048): every
+// writer and reader could take channels-last, but the expanding conv runs
+// faster as pixels in lanes with its row tiles across the columns
+// (worthIt), so the group stays channels-first.
+
+// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: v4f.layout
+// CHECK: return
+func.func @main(%x: tensor<1x64x56x56xf32>, %y: tensor<1x64x56x56xf32>) -> tensor<1x256x1x1xf32> {
+  %we = arith.constant dense<0.01> : tensor<256x64x1x1xf32>
+  %t0 = v4f.conv %x, %we {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<256x64x1x1xf32>) -> tensor<1x256x56x56xf32>
+  %t1 = v4f.conv %y, %we residual(%t0) {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x56x56xf32>, tensor<256x64x1x1xf32>, tensor<1x256x56x56xf32>) -> tensor<1x256x56x56xf32>
+  %g = v4f.reduce_mean %t1 {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x256x56x56xf32>) -> tensor<1x256x1x1xf32>
+  return %g : tensor<1x256x1x1xf32>
+}
