@@ -71,6 +71,13 @@ GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byt
 /// measurement.
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling);
 
+/// The tiling of a conv computing channels in lanes: the target's, with
+/// taller register tiles (1.5 x MR rows of pixels, where the accumulators
+/// still fit the register file) for a 1x1 stride-1 conv over at most one
+/// row block of them (8 tiles): fewer tiles then re-read each block of the
+/// streamed weight.
+GemmTilingAttr channelLanesTiling(ConvOp conv, CPUTargetAttr target);
+
 /// Channels-last storage (v4f-assign-cpu-layouts, AssignLayouts.cpp): an op
 /// whose result is stored with the channels of each pixel adjacent
 /// (physically N, H, W, C for the logical N, C, H, W) carries

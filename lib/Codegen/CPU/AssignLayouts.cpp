@@ -101,7 +101,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           bool ok = false;
           if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
               tilingOf(reader)) {
-            ok = canReadChannelsLast(reader, tilingOf(reader));
+            ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
             readers[i].push_back(reader);
           } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
                      index.count(reader)) {
@@ -128,7 +128,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           conv->setAttr(kConvAlgorithmAttr, b.getStringAttr("channel_lanes"));
           // The tiling channel-lanes convs take (select-cpu-strategy's
           // pixels-in-lanes blocks of a 1x1 conv mean rows of channels).
-          conv->setAttr("v4f.tiling", chooseGemmTiling(target));
+          conv->setAttr("v4f.tiling", channelLanesTiling(conv, target));
           ++switched;
         };
         for (unsigned m : members) {
@@ -146,6 +146,20 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
                                                                      " convs switched to channels in lanes), " +
                                                                      std::to_string(kept) +
                                                                      " conv outputs channels-first, 0 reorders"));
+  }
+
+  /// Whether a reader computing pixels in lanes may be switched to channels
+  /// in lanes. Its output may stay channels-first, whose transposing store
+  /// the cost model prices at LANES / K of its FMAs (isChannelLanesConv);
+  /// up to a quarter the in-place row reads made up for it, at a half they
+  /// did not: MobileNetV2 (AVX-512, 2 threads, per-dispatch minima) 32 ->
+  /// 192 at 28 x 28 (K = 32): 66-69 -> 79 us each; 64 -> 384 at 14 x 14
+  /// (K = 64) within 3 %; ResNet-50's 512 -> 128 at 28 x 28: 1146 -> 994.
+  static bool switchable(ConvOp reader) {
+    if (reader->hasAttr(kConvAlgorithmAttr)) return true; // channel_lanes already
+    auto w = reader.getWeight().getType();
+    int64_t K = w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3);
+    return K >= 4 * tilingOf(reader).getLanes();
   }
 
   /// Whether a group of channels-last capable tensors is worth storing so:

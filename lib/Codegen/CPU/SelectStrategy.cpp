@@ -119,6 +119,16 @@ GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byt
   return GemmTilingAttr::get(tiling.getContext(), mr, nr, tiling.getLanes(), mb, nb, kc);
 }
 
+GemmTilingAttr channelLanesTiling(ConvOp conv, CPUTargetAttr target) {
+  GemmTilingAttr gemm = chooseGemmTiling(target);
+  int64_t vecs = gemm.getNr() / gemm.getLanes(), tall = gemm.getMr() * 3 / 2;
+  int64_t pixels = conv.getType().getDimSize(2) * conv.getType().getDimSize(3);
+  if (readsInputAsB(conv) && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
+    return GemmTilingAttr::get(conv.getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall, gemm.getNb(),
+                               gemm.getKc());
+  return gemm;
+}
+
 bool storesChannelsLast(Operation *op) {
   auto layout = op->getAttrOfType<StringAttr>(kLayoutAttr);
   return layout && layout.getValue() == kChannelsLast;
@@ -334,11 +344,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         // (ConvKernels.cpp), 12 of which do not fit the general registers
         // next to the loop's pointers (ResNet-50's stage-4 3x3 conv: 2.7 ms
         // with 12 rows, 1.43 with 8).
-        int64_t vecs = gemm.getNr() / gemm.getLanes(), tall = gemm.getMr() * 3 / 2;
-        int64_t pixels = conv.getType().getDimSize(2) * conv.getType().getDimSize(3);
-        if (readsInputAsB(conv) && tall * vecs + vecs + 1 <= target.getVectorRegisters() && pixels <= 8 * tall)
-          op->setAttr("v4f.tiling", GemmTilingAttr::get(&getContext(), tall, gemm.getNr(), gemm.getLanes(), 8 * tall,
-                                                         gemm.getNb(), gemm.getKc()));
+        op->setAttr("v4f.tiling", channelLanesTiling(conv, target));
       } else if (conv && readsInputAsB(conv)) {
         op->setAttr("v4f.tiling", pointwiseTiling(conv, gemm, target.getL2CacheBytes()));
       }
