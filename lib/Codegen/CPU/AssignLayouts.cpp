@@ -28,8 +28,14 @@
 // inserted, so the count of reorders left is zero by construction and the
 // price of a border is only that the group stays channels-first.
 //
-// Groups whose convs all run on few pixels per K step benefit; large planes
-// did not: see `worthIt` below.
+// Not every conv gains: an expanding 1x1 conv over large planes runs faster
+// computing pixels in lanes (prefersPixelLanes), and switching a reader whose
+// output stays channels-first costs it the transposing store (switchable).
+// A max pool that read channels-last (channels in lanes, 9 masked loads or a
+// load per distinct input pixel per 16 outputs, transposed stores) ran
+// ResNet-50's stem pool in 244-450 us against the pixels-in-lanes stride-2
+// kernel's 134-247, more than the stem conv saved (70-100 us): pools stay
+// borders.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
@@ -93,8 +99,8 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       SmallVector<SmallVector<ConvOp>> readers(writers.size());
       for (auto [i, conv] : llvm::enumerate(writers)) {
         tied.insert(unsigned(i));
-        GemmTilingAttr tiling = tilingOf(conv);
-        if (!tiling || !canWriteChannelsLast(conv, tiling)) capable[i] = false;
+        if (!tilingOf(conv) || !canWriteChannelsLast(conv, tilingOf(conv)) || prefersPixelLanes(conv))
+          capable[i] = false;
         for (OpOperand &use : conv->getParentOp()->getResult(0).getUses()) {
           Operation *user = soleOpOfRegion(use.getOwner());
           auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
@@ -116,7 +122,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       for (auto it = tied.begin(); it != tied.end(); ++it) {
         if (!it->isLeader()) continue;
         SmallVector<unsigned> members(tied.member_begin(it), tied.member_end());
-        if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; }) || !worthIt(members, writers)) {
+        if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; })) {
           kept += int64_t(members.size());
           continue;
         }
@@ -132,9 +138,8 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           ++switched;
         };
         for (unsigned m : members) {
-          ConvOp conv = writers[m];
-          toChannelLanes(conv);
-          conv->setAttr(kLayoutAttr, b.getStringAttr(kChannelsLast));
+          toChannelLanes(writers[m]);
+          writers[m]->setAttr(kLayoutAttr, b.getStringAttr(kChannelsLast));
           ++tensors;
           for (ConvOp reader : readers[m]) toChannelLanes(reader);
         }
@@ -157,30 +162,29 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
   /// (K = 64) within 3 %; ResNet-50's 512 -> 128 at 28 x 28: 1146 -> 994.
   static bool switchable(ConvOp reader) {
     if (reader->hasAttr(kConvAlgorithmAttr)) return true; // channel_lanes already
+    if (prefersPixelLanes(reader)) return false;
     auto w = reader.getWeight().getType();
     int64_t K = w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3);
     return K >= 4 * tilingOf(reader).getLanes();
   }
 
-  /// Whether a group of channels-last capable tensors is worth storing so:
-  /// not when one of its convs is an expanding 1x1 conv over at least two
+  /// Whether `conv` runs faster computing pixels in lanes than channels in
+  /// lanes whatever the layouts: an expanding 1x1 conv over at least two
   /// column blocks of the pixels-in-lanes kernel that runs its register
-  /// tiles across the columns (pointwiseRowTilesOuter): that kernel writes
-  /// its output rows as a few long streams already, and reads the input
-  /// (Winograd's channels-first output, in ResNet-50) as B in place, where
-  /// channels in lanes read it down K plane rows. ResNet-50 on the AVX-512
-  /// Xeon, 2 threads, per-dispatch minima: stage 1 (64 -> 256 at 56 x 56,
-  /// P = 3136 >= 2 x 1024) 1553 -> 1737 us channels-last; stage 2 (128 ->
-  /// 512 at 28 x 28, P = 784) 1674 -> 1601 us, and its group's other convs
-  /// 10-20 % faster.
-  bool worthIt(ArrayRef<unsigned> members, ArrayRef<ConvOp> writers) const {
-    return llvm::none_of(members, [&](unsigned m) {
-      ConvOp conv = writers[m];
-      GemmTilingAttr tiling = tilingOf(conv);
-      auto y = conv.getType();
-      return !conv->hasAttr(kConvAlgorithmAttr) && pointwiseRowTilesOuter(conv, tiling) &&
-             (y.isDynamicDim(2) || y.isDynamicDim(3) || y.getDimSize(2) * y.getDimSize(3) >= 2 * tiling.getNb());
-    });
+  /// tiles across the columns (pointwiseRowTilesOuter). That kernel writes
+  /// its output rows as a few long streams already and reads its input as
+  /// B in place. ResNet-50 on the AVX-512 Xeon, 2 threads, per-dispatch
+  /// minima: stage 1's 64 -> 256 convs at 56 x 56 (P = 3136 >= 2 x 1024)
+  /// 1553-1659 us; channels in lanes with a channels-last output 1737-2025
+  /// (tiles of 8 or 12 pixels, K blocks of 64 or 192); stage 2's 128 -> 512
+  /// at 28 x 28 (P = 784): 1674 -> 1601 us channels-last, and its group's
+  /// other convs 10-20 % faster. Such a conv neither writes nor reads a
+  /// channels-last tensor, so its groups stay channels-first.
+  static bool prefersPixelLanes(ConvOp conv) {
+    GemmTilingAttr tiling = tilingOf(conv);
+    auto y = conv.getType();
+    return tiling && !conv->hasAttr(kConvAlgorithmAttr) && pointwiseRowTilesOuter(conv, tiling) &&
+           (y.isDynamicDim(2) || y.isDynamicDim(3) || y.getDimSize(2) * y.getDimSize(3) >= 2 * tiling.getNb());
   }
 };
 
