@@ -64,10 +64,11 @@ ConvOp soleConv(DispatchOp region) {
   return ret.getValues().size() == 1 && ret.getValues()[0] == conv.getResult() ? conv : nullptr;
 }
 
-/// The only op of the dispatch region `op` is in, or null.
+/// The only op of the CPU dispatch region `op` is in, or null (a region on
+/// the GPU reads its operands channels-first).
 Operation *soleOpOfRegion(Operation *op) {
   auto region = llvm::dyn_cast_or_null<DispatchOp>(op->getParentOp());
-  if (!region) return nullptr;
+  if (!region || isPlacedOnCuda(region)) return nullptr;
   auto ops = region.getBodyOps();
   return std::distance(ops.begin(), ops.end()) == 1 ? op : nullptr;
 }

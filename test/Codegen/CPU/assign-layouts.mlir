@@ -110,3 +110,4 @@ func.func @main(%x: tensor<1x64x56x56xf32>, %y: tensor<1x64x56x56xf32>) -> tenso
   %g = v4f.reduce_mean %t1 {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x256x56x56xf32>) -> tensor<1x256x1x1xf32>
   return %g : tensor<1x256x1x1xf32>
 }
+
