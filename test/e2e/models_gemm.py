@@ -545,20 +545,32 @@ def make_channels_last(flags=()) -> Case:
     a channels-last read with a channels-first store (a graph output). Batch
     2 and 1 (per-image offsets)."""
     g = GraphBuilder(seed=53)
-    a = g.op("Relu", [g.conv("x", 24, 48, 1, pads=[0, 0, 0, 0])])
-    b = g.op("Relu", [g.conv(a, 48, 32, 1, pads=[0, 0, 0, 0])])
-    c = g.op("Relu", [g.op("Add", [g.conv(b, 32, 48, 1, pads=[0, 0, 0, 0]), a])])
-    d = g.op("Relu", [g.conv(c, 48, 64, 1, stride=2, pads=[0, 0, 0, 0])])
-    e = g.op("Relu", [g.conv(c, 48, 32, 3, dilation=2, pads=[0, 0, 0, 0])])
-    f = g.conv(e, 32, 64, 1, pads=[0, 0, 0, 0])
+    # Readers that compute pixels in lanes switch only with K >= 4 x LANES
+    # (64 on AVX-512): every K here is at least 64.
+    a = g.op("Relu", [g.conv("x", 64, 96, 1, pads=[0, 0, 0, 0])])
+    b = g.op("Relu", [g.conv(a, 96, 64, 1, pads=[0, 0, 0, 0])])
+    c = g.op("Relu", [g.op("Add", [g.conv(b, 64, 96, 1, pads=[0, 0, 0, 0]), a])])
+    d = g.op("Relu", [g.conv(c, 96, 64, 1, stride=2, pads=[0, 0, 0, 0])])
+    e = g.op("Relu", [g.conv(c, 96, 64, 3, dilation=2, pads=[0, 0, 0, 0])])
+    f = g.conv(e, 64, 64, 1, pads=[0, 0, 0, 0])
     m_ = g.op("GlobalAveragePool", [d])
-    for name, v in (("mean", m_), ("f", f)):
+    # Elementwise maps between channels-last convs: a product of two conv
+    # results (its own region), then a fused chain with a per-channel
+    # broadcast scale, read by a 1x1 conv and a GlobalAveragePool.
+    p = g.conv("x", 64, 96, 1, pads=[0, 0, 0, 0])
+    q = g.op("Relu", [g.conv("x", 64, 96, 1, pads=[0, 0, 0, 0])])
+    k = g.const((g.rng.uniform(0.5, 1.5, [1, 96, 1, 1])).astype(np.float32), "k")
+    sc = g.op("Mul", [g.op("Sigmoid", [g.op("Mul", [p, q])]), k])
+    r = g.conv(sc, 96, 32, 1, pads=[0, 0, 0, 0])
+    ms = g.op("GlobalAveragePool", [sc])
+    for name, v in (("mean", m_), ("f", f), ("r", r), ("ms", ms)):
         g.op("Identity", [v], out_names=[name])
     m = g.model("channels_last",
-                [_vi("x", F32, ["N", 24, 12, 10])],
-                [_vi("mean", F32, ["N", 64, 1, 1]), _vi("f", F32, ["N", 64, 8, 6])])
+                [_vi("x", F32, ["N", 64, 12, 10])],
+                [_vi("mean", F32, ["N", 64, 1, 1]), _vi("f", F32, ["N", 64, 8, 6]),
+                 _vi("r", F32, ["N", 32, 12, 10]), _vi("ms", F32, ["N", 96, 1, 1])])
     rng = np.random.default_rng(151)
-    sets = [{"x": _randn(rng, [n, 24, 12, 10])} for n in (2, 1)]
+    sets = [{"x": _randn(rng, [n, 64, 12, 10])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 

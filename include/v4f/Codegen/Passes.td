@@ -45,23 +45,30 @@ def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
   let description = [{
     Input invariants: the module carries `v4f.target`; convs carry
     `v4f.tiling` (v4f-select-cpu-strategy, then v4f-apply-tuning if any).
-    Considers every `v4f.conv` that is the only op of a CPU dispatch region
-    in a function's body. Its result (the region's) may be stored
-    channels-last (physically N, H, W, C) when the conv can compute output
-    channels in vector lanes (`channelLanesEligible`, no other
-    `v4f.conv_algorithm`) and every use is: the input of such a conv that
-    pads nothing, the `residual` of another such conv (which ties the two
-    results into one group that shares a layout), or a `v4f.reduce_mean`
-    over axes [2, 3] of a 4-D float tensor — each the only op of its
-    region. One other use (pooling, Winograd, depthwise, elementwise, a
-    function result, control flow) keeps the whole group channels-first:
-    no reorders are inserted.
-    Output: the convs of each such group get `v4f.layout = "nhwc"`; they
-    and the convs reading their results that computed pixels in lanes get
-    `v4f.conv_algorithm = "channel_lanes"` and the target's base
-    `v4f.tiling`. The module gets `v4f.layouts`, a one-line summary (tensors
-    channels-last, groups, convs switched, conv outputs channels-first,
-    reorders: 0) that `v4fc compile --verbose` prints as a note.
+    Considers the results of CPU dispatch regions in a function's body that
+    are a `v4f.conv` (the region's only op) or an elementwise map (every op
+    fusible elementwise, one kernel; a 4-D float result). A result may be
+    stored channels-last (physically N, H, W, C) when its writer is such a
+    conv that can compute output channels in vector lanes
+    (`channelLanesEligible`, no other `v4f.conv_algorithm`, not an expanding
+    1x1 conv over at least two of the pixels-in-lanes kernel's column
+    blocks) or an elementwise map, and every use is: the input of such a
+    conv that pads nothing (one computing pixels in lanes only with K >= 4
+    x lanes), the `residual` of a writer conv, an operand of an elementwise
+    writer of the same shape, or a `v4f.reduce_mean` over axes [2, 3] of a
+    4-D float tensor. A residual and its conv's result, and an elementwise
+    map's result and its same-shape operands, share a group (one layout);
+    an elementwise map's same-shape operand that no writer produces (a
+    graph input, a constant) keeps its group channels-first, and so does
+    any other use (pooling, Winograd, depthwise, a function result, control
+    flow): no reorders are inserted. Groups without a conv are left alone.
+    Output: the writers of each channels-last group get `v4f.layout =
+    "nhwc"` (an elementwise region's last op); its convs and the convs
+    reading its results that computed pixels in lanes get
+    `v4f.conv_algorithm = "channel_lanes"` and `channelLanesTiling`. The
+    module gets `v4f.layouts`, a one-line summary (tensors channels-last,
+    groups, convs switched, outputs channels-first, reorders: 0) that
+    `v4fc compile --verbose` prints as a note.
     Preserves: semantics (attributes only; kernel generation stores and
     reads the marked tensors channels-last and rejects a channels-last
     tensor reaching a kernel that cannot read it).

@@ -17,14 +17,16 @@
 // channels-last, its A operand (pixels x K) is rows of C adjacent floats per
 // pixel — a few forward streams — instead of K plane rows P floats apart
 // (ResNet-50's 128 -> 512 1x1 convs at 28 x 28: K = 128 streams). So a
-// tensor goes channels-last when every conv writing it and every op reading
+// tensor goes channels-last when every op writing it and every op reading
 // it handles that: convs that can take channel_lanes (switched to it when
 // they computed pixels in lanes), unpadded for the readers (the A operand is
-// read in place at each pixel's window origin), and GlobalAveragePool. A
-// conv's residual must share its result's layout, which ties a residual
-// network's trunk of one stage into one group. Anything else reading the
-// tensor (Winograd, depthwise, pooling, elementwise, the graph's outputs,
-// control flow) keeps the group channels-first: no reorder dispatches are
+// read in place at each pixel's window origin), elementwise maps (which then
+// iterate in the stored order, ElementwiseKernels.cpp) and
+// GlobalAveragePool. A conv's residual must share its result's layout,
+// which ties a residual network's trunk of one stage into one group, and so
+// must an elementwise map's operands of its result's shape. Anything else
+// reading the tensor (Winograd, depthwise, pooling, concat, the graph's
+// outputs, control flow) keeps the group channels-first: no reorder dispatches are
 // inserted, so the count of reorders left is zero by construction and the
 // price of a border is only that the group stays channels-first.
 //
@@ -64,6 +66,22 @@ ConvOp soleConv(DispatchOp region) {
   return ret.getValues().size() == 1 && ret.getValues()[0] == conv.getResult() ? conv : nullptr;
 }
 
+/// The last op of an elementwise region (every op a fusible elementwise
+/// map; one kernel) whose 4-D float result the region returns, or null.
+Operation *elementwiseWriter(DispatchOp region) {
+  auto ops = region.getBodyOps();
+  if (ops.empty() || !llvm::all_of(ops, [](Operation &op) { return isFusibleElementwise(&op); }) ||
+      region->getNumResults() != 1)
+    return nullptr;
+  Operation *last = &*std::prev(ops.end());
+  auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  auto type = llvm::dyn_cast<RankedTensorType>(last->getResult(0).getType());
+  if (ret.getValues().size() != 1 || ret.getValues()[0] != last->getResult(0) || !type || type.getRank() != 4 ||
+      !type.getElementType().isF32())
+    return nullptr;
+  return last;
+}
+
 /// The only op of the CPU dispatch region `op` is in, or null (a region on
 /// the GPU reads its operands channels-first).
 Operation *soleOpOfRegion(Operation *op) {
@@ -85,37 +103,59 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
     }
     int64_t tensors = 0, groups = 0, switched = 0, kept = 0;
     module.walk([&](func::FuncOp func) {
-      // Conv results stored by a region of their own, in the function's
-      // body (not inside run-time control flow).
-      SmallVector<ConvOp> writers;
-      DenseMap<Operation *, unsigned> index;
+      // Writers: convs and elementwise maps (one op or a fused chain) whose
+      // region returns their 4-D result, in the function's body (not
+      // inside run-time control flow), on the CPU.
+      SmallVector<Operation *> writers;
+      DenseMap<Value, unsigned> index; // a writer's region result -> its index
       for (Operation &op : func.getBody().front())
         if (auto region = llvm::dyn_cast<DispatchOp>(op); region && !isPlacedOnCuda(region))
-          if (ConvOp conv = soleConv(region)) {
-            index[conv] = writers.size();
-            writers.push_back(conv);
+          if (Operation *writer = soleConv(region) ? soleConv(region).getOperation() : elementwiseWriter(region)) {
+            index[region->getResult(0)] = writers.size();
+            writers.push_back(writer);
           }
       llvm::EquivalenceClasses<unsigned> tied;
       SmallVector<bool> capable(writers.size(), true);
       SmallVector<SmallVector<ConvOp>> readers(writers.size());
-      for (auto [i, conv] : llvm::enumerate(writers)) {
+      for (auto [i, writer] : llvm::enumerate(writers)) {
         tied.insert(unsigned(i));
-        if (!tilingOf(conv) || !canWriteChannelsLast(conv, tilingOf(conv)) || prefersPixelLanes(conv))
-          capable[i] = false;
-        for (OpOperand &use : conv->getParentOp()->getResult(0).getUses()) {
-          Operation *user = soleOpOfRegion(use.getOwner());
+        Value result = writer->getParentOp()->getResult(0);
+        if (auto conv = llvm::dyn_cast<ConvOp>(writer)) {
+          if (!tilingOf(conv) || !canWriteChannelsLast(conv, tilingOf(conv)) || prefersPixelLanes(conv))
+            capable[i] = false;
+        } else {
+          // An elementwise map shares its layout with every operand of its
+          // shape (the map then walks all of them contiguously); broadcast
+          // operands (a per-channel scale) are read either way.
+          auto region = llvm::cast<DispatchOp>(writer->getParentOp());
+          for (Operation &inner : region.getBodyOps())
+            for (Value operand : inner.getOperands()) {
+              if (operand.getParentRegion() == &region.getBody() || operand.getType() != result.getType()) continue;
+              auto it = index.find(operand);
+              if (it == index.end()) capable[i] = false; // a graph input, another kernel's result
+              else tied.unionSets(unsigned(i), it->second);
+            }
+        }
+        for (OpOperand &use : result.getUses()) {
+          Operation *owner = use.getOwner();
+          Operation *user = soleOpOfRegion(owner);
           auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
+          auto userRegion = llvm::dyn_cast_or_null<DispatchOp>(owner->getParentOp());
           bool ok = false;
           if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
               tilingOf(reader)) {
             ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
             readers[i].push_back(reader);
           } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
-                     index.count(reader)) {
+                     index.count(userRegion->getResult(0))) {
             ok = true;
-            tied.unionSets(unsigned(i), index[reader]);
-          } else if (user) {
-            ok = meanReadsChannelsLast(user);
+            tied.unionSets(unsigned(i), index[userRegion->getResult(0)]);
+          } else if (user && meanReadsChannelsLast(user)) {
+            ok = true;
+          } else if (userRegion && !isPlacedOnCuda(userRegion) && index.count(userRegion->getResult(0)) &&
+                     !llvm::isa<ConvOp>(writers[index[userRegion->getResult(0)]]) &&
+                     userRegion->getResult(0).getType() == result.getType()) {
+            ok = true; // an elementwise map of the same shape: tied above
           }
           if (!ok) capable[i] = false;
         }
@@ -123,7 +163,8 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       for (auto it = tied.begin(); it != tied.end(); ++it) {
         if (!it->isLeader()) continue;
         SmallVector<unsigned> members(tied.member_begin(it), tied.member_end());
-        if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; })) {
+        if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; }) ||
+            llvm::none_of(members, [&](unsigned m) { return llvm::isa<ConvOp>(writers[m]); })) {
           kept += int64_t(members.size());
           continue;
         }
@@ -139,7 +180,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           ++switched;
         };
         for (unsigned m : members) {
-          toChannelLanes(writers[m]);
+          if (auto conv = llvm::dyn_cast<ConvOp>(writers[m])) toChannelLanes(conv);
           writers[m]->setAttr(kLayoutAttr, b.getStringAttr(kChannelsLast));
           ++tensors;
           for (ConvOp reader : readers[m]) toChannelLanes(reader);
@@ -151,7 +192,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
                                                                      std::to_string(switched) +
                                                                      " convs switched to channels in lanes), " +
                                                                      std::to_string(kept) +
-                                                                     " conv outputs channels-first, 0 reorders"));
+                                                                     " conv and elementwise outputs channels-first, 0 reorders"));
   }
 
   /// Whether a reader computing pixels in lanes may be switched to channels

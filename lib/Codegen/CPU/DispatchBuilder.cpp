@@ -283,14 +283,15 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
 }
 
 /// Channels-last tensors (v4f-assign-cpu-layouts) reach only the kernels
-/// that read them as such: convs (emitConv checks the algorithm) and the
-/// mean over H and W; only convs store them. Anything else is a pass bug,
+/// that read them as such: convs (emitConv checks the algorithm), the mean
+/// over H and W and elementwise maps (which iterate in the stored order);
+/// only convs and elementwise maps store them. Anything else is a pass bug,
 /// reported instead of computing with misread elements.
 static LogicalResult checkLayouts(Operation *op, ArrayRef<TensorInfo> operands) {
   bool reads = llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
-  if (reads && !isa<ConvOp>(op) && !meanReadsChannelsLast(op))
+  if (reads && !isa<ConvOp>(op) && !meanReadsChannelsLast(op) && !isFusibleElementwise(op))
     return op->emitOpError("reads a channels-last tensor, which its kernel cannot");
-  if (storesChannelsLast(op) && !isa<ConvOp>(op))
+  if (storesChannelsLast(op) && !isa<ConvOp>(op) && !isFusibleElementwise(op))
     return op->emitOpError("is marked to store its result channels-last, which its kernel cannot");
   return success();
 }
@@ -381,9 +382,9 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   SmallVector<TensorInfo> externalInfos;
   for (Operation *op : ops) {
     SmallVector<TensorInfo> operands;
-    if (storesChannelsLast(op)) return op->emitOpError("a fused chain cannot write channels-last tensors");
+    if (storesChannelsLast(op) && op != ops.back())
+      return op->emitOpError("only the last op of a fused chain stores its result (channels-last or not)");
     for (Value v : op->getOperands()) {
-      if (info(v).channelsLast) return op->emitOpError("a fused chain cannot read channels-last tensors");
       operands.push_back(info(v));
       Operation *def = v.getDefiningOp();
       bool internal = def && def->getParentOp() == region.getOperation();
@@ -399,6 +400,7 @@ LogicalResult PlanBuilder::emitChain(DispatchOp region, ArrayRef<Operation *> op
   }
   TensorInfo &last = infos[ops.back()->getResult(0)];
   last.buffer = ctx.newTransient(bytesOf(last));
+  last.channelsLast = storesChannelsLast(ops.back());
   std::string name = dispatchName(ops.front()) + " + " + std::to_string(ops.size() - 1) + " fused";
   return emitElementwiseChain(ctx, ops, externals, externalInfos, last, name);
 }

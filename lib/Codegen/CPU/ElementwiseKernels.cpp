@@ -361,28 +361,73 @@ Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, fl
   return {};
 }
 
+namespace {
+/// The iteration space and operand strides of an elementwise map over
+/// `result`. With a channels-last tensor among the operands or the result
+/// (v4f-assign-cpu-layouts; 4-D, and a channels-last operand has the
+/// result's dims) the map iterates in the order those are stored — (n, h,
+/// w, c) — so that their elements are contiguous in the inner dims (the
+/// vector path), and every operand's strides follow that order: a
+/// channels-last one (H W C, 1, W C, C for n, c, h, w), a broadcast
+/// channels-first one (a per-channel [1, C, 1, 1] scale: stride 1 along c).
+struct MapLayout {
+  std::vector<Reg> iterDims;
+  bool permuted = false;
+};
+FailureOr<MapLayout> mapLayout(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
+  MapLayout l{result.dims, false};
+  bool any = result.channelsLast || llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
+  if (!any) return l;
+  if (result.dims.size() != 4) return op->emitOpError("a channels-last elementwise result must be 4-D");
+  for (const TensorInfo &t : operands)
+    if (t.channelsLast && t.dims != result.dims)
+      return op->emitOpError("a channels-last operand must have the result's shape (no broadcast)");
+  l.permuted = true;
+  l.iterDims = {result.dims[0], result.dims[2], result.dims[3], result.dims[1]};
+  return l;
+}
+StrideFn layoutStrides(const TensorInfo &t, size_t rank, bool permuted) {
+  std::vector<Reg> dims = t.dims;
+  bool channelsLast = t.channelsLast;
+  return [dims, rank, channelsLast, permuted](KernelBuilder &kb) {
+    std::vector<Value> st;
+    if (channelsLast) {
+      Value C = kb.dim(dims[1]), W = kb.dim(dims[3]);
+      st = {kb.mul(kb.mul(kb.dim(dims[2]), W), C), kb.c(1), kb.mul(W, C), C};
+    } else {
+      st = broadcastStrides(kb, dims, rank);
+    }
+    if (permuted) st = {st[0], st[2], st[3], st[1]};
+    return st;
+  };
+}
+MapOperand mapOutput(const TensorInfo &result, bool permuted) {
+  TensorInfo out = result;
+  return {result.buffer, [out, permuted](KernelBuilder &kb) {
+            std::vector<Value> st = out.channelsLast ? layoutStrides(out, 4, false)(kb) : naturalStrides(kb, out.dims);
+            if (permuted) st = {st[0], st[2], st[3], st[1]};
+            return st;
+          }, {}};
+}
+} // namespace
+
 LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                               const TensorInfo &result) {
+  FailureOr<MapLayout> layout = mapLayout(op, operands, result);
+  if (failed(layout)) return failure();
   size_t rank = result.dims.size();
   std::vector<MapOperand> inputs;
-  for (const auto &in : operands) {
-    std::vector<Reg> dims = in.dims;
-    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {},
-                      in.elementType});
-  }
+  for (const auto &in : operands) inputs.push_back({in.buffer, layoutStrides(in, rank, layout->permuted), {}, in.elementType});
+  MapOperand out = mapOutput(result, layout->permuted);
   if (auto generic = dyn_cast<ElementwiseOp>(op)) {
-    std::vector<Reg> outDims = result.dims;
-    MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
     Block &body = generic.getBody().front();
     emitStridedMap(
-        ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
+        ctx, dispatchName(op), layout->iterDims, result.elementType, out, inputs,
         [&](KernelBuilder &kb, ArrayRef<Value> v) { return applyBody(kb, body, v); }, vectorizableBody(body));
     return success();
   }
-  std::vector<Reg> outDims = result.dims;
-  MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
   bool unary = operands.size() == 1;
-  emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, inputs,
+  emitStridedMap(ctx, dispatchName(op), layout->iterDims, result.elementType, out, inputs,
                  [&](KernelBuilder &kb, ArrayRef<Value> v) {
                    return unary ? unaryBody(kb, op, v[0]) : binaryBody(kb, op, v[0], v[1]);
                  });
@@ -392,20 +437,18 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
 LogicalResult emitElementwiseChain(DispatchContext &ctx, ArrayRef<Operation *> ops, ArrayRef<Value> externals,
                                    ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
                                    const std::string &name) {
+  FailureOr<MapLayout> layout = mapLayout(ops.back(), externalInfos, result);
+  if (failed(layout)) return failure();
   size_t rank = result.dims.size();
   std::vector<MapOperand> inputs;
-  for (const auto &in : externalInfos) {
-    std::vector<Reg> dims = in.dims;
-    inputs.push_back({in.buffer, [dims, rank](KernelBuilder &kb) { return broadcastStrides(kb, dims, rank); }, {},
-                      in.elementType});
-  }
-  std::vector<Reg> outDims = result.dims;
-  MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
+  for (const auto &in : externalInfos)
+    inputs.push_back({in.buffer, layoutStrides(in, rank, layout->permuted), {}, in.elementType});
+  MapOperand out = mapOutput(result, layout->permuted);
   bool vectorFn = llvm::all_of(ops, [](Operation *op) {
     auto generic = dyn_cast<ElementwiseOp>(op);
     return !generic || vectorizableBody(generic.getBody().front());
   });
-  emitStridedMap(ctx, name, result.dims, result.elementType, out, inputs, [&](KernelBuilder &kb, ArrayRef<Value> v) {
+  emitStridedMap(ctx, name, layout->iterDims, result.elementType, out, inputs, [&](KernelBuilder &kb, ArrayRef<Value> v) {
     // Every op of the chain evaluated on this element's values (scalars or
     // vectors), in order.
     DenseMap<Value, Value> scalar;
