@@ -563,12 +563,17 @@ def make_channels_last(flags=()) -> Case:
     sc = g.op("Mul", [g.op("Sigmoid", [g.op("Mul", [p, q])]), k])
     r = g.conv(sc, 96, 32, 1, pads=[0, 0, 0, 0])
     ms = g.op("GlobalAveragePool", [sc])
-    for name, v in (("mean", m_), ("f", f), ("r", r), ("ms", ms)):
-        g.op("Identity", [v], out_names=[name])
+    # A concat of channels between channels-last convs (32 + 48 -> 80).
+    u = g.op("Relu", [g.conv("x", 64, 32, 1, pads=[0, 0, 0, 0])])
+    v = g.op("Relu", [g.conv("x", 64, 48, 1, pads=[0, 0, 0, 0])])
+    w = g.conv(g.op("Concat", [u, v], axis=1), 80, 64, 1, pads=[0, 0, 0, 0])
+    for name, val in (("mean", m_), ("f", f), ("r", r), ("ms", ms), ("w", w)):
+        g.op("Identity", [val], out_names=[name])
     m = g.model("channels_last",
                 [_vi("x", F32, ["N", 64, 12, 10])],
                 [_vi("mean", F32, ["N", 64, 1, 1]), _vi("f", F32, ["N", 64, 8, 6]),
-                 _vi("r", F32, ["N", 32, 12, 10]), _vi("ms", F32, ["N", 96, 1, 1])])
+                 _vi("r", F32, ["N", 32, 12, 10]), _vi("ms", F32, ["N", 96, 1, 1]),
+                 _vi("w", F32, ["N", 64, 12, 10])])
     rng = np.random.default_rng(151)
     sets = [{"x": _randn(rng, [n, 64, 12, 10])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))

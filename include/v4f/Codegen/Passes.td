@@ -46,20 +46,22 @@ def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
     Input invariants: the module carries `v4f.target`; convs carry
     `v4f.tiling` (v4f-select-cpu-strategy, then v4f-apply-tuning if any).
     Considers the results of CPU dispatch regions in a function's body that
-    are a `v4f.conv` (the region's only op) or an elementwise map (every op
-    fusible elementwise, one kernel; a 4-D float result). A result may be
+    are a `v4f.conv` or a `v4f.concat` of channels (axis 1; the region's only
+    op) or an elementwise map (every op fusible elementwise, one kernel; a
+    4-D float result). A result may be
     stored channels-last (physically N, H, W, C) when its writer is such a
     conv that can compute output channels in vector lanes
     (`channelLanesEligible`, no other `v4f.conv_algorithm`, not an expanding
     1x1 conv over at least two of the pixels-in-lanes kernel's column
-    blocks) or an elementwise map, and every use is: the input of such a
+    blocks), an elementwise map or a concat, and every use is: the input of such a
     conv that pads nothing (one computing pixels in lanes only with K >= 4
     x lanes), the `residual` of a writer conv, an operand of an elementwise
-    writer of the same shape, or a `v4f.reduce_mean` over axes [2, 3] of a
-    4-D float tensor. A residual and its conv's result, and an elementwise
-    map's result and its same-shape operands, share a group (one layout);
-    an elementwise map's same-shape operand that no writer produces (a
-    graph input, a constant) keeps its group channels-first, and so does
+    writer of the same shape or of a writer concat, or a `v4f.reduce_mean`
+    over axes [2, 3] of a 4-D float tensor. A residual and its conv's
+    result, an elementwise map's result and its same-shape operands, and a
+    concat's result and its operands share a group (one layout); such an
+    operand that no writer produces (a graph input, a constant) keeps its
+    group channels-first, and so does
     any other use (pooling, Winograd, depthwise, a function result, control
     flow): no reorders are inserted. Groups without a conv are left alone.
     Output: the writers of each channels-last group get `v4f.layout =

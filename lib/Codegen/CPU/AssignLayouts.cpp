@@ -22,11 +22,12 @@
 // they computed pixels in lanes), unpadded for the readers (the A operand is
 // read in place at each pixel's window origin), elementwise maps (which then
 // iterate in the stored order, ElementwiseKernels.cpp) and
-// GlobalAveragePool. A conv's residual must share its result's layout,
-// which ties a residual network's trunk of one stage into one group, and so
-// must an elementwise map's operands of its result's shape. Anything else
-// reading the tensor (Winograd, depthwise, pooling, concat, the graph's
-// outputs, control flow) keeps the group channels-first: no reorder dispatches are
+// GlobalAveragePool, and concats of channels. A conv's residual must share
+// its result's layout, which ties a residual network's trunk of one stage
+// into one group, and so must an elementwise map's operands of its result's
+// shape and a concat's operands. Anything else
+// reading the tensor (Winograd, depthwise, pooling, the graph's outputs,
+// control flow) keeps the group channels-first: no reorder dispatches are
 // inserted, so the count of reorders left is zero by construction and the
 // price of a border is only that the group stays channels-first.
 //
@@ -82,6 +83,30 @@ Operation *elementwiseWriter(DispatchOp region) {
   return last;
 }
 
+/// The concat a dispatch region consists of when it joins the channels of
+/// 4-D float tensors (its only op, whose result the region returns), or
+/// null.
+Operation *channelConcat(DispatchOp region) {
+  auto ops = region.getBodyOps();
+  if (std::distance(ops.begin(), ops.end()) != 1 || region->getNumResults() != 1) return nullptr;
+  auto concat = llvm::dyn_cast<ConcatOp>(&*ops.begin());
+  if (!concat || concat.getAxis() != 1) return nullptr;
+  auto type = llvm::dyn_cast<RankedTensorType>(concat->getResult(0).getType());
+  auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  if (!type || type.getRank() != 4 || !type.getElementType().isF32() || ret.getValues().size() != 1 ||
+      ret.getValues()[0] != concat->getResult(0))
+    return nullptr;
+  return concat;
+}
+
+/// Whether `writer` (an elementwise map or a concat) stores its result in
+/// the layout of its operand `operand`: every operand of a concat, the
+/// operands of an elementwise map's result shape (a broadcast operand is
+/// read either way).
+bool followsOperand(Operation *writer, Value operand, Value result) {
+  return llvm::isa<ConcatOp>(writer) || operand.getType() == result.getType();
+}
+
 /// The only op of the CPU dispatch region `op` is in, or null (a region on
 /// the GPU reads its operands channels-first).
 Operation *soleOpOfRegion(Operation *op) {
@@ -110,7 +135,9 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       DenseMap<Value, unsigned> index; // a writer's region result -> its index
       for (Operation &op : func.getBody().front())
         if (auto region = llvm::dyn_cast<DispatchOp>(op); region && !isPlacedOnCuda(region))
-          if (Operation *writer = soleConv(region) ? soleConv(region).getOperation() : elementwiseWriter(region)) {
+          if (Operation *writer = soleConv(region)   ? soleConv(region).getOperation()
+                                  : channelConcat(region) ? channelConcat(region)
+                                                          : elementwiseWriter(region)) {
             index[region->getResult(0)] = writers.size();
             writers.push_back(writer);
           }
@@ -125,12 +152,13 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
             capable[i] = false;
         } else {
           // An elementwise map shares its layout with every operand of its
-          // shape (the map then walks all of them contiguously); broadcast
-          // operands (a per-channel scale) are read either way.
+          // shape (the map then walks all of them contiguously; broadcast
+          // operands, a per-channel scale, are read either way), a concat
+          // with all of its operands.
           auto region = llvm::cast<DispatchOp>(writer->getParentOp());
           for (Operation &inner : region.getBodyOps())
             for (Value operand : inner.getOperands()) {
-              if (operand.getParentRegion() == &region.getBody() || operand.getType() != result.getType()) continue;
+              if (operand.getParentRegion() == &region.getBody() || !followsOperand(writer, operand, result)) continue;
               auto it = index.find(operand);
               if (it == index.end()) capable[i] = false; // a graph input, another kernel's result
               else tied.unionSets(unsigned(i), it->second);
@@ -154,8 +182,8 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
             ok = true;
           } else if (userRegion && !isPlacedOnCuda(userRegion) && index.count(userRegion->getResult(0)) &&
                      !llvm::isa<ConvOp>(writers[index[userRegion->getResult(0)]]) &&
-                     userRegion->getResult(0).getType() == result.getType()) {
-            ok = true; // an elementwise map of the same shape: tied above
+                     followsOperand(writers[index[userRegion->getResult(0)]], use.get(), userRegion->getResult(0))) {
+            ok = true; // an elementwise map of the same shape or a concat: tied above
           }
           if (!ok) capable[i] = false;
         }
@@ -192,7 +220,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
                                                                      std::to_string(switched) +
                                                                      " convs switched to channels in lanes), " +
                                                                      std::to_string(kept) +
-                                                                     " conv and elementwise outputs channels-first, 0 reorders"));
+                                                                     " conv, elementwise and concat outputs channels-first, 0 reorders"));
   }
 
   /// Whether a reader computing pixels in lanes may be switched to channels

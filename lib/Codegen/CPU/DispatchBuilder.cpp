@@ -284,14 +284,15 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
 
 /// Channels-last tensors (v4f-assign-cpu-layouts) reach only the kernels
 /// that read them as such: convs (emitConv checks the algorithm), the mean
-/// over H and W and elementwise maps (which iterate in the stored order);
-/// only convs and elementwise maps store them. Anything else is a pass bug,
+/// over H and W, elementwise maps (which iterate in the stored order) and
+/// concats of channels (emitConcat checks the axis); only convs,
+/// elementwise maps and concats store them. Anything else is a pass bug,
 /// reported instead of computing with misread elements.
 static LogicalResult checkLayouts(Operation *op, ArrayRef<TensorInfo> operands) {
   bool reads = llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
-  if (reads && !isa<ConvOp>(op) && !meanReadsChannelsLast(op) && !isFusibleElementwise(op))
+  if (reads && !isa<ConvOp, ConcatOp>(op) && !meanReadsChannelsLast(op) && !isFusibleElementwise(op))
     return op->emitOpError("reads a channels-last tensor, which its kernel cannot");
-  if (storesChannelsLast(op) && !isa<ConvOp>(op) && !isFusibleElementwise(op))
+  if (storesChannelsLast(op) && !isa<ConvOp, ConcatOp>(op) && !isFusibleElementwise(op))
     return op->emitOpError("is marked to store its result channels-last, which its kernel cannot");
   return success();
 }

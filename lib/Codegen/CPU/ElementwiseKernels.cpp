@@ -612,12 +612,25 @@ LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
                          const TensorInfo &result) {
   int64_t axis = cast<ConcatOp>(op).getAxis();
   auto &sp = ctx.shapes;
-  Reg outer = sp.product(result.dims, 0, axis);
-  Reg inner = sp.product(result.dims, axis + 1, result.dims.size());
-  Reg outRow = sp.mul(result.dims[axis], inner);
+  bool channelsLast = result.channelsLast;
+  for (const TensorInfo &t : operands)
+    if (t.channelsLast != channelsLast)
+      return op->emitOpError("concatenates tensors stored in different layouts");
+  if (channelsLast && (axis != 1 || result.dims.size() != 4))
+    return op->emitOpError("a channels-last concat must join channels of 4-D tensors");
+  // Channels-last, the channels are the innermost dim: each pixel's row of
+  // C floats takes every input's C_i channels at its offset.
+  std::vector<Reg> physical = channelsLast ? std::vector<Reg>{result.dims[0], result.dims[2], result.dims[3],
+                                                              result.dims[1]}
+                                           : result.dims;
+  if (channelsLast) axis = 3;
+  Reg outer = sp.product(physical, 0, axis);
+  Reg inner = sp.product(physical, axis + 1, physical.size());
+  Reg outRow = sp.mul(physical[axis], inner);
   Reg offset = sp.constant(0);
   for (size_t i = 0; i < operands.size(); ++i) {
-    Reg inRow = sp.mul(operands[i].dims[axis], inner);
+    Reg extent = channelsLast ? operands[i].dims[1] : operands[i].dims[axis];
+    Reg inRow = sp.mul(extent, inner);
     Reg base = sp.mul(offset, inner);
     MapOperand out{result.buffer,
                    [outRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(outRow), kb.c(1)}; },
@@ -626,7 +639,7 @@ LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
                   [inRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(inRow), kb.c(1)}; }, {}};
     emitStridedMap(ctx, dispatchName(op), {outer, inRow}, result.elementType, out, {in},
                    [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
-    offset = sp.add(offset, operands[i].dims[axis]);
+    offset = sp.add(offset, extent);
   }
   return success();
 }

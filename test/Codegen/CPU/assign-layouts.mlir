@@ -9,7 +9,7 @@
 // Both writers store channels-last and compute channels in lanes with the
 // target's base tiling (not the pixels-in-lanes 1x1 blocks, nb = 1024).
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv and elementwise outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
@@ -18,7 +18,7 @@
 // CHECK-NOT: v4f.layout
 // CHECK: v4f.conv %2, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.reduce_mean %3
-// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv and elementwise outputs channels-first, 0 reorders"
+// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
 // V3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8,
 
 // Kernels: the first writer stores rows (none of the shuffles that
@@ -54,7 +54,7 @@ func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
 // channels-last (in place, through the offset table); a max pool cannot
 // read %u so.
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 5 conv and elementwise outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 5 conv, elementwise and concat outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -97,7 +97,7 @@ func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
 // faster as pixels in lanes with its row tiles across the columns
 // (worthIt), so the group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv and elementwise outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: v4f.layout
 // CHECK: return
@@ -122,7 +122,7 @@ func.func @main(%x: tensor<1x64x56x56xf32>, %y: tensor<1x64x56x56xf32>) -> tenso
 // graph input of the same shape cannot store that input channels-last, so
 // %u's group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv and elementwise outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv, elementwise and concat outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -152,4 +152,35 @@ func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x512x14x14xf32>) -> (te
   %w = v4f.conv %v, %wr {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
        : (tensor<1x512x14x14xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x14x14xf32>
   return %r, %w : tensor<1x128x14x14xf32>, tensor<1x128x14x14xf32>
+}
+
+// -----
+
+// A concat of channels shares its operands' layout: two conv results
+// joined and read by a 1x1 conv form one channels-last group; a concat
+// with a graph input among its operands stays channels-first, and so do
+// the conv results it joins.
+
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 3 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.concat %0, %1 {axis = 1 : i64, v4f.layout = "nhwc"}
+// CHECK: v4f.conv %2, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.concat %4, %arg1 {axis = 1 : i64} :
+func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x256x14x14xf32>) -> (tensor<1x128x14x14xf32>, tensor<1x512x14x14xf32>) {
+  %wa = arith.constant dense<0.01> : tensor<256x128x1x1xf32>
+  %wr = arith.constant dense<0.01> : tensor<128x512x1x1xf32>
+  %a = v4f.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x14x14xf32>, tensor<256x128x1x1xf32>) -> tensor<1x256x14x14xf32>
+  %b = v4f.conv %x, %wa {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x14x14xf32>, tensor<256x128x1x1xf32>) -> tensor<1x256x14x14xf32>
+  %c = v4f.concat %a, %b {axis = 1 : i64} : (tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>) -> tensor<1x512x14x14xf32>
+  %r = v4f.conv %c, %wr {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x512x14x14xf32>, tensor<128x512x1x1xf32>) -> tensor<1x128x14x14xf32>
+  %d = v4f.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x14x14xf32>, tensor<256x128x1x1xf32>) -> tensor<1x256x14x14xf32>
+  %e = v4f.concat %d, %y {axis = 1 : i64} : (tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>) -> tensor<1x512x14x14xf32>
+  return %r, %e : tensor<1x128x14x14xf32>, tensor<1x512x14x14xf32>
 }
