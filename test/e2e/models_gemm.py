@@ -567,15 +567,19 @@ def make_channels_last(flags=()) -> Case:
     u = g.op("Relu", [g.conv("x", 64, 32, 1, pads=[0, 0, 0, 0])])
     v = g.op("Relu", [g.conv("x", 64, 48, 1, pads=[0, 0, 0, 0])])
     w = g.conv(g.op("Concat", [u, v], axis=1), 80, 64, 1, pads=[0, 0, 0, 0])
-    for name, val in (("mean", m_), ("f", f), ("r", r), ("ms", ms), ("w", w)):
+    # A product of channels-last tensors whose batches come from different
+    # run-time dims (N = 2 against M = 1: the batch broadcasts).
+    pm = g.conv("y", 64, 96, 1, pads=[0, 0, 0, 0])
+    t2 = g.conv(g.op("Mul", [p, pm]), 96, 32, 1, pads=[0, 0, 0, 0])
+    for name, val in (("mean", m_), ("f", f), ("r", r), ("ms", ms), ("w", w), ("t2", t2)):
         g.op("Identity", [val], out_names=[name])
     m = g.model("channels_last",
-                [_vi("x", F32, ["N", 64, 12, 10])],
+                [_vi("x", F32, ["N", 64, 12, 10]), _vi("y", F32, ["M", 64, 12, 10])],
                 [_vi("mean", F32, ["N", 64, 1, 1]), _vi("f", F32, ["N", 64, 8, 6]),
                  _vi("r", F32, ["N", 32, 12, 10]), _vi("ms", F32, ["N", 96, 1, 1]),
-                 _vi("w", F32, ["N", 64, 12, 10])])
+                 _vi("w", F32, ["N", 64, 12, 10]), _vi("t2", F32, ["N", 32, 12, 10])])
     rng = np.random.default_rng(151)
-    sets = [{"x": _randn(rng, [n, 64, 12, 10])} for n in (2, 1)]
+    sets = [{"x": _randn(rng, [n, 64, 12, 10]), "y": _randn(rng, [1, 64, 12, 10])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 

@@ -374,14 +374,23 @@ struct MapLayout {
   std::vector<Reg> iterDims;
   bool permuted = false;
 };
-FailureOr<MapLayout> mapLayout(Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
+FailureOr<MapLayout> mapLayout(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                               const TensorInfo &result) {
   MapLayout l{result.dims, false};
   bool any = result.channelsLast || llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
   if (!any) return l;
   if (result.dims.size() != 4) return op->emitOpError("a channels-last elementwise result must be 4-D");
+  // A channels-last operand has the result's C, H, W (static: convs that
+  // store channels-last have static planes); its batch may be a run-time
+  // dim of another source, broadcast when it is 1 (layoutStrides).
+  auto &sp = ctx.shapes;
+  auto sameDim = [&](Reg a, Reg b) {
+    return a == b || (sp.constValue(a) && sp.constValue(b) && *sp.constValue(a) == *sp.constValue(b));
+  };
   for (const TensorInfo &t : operands)
-    if (t.channelsLast && t.dims != result.dims)
-      return op->emitOpError("a channels-last operand must have the result's shape (no broadcast)");
+    if (t.channelsLast && (t.dims.size() != 4 || !sameDim(t.dims[1], result.dims[1]) ||
+                           !sameDim(t.dims[2], result.dims[2]) || !sameDim(t.dims[3], result.dims[3])))
+      return op->emitOpError("a channels-last operand must have the result's channels and planes (no broadcast)");
   l.permuted = true;
   l.iterDims = {result.dims[0], result.dims[2], result.dims[3], result.dims[1]};
   return l;
@@ -393,7 +402,10 @@ StrideFn layoutStrides(const TensorInfo &t, size_t rank, bool permuted) {
     std::vector<Value> st;
     if (channelsLast) {
       Value C = kb.dim(dims[1]), W = kb.dim(dims[3]);
-      st = {kb.mul(kb.mul(kb.dim(dims[2]), W), C), kb.c(1), kb.mul(W, C), C};
+      // The batch broadcasts when it is 1 (like broadcastStrides).
+      Value image = kb.mul(kb.mul(kb.dim(dims[2]), W), C);
+      Value n = kb.dim(dims[0]);
+      st = {kb.select(kb.cmp(arith::CmpIPredicate::eq, n, kb.c(1)), kb.c(0), image), kb.c(1), kb.mul(W, C), C};
     } else {
       st = broadcastStrides(kb, dims, rank);
     }
@@ -413,7 +425,7 @@ MapOperand mapOutput(const TensorInfo &result, bool permuted) {
 
 LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                               const TensorInfo &result) {
-  FailureOr<MapLayout> layout = mapLayout(op, operands, result);
+  FailureOr<MapLayout> layout = mapLayout(ctx, op, operands, result);
   if (failed(layout)) return failure();
   size_t rank = result.dims.size();
   std::vector<MapOperand> inputs;
@@ -437,7 +449,7 @@ LogicalResult emitElementwise(DispatchContext &ctx, Operation *op, ArrayRef<Tens
 LogicalResult emitElementwiseChain(DispatchContext &ctx, ArrayRef<Operation *> ops, ArrayRef<Value> externals,
                                    ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
                                    const std::string &name) {
-  FailureOr<MapLayout> layout = mapLayout(ops.back(), externalInfos, result);
+  FailureOr<MapLayout> layout = mapLayout(ctx, ops.back(), externalInfos, result);
   if (failed(layout)) return failure();
   size_t rank = result.dims.size();
   std::vector<MapOperand> inputs;
