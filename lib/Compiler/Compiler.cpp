@@ -95,7 +95,10 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     tuning.notes = &out.notes;
     codegen.addPass(createApplyTuningPass(tuning));
   }
-  codegen.addPass(createAssignCPULayouts());
+  if (options.cpuChannelsLast)
+    codegen.addPass(createAssignCPULayouts());
+  else
+    out.notes.push_back("layouts (" + target.cpu + "): every tensor channels-first (--cpu-layouts=channels-first)");
   codegen.addPass(createPackWeights());
   codegen.addPass(createGenerateCPUKernelsPass(&generated));
   buildCPULowerToLLVMPipeline(codegen);

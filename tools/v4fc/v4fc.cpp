@@ -89,6 +89,7 @@ struct CompileOptions {
   bool printIRAfterAll = false, verbose = false;
   std::string target = "cpu", cudaArch = "sm_90", precision = "fp32";
   std::string tuningDb;
+  std::string cpuLayouts = "auto";
 };
 
 /// --target and --cuda-arch into the compiler's options.
@@ -234,6 +235,7 @@ int runCompile(const CompileOptions &opts) {
   if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.tuningDb = opts.tuningDb;
+  copts.cpuChannelsLast = opts.cpuLayouts == "auto";
   if (!copts.tuningDb.empty()) {
     // Refuse a bad database before compiling (the pass would too, later).
     std::vector<v4f::TuningEntry> entries;
@@ -424,6 +426,11 @@ int main(int argc, char **argv) {
                       "Apply the measured GEMM/conv choices of this database (written by v4fc tune on this machine "
                       "kind); ops it does not cover keep the cost model's; docs/tuning.md")
       ->check(CLI::ExistingFile);
+  compile->add_option("--cpu-layouts", copts.cpuLayouts,
+                      "auto (default): tensors between convs computing channels in vector lanes are stored "
+                      "channels-last where every reader handles it (v4f-assign-cpu-layouts; --verbose counts them); "
+                      "channels-first: every tensor as the model has it")
+      ->check(CLI::IsMember({"auto", "channels-first"}));
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
   compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")

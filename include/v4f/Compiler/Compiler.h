@@ -76,6 +76,9 @@ struct CompilerOptions {
   /// matmul/conv its candidate N (v4fc tune's measuring runs) and
   /// `tuneAssignments`, when set, receives what each op got.
   std::string tuningDb;
+  /// --cpu-layouts=channels-first: skip v4f-assign-cpu-layouts (every
+  /// tensor stays channels-first; for isolating a suspected layout issue).
+  bool cpuChannelsLast = true;
   int tuneCandidate = -1;
   std::vector<TuningAssignment> *tuneAssignments = nullptr;
   /// "producer" recorded in the artifact.
