@@ -56,47 +56,24 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-/// The conv a dispatch region consists of (its only op, whose result the
-/// region returns), or null.
-ConvOp soleConv(DispatchOp region) {
+/// The op whose result a CPU-side dispatch region stores, when the pass
+/// can choose that result's layout: the region's only op when it is a conv
+/// or a concat of channels of 4-D float tensors, or the last op of an
+/// elementwise region (every op a fusible elementwise map; one kernel) with
+/// a 4-D float result; it must be the region's one returned value. Else
+/// null.
+Operation *writerOf(DispatchOp region) {
   auto ops = region.getBodyOps();
-  if (std::distance(ops.begin(), ops.end()) != 1) return nullptr;
-  auto conv = llvm::dyn_cast<ConvOp>(&*ops.begin());
-  if (!conv || region->getNumResults() != 1) return nullptr;
-  auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
-  return ret.getValues().size() == 1 && ret.getValues()[0] == conv.getResult() ? conv : nullptr;
-}
-
-/// The last op of an elementwise region (every op a fusible elementwise
-/// map; one kernel) whose 4-D float result the region returns, or null.
-Operation *elementwiseWriter(DispatchOp region) {
-  auto ops = region.getBodyOps();
-  if (ops.empty() || !llvm::all_of(ops, [](Operation &op) { return isFusibleElementwise(&op); }) ||
-      region->getNumResults() != 1)
-    return nullptr;
+  if (ops.empty() || region->getNumResults() != 1) return nullptr;
   Operation *last = &*std::prev(ops.end());
   auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  if (ret.getValues().size() != 1 || ret.getValues()[0] != last->getResult(0)) return nullptr;
+  bool single = std::next(ops.begin()) == ops.end();
+  if (single && llvm::isa<ConvOp>(last)) return last;
   auto type = llvm::dyn_cast<RankedTensorType>(last->getResult(0).getType());
-  if (ret.getValues().size() != 1 || ret.getValues()[0] != last->getResult(0) || !type || type.getRank() != 4 ||
-      !type.getElementType().isF32())
-    return nullptr;
-  return last;
-}
-
-/// The concat a dispatch region consists of when it joins the channels of
-/// 4-D float tensors (its only op, whose result the region returns), or
-/// null.
-Operation *channelConcat(DispatchOp region) {
-  auto ops = region.getBodyOps();
-  if (std::distance(ops.begin(), ops.end()) != 1 || region->getNumResults() != 1) return nullptr;
-  auto concat = llvm::dyn_cast<ConcatOp>(&*ops.begin());
-  if (!concat || concat.getAxis() != 1) return nullptr;
-  auto type = llvm::dyn_cast<RankedTensorType>(concat->getResult(0).getType());
-  auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
-  if (!type || type.getRank() != 4 || !type.getElementType().isF32() || ret.getValues().size() != 1 ||
-      ret.getValues()[0] != concat->getResult(0))
-    return nullptr;
-  return concat;
+  if (!type || type.getRank() != 4 || !type.getElementType().isF32()) return nullptr;
+  if (auto concat = llvm::dyn_cast<ConcatOp>(last)) return single && concat.getAxis() == 1 ? last : nullptr;
+  return llvm::all_of(ops, [](Operation &op) { return isFusibleElementwise(&op); }) ? last : nullptr;
 }
 
 /// Whether `writer` (an elementwise map or a concat) stores its result in
@@ -135,9 +112,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       DenseMap<Value, unsigned> index; // a writer's region result -> its index
       for (Operation &op : func.getBody().front())
         if (auto region = llvm::dyn_cast<DispatchOp>(op); region && !isPlacedOnCuda(region))
-          if (Operation *writer = soleConv(region)   ? soleConv(region).getOperation()
-                                  : channelConcat(region) ? channelConcat(region)
-                                                          : elementwiseWriter(region)) {
+          if (Operation *writer = writerOf(region)) {
             index[region->getResult(0)] = writers.size();
             writers.push_back(writer);
           }
@@ -168,21 +143,22 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           Operation *owner = use.getOwner();
           Operation *user = soleOpOfRegion(owner);
           auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
+          // The writer the use's region is, if any (GPU regions are none).
           auto userRegion = llvm::dyn_cast_or_null<DispatchOp>(owner->getParentOp());
+          auto userWriter = userRegion ? index.find(userRegion->getResult(0)) : index.end();
           bool ok = false;
           if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
               tilingOf(reader)) {
             ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
             readers[i].push_back(reader);
           } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
-                     index.count(userRegion->getResult(0))) {
+                     userWriter != index.end()) {
             ok = true;
-            tied.unionSets(unsigned(i), index[userRegion->getResult(0)]);
+            tied.unionSets(unsigned(i), userWriter->second);
           } else if (user && meanReadsChannelsLast(user)) {
             ok = true;
-          } else if (userRegion && !isPlacedOnCuda(userRegion) && index.count(userRegion->getResult(0)) &&
-                     !llvm::isa<ConvOp>(writers[index[userRegion->getResult(0)]]) &&
-                     followsOperand(writers[index[userRegion->getResult(0)]], use.get(), userRegion->getResult(0))) {
+          } else if (userWriter != index.end() && !llvm::isa<ConvOp>(writers[userWriter->second]) &&
+                     followsOperand(writers[userWriter->second], use.get(), userRegion->getResult(0))) {
             ok = true; // an elementwise map of the same shape or a concat: tied above
           }
           if (!ok) capable[i] = false;

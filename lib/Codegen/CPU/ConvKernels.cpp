@@ -587,8 +587,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // (The phase split rounds the padded planes up to whole strides.)
   if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW) &&
       Cg * (*sp.constValue(H) + pads[0] + pads[2] + strides[0]) * (*sp.constValue(Wd) + pads[1] + pads[3] + strides[1]) <
-          (int64_t(1) << 31))
-  {
+          (int64_t(1) << 31)) {
     if (X.channelsLast && llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       return op->emitOpError("a padded conv cannot read a channels-last input");
     return emitImplicitChannelLanes(ctx, s, X, Cg, KH, KW, *sp.constValue(OW), strides, dil, pads);
