@@ -101,7 +101,8 @@ bool canReadChannelsLast(ConvOp conv, GemmTilingAttr tiling);
 bool meanReadsChannelsLast(mlir::Operation *op);
 
 /// Whether `conv` can take Winograd F(m x m, 3x3) (v4f.conv_algorithm =
-/// "winograd_2x2" or "winograd_4x4", WinogradConvKernels.cpp): float, one
+/// "winograd_2x2", "winograd_4x4" or "winograd_4x4_direct_weights",
+/// WinogradConvKernels.cpp): float, one
 /// group, a constant 3x3 weight, stride 1, no dilation, static planes of at
 /// most 2^30 elements, at least `tiling`'s MR output channels and 4 input
 /// channels.
@@ -118,6 +119,11 @@ struct WinogradShape {
 WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile);
 /// The output tile size m of a conv marked for Winograd, none otherwise.
 std::optional<int64_t> winogradTileOf(mlir::Operation *op);
+/// Whether a conv marked for Winograd keeps its weight as the direct conv's
+/// (packed per output-channel tile) and transforms it in the kernel, per
+/// work item, into its scratch ("winograd_4x4_direct_weights"), instead of
+/// storing the transformed weight, 36 / 9 times larger.
+bool winogradTransformsWeights(mlir::Operation *op);
 
 /// Resolves `--target-cpu` ("host", an x86-64 level such as "x86-64-v3", or
 /// an LLVM CPU name such as "sapphirerapids"). False with `error` if unknown.

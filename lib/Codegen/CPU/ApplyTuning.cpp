@@ -98,6 +98,7 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
     if (winogradEligible(conv, tiling)) {
       withAlgorithm("winograd_2x2");
       withAlgorithm("winograd_4x4");
+      withAlgorithm("winograd_4x4_direct_weights");
     }
     winograd = winogradTileOf(op).has_value();
   }
@@ -226,7 +227,7 @@ bool fromJson(const llvm::json::Object *o, TuningConfig &c) {
   };
   std::optional<llvm::StringRef> algorithm = o->getString("algorithm");
   if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && *algorithm != "winograd_2x2" &&
-                     *algorithm != "winograd_4x4"))
+                     *algorithm != "winograd_4x4" && *algorithm != "winograd_4x4_direct_weights"))
     return false;
   c.algorithm = algorithm->str();
   if (!get("mr", c.mr, 1, 64) || !get("nr", c.nr, 1, 256) || !get("lanes", c.lanes, 1, 64) ||
@@ -305,7 +306,7 @@ bool readTuningDatabase(const std::string &path, std::vector<TuningEntry> &entri
     if (!ok) {
       error = path + ": tuning database entry " + std::to_string(index) +
               " is malformed (needs key, target, codegen and a config with algorithm \"\", \"channel_lanes\", "
-              "\"winograd_2x2\" or \"winograd_4x4\", "
+              "\"winograd_2x2\", \"winograd_4x4\" or \"winograd_4x4_direct_weights\", "
               "mr, nr, lanes, mb, nb, kc in range, nr a multiple of lanes, nb of nr)";
       return false;
     }

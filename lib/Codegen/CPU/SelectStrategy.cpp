@@ -248,8 +248,26 @@ constexpr double kWinogradTransformCost = 20.0;
 /// core, while computing at 91 G FMA/s: 13 FMAs per byte.
 constexpr double kWeightByteCost = 13.0;
 
+/// Relative cost of the kernel's weight transform ("_direct_weights") per
+/// (output channel, input channel, xi) and tile block, in FMAs, when CP MR =
+/// LANES values are transformed per vector (WinogradConvKernels.cpp).
+/// Measured alone (AVX-512, 1 thread, direct weights in L3): 256 -> 256 at
+/// 14 x 14 by F(4x4) 160 us more than with the transformed weight stored, 6
+/// FMAs per (oc, c, xi); 512 -> 512 at 7 x 7 by F(2x2) 350 us, 7.4.
+constexpr double kWeightTransformCost = 7.0;
+
+/// Relative cost of streaming one byte of the direct weights the Winograd
+/// kernel transforms, in FMAs: read in bursts by the transform, with few
+/// FMAs to hide them behind, unlike the GEMMs' weights (kWeightByteCost).
+/// Inside ResNet-50 (1 thread) the 7 x 7 x 512 convs by F(2x2) from direct
+/// weights took 4.80 ms against the direct conv's 4.31 although alone they
+/// ran as fast (1.40 / 1.44 ms per conv).
+constexpr double kBurstWeightByteCost = 20.0;
+
 /// The relative cost per useful FMA of `conv` by Winograd F(m x m, 3x3)
-/// (WinogradConvKernels.cpp), weight bytes included (kWeightByteCost).
+/// (WinogradConvKernels.cpp), weight bytes included (kWeightByteCost): the
+/// transformed weight's, or with `directWeights` the direct conv's bytes
+/// plus the kernel's weight transform, once per tile block.
 /// Per m x m tile, input channel and output channel the direct conv runs
 /// 9 m^2 FMAs, Winograd (m + 2)^2 (over output channels padded to whole MR
 /// tiles) plus the transforms: per input channel and tile, for each tile
@@ -258,7 +276,7 @@ constexpr double kWeightByteCost = 13.0;
 /// channel and tile (m + 2)^2 loads, the additions of A^T m A and the
 /// stores of each segment. The lanes past the last tile and the pixels past
 /// an edge that is no multiple of m are wasted.
-double winogradCost(ConvOp conv, const WinogradShape &ws) {
+double winogradCost(ConvOp conv, const WinogradShape &ws, bool directWeights) {
   const int64_t tile = ws.tile;
   auto yShape = conv.getType().getShape();
   int64_t OC = conv.getWeight().getType().getDimSize(0), C = conv.getWeight().getType().getDimSize(1);
@@ -267,34 +285,52 @@ double winogradCost(ConvOp conv, const WinogradShape &ws) {
   double waste = double(ws.tileBlocks * ws.vectors * ws.lanes * tile * tile) / P;
   double padded = double(ws.ocTiles * ws.mr) / double(OC);
   double transforms = kWinogradTransformCost * a2 / 16.0 * double(ws.segments) * (1.0 / double(OC) + 1.0 / double(C));
-  // Weight bytes per useful FMA (9 OC C P of them): 4 a2 OCpad C.
-  return waste * (a2 * padded + transforms) / direct + kWeightByteCost * 4.0 * a2 * padded / (9.0 * P);
+  double compute = waste * (a2 * padded + transforms) / direct;
+  // Weight bytes per useful FMA (9 OC C P of them): 4 a2 OCpad C, or the
+  // direct conv's 4 9 OCpad C and the transform's cost per (OCpad, C, xi)
+  // and tile block, with P MR of them per vector.
+  if (!directWeights) return compute + kWeightByteCost * 4.0 * a2 * padded / (9.0 * P);
+  int64_t perVector = ws.lanes % ws.mr == 0 && C % (ws.lanes / ws.mr) == 0 ? ws.lanes : ws.mr;
+  double transform = kWeightTransformCost * a2 * double(ws.tileBlocks) * double(ws.lanes) / double(perVector);
+  return compute + (kBurstWeightByteCost * 4.0 * 9.0 + transform) * padded / (9.0 * P);
 }
 
-/// The Winograd tile (2 or 4) `conv` takes, or 0 for the direct conv: the
-/// cheapest of the three by the cost model. Measured on the Xeon alone
+/// The Winograd algorithm `conv` takes (tile 2 or 4, the weight stored
+/// transformed or transformed by the kernel), tile 0 for the direct conv:
+/// the cheapest by the cost model. Measured on the Xeon alone
 /// (AVX-512 and AVX2 code, 1 thread) F(2x2, 3x3) took 0.53 / 0.50 of the
 /// direct conv's time for ResNet-50's 56 x 56 x 64 conv, 0.60 / 0.50 at
 /// 28 x 28 x 128, 0.63 / 0.61 at 14 x 14 x 256, 0.77 / 0.56 at 7 x 7 x 512,
 /// 0.71 / 0.57 at 7 x 7 x 128; 1.09 / 0.92 for a 13 x 11 conv of 20 -> 32
 /// channels, which the transforms' cost keeps on the direct conv. Inside
 /// ResNet-50 (weights streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at
-/// 14 x 14, 1.62 at 7 x 7, which the weight term keeps on the direct conv.
+/// 14 x 14, 1.62 at 7 x 7, which the weight term keeps on the direct conv
+/// unless the kernel transforms the direct conv's weight.
 /// A tile size whose transformed input block ((m + 2)^2 x C x the block's
 /// tiles, in the worker's scratch or the shared transient) exceeds L2 is not
 /// considered (the GEMM re-reads it once per output-channel tile).
-int64_t winogradTile(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
-  if (!winogradEligible(conv, tiling)) return 0;
+struct WinogradChoice {
+  int64_t tile = 0;
+  bool directWeights = false;
+};
+WinogradChoice winogradChoice(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
+  if (!winogradEligible(conv, tiling)) return {};
   auto yShape = conv.getType().getShape();
   int64_t C = conv.getWeight().getType().getDimSize(1);
   DirectCosts d = directCosts(conv, tiling);
   double best = std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / double(yShape[2] * yShape[3]);
-  int64_t choice = 0;
-  for (int64_t tile : {2, 4}) {
-    WinogradShape ws = winogradShape(conv, tiling, tile);
-    if ((tile + 2) * (tile + 2) * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
-    if (double cost = winogradCost(conv, ws); cost < best) best = cost, choice = tile;
-  }
+  WinogradChoice choice;
+  for (int64_t tile : {2, 4})
+    for (bool directWeights : {false, true}) {
+      if (directWeights && tile != 4) continue;
+      WinogradShape ws = winogradShape(conv, tiling, tile);
+      int64_t a2 = (tile + 2) * (tile + 2);
+      // (With direct weights U' takes a chunk of channels at a time, about
+      // half of L1.)
+      if (a2 * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
+      if (double cost = winogradCost(conv, ws, directWeights); cost < best)
+        best = cost, choice = {tile, directWeights};
+    }
   return choice;
 }
 
@@ -328,9 +364,11 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
-      else if (int64_t tile = conv ? winogradTile(conv, gemm, target.getL2CacheBytes()) : 0)
+      else if (WinogradChoice w = conv ? winogradChoice(conv, gemm, target.getL2CacheBytes()) : WinogradChoice{}; w.tile)
         op->setAttr(kConvAlgorithmAttr,
-                    StringAttr::get(&getContext(), tile == 2 ? "winograd_2x2" : "winograd_4x4"));
+                    StringAttr::get(&getContext(), w.tile == 2         ? "winograd_2x2"
+                                                   : w.directWeights ? "winograd_4x4_direct_weights"
+                                                                     : "winograd_4x4"));
       else if (conv && isChannelLanesConv(conv, gemm)) {
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "channel_lanes"));
         // Few pixel rows (one row block of 12-row tiles: ResNet stage 4's

@@ -21,7 +21,17 @@
 // U = G g G^T is computed at compile time (the weight is stored only
 // transformed: [OC / MR][(m + 2)^2][C][MR] floats, the last output-channel
 // tile zero-padded), so the kernel reads MR consecutive floats per (xi,
-// channel) and one output-channel tile's U is one contiguous run.
+// channel) and one output-channel tile's U is one contiguous run. Or, for
+// "winograd_4x4_direct_weights", the artifact keeps the direct weight
+// (packed per output-channel tile, 9 / 36 of U's bytes) and each work item
+// transforms it per output-channel tile, a chunk of channels at a time into
+// its scratch (U' = G' g G'^T with G = diag(1 / s) G' of small integers; the
+// scales s fold into A^T), accumulating each chunk while it is in L1 and
+// prefetching the next chunk's weight meanwhile: for few tiles (small
+// planes, one or two tile blocks) U streamed from memory cost more than the
+// transform (ResNet-50's stage 3, 1 thread: 7.3 -> 4.8 ms for its six 3x3
+// convs, the artifact 18 MB smaller). The cost model chooses
+// (SelectStrategy.cpp).
 //
 // A work item is one image, a block of NV x LANES tiles (tiles numbered
 // row-major over the image's ceil(OH / m) x ceil(OW / m) tiles, one tile
@@ -126,8 +136,13 @@ std::optional<int64_t> winogradTileOf(Operation *op) {
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
   if (!algorithm) return std::nullopt;
   if (algorithm.getValue() == "winograd_2x2") return 2;
-  if (algorithm.getValue() == "winograd_4x4") return 4;
+  if (algorithm.getValue() == "winograd_4x4" || algorithm.getValue() == "winograd_4x4_direct_weights") return 4;
   return std::nullopt;
+}
+
+bool winogradTransformsWeights(Operation *op) {
+  auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  return algorithm && algorithm.getValue() == "winograd_4x4_direct_weights";
 }
 
 LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -136,7 +151,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
   if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   std::optional<int64_t> tile = winogradTileOf(op);
-  if (!tile || !winogradEligible(conv, tiling))
+  if (!tile || !winogradEligible(conv, tiling) || (winogradTransformsWeights(op) && *tile != 4))
     return op->emitOpError("is marked for Winograd but is not a float 3x3 stride-1 one-group conv with static "
                            "planes and a constant weight");
   auto &sp = ctx.shapes;
@@ -152,10 +167,29 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   const int64_t L = ws.lanes, MR = ws.mr, NV = ws.vectors, NVL = NV * L, TW = ws.tileCols, T = ws.tiles;
   const int64_t OCT = ws.ocTiles, OG = ws.ocGroups, TPG = ws.ocTilesPerGroup, TB = ws.tileBlocks;
 
-  // U[ocTile][xi][c][i] = (G g G^T)[xi] of output channel ocTile * MR + i.
   auto values = Wt.constant.getValues<float>();
   std::vector<float> weight(values.begin(), values.end()); // splats iterate every element
-  uint32_t uBuffer = ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
+  // Direct weights: D[ocTile][c / CP][k][c % CP][i] = g[ocTile * MR + i][c][k]
+  // (tap k = 3 kh + kw), CP channels per vector of VW = CP MR floats (CP =
+  // LANES / MR where MR divides the lanes and CP divides C, otherwise 1), so
+  // the kernel transforms CP channels of an output-channel tile per vector
+  // and stores them in U's layout below ([xi][c][i], whose CP consecutive
+  // channels are VW consecutive floats).
+  const bool directWeights = winogradTransformsWeights(op);
+  const int64_t CP = directWeights && L % MR == 0 && C % (L / MR) == 0 ? L / MR : 1, VW = CP * MR;
+  auto directBuffer = [&] {
+    return ctx.newConstant(size_t(OCT * C * 9 * MR) * sizeof(float), [&](uint8_t *out) {
+      float *d = reinterpret_cast<float *>(out);
+      for (int64_t oc = 0; oc < OC; ++oc)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t k = 0; k < 9; ++k)
+            d[size_t((((oc / MR) * (C / CP) + c / CP) * 9 + k) * VW + (c % CP) * MR + oc % MR)] =
+                weight[size_t((oc * C + c) * 9 + k)];
+    });
+  };
+  // Otherwise U[ocTile][xi][c][i] = (G g G^T)[xi] of output channel
+  // ocTile * MR + i, transformed here.
+  uint32_t uBuffer = directWeights ? directBuffer() : ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
     float *u = reinterpret_cast<float *>(out);
     for (int64_t oc = 0; oc < OC; ++oc)
       for (int64_t c = 0; c < C; ++c) {
@@ -184,6 +218,16 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   // own (every tile block's V once, into a transient the groups share);
   // otherwise each item transforms into its scratch.
   const bool shared = OG > 1;
+  // A^T, its columns divided by the scales s of the kernel's weight
+  // transform (below) when it transforms the weight: G = diag(1 / s) G' with
+  // G' of small integers, so the kernel's U' = G' g G'^T is U scaled by
+  // s_i s_j at xi = (i, j), and A^T diag(1 / s) M' diag(1 / s) A = A^T M A.
+  // (F(4x4) only: F(2x2)'s 16 / 9 larger transformed weight costs less to
+  // stream than the transform, SelectStrategy.cpp.)
+  double AT[4][6];
+  const double scales[6] = {4, -6, -6, 24, 24, 1};
+  for (int64_t a = 0; a < m; ++a)
+    for (int64_t r = 0; r < A; ++r) AT[a][r] = wm.AT[a][r] / (directWeights ? scales[r] : 1.0);
   std::string name = dispatchName(op);
   using P = arith::CmpIPredicate;
 
@@ -373,6 +417,16 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   Type vt = kb->vec(L), vtw = kb->vec(m * L), f32 = kb->f32();
   Value Out = kb->binding(0), Xb = kb->binding(1), U = kb->binding(2), scratch = kb->scratch();
   const int64_t mBase = shared ? 0 : vBlock; // M after V in the scratch
+  // Then U' (direct weights), its planes one cache line further apart than
+  // C MR floats like V's (a 4 KB-multiple stride between the transform's
+  // (m + 2)^2 stores per vector made them conflict in L1: the transform took
+  // 40 % of the conv).
+  // CC channels per chunk, U' of a chunk about half of L1 (the tiling's K
+  // block of NR columns).
+  const int64_t CC = std::min(C, std::max<int64_t>(1, tiling.getKc() * tiling.getNr() / (A2 * VW)) * CP);
+  const int64_t uBase = mBase + A2 * MR * NVL, uPlane = CC * MR + 16;
+  const int64_t PF = (CC * 9 * MR + A2 * 16 - 1) / (A2 * 16); // cache lines prefetched per xi
+  const int64_t scratchFloats = uBase + (directWeights ? A2 * uPlane : 0);
   Value zero = kb->cf(0.f, vt);
   auto [begin, end] = kb->workgroupRange(kb->dim(items), kb->dim(perGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value item) {
@@ -393,30 +447,86 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     Value tile0 = kb->mul(og, kb->c(TPG));
     Value tile1 = kb->min(kb->add(tile0, kb->c(TPG)), kb->c(OCT));
     kb->forLoop(tile0, tile1, kb->c(1), [&](Value ocTile) {
-      // M[xi][i][lanes] = sum_c U[oc_i][xi][c] V[xi][c][lanes], an MR x NV
-      // register tile per xi.
-      kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
-        Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
-        Value uRow = kb->mul(kb->add(kb->mul(ocTile, kb->c(A2)), xi), kb->c(C * MR));
-        SmallVector<Value> init(size_t(MR * NV), zero);
-        auto acc = kb->forLoop(kb->c(0), kb->c(C), kb->c(1), init, [&](Value c, ValueRange a) {
-          SmallVector<Value> xv;
-          Value vAt = kb->add(vRow, kb->mul(c, kb->c(NVL)));
-          for (int64_t v = 0; v < NV; ++v) xv.push_back(kb->load(vt, V, kb->add(vAt, kb->c(v * L))));
-          Value uAt = kb->add(uRow, kb->mul(c, kb->c(MR)));
-          SmallVector<Value> nextAcc;
-          for (int64_t i = 0; i < MR; ++i) {
-            Value u = kb->splat(kb->load(f32, U, kb->add(uAt, kb->c(i))), L);
+      // M[xi][i][lanes] = sum_c U[oc_i][xi][c] V[xi][c][lanes] over the
+      // channels [c0, c1) (U's plane of xi at uRow0 + xi * uStride, channel
+      // c at (c - cOrigin) * MR), an MR x NV register tile per xi, added to
+      // M unless `first`.
+      auto accumulate = [&](Value Ub, Value uRow0, int64_t uStride, Value c0, Value c1, Value cOrigin, bool first,
+                            Value prefetchAt = Value()) {
+        kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
+          if (prefetchAt) // the next chunk's direct weights, PF lines per xi
+            for (int64_t line = 0; line < PF; ++line)
+              b.create<LLVM::Prefetch>(
+                  loc,
+                  b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(b.getContext()), f32, U,
+                                        ValueRange{kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)))}),
+                  0u, 2u, 1u);
+          Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
+          Value uRow = kb->add(uRow0, kb->mul(xi, kb->c(uStride)));
+          Value mAt = kb->add(kb->c(mBase), kb->mul(xi, kb->c(MR * NVL)));
+          SmallVector<Value> init;
+          for (int64_t i = 0; i < MR; ++i)
             for (int64_t v = 0; v < NV; ++v)
-              nextAcc.push_back(b.create<vector::FMAOp>(loc, u, xv[size_t(v)], a[size_t(i * NV + v)]));
-          }
-          return nextAcc;
+              init.push_back(first ? zero : kb->load(vt, scratch, kb->add(mAt, kb->c(i * NVL + v * L))));
+          auto acc = kb->forLoop(c0, c1, kb->c(1), init, [&](Value c, ValueRange a) {
+            SmallVector<Value> xv;
+            Value vAt = kb->add(vRow, kb->mul(c, kb->c(NVL)));
+            for (int64_t v = 0; v < NV; ++v) xv.push_back(kb->load(vt, V, kb->add(vAt, kb->c(v * L))));
+            Value uAt = kb->add(uRow, kb->mul(kb->sub(c, cOrigin), kb->c(MR)));
+            SmallVector<Value> nextAcc;
+            for (int64_t i = 0; i < MR; ++i) {
+              Value u = kb->splat(kb->load(f32, Ub, kb->add(uAt, kb->c(i))), L);
+              for (int64_t v = 0; v < NV; ++v)
+                nextAcc.push_back(b.create<vector::FMAOp>(loc, u, xv[size_t(v)], a[size_t(i * NV + v)]));
+            }
+            return nextAcc;
+          });
+          for (int64_t i = 0; i < MR; ++i)
+            for (int64_t v = 0; v < NV; ++v)
+              kb->store(acc[size_t(i * NV + v)], scratch, kb->add(mAt, kb->c(i * NVL + v * L)));
         });
-        Value mAt = kb->add(kb->c(mBase), kb->mul(xi, kb->c(MR * NVL)));
-        for (int64_t i = 0; i < MR; ++i)
-          for (int64_t v = 0; v < NV; ++v)
-            kb->store(acc[size_t(i * NV + v)], scratch, kb->add(mAt, kb->c(i * NVL + v * L)));
-      });
+      };
+      if (!directWeights) {
+        accumulate(U, kb->mul(ocTile, kb->c(A2 * C * MR)), C * MR, kb->c(0), kb->c(C), kb->c(0), true);
+      } else {
+        // The weight's transform, U'[xi][c - c0][i] = (G' g G'^T)[xi] of the
+        // tile's channels [c0, c1) into the scratch, CP channels per vector
+        // of VW floats (per column of g the 3-tap transform by G', then per
+        // row), a chunk of CC channels at a time, each accumulated while in
+        // L1 (U' of all channels written to L2 and read back cost 30-40 %
+        // of the conv).
+        Type vw = kb->vec(VW);
+        auto taps = [&](Value g0, Value g1, Value g2) {
+          // G' = [1 0 0; 1 1 1; 1 -1 1; 1 2 4; 1 -2 4; 0 0 1].
+          Value t = e.add(g0, g2), u = b.create<vector::FMAOp>(loc, kb->cf(4.f, vw), g2, g0), v = e.add(g1, g1);
+          return SmallVector<Value, 6>{g0, e.add(t, g1), e.sub(t, g1), e.add(u, v), e.sub(u, v), g2};
+        };
+        auto chunk = [&](Value c0, bool first) {
+          Value c1 = kb->min(kb->add(c0, kb->c(CC)), kb->c(C));
+          kb->forLoop(kb->div(c0, kb->c(CP)), kb->div(c1, kb->c(CP)), kb->c(1), [&](Value cp) {
+            Value at = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), cp), kb->c(9 * VW));
+            Value g[9];
+            for (int64_t k = 0; k < 9; ++k) g[k] = kb->load(vw, U, kb->add(at, kb->c(k * VW)));
+            SmallVector<Value, 6> col[3];
+            for (int64_t t = 0; t < 3; ++t) col[t] = taps(g[t], g[3 + t], g[6 + t]);
+            Value dst = kb->add(kb->c(uBase), kb->mul(kb->sub(cp, kb->div(c0, kb->c(CP))), kb->c(VW)));
+            for (int64_t i = 0; i < A; ++i) {
+              SmallVector<Value, 6> row = taps(col[0][size_t(i)], col[1][size_t(i)], col[2][size_t(i)]);
+              for (int64_t j = 0; j < A; ++j)
+                kb->store(row[size_t(j)], scratch, kb->add(dst, kb->c((i * A + j) * uPlane)));
+            }
+          });
+          // While the chunk accumulates, the next chunk's direct weights
+          // (CC 9 MR floats on, the next tile's first after the last) are
+          // prefetched into L2: read in a burst by the transform they
+          // stalled it on memory (the weight of ResNet-50's 7 x 7 x 512
+          // conv, 9.4 MB, added 30 % to the conv's time).
+          Value next = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), kb->div(c1, kb->c(CP))), kb->c(9 * VW));
+          accumulate(scratch, kb->c(uBase), uPlane, c0, c1, c0, first, next);
+        };
+        chunk(kb->c(0), true);
+        if (CC < C) kb->forLoop(kb->c(CC), kb->c(C), kb->c(CC), [&](Value c0) { chunk(c0, false); });
+      }
       // Y = A^T m A per output channel of the tile, bias, residual,
       // activation; output row m ty + a of each segment holds lane i's m
       // pixels at window columns m i .. m i + m - 1.
@@ -436,12 +546,12 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
             for (int64_t j = 0; j < A; ++j) {
               SmallVector<Value> col;
               for (int64_t r = 0; r < A; ++r) col.push_back(mv[r][j]);
-              s[a][j] = e.combine(ArrayRef<double>(wm.AT[a], A), col);
+              s[a][j] = e.combine(ArrayRef<double>(AT[a], A), col);
             }
           for (int64_t a = 0; a < m; ++a) {
             SmallVector<Value> y;
             for (int64_t q = 0; q < m; ++q) {
-              Value val = e.combine(ArrayRef<double>(wm.AT[q], A), ArrayRef<Value>(s[a], A));
+              Value val = e.combine(ArrayRef<double>(AT[q], A), ArrayRef<Value>(s[a], A));
               y.push_back(bias ? e.add(val, bias) : val);
             }
             // Interleave the m pixel vectors into the row window.
@@ -465,7 +575,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     });
   });
   kb->finish();
-  ctx.addDispatch(*kb, bindings, groups, name, spr.constant((mBase + A2 * MR * NVL) * int64_t(sizeof(float))));
+  ctx.addDispatch(*kb, bindings, groups, name, spr.constant(scratchFloats * int64_t(sizeof(float))));
   // The direct conv's operation count, so the profile's GFLOP/s compare.
   ctx.plan.dispatches.back().flops = spr.mul(X.dims[0], spr.constant(2 * OC * C * 9 * OH * OW));
   return success();

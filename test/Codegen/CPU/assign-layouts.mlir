@@ -14,7 +14,7 @@
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
 // CHECK-NOT: v4f.layout
-// CHECK: v4f.conv %1, {{.*}}v4f.conv_algorithm = "winograd_4x4"
+// CHECK: v4f.conv %1, {{.*}}v4f.conv_algorithm = "winograd_4x4_direct_weights"
 // CHECK-NOT: v4f.layout
 // CHECK: v4f.conv %2, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.reduce_mean %3
@@ -50,9 +50,9 @@ func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
 // The same trunk with %t1 also a function result (outputs are channels-
 // first): the group {%t0, %t1} stays channels-first and its readers compute
 // pixels in lanes, but %r, read only as the input of %t1, goes
-// channels-last. A strided 1x1 reader and an unpadded 3x3 reader read %s
-// channels-last (in place, through the offset table); a max pool cannot
-// read %u so.
+// channels-last. A strided 1x1 reader and an unpadded dilated 3x3 reader
+// (not Winograd's) read %s channels-last (in place, through the offset
+// table); a max pool cannot read %u so.
 
 // CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 5 conv, elementwise and concat outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
@@ -61,11 +61,11 @@ func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
 // CHECK: v4f.conv %1, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
 // CHECK: v4f.conv %arg1, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.conv %3, {{.*}}strides = array<i64: 2, 2>, v4f.conv_algorithm = "channel_lanes", v4f.tiling
-// CHECK: v4f.conv %3, {{.*}}pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %3, {{.*}}dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, v4f.conv_algorithm = "channel_lanes", v4f.tiling
 // CHECK: v4f.conv %arg1, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
 // CHECK: v4f.max_pool
 func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
-    -> (tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x12x12xf32>, tensor<1x128x7x7xf32>) {
+    -> (tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x10x10xf32>, tensor<1x128x7x7xf32>) {
   %we = arith.constant dense<0.01> : tensor<512x128x1x1xf32>
   %wr = arith.constant dense<0.01> : tensor<128x512x1x1xf32>
   %wy = arith.constant dense<0.01> : tensor<128x64x1x1xf32>
@@ -81,13 +81,13 @@ func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
        : (tensor<1x64x14x14xf32>, tensor<128x64x1x1xf32>) -> tensor<1x128x14x14xf32>
   %s2 = v4f.conv %s, %ws {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
        : (tensor<1x128x14x14xf32>, tensor<128x128x1x1xf32>) -> tensor<1x128x7x7xf32>
-  %s3 = v4f.conv %s, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
-       : (tensor<1x128x14x14xf32>, tensor<64x128x3x3xf32>) -> tensor<1x64x12x12xf32>
+  %s3 = v4f.conv %s, %w3 {dilations = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x128x14x14xf32>, tensor<64x128x3x3xf32>) -> tensor<1x64x10x10xf32>
   %u = v4f.conv %y, %wy {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
        : (tensor<1x64x14x14xf32>, tensor<128x64x1x1xf32>) -> tensor<1x128x14x14xf32>
   %p = v4f.max_pool %u {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
        : (tensor<1x128x14x14xf32>) -> tensor<1x128x7x7xf32>
-  return %t1, %s2, %s3, %p : tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x12x12xf32>, tensor<1x128x7x7xf32>
+  return %t1, %s2, %s3, %p : tensor<1x512x28x28xf32>, tensor<1x128x7x7xf32>, tensor<1x64x10x10xf32>, tensor<1x128x7x7xf32>
 }
 
 // -----

@@ -1,15 +1,19 @@
-// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
-// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
-// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v2 --v4f-pack-weights | FileCheck %s --check-prefix=SEL
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SEL4,SEL42
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SELN,SEL3
+// RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v2 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SELN,SEL42
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
 
 // v4f-select-cpu-strategy gives 3x3 stride-1 convs Winograd F(m x m, 3x3)
 // (WinogradConvKernels.cpp) where its cost model puts it below the direct
 // conv, on every target: F(4x4, 3x3) ("winograd_4x4") for ResNet-50's
-// stage-1 conv (56 x 56 x 64), F(2x2, 3x3) ("winograd_2x2") for its stage-3
-// conv (14 x 14 x 256: F(4x4)'s 4x larger weights would stream from memory
-// for few tiles). Not: ResNet-50's stage 4 (7 x 7 x 512: even F(2x2)'s 16 / 9
-// larger weights cost more than they save for 49 pixels); a small conv
+// stage-1 conv (56 x 56 x 64); for its stage-3 conv (14 x 14 x 256) F(4x4)
+// from the direct weight, transformed by the kernel
+// ("winograd_4x4_direct_weights": the 4x larger transformed weight would
+// stream from memory for few tiles) on AVX-512 and SSE, F(2x2, 3x3)
+// ("winograd_2x2") on AVX2 (whose 512 KB of L2 do not hold F(4x4)'s
+// transformed input block of 2 vectors of 8 tiles). Not: ResNet-50's stage 4 (7 x 7 x 512: even
+// F(2x2)'s 16 / 9 larger weights cost more than they save for 49 pixels, and
+// F(4x4) wastes most lanes on 4 tiles); on AVX2 and SSE a small conv
 // whose transforms cost more than they save (13 x 11, 20 -> 32 channels);
 // stride 2, dilation 2, a 5x5 kernel, two groups. The weight is not packed
 // into panels (the kernel stores it transformed).
@@ -18,14 +22,18 @@
 // SEL-NOT: v4f.packed_weight
 // SEL-SAME: -> tensor<1x64x56x56xf32>
 // SEL: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<?x512x7x7xf32>
-// SEL: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x32x13x11xf32>
+// SELN: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x32x13x11xf32>
+// (On AVX-512 it takes F(4x4) from the direct weight, as fast alone: 14.3
+// against 13.8 us.)
+// SEL4: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "winograd_4x4_direct_weights"{{.*}}-> tensor<1x32x13x11xf32>
 // SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x28x28xf32>
 // SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x52x52xf32>
 // SEL: v4f.conv %arg0, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x56x56xf32>
 // SEL: v4f.conv %arg0, %{{.*}}groups = 2
 // SEL-NOT: winograd
 // SEL-SAME: -> tensor<1x64x56x56xf32>
-// SEL: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "winograd_2x2"{{.*}}-> tensor<1x256x14x14xf32>
+// SEL42: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "winograd_4x4_direct_weights"{{.*}}-> tensor<1x256x14x14xf32>
+// SEL3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "winograd_2x2"{{.*}}-> tensor<1x256x14x14xf32>
 // A transformed input block larger than L2 (2048 channels) keeps the
 // direct conv.
 // SEL: v4f.conv %arg4, %{{.*}} {
@@ -69,20 +77,22 @@ func.func @main(%a: tensor<1x64x56x56xf32>, %b: tensor<?x512x7x7xf32>, %c: tenso
 
 // -----
 
-// The kernels of a small conv taking F(4x4, 3x3) (16 -> 16 channels,
-// 20 x 20, bias, residual, Relu; AVX-512: 25 tiles of 4 x 4 pixels in one
+// The kernels of a small conv taking F(4x4, 3x3) from its direct weight
+// (16 -> 16 channels, 20 x 20, bias, residual, Relu; AVX-512: 25 tiles of
+// 4 x 4 pixels in one
 // block of 2 vectors, so the 2 output-channel tiles of 8 form 2 groups): an
 // "input transform" dispatch writes V = B^T d B of the block once, for both
 // groups — per segment (a tile row the vector's 16 tiles reach) and input
 // row, two masked loads of 64 floats (4 per lane) whose strided lanes are
 // the tiles' 6 inputs, 36 values per tile combined by adds and FMAs of the
 // transform's constants — and the conv dispatch runs per xi (36) an 8 x
-// 2-vector register tile over the channels (FMAs of a broadcast U element),
-// then A^T m A, bias, the residual (masked loads), Relu, and stores each
+// 2-vector register tile over the channels (FMAs of a broadcast element of
+// U, which it transformed first), then A^T m A (its columns scaled by G's
+// row scales), bias, the residual (masked loads), Relu, and stores each
 // output row's 4 pixels per lane interleaved (two levels of shuffles) by
-// masked stores. The constants: the transformed weight, 2 x 36 x 16 x 8
-// floats (36864 bytes), and the bias (64).
-// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 36928 : i64, dispatches = 2 : i64
+// masked stores. The constants: the weight, 16 x 16 x 9 floats (9216
+// bytes), and the bias (64).
+// GEN: module attributes {v4f.plan = {buffers = 6 : i64, constant_bytes = 9280 : i64, dispatches = 2 : i64
 // GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
 // GEN: llvm.intr.masked.load {{.*}} -> vector<64xf32>
 // GEN: vector.shuffle {{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xf32>, vector<64xf32>
@@ -104,11 +114,41 @@ func.func @main(%x: tensor<1x16x20x20xf32>, %r: tensor<1x16x20x20xf32>) -> tenso
 
 // -----
 
-// ResNet-50's stage-3 conv takes F(2x2, 3x3): 49 tiles of 2 x 2 pixels in
-// 2 blocks, 4 output-channel groups sharing the input transform (two masked
-// loads of 32 floats per segment and row, even and odd lanes); 16 xi. The
-// constants: the transformed weight, 32 x 16 x 256 x 8 floats.
-// GEN: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 4194304 : i64, dispatches = 2 : i64
+// ResNet-50's stage-3 conv takes F(4x4, 3x3) from the direct weight on
+// AVX-512: 16 tiles of 4 x 4 pixels, one vector; 8 output-channel groups
+// sharing the input transform. The constants are the direct weight packed
+// per output-channel tile (256 x 256 x 9 floats, not 36 / 9 of that). Per
+// output-channel tile of 8 and chunk of 20 channels the kernel transforms
+// the weight, 2 channels x 8 output channels per vector: 9 loads, the 3-tap
+// transform by G' (its 4 as an FMA constant) per column and row, 36 stores
+// into the scratch; then per xi (36), while it prefetches the next chunk's
+// weight, an 8 x 1-vector register tile over the chunk's channels.
+// GEN: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 2359296 : i64, dispatches = 2 : i64
+// GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
+// GEN: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"]
+// GEN-COUNT-9: llvm.load {{.*}} -> vector<16xf32>
+// GEN: arith.constant dense<4.000000e+00> : vector<16xf32>
+// GEN-COUNT-36: llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
+// GEN: scf.for {{.*}} to %c36_i64
+// GEN: "llvm.intr.prefetch"
+// GEN-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+// GEN: scf.for {{.*}} step %c20_i64
+// GEN: return
+func.func @main(%x: tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> {
+  %w = arith.constant dense<0.01> : tensor<256x256x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
+  return %0 : tensor<1x256x14x14xf32>
+}
+
+// -----
+
+// A 23 x 21 conv of 24 -> 40 channels takes F(2x2, 3x3): 132 tiles of
+// 2 x 2 pixels in 5 blocks of 32, 5 output-channel tiles in 5 groups sharing
+// the input transform (two masked loads of 32 floats per segment and row,
+// even and odd lanes); 16 xi. The constants: the transformed weight,
+// 5 x 16 x 24 x 8 floats.
+// GEN: module attributes {v4f.plan = {buffers = 4 : i64, constant_bytes = 61440 : i64, dispatches = 2 : i64
 // GEN: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv input transform"]
 // GEN: llvm.intr.masked.load {{.*}} -> vector<32xf32>
 // GEN: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
@@ -117,11 +157,11 @@ func.func @main(%x: tensor<1x16x20x20xf32>, %r: tensor<1x16x20x20xf32>) -> tenso
 // GEN-COUNT-16: vector.fma {{.*}} : vector<16xf32>
 // GEN: llvm.intr.masked.store {{.*}} : vector<32xf32>, vector<32xi1> into !llvm.ptr
 // GEN: return
-func.func @main(%x: tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> {
-  %w = arith.constant dense<0.01> : tensor<256x256x3x3xf32>
+func.func @main(%x: tensor<1x24x23x21xf32>) -> tensor<1x40x23x21xf32> {
+  %w = arith.constant dense<0.01> : tensor<40x24x3x3xf32>
   %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
-       : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>) -> tensor<1x256x14x14xf32>
-  return %0 : tensor<1x256x14x14xf32>
+       : (tensor<1x24x23x21xf32>, tensor<40x24x3x3xf32>) -> tensor<1x40x23x21xf32>
+  return %0 : tensor<1x40x23x21xf32>
 }
 
 // -----
