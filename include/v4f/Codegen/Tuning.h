@@ -7,8 +7,8 @@
 //
 // A choice (TuningConfig) is the GEMM tiling (#v4f.gemm_tiling) and, for a
 // conv, its algorithm ("" = im2col/pointwise GEMM with pixels in lanes,
-// "channel_lanes", "winograd_2x2", "winograd_4x4", "winograd_4x4_direct_weights"). Each tunable op has an ordered candidate list whose
-// first entry is the cost model's choice. Entries are keyed by the op's
+// "channel_lanes", "winograd_2x2", "winograd_4x4", "winograd_4x4_direct_weights"). Each tunable op has an
+// ordered candidate list whose first entry is the cost model's choice. Entries are keyed by the op's
 // signature (tuningKey), the target CPU and the codegen version
 // (kCodegenVersion), so a database from another machine kind or another
 // kernel generator is ignored, never misapplied.
@@ -34,7 +34,8 @@ namespace v4f {
 inline constexpr const char *kCodegenVersion = "v4f-cpu-gemm-4";
 
 struct TuningConfig {
-  std::string algorithm; // conv only: "", "channel_lanes", "winograd_2x2", "winograd_4x4", "winograd_4x4_direct_weights"
+  // conv only: "", "channel_lanes", "winograd_2x2", "winograd_4x4", "winograd_4x4_direct_weights"
+  std::string algorithm;
   int64_t mr = 0, nr = 0, lanes = 0, mb = 0, nb = 0, kc = 0;
   std::string describe() const;
   bool operator==(const TuningConfig &o) const {

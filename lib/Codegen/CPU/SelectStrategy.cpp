@@ -364,7 +364,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
-      else if (WinogradChoice w = conv ? winogradChoice(conv, gemm, target.getL2CacheBytes()) : WinogradChoice{}; w.tile)
+      else if (WinogradChoice w = conv ? winogradChoice(conv, gemm, target.getL2CacheBytes()) : WinogradChoice{};
+               w.tile)
         op->setAttr(kConvAlgorithmAttr,
                     StringAttr::get(&getContext(), w.tile == 2         ? "winograd_2x2"
                                                    : w.directWeights ? "winograd_4x4_direct_weights"

@@ -189,21 +189,24 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   };
   // Otherwise U[ocTile][xi][c][i] = (G g G^T)[xi] of output channel
   // ocTile * MR + i, transformed here.
-  uint32_t uBuffer = directWeights ? directBuffer() : ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
-    float *u = reinterpret_cast<float *>(out);
-    for (int64_t oc = 0; oc < OC; ++oc)
-      for (int64_t c = 0; c < C; ++c) {
-        const float *g = &weight[size_t((oc * C + c) * 9)];
-        double gg[6][3]; // G g
-        for (int64_t i = 0; i < A; ++i)
-          for (int j = 0; j < 3; ++j) gg[i][j] = wm.G[i][0] * g[j] + wm.G[i][1] * g[3 + j] + wm.G[i][2] * g[6 + j];
-        for (int64_t i = 0; i < A; ++i)
-          for (int64_t j = 0; j < A; ++j) {
-            double v = gg[i][0] * wm.G[j][0] + gg[i][1] * wm.G[j][1] + gg[i][2] * wm.G[j][2];
-            u[((size_t(oc / MR) * A2 + i * A + j) * C + c) * MR + oc % MR] = float(v);
-          }
-      }
-  });
+  auto transformedBuffer = [&] {
+    return ctx.newConstant(size_t(A2 * OCT * C * MR) * sizeof(float), [&](uint8_t *out) {
+      float *u = reinterpret_cast<float *>(out);
+      for (int64_t oc = 0; oc < OC; ++oc)
+        for (int64_t c = 0; c < C; ++c) {
+          const float *g = &weight[size_t((oc * C + c) * 9)];
+          double gg[6][3]; // G g
+          for (int64_t i = 0; i < A; ++i)
+            for (int j = 0; j < 3; ++j) gg[i][j] = wm.G[i][0] * g[j] + wm.G[i][1] * g[3 + j] + wm.G[i][2] * g[6 + j];
+          for (int64_t i = 0; i < A; ++i)
+            for (int64_t j = 0; j < A; ++j) {
+              double v = gg[i][0] * wm.G[j][0] + gg[i][1] * wm.G[j][1] + gg[i][2] * wm.G[j][2];
+              u[((size_t(oc / MR) * A2 + i * A + j) * C + c) * MR + oc % MR] = float(v);
+            }
+        }
+    });
+  };
+  uint32_t uBuffer = directWeights ? directBuffer() : transformedBuffer();
 
   std::vector<uint32_t> bindings = {result.buffer, X.buffer, uBuffer};
   const auto [biasSlot, residualSlot] = bindConvEpilogue(conv, operands, bindings);
@@ -417,12 +420,10 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   Type vt = kb->vec(L), vtw = kb->vec(m * L), f32 = kb->f32();
   Value Out = kb->binding(0), Xb = kb->binding(1), U = kb->binding(2), scratch = kb->scratch();
   const int64_t mBase = shared ? 0 : vBlock; // M after V in the scratch
-  // Then U' (direct weights), its planes one cache line further apart than
-  // C MR floats like V's (a 4 KB-multiple stride between the transform's
-  // (m + 2)^2 stores per vector made them conflict in L1: the transform took
-  // 40 % of the conv).
-  // CC channels per chunk, U' of a chunk about half of L1 (the tiling's K
-  // block of NR columns).
+  // Then U' of a chunk of CC channels (direct weights), about half of L1
+  // (the tiling's K block of NR columns), its planes one cache line further
+  // apart than CC MR floats, like V's (a 4 KB-multiple stride between the
+  // transform's 36 stores per vector made them conflict in L1).
   const int64_t CC = std::min(C, std::max<int64_t>(1, tiling.getKc() * tiling.getNr() / (A2 * VW)) * CP);
   const int64_t uBase = mBase + A2 * MR * NVL, uPlane = CC * MR + 16;
   const int64_t PF = (CC * 9 * MR + A2 * 16 - 1) / (A2 * 16); // cache lines prefetched per xi
@@ -456,11 +457,11 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
         kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
           if (prefetchAt) // the next chunk's direct weights, PF lines per xi
             for (int64_t line = 0; line < PF; ++line)
-              b.create<LLVM::Prefetch>(
-                  loc,
-                  b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(b.getContext()), f32, U,
-                                        ValueRange{kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)))}),
-                  0u, 2u, 1u);
+            {
+              Value at = kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)));
+              auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+              b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptr, f32, U, ValueRange{at}), 0u, 2u, 1u);
+            }
           Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
           Value uRow = kb->add(uRow0, kb->mul(xi, kb->c(uStride)));
           Value mAt = kb->add(kb->c(mBase), kb->mul(xi, kb->c(MR * NVL)));
@@ -517,10 +518,10 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
             }
           });
           // While the chunk accumulates, the next chunk's direct weights
-          // (CC 9 MR floats on, the next tile's first after the last) are
-          // prefetched into L2: read in a burst by the transform they
-          // stalled it on memory (the weight of ResNet-50's 7 x 7 x 512
-          // conv, 9.4 MB, added 30 % to the conv's time).
+          // (CC 9 MR floats on; after a tile's last chunk the next tile's
+          // first) are prefetched into L2, so the transform, which reads
+          // them in a burst, finds them there instead of in memory. (Past
+          // the buffer's end for the last tile: prefetches do not fault.)
           Value next = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), kb->div(c1, kb->c(CP))), kb->c(9 * VW));
           accumulate(scratch, kb->c(uBase), uPlane, c0, c1, c0, first, next);
         };
