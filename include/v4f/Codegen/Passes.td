@@ -30,6 +30,13 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
     when P padded to whole `nr` tiles over P exceeds 1 + 4 * lanes / K (the
     cost of the one scatter per output vector the transposed kernel pays).
     It then computes output channels in vector lanes (C^T = X^T W^T).
+    A float 3x3 stride-1 undilated `v4f.conv` of one group with a constant
+    weight and static planes gets `v4f.conv_algorithm = "winograd_2x2"`,
+    `"winograd_4x4"` (the transformed weight stored) or
+    `"winograd_4x4_direct_weights"` (the direct weight stored, transformed by
+    the kernel) when the cost model (`winogradCost`: multiplications, the
+    transforms, wasted lanes, weight bytes, the kernel's weight transform per
+    tile block) puts it below the direct conv.
     Preserves: semantics (only attributes are added); kernel generation reads
     the attribute and fails clearly when it is missing.
   }];
