@@ -246,24 +246,26 @@ def make_winograd_convs(flags=()) -> Case:
     (WinogradConvKernels.cpp) on every target. F(4x4, 3x3) with the
     transformed weight stored ("winograd_4x4"): a ResNet stage-1 conv
     (56 x 56, 64 -> 64, bias + Relu, tile blocks over several rows; 7 of
-    them, so one output-channel group transforming its input inline) and one
-    with a residual added before Relu; on AVX2 and SSE a 29 x 27 plane (edges
-    no multiple of 4, asymmetric pads, no bias; few tile blocks, so
+    them on AVX-512, so one output-channel group transforming its input
+    inline; the last block's 4 tiles in one vector of the two) and one with a
+    residual added before Relu; on AVX2 and SSE a 29 x 27 plane (edges no
+    multiple of 4, asymmetric pads, no bias; few tile blocks, so
     output-channel groups share a separate input-transform dispatch).
-    F(2x2, 3x3) ("winograd_2x2", AVX-512 and AVX2): odd planes (23 x 21: the
-    last tile row and column half outside) with 24 input and 20 output
-    channels (the last output-channel tile zero-padded: MR = 8 on AVX-512, 6
-    on AVX2), output-channel groups sharing the input transform. F(4x4) from
-    the direct weight, transformed in the kernel
-    ("winograd_4x4_direct_weights"): the 29 x 27 conv on AVX-512, the 24 ->
-    20 one on SSE, and on every target the 24 -> 40 ones (no padding:
-    23 x 21 -> 21 x 19; asymmetric pads, no bias and Clip; ragged output-
-    channel tiles with MR = 6 and ragged channel chunks), a 14 x 14 plane
-    with 64 channels, and 21 -> 21 channels at 13 x 15 with the input added
-    as a residual before Relu (an odd channel count: one channel per
-    transform vector, two with an even count on AVX-512); and a run-time
-    batch. Which conv takes which: `v4fc compile --print-ir-after-all`;
-    the choices are also checked in test/Codegen/CPU/winograd.mlir."""
+    F(2x2, 3x3) ("winograd_2x2", AVX-512 and AVX2): 24 -> 20 channels at
+    21 x 21 (the last tile row and column half outside; the last
+    output-channel tile zero-padded: MR = 8 on AVX-512, 6 on AVX2;
+    output-channel groups sharing the input transform), and on AVX2 the same
+    at 23 x 21. F(4x4) from the direct weight, transformed in the kernel
+    ("winograd_4x4_direct_weights"): the 29 x 27 conv on AVX-512, the 21 x 21
+    one on SSE, and on every target the 23 x 21 ones of 24 -> 40 channels (no
+    padding: 23 x 21 -> 21 x 19; asymmetric pads, no bias and Clip; ragged
+    output-channel tiles with MR = 6 and ragged channel chunks; a last tile
+    block of fewer vectors), a 14 x 14 plane with 64 channels, and 21 -> 21
+    channels at 13 x 15 with the input added as a residual before Relu (an
+    odd channel count: one channel per transform vector, two with an even
+    count on AVX-512); and a run-time batch. Which conv takes which: `v4fc
+    compile --print-ir-after-all`; the choices are also checked in
+    test/Codegen/CPU/winograd.mlir."""
     g = GraphBuilder(seed=41)
     a = g.op("Relu", [g.conv("x56", 64, 64, 3)])
     h = g.op("Relu", [g.conv("x29", 64, 64, 3, pads=[2, 1, 0, 1], bias=False)])
@@ -274,20 +276,21 @@ def make_winograd_convs(flags=()) -> Case:
                       g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
     f = g.op("Relu", [g.conv("x14", 64, 64, 3)])
     r = g.op("Relu", [g.op("Add", [g.conv("x13", 21, 21, 3), "x13"])])
-    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f), ("h", h), ("r", r))
+    q = g.conv("x21", 24, 20, 3)
+    outs = (("b", b), ("c", c), ("d", d), ("e", e), ("f", f), ("h", h), ("r", r), ("q", q))
     for name, v in outs:
         g.op("Identity", [v], out_names=[name])
     m = g.model("winograd_convs",
                 [_vi("x56", F32, ["N", 64, 56, 56]), _vi("x23", F32, ["N", 24, 23, 21]),
                  _vi("x14", F32, ["N", 64, 14, 14]), _vi("x29", F32, ["N", 64, 29, 27]),
-                 _vi("x13", F32, ["N", 21, 13, 15])],
+                 _vi("x13", F32, ["N", 21, 13, 15]), _vi("x21", F32, ["N", 24, 21, 21])],
                 [_vi("b", F32, ["N", 64, 56, 56]), _vi("c", F32, ["N", 20, 23, 21]), _vi("d", F32, ["N", 40, 21, 19]),
                  _vi("e", F32, ["N", 40, 24, 20]), _vi("f", F32, ["N", 64, 14, 14]), _vi("h", F32, ["N", 64, 29, 27]),
-                 _vi("r", F32, ["N", 21, 13, 15])])
+                 _vi("r", F32, ["N", 21, 13, 15]), _vi("q", F32, ["N", 20, 21, 21])])
     rng = np.random.default_rng(141)
     sets = [{"x56": _randn(rng, [n, 64, 56, 56]), "x23": _randn(rng, [n, 24, 23, 21]),
              "x14": _randn(rng, [n, 64, 14, 14]), "x29": _randn(rng, [n, 64, 29, 27]),
-             "x13": _randn(rng, [n, 21, 13, 15])} for n in (2, 1)]
+             "x13": _randn(rng, [n, 21, 13, 15]), "x21": _randn(rng, [n, 24, 21, 21])} for n in (2, 1)]
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 

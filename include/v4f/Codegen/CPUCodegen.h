@@ -109,11 +109,12 @@ bool meanReadsChannelsLast(mlir::Operation *op);
 bool winogradEligible(ConvOp conv, GemmTilingAttr tiling);
 /// How the Winograd kernel splits an eligible conv: LANES tiles (m x m
 /// output pixels each, numbered row-major) per vector, `vectors` vectors per
-/// tile block, each vector spanning at most `segments` tile rows; output
+/// tile block (`lastVectors`, the ones its remaining tiles fill, in the last
+/// block), each vector spanning at most `segments` tile rows; output
 /// channels in tiles of MR split into `ocGroups` groups.
 struct WinogradShape {
   int64_t tile = 0, lanes = 0, mr = 0, tileRows = 0, tileCols = 0, tiles = 0, vectors = 0, tileBlocks = 0,
-          segments = 0;
+          lastVectors = 0, segments = 0;
   int64_t ocTiles = 0, ocGroups = 0, ocTilesPerGroup = 0;
 };
 WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile);

@@ -282,7 +282,7 @@ double winogradCost(ConvOp conv, const WinogradShape &ws, bool directWeights) {
   int64_t OC = conv.getWeight().getType().getDimSize(0), C = conv.getWeight().getType().getDimSize(1);
   double a2 = double((tile + 2) * (tile + 2)), direct = 9.0 * double(tile * tile);
   double P = double(yShape[2] * yShape[3]);
-  double waste = double(ws.tileBlocks * ws.vectors * ws.lanes * tile * tile) / P;
+  double waste = double(((ws.tileBlocks - 1) * ws.vectors + ws.lastVectors) * ws.lanes * tile * tile) / P;
   double padded = double(ws.ocTiles * ws.mr) / double(OC);
   double transforms = kWinogradTransformCost * a2 / 16.0 * double(ws.segments) * (1.0 / double(OC) + 1.0 / double(C));
   double compute = waste * (a2 * padded + transforms) / direct;

@@ -115,6 +115,7 @@ WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
   w.tiles = w.tileRows * w.tileCols;
   w.vectors = std::clamp<int64_t>((w.tiles + w.lanes - 1) / w.lanes, 1, tiling.getNr() / w.lanes);
   w.tileBlocks = (w.tiles + w.vectors * w.lanes - 1) / (w.vectors * w.lanes);
+  w.lastVectors = (w.tiles - (w.tileBlocks - 1) * w.vectors * w.lanes + w.lanes - 1) / w.lanes;
   // L consecutive tiles starting anywhere in a row reach up to this many rows.
   w.segments = std::min<int64_t>((w.tileCols + w.lanes - 2) / w.tileCols + 1, w.tileRows);
   int64_t OC = conv.getWeight().getType().getDimSize(0);
@@ -349,14 +350,14 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     return segs;
   };
   // V[xi][c][lanes] = B^T d B for channels [c0, c1) of image `xImage`, into
-  // `dst` at element `dstAt`.
+  // `dst` at element `dstAt`, for the block's first `nv` vectors.
   auto transformInput = [&](Emitter &e, Value Xb, Value xImage, ArrayRef<SmallVector<Segment>> segs, Value c0,
-                            Value c1, Value dst, Value dstAt) {
+                            Value c1, Value dst, Value dstAt, int64_t nv) {
     KernelBuilder &kb = e.kb;
     Type vtw = kb.vec(m * L);
     kb.forLoop(c0, c1, kb.c(1), [&](Value c) {
       Value plane = kb.add(xImage, kb.mul(c, kb.c(H * W)));
-      for (int64_t v = 0; v < NV; ++v) {
+      for (int64_t v = 0; v < nv; ++v) {
         Value d[6][6];
         for (int64_t r = 0; r < A; ++r)
           for (int64_t sg = 0; sg < S; ++sg) {
@@ -387,6 +388,16 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
     });
   };
 
+  // The last tile block holds the T - (TB - 1) NV L remaining tiles: it
+  // runs only the vectors they fill (ResNet-50's stage 1: 196 tiles, 6
+  // blocks of 32 and one of 4 -- one vector, not two: its three convs 1241
+  // -> 1114 us at 2 threads, whose 7 equal work items split 4 / 3).
+  const int64_t lastNV = ws.lastVectors;
+  auto forBlockVectors = [&](KernelBuilder &k, Value tb, const std::function<void(int64_t)> &body) {
+    if (lastNV == NV) return body(NV);
+    k.ifThenElse(k.cmp(P::eq, tb, k.c(TB - 1)), [&] { body(lastNV); }, [&] { body(NV); });
+  };
+
   auto &spr = sp;
   if (shared) {
     // The input transform: items = image x tile block x chunk of channels.
@@ -403,7 +414,9 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
       Value tb = kb->rem(block, kb->c(TB)), n = kb->div(block, kb->c(TB));
       auto segs = segmentsOf(e, tb);
       Value c0 = kb->mul(cb, kb->c(chunk)), c1 = kb->min(kb->add(c0, kb->c(chunk)), kb->c(C));
-      transformInput(e, Xb, kb->mul(n, kb->c(C * H * W)), segs, c0, c1, Vt, kb->mul(block, kb->c(vBlock)));
+      forBlockVectors(*kb, tb, [&](int64_t nv) {
+        transformInput(e, Xb, kb->mul(n, kb->c(C * H * W)), segs, c0, c1, Vt, kb->mul(block, kb->c(vBlock)), nv);
+      });
     });
     kb->finish();
     ctx.addDispatch(*kb, {vBuffer, X.buffer}, vGroups, name + " input transform");
@@ -433,145 +446,147 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   kb->forLoop(begin, end, kb->c(1), [&](Value item) {
     Value og = kb->rem(item, kb->c(OG)), block = kb->div(item, kb->c(OG));
     Value tb = kb->rem(block, kb->c(TB)), n = kb->div(block, kb->c(TB));
-    Value yImage = kb->mul(n, kb->c(OC * OH * OW));
-    auto segs = segmentsOf(e, tb);
-    // 1. V of this tile block: the shared transient's, or transformed here.
-    Value V = scratch, vBase = kb->c(0);
-    if (shared) {
-      V = kb->binding(*vSlot);
-      vBase = kb->mul(block, kb->c(vBlock));
-    } else {
-      transformInput(e, Xb, kb->mul(n, kb->c(C * H * W)), segs, kb->c(0), kb->c(C), scratch, kb->c(0));
-    }
-
-    // 2 + 3, per output-channel tile of the group.
-    Value tile0 = kb->mul(og, kb->c(TPG));
-    Value tile1 = kb->min(kb->add(tile0, kb->c(TPG)), kb->c(OCT));
-    kb->forLoop(tile0, tile1, kb->c(1), [&](Value ocTile) {
-      // M[xi][i][lanes] = sum_c U[oc_i][xi][c] V[xi][c][lanes] over the
-      // channels [c0, c1) (U's plane of xi at uRow0 + xi * uStride, channel
-      // c at (c - cOrigin) * MR), an MR x NV register tile per xi, added to
-      // M unless `first`.
-      auto accumulate = [&](Value Ub, Value uRow0, int64_t uStride, Value c0, Value c1, Value cOrigin, bool first,
-                            Value prefetchAt = Value()) {
-        kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
-          if (prefetchAt) // the next chunk's direct weights, PF lines per xi
-            for (int64_t line = 0; line < PF; ++line)
-            {
-              Value at = kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)));
-              auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-              b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptr, f32, U, ValueRange{at}), 0u, 2u, 1u);
-            }
-          Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
-          Value uRow = kb->add(uRow0, kb->mul(xi, kb->c(uStride)));
-          Value mAt = kb->add(kb->c(mBase), kb->mul(xi, kb->c(MR * NVL)));
-          SmallVector<Value> init;
-          for (int64_t i = 0; i < MR; ++i)
-            for (int64_t v = 0; v < NV; ++v)
-              init.push_back(first ? zero : kb->load(vt, scratch, kb->add(mAt, kb->c(i * NVL + v * L))));
-          auto acc = kb->forLoop(c0, c1, kb->c(1), init, [&](Value c, ValueRange a) {
-            SmallVector<Value> xv;
-            Value vAt = kb->add(vRow, kb->mul(c, kb->c(NVL)));
-            for (int64_t v = 0; v < NV; ++v) xv.push_back(kb->load(vt, V, kb->add(vAt, kb->c(v * L))));
-            Value uAt = kb->add(uRow, kb->mul(kb->sub(c, cOrigin), kb->c(MR)));
-            SmallVector<Value> nextAcc;
-            for (int64_t i = 0; i < MR; ++i) {
-              Value u = kb->splat(kb->load(f32, Ub, kb->add(uAt, kb->c(i))), L);
-              for (int64_t v = 0; v < NV; ++v)
-                nextAcc.push_back(b.create<vector::FMAOp>(loc, u, xv[size_t(v)], a[size_t(i * NV + v)]));
-            }
-            return nextAcc;
-          });
-          for (int64_t i = 0; i < MR; ++i)
-            for (int64_t v = 0; v < NV; ++v)
-              kb->store(acc[size_t(i * NV + v)], scratch, kb->add(mAt, kb->c(i * NVL + v * L)));
-        });
-      };
-      if (!directWeights) {
-        accumulate(U, kb->mul(ocTile, kb->c(A2 * C * MR)), C * MR, kb->c(0), kb->c(C), kb->c(0), true);
+    forBlockVectors(*kb, tb, [&](int64_t nv) {
+      Value yImage = kb->mul(n, kb->c(OC * OH * OW));
+      auto segs = segmentsOf(e, tb);
+      // 1. V of this tile block: the shared transient's, or transformed here.
+      Value V = scratch, vBase = kb->c(0);
+      if (shared) {
+        V = kb->binding(*vSlot);
+        vBase = kb->mul(block, kb->c(vBlock));
       } else {
-        // The weight's transform, U'[xi][c - c0][i] = (G' g G'^T)[xi] of the
-        // tile's channels [c0, c1) into the scratch, CP channels per vector
-        // of VW floats (per column of g the 3-tap transform by G', then per
-        // row), a chunk of CC channels at a time, each accumulated while in
-        // L1 (U' of all channels written to L2 and read back cost 30-40 %
-        // of the conv).
-        Type vw = kb->vec(VW);
-        auto taps = [&](Value g0, Value g1, Value g2) {
-          // G' = [1 0 0; 1 1 1; 1 -1 1; 1 2 4; 1 -2 4; 0 0 1].
-          Value t = e.add(g0, g2), u = b.create<vector::FMAOp>(loc, kb->cf(4.f, vw), g2, g0), v = e.add(g1, g1);
-          return SmallVector<Value, 6>{g0, e.add(t, g1), e.sub(t, g1), e.add(u, v), e.sub(u, v), g2};
-        };
-        auto chunk = [&](Value c0, bool first) {
-          Value c1 = kb->min(kb->add(c0, kb->c(CC)), kb->c(C));
-          kb->forLoop(kb->div(c0, kb->c(CP)), kb->div(c1, kb->c(CP)), kb->c(1), [&](Value cp) {
-            Value at = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), cp), kb->c(9 * VW));
-            Value g[9];
-            for (int64_t k = 0; k < 9; ++k) g[k] = kb->load(vw, U, kb->add(at, kb->c(k * VW)));
-            SmallVector<Value, 6> col[3];
-            for (int64_t t = 0; t < 3; ++t) col[t] = taps(g[t], g[3 + t], g[6 + t]);
-            Value dst = kb->add(kb->c(uBase), kb->mul(kb->sub(cp, kb->div(c0, kb->c(CP))), kb->c(VW)));
-            for (int64_t i = 0; i < A; ++i) {
-              SmallVector<Value, 6> row = taps(col[0][size_t(i)], col[1][size_t(i)], col[2][size_t(i)]);
-              for (int64_t j = 0; j < A; ++j)
-                kb->store(row[size_t(j)], scratch, kb->add(dst, kb->c((i * A + j) * uPlane)));
-            }
-          });
-          // While the chunk accumulates, the next chunk's direct weights
-          // (CC 9 MR floats on; after a tile's last chunk the next tile's
-          // first) are prefetched into L2, so the transform, which reads
-          // them in a burst, finds them there instead of in memory. (Past
-          // the buffer's end for the last tile: prefetches do not fault.)
-          Value next = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), kb->div(c1, kb->c(CP))), kb->c(9 * VW));
-          accumulate(scratch, kb->c(uBase), uPlane, c0, c1, c0, first, next);
-        };
-        chunk(kb->c(0), true);
-        if (CC < C) kb->forLoop(kb->c(CC), kb->c(C), kb->c(CC), [&](Value c0) { chunk(c0, false); });
+        transformInput(e, Xb, kb->mul(n, kb->c(C * H * W)), segs, kb->c(0), kb->c(C), scratch, kb->c(0), nv);
       }
-      // Y = A^T m A per output channel of the tile, bias, residual,
-      // activation; output row m ty + a of each segment holds lane i's m
-      // pixels at window columns m i .. m i + m - 1.
-      Value oc0 = kb->mul(ocTile, kb->c(MR));
-      kb->forLoop(kb->c(0), kb->min(kb->c(MR), kb->sub(kb->c(OC), oc0)), kb->c(1), [&](Value i) {
-        Value oc = kb->add(oc0, i);
-        Value bias = biasSlot ? kb->splat(kb->load(f32, kb->binding(*biasSlot), oc), L) : Value();
-        Value plane = kb->add(yImage, kb->mul(oc, kb->c(OH * OW)));
-        for (int64_t v = 0; v < NV; ++v) {
-          Value mv[6][6];
-          for (int64_t r = 0; r < A; ++r)
-            for (int64_t j = 0; j < A; ++j)
-              mv[r][j] = kb->load(vt, scratch,
-                                  kb->add(kb->c(mBase + (r * A + j) * MR * NVL + v * L), kb->mul(i, kb->c(NVL))));
-          Value s[4][6]; // A^T m
-          for (int64_t a = 0; a < m; ++a)
-            for (int64_t j = 0; j < A; ++j) {
-              SmallVector<Value> col;
-              for (int64_t r = 0; r < A; ++r) col.push_back(mv[r][j]);
-              s[a][j] = e.combine(ArrayRef<double>(AT[a], A), col);
-            }
-          for (int64_t a = 0; a < m; ++a) {
-            SmallVector<Value> y;
-            for (int64_t q = 0; q < m; ++q) {
-              Value val = e.combine(ArrayRef<double>(AT[q], A), ArrayRef<Value>(s[a], A));
-              y.push_back(bias ? e.add(val, bias) : val);
-            }
-            // Interleave the m pixel vectors into the row window.
-            Value row = m == 2 ? e.shuffle(y[0], y[1], interleaveIdx(L))
-                               : e.shuffle(e.shuffle(y[0], y[2], interleaveIdx(L)),
-                                           e.shuffle(y[1], y[3], interleaveIdx(L)), interleaveIdx(2 * L));
-            if (!residualSlot) row = applyActivation(*kb, row, act, alpha, beta);
-            for (int64_t sg = 0; sg < S; ++sg) {
-              const Segment &seg = segs[size_t(v)][size_t(sg)];
-              Value at = kb->add(plane, kb->add(seg.outAt, kb->c(a * OW)));
-              Value val = row;
-              if (residualSlot)
-                val = applyActivation(
-                    *kb, e.add(val, kb->maskedLoad(vtw, kb->binding(*residualSlot), at, seg.outMask[a])), act, alpha,
-                    beta);
-              kb->maskedStore(val, Out, at, seg.outMask[a]);
+
+      // 2 + 3, per output-channel tile of the group.
+      Value tile0 = kb->mul(og, kb->c(TPG));
+      Value tile1 = kb->min(kb->add(tile0, kb->c(TPG)), kb->c(OCT));
+      kb->forLoop(tile0, tile1, kb->c(1), [&](Value ocTile) {
+        // M[xi][i][lanes] = sum_c U[oc_i][xi][c] V[xi][c][lanes] over the
+        // channels [c0, c1) (U's plane of xi at uRow0 + xi * uStride, channel
+        // c at (c - cOrigin) * MR), an MR x NV register tile per xi, added to
+        // M unless `first`.
+        auto accumulate = [&](Value Ub, Value uRow0, int64_t uStride, Value c0, Value c1, Value cOrigin, bool first,
+                              Value prefetchAt = Value()) {
+          kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
+            if (prefetchAt) // the next chunk's direct weights, PF lines per xi
+              for (int64_t line = 0; line < PF; ++line)
+              {
+                Value at = kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)));
+                auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+                b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptr, f32, U, ValueRange{at}), 0u, 2u, 1u);
+              }
+            Value vRow = kb->add(vBase, kb->mul(xi, kb->c(vPlane)));
+            Value uRow = kb->add(uRow0, kb->mul(xi, kb->c(uStride)));
+            Value mAt = kb->add(kb->c(mBase), kb->mul(xi, kb->c(MR * NVL)));
+            SmallVector<Value> init;
+            for (int64_t i = 0; i < MR; ++i)
+              for (int64_t v = 0; v < nv; ++v)
+                init.push_back(first ? zero : kb->load(vt, scratch, kb->add(mAt, kb->c(i * NVL + v * L))));
+            auto acc = kb->forLoop(c0, c1, kb->c(1), init, [&](Value c, ValueRange a) {
+              SmallVector<Value> xv;
+              Value vAt = kb->add(vRow, kb->mul(c, kb->c(NVL)));
+              for (int64_t v = 0; v < nv; ++v) xv.push_back(kb->load(vt, V, kb->add(vAt, kb->c(v * L))));
+              Value uAt = kb->add(uRow, kb->mul(kb->sub(c, cOrigin), kb->c(MR)));
+              SmallVector<Value> nextAcc;
+              for (int64_t i = 0; i < MR; ++i) {
+                Value u = kb->splat(kb->load(f32, Ub, kb->add(uAt, kb->c(i))), L);
+                for (int64_t v = 0; v < nv; ++v)
+                  nextAcc.push_back(b.create<vector::FMAOp>(loc, u, xv[size_t(v)], a[size_t(i * nv + v)]));
+              }
+              return nextAcc;
+            });
+            for (int64_t i = 0; i < MR; ++i)
+              for (int64_t v = 0; v < nv; ++v)
+                kb->store(acc[size_t(i * nv + v)], scratch, kb->add(mAt, kb->c(i * NVL + v * L)));
+          });
+        };
+        if (!directWeights) {
+          accumulate(U, kb->mul(ocTile, kb->c(A2 * C * MR)), C * MR, kb->c(0), kb->c(C), kb->c(0), true);
+        } else {
+          // The weight's transform, U'[xi][c - c0][i] = (G' g G'^T)[xi] of the
+          // tile's channels [c0, c1) into the scratch, CP channels per vector
+          // of VW floats (per column of g the 3-tap transform by G', then per
+          // row), a chunk of CC channels at a time, each accumulated while in
+          // L1 (U' of all channels written to L2 and read back cost 30-40 %
+          // of the conv).
+          Type vw = kb->vec(VW);
+          auto taps = [&](Value g0, Value g1, Value g2) {
+            // G' = [1 0 0; 1 1 1; 1 -1 1; 1 2 4; 1 -2 4; 0 0 1].
+            Value t = e.add(g0, g2), u = b.create<vector::FMAOp>(loc, kb->cf(4.f, vw), g2, g0), v = e.add(g1, g1);
+            return SmallVector<Value, 6>{g0, e.add(t, g1), e.sub(t, g1), e.add(u, v), e.sub(u, v), g2};
+          };
+          auto chunk = [&](Value c0, bool first) {
+            Value c1 = kb->min(kb->add(c0, kb->c(CC)), kb->c(C));
+            kb->forLoop(kb->div(c0, kb->c(CP)), kb->div(c1, kb->c(CP)), kb->c(1), [&](Value cp) {
+              Value at = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), cp), kb->c(9 * VW));
+              Value g[9];
+              for (int64_t k = 0; k < 9; ++k) g[k] = kb->load(vw, U, kb->add(at, kb->c(k * VW)));
+              SmallVector<Value, 6> col[3];
+              for (int64_t t = 0; t < 3; ++t) col[t] = taps(g[t], g[3 + t], g[6 + t]);
+              Value dst = kb->add(kb->c(uBase), kb->mul(kb->sub(cp, kb->div(c0, kb->c(CP))), kb->c(VW)));
+              for (int64_t i = 0; i < A; ++i) {
+                SmallVector<Value, 6> row = taps(col[0][size_t(i)], col[1][size_t(i)], col[2][size_t(i)]);
+                for (int64_t j = 0; j < A; ++j)
+                  kb->store(row[size_t(j)], scratch, kb->add(dst, kb->c((i * A + j) * uPlane)));
+              }
+            });
+            // While the chunk accumulates, the next chunk's direct weights
+            // (CC 9 MR floats on; after a tile's last chunk the next tile's
+            // first) are prefetched into L2, so the transform, which reads
+            // them in a burst, finds them there instead of in memory. (Past
+            // the buffer's end for the last tile: prefetches do not fault.)
+            Value next = kb->mul(kb->add(kb->mul(ocTile, kb->c(C / CP)), kb->div(c1, kb->c(CP))), kb->c(9 * VW));
+            accumulate(scratch, kb->c(uBase), uPlane, c0, c1, c0, first, next);
+          };
+          chunk(kb->c(0), true);
+          if (CC < C) kb->forLoop(kb->c(CC), kb->c(C), kb->c(CC), [&](Value c0) { chunk(c0, false); });
+        }
+        // Y = A^T m A per output channel of the tile, bias, residual,
+        // activation; output row m ty + a of each segment holds lane i's m
+        // pixels at window columns m i .. m i + m - 1.
+        Value oc0 = kb->mul(ocTile, kb->c(MR));
+        kb->forLoop(kb->c(0), kb->min(kb->c(MR), kb->sub(kb->c(OC), oc0)), kb->c(1), [&](Value i) {
+          Value oc = kb->add(oc0, i);
+          Value bias = biasSlot ? kb->splat(kb->load(f32, kb->binding(*biasSlot), oc), L) : Value();
+          Value plane = kb->add(yImage, kb->mul(oc, kb->c(OH * OW)));
+          for (int64_t v = 0; v < nv; ++v) {
+            Value mv[6][6];
+            for (int64_t r = 0; r < A; ++r)
+              for (int64_t j = 0; j < A; ++j)
+                mv[r][j] = kb->load(vt, scratch,
+                                    kb->add(kb->c(mBase + (r * A + j) * MR * NVL + v * L), kb->mul(i, kb->c(NVL))));
+            Value s[4][6]; // A^T m
+            for (int64_t a = 0; a < m; ++a)
+              for (int64_t j = 0; j < A; ++j) {
+                SmallVector<Value> col;
+                for (int64_t r = 0; r < A; ++r) col.push_back(mv[r][j]);
+                s[a][j] = e.combine(ArrayRef<double>(AT[a], A), col);
+              }
+            for (int64_t a = 0; a < m; ++a) {
+              SmallVector<Value> y;
+              for (int64_t q = 0; q < m; ++q) {
+                Value val = e.combine(ArrayRef<double>(AT[q], A), ArrayRef<Value>(s[a], A));
+                y.push_back(bias ? e.add(val, bias) : val);
+              }
+              // Interleave the m pixel vectors into the row window.
+              Value row = m == 2 ? e.shuffle(y[0], y[1], interleaveIdx(L))
+                                 : e.shuffle(e.shuffle(y[0], y[2], interleaveIdx(L)),
+                                             e.shuffle(y[1], y[3], interleaveIdx(L)), interleaveIdx(2 * L));
+              if (!residualSlot) row = applyActivation(*kb, row, act, alpha, beta);
+              for (int64_t sg = 0; sg < S; ++sg) {
+                const Segment &seg = segs[size_t(v)][size_t(sg)];
+                Value at = kb->add(plane, kb->add(seg.outAt, kb->c(a * OW)));
+                Value val = row;
+                if (residualSlot)
+                  val = applyActivation(
+                      *kb, e.add(val, kb->maskedLoad(vtw, kb->binding(*residualSlot), at, seg.outMask[a])), act, alpha,
+                      beta);
+                kb->maskedStore(val, Out, at, seg.outMask[a]);
+              }
             }
           }
-        }
+        });
       });
     });
   });
