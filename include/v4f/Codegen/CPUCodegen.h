@@ -111,13 +111,22 @@ bool winogradEligible(ConvOp conv, GemmTilingAttr tiling);
 /// output pixels each, numbered row-major) per vector, `vectors` vectors per
 /// tile block (`lastVectors`, the ones its remaining tiles fill, in the last
 /// block), each vector spanning at most `segments` tile rows; output
-/// channels in tiles of MR split into `ocGroups` groups.
+/// channels in tiles of MR split into `ocGroups` groups. A kernel that
+/// transforms the direct weight does so for `transformChannels` input
+/// channels of an MR-channel output tile per vector (LANES / MR where MR
+/// divides the lanes and that divides C, else 1).
 struct WinogradShape {
   int64_t tile = 0, lanes = 0, mr = 0, tileRows = 0, tileCols = 0, tiles = 0, vectors = 0, tileBlocks = 0,
           lastVectors = 0, segments = 0;
-  int64_t ocTiles = 0, ocGroups = 0, ocTilesPerGroup = 0;
+  int64_t ocTiles = 0, ocGroups = 0, ocTilesPerGroup = 0, transformChannels = 1;
 };
 WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile);
+/// The v4f.conv_algorithm value of Winograd F(tile x tile, 3x3), the
+/// transformed weight stored or (tile 4 only) the direct one.
+llvm::StringRef winogradAlgorithm(int64_t tile, bool directWeights);
+/// The output tile size m of a Winograd v4f.conv_algorithm value, none for
+/// any other value.
+std::optional<int64_t> winogradTileOf(llvm::StringRef algorithm);
 /// The output tile size m of a conv marked for Winograd, none otherwise.
 std::optional<int64_t> winogradTileOf(mlir::Operation *op);
 /// Whether a conv marked for Winograd keeps its weight as the direct conv's

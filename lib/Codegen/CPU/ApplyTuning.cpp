@@ -83,7 +83,7 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
     auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
     // Each with the cost model's cache blocks for that algorithm at this
     // register tile (a 1x1 conv's GEMM takes pointwiseTiling's).
-    auto withAlgorithm = [&](const char *algorithm) {
+    auto withAlgorithm = [&](llvm::StringRef algorithm) {
       TuningConfig c = base;
       c.algorithm = algorithm;
       GemmTilingAttr blocks = GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, 8 * c.mr,
@@ -96,9 +96,9 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
     withAlgorithm("");
     if (channelLanesEligible(conv, tiling)) withAlgorithm("channel_lanes");
     if (winogradEligible(conv, tiling)) {
-      withAlgorithm("winograd_2x2");
-      withAlgorithm("winograd_4x4");
-      withAlgorithm("winograd_4x4_direct_weights");
+      withAlgorithm(winogradAlgorithm(2, false));
+      withAlgorithm(winogradAlgorithm(4, false));
+      withAlgorithm(winogradAlgorithm(4, true));
     }
     winograd = winogradTileOf(op).has_value();
   }
@@ -226,8 +226,7 @@ bool fromJson(const llvm::json::Object *o, TuningConfig &c) {
     return true;
   };
   std::optional<llvm::StringRef> algorithm = o->getString("algorithm");
-  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && *algorithm != "winograd_2x2" &&
-                     *algorithm != "winograd_4x4" && *algorithm != "winograd_4x4_direct_weights"))
+  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && !winogradTileOf(*algorithm)))
     return false;
   c.algorithm = algorithm->str();
   if (!get("mr", c.mr, 1, 64) || !get("nr", c.nr, 1, 256) || !get("lanes", c.lanes, 1, 64) ||

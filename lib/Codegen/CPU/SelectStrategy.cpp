@@ -290,8 +290,8 @@ double winogradCost(ConvOp conv, const WinogradShape &ws, bool directWeights) {
   // direct conv's 4 9 OCpad C and the transform's cost per (OCpad, C, xi)
   // and tile block, with P MR of them per vector.
   if (!directWeights) return compute + kWeightByteCost * 4.0 * a2 * padded / (9.0 * P);
-  int64_t perVector = ws.lanes % ws.mr == 0 && C % (ws.lanes / ws.mr) == 0 ? ws.lanes : ws.mr;
-  double transform = kWeightTransformCost * a2 * double(ws.tileBlocks) * double(ws.lanes) / double(perVector);
+  double transform = kWeightTransformCost * a2 * double(ws.tileBlocks) * double(ws.lanes) /
+                     double(ws.transformChannels * ws.mr);
   return compute + (kBurstWeightByteCost * 4.0 * 9.0 + transform) * padded / (9.0 * P);
 }
 
@@ -320,17 +320,14 @@ WinogradChoice winogradChoice(ConvOp conv, GemmTilingAttr tiling, int64_t l2Byte
   DirectCosts d = directCosts(conv, tiling);
   double best = std::min(d.pixelLanes, d.channelLanes) + kWeightByteCost * 4.0 / double(yShape[2] * yShape[3]);
   WinogradChoice choice;
-  for (int64_t tile : {2, 4})
-    for (bool directWeights : {false, true}) {
-      if (directWeights && tile != 4) continue;
-      WinogradShape ws = winogradShape(conv, tiling, tile);
-      int64_t a2 = (tile + 2) * (tile + 2);
-      // (With direct weights U' takes a chunk of channels at a time, about
-      // half of L1.)
-      if (a2 * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
-      if (double cost = winogradCost(conv, ws, directWeights); cost < best)
-        best = cost, choice = {tile, directWeights};
-    }
+  for (WinogradChoice c : {WinogradChoice{2, false}, WinogradChoice{4, false}, WinogradChoice{4, true}}) {
+    WinogradShape ws = winogradShape(conv, tiling, c.tile);
+    int64_t a2 = (c.tile + 2) * (c.tile + 2);
+    // (With direct weights U' takes a chunk of channels at a time, about
+    // half of L1.)
+    if (a2 * C * ws.vectors * ws.lanes * int64_t(sizeof(float)) > l2Bytes) continue;
+    if (double cost = winogradCost(conv, ws, c.directWeights); cost < best) best = cost, choice = c;
+  }
   return choice;
 }
 
@@ -366,10 +363,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
       else if (WinogradChoice w = conv ? winogradChoice(conv, gemm, target.getL2CacheBytes()) : WinogradChoice{};
                w.tile)
-        op->setAttr(kConvAlgorithmAttr,
-                    StringAttr::get(&getContext(), w.tile == 2         ? "winograd_2x2"
-                                                   : w.directWeights ? "winograd_4x4_direct_weights"
-                                                                     : "winograd_4x4"));
+        op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), winogradAlgorithm(w.tile, w.directWeights)));
       else if (conv && isChannelLanesConv(conv, gemm)) {
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "channel_lanes"));
         // Few pixel rows (one row block of 12-row tiles: ResNet stage 4's

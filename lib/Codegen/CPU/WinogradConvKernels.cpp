@@ -130,20 +130,30 @@ WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
   w.ocGroups = w.tileBlocks >= 6 ? 1 : std::clamp<int64_t>((8 + w.tileBlocks - 1) / w.tileBlocks, 1, w.ocTiles);
   w.ocTilesPerGroup = (w.ocTiles + w.ocGroups - 1) / w.ocGroups;
   w.ocGroups = (w.ocTiles + w.ocTilesPerGroup - 1) / w.ocTilesPerGroup;
+  int64_t C = conv.getWeight().getType().getDimSize(1);
+  w.transformChannels = w.lanes % w.mr == 0 && C % (w.lanes / w.mr) == 0 ? w.lanes / w.mr : 1;
   return w;
+}
+
+llvm::StringRef winogradAlgorithm(int64_t tile, bool directWeights) {
+  if (tile == 2) return "winograd_2x2";
+  return directWeights ? "winograd_4x4_direct_weights" : "winograd_4x4";
+}
+
+std::optional<int64_t> winogradTileOf(llvm::StringRef algorithm) {
+  if (algorithm == winogradAlgorithm(2, false)) return 2;
+  if (algorithm == winogradAlgorithm(4, false) || algorithm == winogradAlgorithm(4, true)) return 4;
+  return std::nullopt;
 }
 
 std::optional<int64_t> winogradTileOf(Operation *op) {
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-  if (!algorithm) return std::nullopt;
-  if (algorithm.getValue() == "winograd_2x2") return 2;
-  if (algorithm.getValue() == "winograd_4x4" || algorithm.getValue() == "winograd_4x4_direct_weights") return 4;
-  return std::nullopt;
+  return algorithm ? winogradTileOf(algorithm.getValue()) : std::nullopt;
 }
 
 bool winogradTransformsWeights(Operation *op) {
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-  return algorithm && algorithm.getValue() == "winograd_4x4_direct_weights";
+  return algorithm && algorithm.getValue() == winogradAlgorithm(4, true);
 }
 
 LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -177,7 +187,7 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
   // and stores them in U's layout below ([xi][c][i], whose CP consecutive
   // channels are VW consecutive floats).
   const bool directWeights = winogradTransformsWeights(op);
-  const int64_t CP = directWeights && L % MR == 0 && C % (L / MR) == 0 ? L / MR : 1, VW = CP * MR;
+  const int64_t CP = directWeights ? ws.transformChannels : 1, VW = CP * MR;
   auto directBuffer = [&] {
     return ctx.newConstant(size_t(OCT * C * 9 * MR) * sizeof(float), [&](uint8_t *out) {
       float *d = reinterpret_cast<float *>(out);
