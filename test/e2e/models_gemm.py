@@ -597,6 +597,60 @@ def make_channels_last(flags=()) -> Case:
     return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
 
 
+def make_channels_last_followers(flags=()) -> Case:
+    """Channels-last groups through the ops that store what they read
+    (followsDataLayout): max and average pools (3x3 stride 1 and 2, 2x2
+    with ceil_mode and count_include_pad, 5x5 chained as in SPP, a dilated
+    3x3), pads (constant with a value, reflect, edge, a negative crop),
+    Resize by constant scales (nearest 2x, linear 1.5 x 2) and by static
+    sizes along H and W only: each becomes a gather along H or W, and the
+    nearest one no copy after it. Every branch ends in a 1x1 conv reading
+    the channels-last result. A 100-channel branch is channels-last only
+    where 100 channels fill whole vectors of the target's conv (SSE's 4
+    lanes; its pool then masks the last chunk of 8). Batch 2 and 1."""
+    g = GraphBuilder(seed=59)
+    a = g.op("Relu", [g.conv("x", 64, 96, 1, pads=[0, 0, 0, 0])])
+    outs = []
+
+    def head(t, cin, cout, name, shape):
+        g.op("Identity", [g.conv(t, cin, cout, 1, pads=[0, 0, 0, 0])], out_names=[name])
+        outs.append(_vi(name, F32, ["N", cout] + shape))
+
+    def c(arr, dtype, prefix):
+        return g.const(np.array(arr, dtype), prefix)
+
+    head(g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 96, 64, "max3", [12, 10])
+    head(g.op("AveragePool", [a], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 96, 32, "avg3s2", [6, 5])
+    head(g.op("AveragePool", [a], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1,
+              count_include_pad=1), 96, 32, "avg2ceil", ["P", "Q"])  # 6 x 5: ORT and v4f skip windows starting in the padding; onnx's shape inference says 7 x 6
+    m1 = g.op("MaxPool", [a], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
+    m2 = g.op("MaxPool", [m1], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
+    md = g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[2, 2, 2, 2], dilations=[2, 2])
+    head(g.op("Concat", [a, m1, m2, md], axis=1), 384, 64, "spp", [12, 10])
+    head(g.op("Pad", [a, c([0, 0, 1, 2, 0, 0, 2, 1], np.int64, "pads"), c(0.5, np.float32, "pv")], mode="constant"),
+         96, 32, "pad_const", [15, 13])
+    head(g.op("Pad", [a, c([0, 0, 1, 1, 0, 0, 1, 1], np.int64, "pads")], mode="reflect"), 96, 32, "pad_reflect", [14, 12])
+    head(g.op("Pad", [a, c([0, 0, 2, 0, 0, 0, 0, 3], np.int64, "pads")], mode="edge"), 96, 32, "pad_edge", [14, 13])
+    head(g.op("Pad", [a, c([0, 0, -1, 0, 0, 0, 0, -2], np.int64, "pads")], mode="constant"), 96, 32, "pad_crop",
+         [11, 8])
+    empty = c(np.zeros([0], np.float32), np.float32, "roi")
+    head(g.op("Resize", [a, empty, c([1, 1, 2, 2], np.float32, "sc")], mode="nearest"), 96, 32, "up_nearest", [24, 20])
+    head(g.op("Resize", [a, empty, c([1, 1, 1.5, 2], np.float32, "sc")], mode="linear"), 96, 32, "up_linear", [18, 20])
+    head(g.op("Resize", [a, "", "", c([7, 13], np.int64, "sz")], mode="linear", axes=[2, 3],
+              coordinate_transformation_mode="align_corners"), 96, 32, "sized", [7, 13])
+    # A pool result added to its own input (one group through the map).
+    head(g.op("Add", [g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), a]), 96, 32,
+         "pool_add", [12, 10])
+    b = g.op("Relu", [g.conv("x", 64, 100, 1, pads=[0, 0, 0, 0])])
+    head(g.op("MaxPool", [b], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 100, 64, "max100", [12, 10])
+    head(g.op("AveragePool", [b], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 100, 64, "avg100",
+         [12, 10])
+    m = g.model("channels_last_followers", [_vi("x", F32, ["N", 64, 12, 10])], outs, opset=18)
+    rng = np.random.default_rng(157)
+    sets = [{"x": _randn(rng, [n, 64, 12, 10])} for n in (2, 1)]
+    return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     gens: Dict[str, Callable[[], Case]] = {}
     # /multi_isa: one artifact with SSE, AVX2 and AVX-512 plans; the runtime
@@ -616,6 +670,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["channel_scaled_convs" + suffix] = lambda f=flags: make_channel_scaled_convs(f)
         gens["pointwise_rows" + suffix] = lambda f=flags: make_pointwise_rows(f)
         gens["channels_last" + suffix] = lambda f=flags: make_channels_last(f)
+        gens["channels_last_followers" + suffix] = lambda f=flags: make_channels_last_followers(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)

@@ -77,6 +77,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("maxpool_3x3s2",     0.0,   0.0),    # a max selects an input: exact
     ("channel_scaled_convs", 1e-5, 1e-5), # K <= 96 sums of O(1) terms; (W s) x rounds differently from W (s x)   # K up to 1152 sums, each of 16 transformed products (F(2x2, 3x3))
     ("pointwise_rows",    1e-4,  1e-4),   # K up to 300 sums of O(1) terms
+    ("channels_last_followers", 1e-5, 1e-5),  # K <= 384 sums of O(1) terms (pools, pads, resizes exact or few taps)
     ("channels_last",     1e-5,  1e-5),   # K <= 432 sums of O(1) terms
     ("softmax_rows",      1e-5,  1e-6),   # probabilities in [0, 1]
     ("fused_attention",   1e-4,  1e-5),

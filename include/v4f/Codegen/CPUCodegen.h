@@ -99,6 +99,13 @@ bool canReadChannelsLast(ConvOp conv, GemmTilingAttr tiling);
 /// W of a 4-D float tensor (GlobalAveragePool), whose result has the same
 /// memory order in either layout.
 bool meanReadsChannelsLast(mlir::Operation *op);
+/// Whether `op` stores its result in the layout of its data operand
+/// (operand 0), channels-first or channels-last alike, so a channels-last
+/// group extends through it: a float 2-D max or average pool (channels in
+/// lanes, PoolKernels.cpp), a pad of a 4-D float tensor (ShapeValueKernels.cpp)
+/// and a gather along H or W with 1-D indices of a 4-D float tensor (the
+/// per-axis gathers Resize decomposes into, ElementwiseKernels.cpp).
+bool followsDataLayout(mlir::Operation *op);
 
 /// Whether `conv` can take Winograd F(m x m, 3x3) (v4f.conv_algorithm =
 /// "winograd_2x2", "winograd_4x4" or "winograd_4x4_direct_weights",

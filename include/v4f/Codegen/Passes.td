@@ -54,25 +54,33 @@ def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
     `v4f.tiling` (v4f-select-cpu-strategy, then v4f-apply-tuning if any).
     Considers the results of CPU dispatch regions in a function's body that
     are a `v4f.conv` or a `v4f.concat` of channels (axis 1; the region's only
-    op) or an elementwise map (every op fusible elementwise, one kernel; a
-    4-D float result). A result may be
+    op), an elementwise map (every op fusible elementwise, one kernel; a
+    4-D float result), or an op that stores its result in its data
+    operand's layout (`followsDataLayout`, the region's only op: a 2-D
+    float `v4f.max_pool` / `v4f.avg_pool`, a `v4f.pad` of a 4-D float
+    tensor, a `v4f.gather` along axis 2 or 3 with 1-D indices, as Resize
+    imports). A result may be
     stored channels-last (physically N, H, W, C) when its writer is such a
     conv that can compute output channels in vector lanes
     (`channelLanesEligible`, no other `v4f.conv_algorithm`, not an expanding
     1x1 conv over at least two of the pixels-in-lanes kernel's column
-    blocks), an elementwise map or a concat, and every use is: the input of such a
+    blocks), an elementwise map, a concat or a follower, and every use is:
+    the input of such a
     conv that pads nothing (one computing pixels in lanes only with K >= 4
     x lanes), the `residual` of a writer conv, an operand of an elementwise
-    writer of the same shape or of a writer concat, or a `v4f.reduce_mean`
+    writer of the same shape, of a writer concat, or the data operand of a
+    follower, or a `v4f.reduce_mean`
     over axes [2, 3] of a 4-D float tensor. A residual and its conv's
-    result, an elementwise map's result and its same-shape operands, and a
-    concat's result and its operands share a group (one layout); such an
+    result, an elementwise map's result and its same-shape operands, a
+    concat's result and its operands, and a follower's result and its data
+    operand share a group (one layout); such an
     operand that no writer produces (a graph input, a constant) keeps its
     group channels-first, and so does
-    any other use (pooling, Winograd, depthwise, a function result, control
+    any other use (Winograd, depthwise, a function result, control
     flow): no reorders are inserted. Groups without a conv are left alone.
     Output: the writers of each channels-last group get `v4f.layout =
-    "nhwc"` (an elementwise region's last op); its convs and the convs
+    "nhwc"` (an elementwise region's last op; a follower reads and stores
+    that layout); its convs and the convs
     reading its results that computed pixels in lanes get
     `v4f.conv_algorithm = "channel_lanes"` and `channelLanesTiling`. The
     module gets `v4f.layouts`, a one-line summary (tensors channels-last,

@@ -22,11 +22,14 @@
 // they computed pixels in lanes), unpadded for the readers (the A operand is
 // read in place at each pixel's window origin), elementwise maps (which then
 // iterate in the stored order, ElementwiseKernels.cpp) and
-// GlobalAveragePool, and concats of channels. A conv's residual must share
+// GlobalAveragePool, concats of channels, and the ops that store their
+// result in their data operand's layout (followsDataLayout): 2-D max and
+// average pools, pads of 4-D tensors, gathers along H or W (Resize's
+// per-axis gathers). A conv's residual must share
 // its result's layout, which ties a residual network's trunk of one stage
 // into one group, and so must an elementwise map's operands of its result's
-// shape and a concat's operands. Anything else
-// reading the tensor (Winograd, depthwise, pooling, the graph's outputs,
+// shape, a concat's operands, and a pool's, pad's or gather's data operand.
+// Anything else reading the tensor (Winograd, depthwise, the graph's outputs,
 // control flow) keeps the group channels-first: no reorder dispatches are
 // inserted, so the count of reorders left is zero by construction and the
 // price of a border is only that the group stays channels-first.
@@ -34,11 +37,12 @@
 // Not every conv gains: an expanding 1x1 conv over large planes runs faster
 // computing pixels in lanes (prefersPixelLanes), and switching a reader whose
 // output stays channels-first costs it the transposing store (switchable).
-// A max pool that read channels-last (channels in lanes, 9 masked loads or a
-// load per distinct input pixel per 16 outputs, transposed stores) ran
-// ResNet-50's stem pool in 244-450 us against the pixels-in-lanes stride-2
-// kernel's 134-247, more than the stem conv saved (70-100 us): pools stay
-// borders.
+// A max pool that read channels-last and stored channels-first (9 masked
+// loads or a load per distinct input pixel per 16 outputs, transposed
+// stores) ran ResNet-50's stem pool in 244-450 us against the
+// pixels-in-lanes stride-2 kernel's 134-247, more than the stem conv saved
+// (70-100 us): a pool, pad or gather stores what it reads, never
+// converting, so it joins its input's group (whose readers then decide).
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
@@ -73,14 +77,17 @@ Operation *writerOf(DispatchOp region) {
   auto type = llvm::dyn_cast<RankedTensorType>(last->getResult(0).getType());
   if (!type || type.getRank() != 4 || !type.getElementType().isF32()) return nullptr;
   if (auto concat = llvm::dyn_cast<ConcatOp>(last)) return single && concat.getAxis() == 1 ? last : nullptr;
+  if (followsDataLayout(last)) return single ? last : nullptr;
   return llvm::all_of(ops, [](Operation &op) { return isFusibleElementwise(&op); }) ? last : nullptr;
 }
 
-/// Whether `writer` (an elementwise map or a concat) stores its result in
-/// the layout of its operand `operand`: every operand of a concat, the
-/// operands of an elementwise map's result shape (a broadcast operand is
-/// read either way).
+/// Whether `writer` (an elementwise map, a concat, a pool, pad or spatial
+/// gather) stores its result in the layout of its operand `operand`: every
+/// operand of a concat, the data operand of a pool, pad or gather (not its
+/// pads or indices), the operands of an elementwise map's result shape (a
+/// broadcast operand is read either way).
 bool followsOperand(Operation *writer, Value operand, Value result) {
+  if (followsDataLayout(writer)) return operand == writer->getOperand(0);
   return llvm::isa<ConcatOp>(writer) || operand.getType() == result.getType();
 }
 
@@ -196,7 +203,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
                                                                      std::to_string(switched) +
                                                                      " convs switched to channels in lanes), " +
                                                                      std::to_string(kept) +
-                                                                     " conv, elementwise and concat outputs channels-first, 0 reorders"));
+                                                                     " conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"));
   }
 
   /// Whether a reader computing pixels in lanes may be switched to channels

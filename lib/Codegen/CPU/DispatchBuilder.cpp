@@ -284,12 +284,18 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
 
 /// Channels-last tensors (v4f-assign-cpu-layouts) reach only the kernels
 /// that read them as such: convs (emitConv checks the algorithm), the mean
-/// over H and W, elementwise maps (which iterate in the stored order) and
-/// concats of channels (emitConcat checks the axis); only convs,
-/// elementwise maps and concats store them. Anything else is a pass bug,
-/// reported instead of computing with misread elements.
+/// over H and W, elementwise maps (which iterate in the stored order),
+/// concats of channels (emitConcat checks the axis) and the pools, pads and
+/// spatial gathers that store what they read (followsDataLayout); only
+/// convs, elementwise maps, concats and those store them. Anything else is
+/// a pass bug, reported instead of computing with misread elements.
 static LogicalResult checkLayouts(Operation *op, ArrayRef<TensorInfo> operands) {
   bool reads = llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
+  if (followsDataLayout(op)) {
+    if (operands[0].channelsLast != storesChannelsLast(op))
+      return op->emitOpError("stores its result in another layout than it reads its data in, which its kernel cannot");
+    return success();
+  }
   if (reads && !isa<ConvOp, ConcatOp>(op) && !meanReadsChannelsLast(op) && !isFusibleElementwise(op))
     return op->emitOpError("reads a channels-last tensor, which its kernel cannot");
   if (storesChannelsLast(op) && !isa<ConvOp, ConcatOp>(op) && !isFusibleElementwise(op))

@@ -662,9 +662,19 @@ LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   int64_t axis = gather.getAxis();
   auto &sp = ctx.shapes;
   const TensorInfo &data = operands[0], &ids = operands[1];
-  Reg outer = sp.product(data.dims, 0, axis);
-  Reg axisDim = data.dims[axis];
-  Reg inner = sp.product(data.dims, axis + 1, data.dims.size());
+  // A channels-last 4-D data tensor (followsDataLayout: axis H or W, 1-D
+  // indices, the result channels-last too) is gathered in its stored order
+  // N, H, W, C, where H and W are axes 1 and 2.
+  std::vector<Reg> dims = data.dims;
+  if (data.channelsLast) {
+    if (dims.size() != 4 || ids.dims.size() != 1 || (axis != 2 && axis != 3) || !result.channelsLast)
+      return op->emitOpError("gathers a channels-last tensor other than along H or W with 1-D indices");
+    dims = {data.dims[0], data.dims[2], data.dims[3], data.dims[1]};
+    axis -= 1;
+  }
+  Reg outer = sp.product(dims, 0, axis);
+  Reg axisDim = dims[axis];
+  Reg inner = sp.product(dims, axis + 1, dims.size());
   Reg count = sp.product(ids.dims, 0, ids.dims.size());
   Reg rows = sp.mul(outer, count);
   auto [groups, rowsPerGroup] = ctx.splitRows(rows, inner);

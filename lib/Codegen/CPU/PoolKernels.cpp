@@ -121,6 +121,70 @@ LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const Tensor
   return success();
 }
 
+/// A float 2-D max or average pool of a channels-last tensor into a
+/// channels-last result (v4f-assign-cpu-layouts; followsDataLayout): per
+/// output pixel and chunk of L channels, the max or sum over the window of
+/// one vector load per window element (the C floats of an input pixel are
+/// adjacent), skipped where the element falls in the padding; the average
+/// divides by the elements counted (inside the input, or inside the padded
+/// input with count_include_pad). The window's bounds are scalars per
+/// pixel, so only the channel tail (C not a multiple of L) is masked.
+LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const TensorInfo &X, const TensorInfo &result,
+                                   bool isMax, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> d,
+                                   ArrayRef<int64_t> p, bool includePad, int64_t L) {
+  auto &sp = ctx.shapes;
+  Reg pixels = sp.mul(result.dims[0], sp.mul(result.dims[2], result.dims[3]));
+  auto [groups, pixelsPerGroup] = ctx.splitRows(pixels, sp.mul(X.dims[1], sp.constant(k[0] * k[1])));
+  std::string name = dispatchName(op);
+  auto kb = ctx.newKernel(name);
+  OpBuilder &b = kb->b;
+  Location loc = kb->loc;
+  Type vt = kb->vec(L);
+  Value C = kb->dim(X.dims[1]), H = kb->dim(X.dims[2]), W = kb->dim(X.dims[3]);
+  Value OH = kb->dim(result.dims[2]), OW = kb->dim(result.dims[3]);
+  Value In = kb->binding(1), Out = kb->binding(0);
+  Value init = kb->cf(isMax ? -INFINITY : 0.f, vt);
+  Value one = kb->cf(1.f), zero = kb->cf(0.f);
+  std::optional<int64_t> constC = kb->constDim(X.dims[1]);
+  bool ragged = !constC || *constC % L != 0;
+  auto [begin, end] = kb->workgroupRange(kb->dim(pixels), kb->dim(pixelsPerGroup));
+  kb->forLoop(begin, end, kb->c(1), [&](Value pix) {
+    Value ox = kb->rem(pix, OW), rest = kb->div(pix, OW);
+    Value oy = kb->rem(rest, OH), img = kb->div(rest, OH);
+    Value y0 = kb->sub(kb->mul(oy, kb->c(s[0])), kb->c(p[0]));
+    Value x0 = kb->sub(kb->mul(ox, kb->c(s[1])), kb->c(p[1]));
+    Value imgBase = kb->mul(img, kb->mul(H, kb->mul(W, C)));
+    Value dst = kb->mul(pix, C);
+    kb->forLoop(kb->c(0), C, kb->c(L), [&](Value c0) {
+      Value mask = ragged ? kb->laneMask(kb->sub(C, c0), L) : Value();
+      auto out = kb->forLoop(kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{init, zero},
+                             [&](Value i, ValueRange a1) -> SmallVector<Value> {
+        Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
+        Value yOk = inRange(*kb, y, kb->c(0), H);
+        Value yPad = inRange(*kb, y, kb->c(-p[0]), kb->add(H, kb->c(p[2])));
+        Value rowBase = kb->add(imgBase, kb->mul(kb->select(yOk, y, kb->c(0)), kb->mul(W, C)));
+        return kb->forLoop(kb->c(0), kb->c(k[1]), kb->c(1), a1, [&](Value j, ValueRange a2) -> SmallVector<Value> {
+          Value x = kb->add(x0, kb->mul(j, kb->c(d[1])));
+          Value ok = andi(*kb, yOk, inRange(*kb, x, kb->c(0), W));
+          Value at = kb->add(rowBase, kb->add(kb->mul(kb->select(ok, x, kb->c(0)), C), c0));
+          Value v = ragged ? kb->maskedLoad(vt, In, at, mask) : kb->load(vt, In, at);
+          Value acc = isMax ? (Value)b.create<arith::MaximumFOp>(loc, a2[0], v) : addf(*kb, a2[0], v);
+          acc = b.create<arith::SelectOp>(loc, ok, acc, a2[0]);
+          Value counted = includePad ? andi(*kb, yPad, inRange(*kb, x, kb->c(-p[1]), kb->add(W, kb->c(p[3])))) : ok;
+          return {acc, addf(*kb, a2[1], b.create<arith::SelectOp>(loc, counted, one, zero))};
+        });
+      });
+      Value v = out[0];
+      if (!isMax) v = divf(*kb, v, kb->splat(b.create<arith::MaximumFOp>(loc, out[1], one), L));
+      if (ragged) kb->maskedStore(v, Out, kb->add(dst, c0), mask);
+      else kb->store(v, Out, kb->add(dst, c0));
+    });
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
+  return success();
+}
+
 } // namespace
 
 LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
@@ -137,6 +201,12 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   }
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0];
+  if (X.channelsLast) { // followsDataLayout; checkLayouts saw the result channels-last too
+    auto module = op->getParentOfType<ModuleOp>();
+    auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
+    int64_t lanes = target && target.getVectorBits() >= 512 ? 16 : 8;
+    return emitPoolChannelsLast(ctx, op, X, result, isMax, k, s, d, p, includePad, lanes);
+  }
   if (isMax && X.elementType.isF32() && k.size() == 2 && k[0] == 3 && k[1] == 3 && s[0] == 2 && s[1] == 2 &&
       d[0] == 1 && d[1] == 1 && p[0] <= 1 && p[1] <= 1) {
     auto module = op->getParentOfType<ModuleOp>();

@@ -156,6 +156,22 @@ bool meanReadsChannelsLast(Operation *op) {
   return x && x.getRank() == 4 && x.getElementType().isF32() && axes.size() == 2 && axes[0] == 2 && axes[1] == 3;
 }
 
+bool followsDataLayout(Operation *op) {
+  if (op->getNumOperands() == 0 || op->getNumResults() != 1) return false;
+  auto x = llvm::dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto y = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!x || !y || x.getRank() != 4 || y.getRank() != 4 || !x.getElementType().isF32() || !y.getElementType().isF32())
+    return false;
+  if (auto pool = llvm::dyn_cast<MaxPoolOp>(op)) return pool.getKernelShape().size() == 2;
+  if (auto pool = llvm::dyn_cast<AvgPoolOp>(op)) return pool.getKernelShape().size() == 2;
+  if (llvm::isa<PadOp>(op)) return true;
+  if (auto gather = llvm::dyn_cast<GatherOp>(op)) {
+    auto ids = llvm::dyn_cast<RankedTensorType>(gather->getOperand(1).getType());
+    return ids && ids.getRank() == 1 && (gather.getAxis() == 2 || gather.getAxis() == 3);
+  }
+  return false;
+}
+
 /// Relative cost of packing B for pixels in lanes, times the output channels
 /// (see isChannelLanesConv).
 constexpr double kPackingCostPerOutputChannel = 12.0;

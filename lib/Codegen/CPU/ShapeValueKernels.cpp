@@ -149,11 +149,16 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   auto kb = ctx.newKernel(dispatchName(op));
   auto [begin, end] = kb->workgroupRange(kb->dim(count), kb->dim(perGroup));
   std::vector<Value> inDims(rank), outDims(rank), strides(rank), padBegin(rank);
+  // Channels-last (v4f-assign-cpu-layouts; input and result alike,
+  // checkLayouts): the same walk over the stored order N, H, W, C.
+  std::vector<size_t> order(rank);
+  for (size_t d = 0; d < rank; ++d) order[d] = d;
+  if (X.channelsLast) order = {0, 2, 3, 1};
   Value running = kb->c(1);
   for (size_t d = rank; d-- > 0;) {
-    inDims[d] = kb->dim(X.dims[d]);
-    outDims[d] = kb->dim(result.dims[d]);
-    padBegin[d] = kb->dim(amounts->first[d]);
+    inDims[d] = kb->dim(X.dims[order[d]]);
+    outDims[d] = kb->dim(result.dims[order[d]]);
+    padBegin[d] = kb->dim(amounts->first[order[d]]);
     strides[d] = running;
     running = kb->mul(running, inDims[d]);
   }

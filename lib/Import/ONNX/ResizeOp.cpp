@@ -19,6 +19,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -273,8 +275,17 @@ LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r)
   if (useScales) {
     Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0), c.input(2),
                                             c.b.getDenseI64ArrayAttr(axes));
+    // Constant scales of static dims: the output size floor(I * scale) is
+    // known now (as v4f.scaled_sizes computes it, in double), so the
+    // resized tensor's type is static (exported detectors' and FPNs'
+    // Resize(scales = [1, 1, 2, 2])) and the kernels after it see its plane.
+    auto constScales = c.constantInput(2);
+    std::optional<SmallVector<float>> scaleValues;
+    if (constScales) scaleValues = llvm::to_vector(constScales->getValues<float>());
     for (int64_t i = 0; i < n; ++i) {
-      outSize[i] = element(c, sizes, i);
+      int64_t I = in.getDimSize(axes[i]);
+      double O = scaleValues && I != kDyn ? std::floor(double((*scaleValues)[i]) * double(I)) : -1;
+      outSize[i] = O >= 0 && O < double(int64_t(1) << 40) ? constI64(c, {1}, {int64_t(O)}) : element(c, sizes, i);
       scale[i] = element(c, c.input(2), i);
     }
   } else {
@@ -405,6 +416,7 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
     sumIns.push_back(asColumn(*outside));
   }
   bool nearest = a.mode == "nearest";
+  if (nearest && !tfCrop) return sumIns[0]; // the gather is the result: no copy
   auto y = buildElementwise(c, sumIns, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
     Value acc;
     size_t pairs = nearest ? 0 : size_t(taps_);

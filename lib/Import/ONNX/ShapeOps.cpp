@@ -510,7 +510,27 @@ LogicalResult importPad(NodeContext &c) {
   Value axes = c.hasInput(3) ? c.input(3) : Value();
   int64_t n = axes ? c.inputType(3).getDimSize(0) : in.getRank();
   if (pt.getDimSize(0) != 2 * n) return c.fail("pads must have 2 entries per padded axis");
+  // Constant pads (and axes) give the padded axes static sizes where the
+  // input's are (exported models' Pad: a later conv then sees its channels
+  // and plane); a negative size is left to the run-time check.
   SmallVector<int64_t> shape(in.getRank(), kDyn);
+  auto pads = c.constantInts(1);
+  std::optional<std::vector<int64_t>> axisList;
+  if (axes) axisList = c.constantInts(3);
+  if (pads && (!axes || axisList)) {
+    std::vector<int64_t> which(n);
+    for (int64_t i = 0; i < n; ++i) which[i] = axes ? (*axisList)[i] : i;
+    SmallVector<int64_t> added(in.getRank(), 0);
+    SmallVector<bool> seen(in.getRank(), false);
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; ++i) {
+      int64_t ax = which[i] < 0 ? which[i] + in.getRank() : which[i];
+      if (ax < 0 || ax >= in.getRank() || seen[ax]) ok = false; // left to the run-time checks
+      else seen[ax] = true, added[ax] = (*pads)[i] + (*pads)[i + n];
+    }
+    for (int64_t d = 0; ok && d < in.getRank(); ++d)
+      if (!in.isDynamicDim(d) && in.getDimSize(d) + added[d] >= 0) shape[d] = in.getDimSize(d) + added[d];
+  }
   auto type = RankedTensorType::get(shape, in.getElementType());
   c.setOutput(0, c.b.create<PadOp>(c.loc, type, c.input(0), c.input(1), value, axes, c.b.getStringAttr(mode)));
   return success();

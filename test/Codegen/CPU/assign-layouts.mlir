@@ -9,7 +9,7 @@
 // Both writers store channels-last and compute channels in lanes with the
 // target's base tiling (not the pixels-in-lanes 1x1 blocks, nb = 1024).
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
@@ -18,7 +18,7 @@
 // CHECK-NOT: v4f.layout
 // CHECK: v4f.conv %2, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.reduce_mean %3
-// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
+// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // V3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8,
 
 // Kernels: the first writer stores rows (none of the shuffles that
@@ -52,9 +52,10 @@ func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
 // pixels in lanes, but %r, read only as the input of %t1, goes
 // channels-last. A strided 1x1 reader and an unpadded dilated 3x3 reader
 // (not Winograd's) read %s channels-last (in place, through the offset
-// table); a max pool cannot read %u so.
+// table). A max pool stores what it reads (followsDataLayout), so it joins
+// %u's group, and its result is a function result: %u stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 5 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 6 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -97,7 +98,7 @@ func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
 // faster as pixels in lanes with its row tiles across the columns
 // (worthIt), so the group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: v4f.layout
 // CHECK: return
@@ -122,7 +123,7 @@ func.func @main(%x: tensor<1x64x56x56xf32>, %y: tensor<1x64x56x56xf32>) -> tenso
 // graph input of the same shape cannot store that input channels-last, so
 // %u's group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -161,7 +162,7 @@ func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x512x14x14xf32>) -> (te
 // with a graph input among its operands stays channels-first, and so do
 // the conv results it joins.
 
-// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 3 conv, elementwise and concat outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 3 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
 // CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
@@ -183,4 +184,64 @@ func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x256x14x14xf32>) -> (te
        : (tensor<1x128x14x14xf32>, tensor<256x128x1x1xf32>) -> tensor<1x256x14x14xf32>
   %e = v4f.concat %d, %y {axis = 1 : i64} : (tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>) -> tensor<1x512x14x14xf32>
   return %r, %e : tensor<1x128x14x14xf32>, tensor<1x512x14x14xf32>
+}
+
+// -----
+
+// Groups through the ops that store what they read: a max pool, an average
+// pool, a pad and a gather along H (a Resize's) of %a each store
+// channels-last, read by 1x1 convs switched to channels in lanes; all five
+// tensors are one group. A gather along C (axis 1) is no follower: %b stays
+// channels-first, and so does the pool of %c whose result is a function
+// result.
+
+// CHECK: module attributes {v4f.layouts = "5 tensors channels-last in 1 groups (5 convs switched to channels in lanes), 7 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.max_pool %0 {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.conv %1, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.avg_pool %0 {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.conv %3, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.pad %0, {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.conv %5, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.gather %0, {{.*}}axis = 2 : i64, v4f.layout = "nhwc"
+// CHECK: v4f.conv %7, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+// CHECK: v4f.conv %arg0, {{.*}}v4f.tiling
+// CHECK-NOT: v4f.layout
+// CHECK: v4f.gather %9, {{.*}}axis = 1 : i64}
+// CHECK-NOT: v4f.layout
+// CHECK: v4f.max_pool %11 {{.*}}strides = array<i64: 2, 2>}
+// CHECK: return
+func.func @main(%x: tensor<1x64x12x10xf32>)
+    -> (tensor<1x64x12x10xf32>, tensor<1x64x6x5xf32>, tensor<1x64x14x12xf32>, tensor<1x64x24x10xf32>,
+        tensor<1x4x12x10xf32>, tensor<1x96x6x5xf32>) {
+  %w1 = arith.constant dense<0.01> : tensor<96x64x1x1xf32>
+  %w2 = arith.constant dense<0.02> : tensor<64x96x1x1xf32>
+  %pads = arith.constant dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
+  %rows = arith.constant dense<[0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11]> : tensor<24xi64>
+  %chans = arith.constant dense<[0, 5, 17, 95]> : tensor<4xi64>
+  %a = v4f.conv %x, %w1 {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x12x10xf32>, tensor<96x64x1x1xf32>) -> tensor<1x96x12x10xf32>
+  %p = v4f.max_pool %a {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x12x10xf32>) -> tensor<1x96x12x10xf32>
+  %y1 = v4f.conv %p, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x12x10xf32>, tensor<64x96x1x1xf32>) -> tensor<1x64x12x10xf32>
+  %v = v4f.avg_pool %a {count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+       : (tensor<1x96x12x10xf32>) -> tensor<1x96x6x5xf32>
+  %y2 = v4f.conv %v, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x6x5xf32>, tensor<64x96x1x1xf32>) -> tensor<1x64x6x5xf32>
+  %q = v4f.pad %a, %pads {mode = "constant"} : (tensor<1x96x12x10xf32>, tensor<8xi64>) -> tensor<1x96x14x12xf32>
+  %y3 = v4f.conv %q, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x14x12xf32>, tensor<64x96x1x1xf32>) -> tensor<1x64x14x12xf32>
+  %g = v4f.gather %a, %rows {axis = 2 : i64} : (tensor<1x96x12x10xf32>, tensor<24xi64>) -> tensor<1x96x24x10xf32>
+  %y4 = v4f.conv %g, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x96x24x10xf32>, tensor<64x96x1x1xf32>) -> tensor<1x64x24x10xf32>
+  %b = v4f.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x12x10xf32>, tensor<96x64x1x1xf32>) -> tensor<1x96x12x10xf32>
+  %h = v4f.gather %b, %chans {axis = 1 : i64} : (tensor<1x96x12x10xf32>, tensor<4xi64>) -> tensor<1x4x12x10xf32>
+  %c = v4f.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x12x10xf32>, tensor<96x64x1x1xf32>) -> tensor<1x96x12x10xf32>
+  %cp = v4f.max_pool %c {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+       : (tensor<1x96x12x10xf32>) -> tensor<1x96x6x5xf32>
+  return %y1, %y2, %y3, %y4, %h, %cp : tensor<1x64x12x10xf32>, tensor<1x64x6x5xf32>, tensor<1x64x14x12xf32>, tensor<1x64x24x10xf32>, tensor<1x4x12x10xf32>, tensor<1x96x6x5xf32>
 }
