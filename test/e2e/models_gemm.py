@@ -600,8 +600,8 @@ def make_channels_last(flags=()) -> Case:
 def make_channels_last_followers(flags=()) -> Case:
     """Channels-last groups through the ops that store what they read
     (followsDataLayout): max and average pools (3x3 stride 1 and 2, 2x2
-    with ceil_mode and count_include_pad, 5x5 chained as in SPP, a dilated
-    3x3), pads (constant with a value, reflect, edge, a negative crop),
+    with ceil_mode, 3x3 stride 2 with ceil_mode and count_include_pad, 5x5
+    chained as in SPP, a dilated 3x3), pads (constant with a value, reflect, edge, a negative crop),
     Resize by constant scales (nearest 2x, linear 1.5 x 2) and by static
     sizes along H and W only: each becomes a gather along H or W, and the
     nearest one no copy after it. Every branch ends in a 1x1 conv reading
@@ -621,8 +621,12 @@ def make_channels_last_followers(flags=()) -> Case:
 
     head(g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 96, 64, "max3", [12, 10])
     head(g.op("AveragePool", [a], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 96, 32, "avg3s2", [6, 5])
-    head(g.op("AveragePool", [a], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1,
-              count_include_pad=1), 96, 32, "avg2ceil", ["P", "Q"])  # 6 x 5: ORT and v4f skip windows starting in the padding; onnx's shape inference says 7 x 6
+    head(g.op("AveragePool", [a], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1), 96, 32,
+         "avg2ceil", ["P", "Q"])  # 6 x 5: ORT and v4f skip windows starting in the padding; onnx's shape inference says 7 x 6
+    # count_include_pad: the last row and column of windows reach past the
+    # padded input (ceil_mode), whose elements are not counted.
+    head(g.op("AveragePool", [a], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+              count_include_pad=1), 96, 32, "avg3pad", [7, 6])
     m1 = g.op("MaxPool", [a], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
     m2 = g.op("MaxPool", [m1], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
     md = g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[2, 2, 2, 2], dilations=[2, 2])
