@@ -11,6 +11,7 @@ written to disk: the suite generates the models into its work dir at run time.
   gemm(n)                 MatMul [n,n] x constant [n,n]
   gemv(k, n)              MatMul [1,k] x constant [k,n] (batch-1 decoding)
   conv3x3(c, hw)          Conv c->c, 3x3, pad 1, on [1,c,hw,hw], constant weights
+  yolo_neck()             YOLOv5-style SPPF + upsampling FPN step (pools, Resize, concats)
 """
 
 from __future__ import annotations
@@ -190,3 +191,31 @@ def conv3x3(c: int = 256, hw: int = 28) -> Case:
     g.op("Conv", ["x", w], out_names=["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
     m = g.model(f"conv3x3_{c}", [_vi("x", [1, c, hw, hw])], [_vi("y", [1, c, hw, hw])])
     return Case(m, [{"x": _randn(257, [1, c, hw, hw])}])
+
+
+def yolo_neck(c: int = 512, hw: int = 20) -> Case:
+    """The neck of a YOLOv5-style detector at 640 x 640 (stride 32): SPPF (a 1x1
+    conv c -> c/2, three chained 5x5 stride-1 max pools, a concat of the four,
+    a 1x1 conv 2c -> c), a 1x1 conv c -> c/2, a nearest 2x Resize by constant
+    scales, a concat with the stride-16 lateral (a 1x1 conv of the second
+    input) and a 1x1 conv c -> c/2; SiLU after every conv but the last."""
+    g = GraphBuilder(seed=520)
+    h = c // 2
+
+    def conv_silu(x, cin, cout, act=True):
+        y = g.conv(x, cin, cout, 1, pads=[0, 0, 0, 0])
+        return g.op("Mul", [y, g.op("Sigmoid", [y])]) if act else y
+
+    a = conv_silu("x", c, h)
+    m1 = g.op("MaxPool", [a], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
+    m2 = g.op("MaxPool", [m1], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
+    m3 = g.op("MaxPool", [m2], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])
+    sppf = conv_silu(g.op("Concat", [a, m1, m2, m3], axis=1), 4 * h, c)
+    top = conv_silu(sppf, c, h)
+    up = g.op("Resize", [top, "", g.const(np.array([1, 1, 2, 2], np.float32), "scales")], mode="nearest")
+    lateral = conv_silu("lat", h, h)
+    out = conv_silu(g.op("Concat", [up, lateral], axis=1), 2 * h, h, act=False)
+    g.op("Identity", [out], out_names=["y"])
+    m = g.model("yolo_neck", [_vi("x", [1, c, hw, hw]), _vi("lat", [1, h, 2 * hw, 2 * hw])],
+                [_vi("y", [1, h, 2 * hw, 2 * hw])])
+    return Case(m, [{"x": _randn(521, [1, c, hw, hw]), "lat": _randn(522, [1, h, 2 * hw, 2 * hw])}])

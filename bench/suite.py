@@ -100,6 +100,9 @@ SPECS: Dict[str, Spec] = {s.name: s for s in [
          _from_case("bert_base_s128", lambda: bench_models.bert_base(128))),
     Spec("bert_base_s16", "BERT-base encoder as above, sequence 16",
          _from_case("bert_base_s16", lambda: bench_models.bert_base(16))),
+    Spec("yolo_neck", "YOLOv5-style neck at stride 32 / 16: SPPF (three chained 5x5 max pools), nearest 2x "
+         "Resize by constant scales, concats, 1x1 convs with SiLU; 512 x 20 x 20 and 256 x 40 x 40 inputs "
+         "(bench/bench_models.py)", _from_case("yolo_neck", bench_models.yolo_neck)),
     Spec("tiny_chain100", "100 elementwise ops (Add/Mul/Relu/Sigmoid) in a chain on [1,64]: "
          "per-dispatch overhead", _from_case("tiny_chain100", lambda: bench_models.tiny_chain(100)), ops=100),
     Spec("gemm1024", "MatMul [1024,1024] x constant [1024,1024]",

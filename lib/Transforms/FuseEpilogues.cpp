@@ -155,6 +155,38 @@ struct FuseActivation : OpRewritePattern<ActOp> {
   }
 };
 
+/// SiLU (swish) as exporters write it, mul(x, sigmoid(x)) (either operand
+/// order), where x is a conv or matmul result with no activation used by
+/// just those two ops: the producer's "silu" epilogue, x / (1 + exp(-x)) —
+/// YOLOv5/v8's and EfficientNet's activation, one pass over the tensor
+/// instead of two dispatches after the producer.
+struct FuseSiLU : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul, PatternRewriter &rewriter) const override {
+    for (int side = 0; side < 2; ++side) {
+      Value x = side == 0 ? mul.getLhs() : mul.getRhs();
+      auto sig = (side == 0 ? mul.getRhs() : mul.getLhs()).getDefiningOp<SigmoidOp>();
+      if (!sig || sig.getInput() != x || !sig->hasOneUse() || x.getType() != mul.getType()) continue;
+      if (!llvm::all_of(x.getUsers(), [&](Operation *u) { return u == mul || u == sig; })) continue;
+      Operation *replacement = nullptr;
+      if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none") {
+        replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), "silu", 0, 0);
+      } else if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none") {
+        replacement = rewriter.create<MatMulOp>(rewriter.getFusedLoc({mm.getLoc(), mul.getLoc()}), mm.getType(),
+                                                mm.getLhs(), mm.getRhs(), mm.getBias(), rewriter.getStringAttr("silu"),
+                                                rewriter.getF32FloatAttr(0), rewriter.getF32FloatAttr(0));
+      }
+      if (!replacement) continue;
+      Operation *producer = x.getDefiningOp();
+      rewriter.replaceOp(mul, replacement->getResults());
+      rewriter.eraseOp(sig);
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// The float32 value of a one-element constant.
 std::optional<float> scalarValue(Value v) {
   DenseFPElementsAttr attr;
@@ -329,7 +361,7 @@ void v4f::populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   patterns.add<FuseActivation<TanhOp>>(ctx, "tanh");
   patterns.add<FuseActivation<HardSigmoidOp>>(ctx, "hard_sigmoid");
   patterns.add<FuseActivation<HardSwishOp>>(ctx, "hard_swish");
-  patterns.add<FuseGelu>(ctx);
+  patterns.add<FuseGelu, FuseSiLU>(ctx);
 }
 
 std::unique_ptr<Pass> v4f::createFuseEpiloguesPass() {

@@ -193,3 +193,35 @@ func.func @not_gelu(%a: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, t
   %z = v4f.mul %q, %half : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
   return %y, %z, %m2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// SiLU as exporters write it (YOLOv5/v8, EfficientNet), x * sigmoid(x) in
+// either operand order, becomes the producer's "silu" epilogue; not when
+// the producer's result has another user.
+// CHECK-LABEL: func @silu
+// CHECK: %[[C:.*]] = v4f.conv %{{.*}}, %{{.*}} bias(%{{.*}}) {activation = "silu"
+// CHECK: %[[M:.*]] = v4f.matmul %{{.*}}, %{{.*}} {activation = "silu"}
+// CHECK: %[[K:.*]] = v4f.conv %{{.*}}, %{{.*}} {dilations
+// CHECK: %[[S:.*]] = v4f.sigmoid %[[K]]
+// CHECK: %[[P:.*]] = v4f.mul %[[K]], %[[S]]
+// CHECK: return %[[C]], %[[M]], %[[P]], %[[K]]
+func.func @silu(%x: tensor<1x2x4x4xf32>, %a: tensor<3x4xf32>)
+    -> (tensor<1x2x4x4xf32>, tensor<3x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w = arith.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = arith.constant dense<[[[0.5]], [[-0.5]]]> : tensor<2x1x1xf32>
+  %c = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = v4f.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = v4f.sigmoid %1 : tensor<1x2x4x4xf32>
+  %3 = v4f.mul %1, %2 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %wm = arith.constant dense<1.0> : tensor<4x2xf32>
+  %m = v4f.matmul %a, %wm : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %4 = v4f.sigmoid %m : tensor<3x2xf32>
+  %5 = v4f.mul %4, %m : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %k = v4f.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+       : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %6 = v4f.sigmoid %k : tensor<1x2x4x4xf32>
+  %7 = v4f.mul %k, %6 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %3, %5, %7, %k : tensor<1x2x4x4xf32>, tensor<3x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

@@ -538,11 +538,20 @@ def make_gelu_epilogue(flags=()) -> Case:
     inner = g.op("Add", [t, g.op("Mul", [c(0.044715, "c1"), g.op("Pow", [t, c(3.0, "three")])])])
     th = g.op("Tanh", [g.op("Mul", [c(0.7978845608, "c2"), inner])])
     g.op("Mul", [g.op("Mul", [half, t]), g.op("Add", [one, th])], out_names=["mm_gelu_tanh"])
+    # SiLU, x * sigmoid(x) (the "silu" epilogue): after a conv, a depthwise
+    # conv (EfficientNet) and a matmul with bias (operands swapped).
+    cs = g.conv("img", 3, 6, 3)
+    g.op("Mul", [cs, g.op("Sigmoid", [cs])], out_names=["conv_silu"])
+    ds = g.conv("img", 3, 3, 3, group=3)
+    g.op("Mul", [ds, g.op("Sigmoid", [ds])], out_names=["dw_silu"])
+    ms = g.op("Add", [g.op("MatMul", ["x", g.randn([37, 23], 0.3)]), g.randn([23], 0.5)])
+    g.op("Mul", [g.op("Sigmoid", [ms]), ms], out_names=["mm_silu"])
     m = g.model("gelu_epilogue", [_vi("x", F32, ["N", 37]), _vi("img", F32, [1, 3, 9, 11])],
                 [_vi("mm_gelu", F32, ["N", 70]), _vi("conv_gelu", F32, [1, 5, 9, 11]), _vi("shared", F32, ["N", 9]),
                  _vi("shared_gelu", F32, ["N", 9]), _vi("plain_gelu", F32, ["N", 37]),
                  _vi("onnx_gelu", F32, ["N", 21]), _vi("onnx_gelu_tanh", F32, ["N", 11]),
-                 _vi("mm_gelu_tanh", F32, ["N", 19])], opset=20)
+                 _vi("mm_gelu_tanh", F32, ["N", 19]), _vi("conv_silu", F32, [1, 6, 9, 11]),
+                 _vi("dw_silu", F32, [1, 3, 9, 11]), _vi("mm_silu", F32, ["N", 23])], opset=20)
     rng = np.random.default_rng(147)
     sets = [{"x": _randn(rng, [n, 37], 1.5), "img": _randn(rng, [1, 3, 9, 11])} for n in (1, 13)]
     return Case(m, sets, note="N = 1, 13", compile_flags=list(flags))

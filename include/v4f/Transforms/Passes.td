@@ -47,8 +47,11 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
     Output: `v4f.add` of a per-channel constant into a conv (or of an `[N]`
     constant into a matmul) becomes the op's `bias`; a following `v4f.add`
     of a same-shaped tensor becomes the conv's `residual`; a following
-    `v4f.relu`, `v4f.leaky_relu`, `v4f.clip`, `v4f.sigmoid` or `v4f.tanh`
-    becomes its `activation`. Only single-use intermediates are fused.
+    `v4f.relu`, `v4f.leaky_relu`, `v4f.clip`, `v4f.sigmoid`, `v4f.tanh`,
+    `v4f.hard_sigmoid` or `v4f.hard_swish` becomes its `activation`; so do
+    GELU in the exporters' erf and tanh forms (`gelu`, `gelu_tanh`) and
+    SiLU written as `v4f.mul(x, v4f.sigmoid(x))` (`silu`). Only
+    intermediates used by nothing else are fused.
     Preserves: results up to float rounding.
   }];
   let constructor = "v4f::createFuseEpiloguesPass()";

@@ -338,6 +338,11 @@ Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, fl
     Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, v));
     return b.create<arith::DivFOp>(loc, kb.cf(1.f, t), b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
   }
+  if (act == "silu") { // v * sigmoid(v), rounded as the unfused mul(x, sigmoid(x))
+    Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, v));
+    Value sig = b.create<arith::DivFOp>(loc, kb.cf(1.f, t), b.create<arith::AddFOp>(loc, kb.cf(1.f, t), e));
+    return b.create<arith::MulFOp>(loc, v, sig);
+  }
   if (act == "tanh") return b.create<math::TanhOp>(loc, v);
   // min(max(alpha * v + beta, 0), 1), and v times that with alpha 1/6, beta 1/2.
   auto hardSigmoid = [&](float a, float c) -> Value {

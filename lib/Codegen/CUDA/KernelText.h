@@ -125,6 +125,7 @@ inline std::string activation(StringRef act, const std::string &v, float alpha, 
   if (act == "clip") return "v4f_minimumf(v4f_maximumf(" + v + ", " + lit(alpha) + "), " + lit(beta) + ")";
   if (act == "sigmoid") return "(1.f / (1.f + expf(-" + v + ")))";
   if (act == "tanh") return "tanhf(" + v + ")";
+  if (act == "silu") return "(" + v + " * (1.f / (1.f + expf(-" + v + "))))";
   auto hardSigmoid = [&](float a, float c) {
     return "v4f_minimumf(v4f_maximumf(" + v + " * " + lit(a) + " + " + lit(c) + ", 0.f), 1.f)";
   };

@@ -107,7 +107,7 @@ static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides,
 static bool isKnownActivation(StringRef act) {
   return act == "none" || act == "relu" || act == "leaky_relu" ||
          act == "clip" || act == "sigmoid" || act == "tanh" || act == "hard_sigmoid" ||
-         act == "hard_swish" || act == "gelu" || act == "gelu_tanh";
+         act == "hard_swish" || act == "silu" || act == "gelu" || act == "gelu_tanh";
 }
 
 /// NCHW conv result type of `input` by an OIHW `weight`.
