@@ -528,8 +528,13 @@ LogicalResult importPad(NodeContext &c) {
       if (ax < 0 || ax >= in.getRank() || seen[ax]) ok = false; // left to the run-time checks
       else seen[ax] = true, added[ax] = (*pads)[i] + (*pads)[i + n];
     }
-    for (int64_t d = 0; ok && d < in.getRank(); ++d)
-      if (!in.isDynamicDim(d) && in.getDimSize(d) + added[d] >= 0) shape[d] = in.getDimSize(d) + added[d];
+    for (int64_t d = 0; ok && d < in.getRank(); ++d) {
+      if (in.isDynamicDim(d)) continue;
+      if (in.getDimSize(d) + added[d] < 0)
+        return c.fail("pads make axis " + std::to_string(d) + " negative (" + std::to_string(in.getDimSize(d)) +
+                      " + " + std::to_string(added[d]) + ")");
+      shape[d] = in.getDimSize(d) + added[d];
+    }
   }
   auto type = RankedTensorType::get(shape, in.getElementType());
   c.setOutput(0, c.b.create<PadOp>(c.loc, type, c.input(0), c.input(1), value, axes, c.b.getStringAttr(mode)));
