@@ -43,7 +43,9 @@ LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const Tensor
   Value iota2 = kb->iota(2 * L);
   SmallVector<int64_t> even(L), odd(L);
   for (int64_t l = 0; l < L; ++l) even[l] = 2 * l, odd[l] = 2 * l + 1;
-  auto maxOf = [&](Value x, Value y) -> Value { return b.create<arith::MaximumFOp>(loc, x, y); };
+  // nsz: max(-0, +0) may be either zero (NaNs still propagate); without it
+  // LLVM orders the zeros with a sign test and two blends per max.
+  auto maxOf = [&](Value x, Value y) -> Value { return b.create<arith::MaximumFOp>(loc, x, y, arith::FastMathFlags::nsz); };
   auto [begin, end] = kb->workgroupRange(kb->dim(planes), kb->dim(rowsPerGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value plane) {
     Value src = kb->mul(plane, kb->mul(H, W));
@@ -154,7 +156,7 @@ LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const Te
   // Vectors per group: up to 8 accumulators (AVX2 has 16 registers).
   int64_t G = 1;
   if (!ragged)
-    for (int64_t g : {8, 4, 2})
+    for (int64_t g : {16, 8, 4, 2})
       if ((*constC / L) % g == 0) {
         G = g;
         break;
@@ -204,7 +206,9 @@ LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const Te
           SmallVector<Value> next;
           for (int64_t g = 0; g < G; ++g) {
             Value v = ragged ? kb->maskedLoad(vt, In, at, mask) : kb->load(vt, In, kb->add(at, kb->c(g * L)));
-            next.push_back(isMax ? (Value)b.create<arith::MaximumFOp>(loc, a2[g], v) : addf(*kb, a2[g], v));
+            // nsz as in emitMaxPool3x3s2: a max is vmaxps + a NaN check.
+            next.push_back(isMax ? (Value)b.create<arith::MaximumFOp>(loc, a2[g], v, arith::FastMathFlags::nsz)
+                                 : addf(*kb, a2[g], v));
           }
           return next;
         });
@@ -290,7 +294,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                      : kb->cf(isMax ? -INFINITY : 0.f, vt);
   auto maxOf = [&](Value x, Value y) -> Value {
     if (int8) return b.create<arith::MaxSIOp>(loc, x, y);
-    return b.create<arith::MaximumFOp>(loc, x, y);
+    return b.create<arith::MaximumFOp>(loc, x, y, arith::FastMathFlags::nsz); // see emitMaxPool3x3s2
   };
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(L));
