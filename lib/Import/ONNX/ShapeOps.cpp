@@ -525,15 +525,20 @@ LogicalResult importPad(NodeContext &c) {
     bool ok = true;
     for (int64_t i = 0; i < n && ok; ++i) {
       int64_t ax = which[i] < 0 ? which[i] + in.getRank() : which[i];
-      if (ax < 0 || ax >= in.getRank() || seen[ax]) ok = false; // left to the run-time checks
-      else seen[ax] = true, added[ax] = (*pads)[i] + (*pads)[i + n];
+      if (ax < 0 || ax >= in.getRank() || seen[ax] ||
+          __builtin_add_overflow((*pads)[i], (*pads)[i + n], &added[ax]))
+        ok = false; // left to the run-time checks
+      else
+        seen[ax] = true;
     }
     for (int64_t d = 0; ok && d < in.getRank(); ++d) {
-      if (in.isDynamicDim(d)) continue;
-      if (in.getDimSize(d) + added[d] < 0)
+      int64_t size = 0;
+      if (in.isDynamicDim(d) || __builtin_add_overflow(in.getDimSize(d), added[d], &size)) continue;
+      if (size < 0)
         return c.fail("pads make axis " + std::to_string(d) + " negative (" + std::to_string(in.getDimSize(d)) +
                       " + " + std::to_string(added[d]) + ")");
-      shape[d] = in.getDimSize(d) + added[d];
+      // Past 2^40 elements along an axis the run-time checks say why.
+      if (size < (int64_t(1) << 40)) shape[d] = size;
     }
   }
   auto type = RankedTensorType::get(shape, in.getElementType());
