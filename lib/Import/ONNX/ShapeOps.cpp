@@ -512,7 +512,8 @@ LogicalResult importPad(NodeContext &c) {
   if (pt.getDimSize(0) != 2 * n) return c.fail("pads must have 2 entries per padded axis");
   // Constant pads (and axes) give the padded axes static sizes where the
   // input's are (exported models' Pad: a later conv then sees its channels
-  // and plane); a negative size is left to the run-time check.
+  // and plane); a negative size is refused here, naming the node. Repeated
+  // axes and sums that overflow are left to the run-time checks.
   SmallVector<int64_t> shape(in.getRank(), kDyn);
   auto pads = c.constantInts(1);
   std::optional<std::vector<int64_t>> axisList;
