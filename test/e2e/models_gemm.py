@@ -613,7 +613,8 @@ def make_channels_last_followers(flags=()) -> Case:
     chained as in SPP, a dilated 3x3), pads (constant with a value, reflect, edge, a negative crop),
     Resize by constant scales (nearest 2x, linear 1.5 x 2) and by static
     sizes along H and W only: each becomes a gather along H or W, and the
-    nearest one no copy after it. Every branch ends in a 1x1 conv reading
+    nearest one no copy after it; a split of channels (YOLOv8's C2f).
+    Every branch ends in a 1x1 conv reading
     the channels-last result. A 100-channel branch is channels-last only
     where 100 channels fill whole vectors of the target's conv (SSE's 4
     lanes; its pool then masks the last chunk of 8). Batch 2 and 1."""
@@ -654,6 +655,13 @@ def make_channels_last_followers(flags=()) -> Case:
     # A pool result added to its own input (one group through the map).
     head(g.op("Add", [g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), a]), 96, 32,
          "pool_add", [12, 10])
+    # YOLOv8's C2f: a conv's channels split in two (96 = 32 + 64), a conv
+    # on the second part, the parts and its result concatenated, a conv.
+    # (A 1x1 reader with K < 4 x 16 would keep the group channels-first on
+    # AVX-512: readers computing pixels in lanes switch only from K = 64.)
+    h0, h1 = g.op("Split", [a, g.const(np.array([32, 64], np.int64), "split")], n_out=2, axis=1)
+    hb = g.op("Relu", [g.conv(h1, 64, 64, 1, pads=[0, 0, 0, 0])])
+    head(g.op("Concat", [h0, h1, hb], axis=1), 160, 32, "c2f", [12, 10])
     b = g.op("Relu", [g.conv("x", 64, 100, 1, pads=[0, 0, 0, 0])])
     head(g.op("MaxPool", [b], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 100, 64, "max100", [12, 10])
     head(g.op("AveragePool", [b], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]), 100, 64, "avg100",

@@ -106,6 +106,11 @@ bool meanReadsChannelsLast(mlir::Operation *op);
 /// and a gather along H or W with 1-D indices of a 4-D float tensor (the
 /// per-axis gathers Resize decomposes into, ElementwiseKernels.cpp).
 bool followsDataLayout(mlir::Operation *op);
+/// Whether `op` is a v4f.split of a 4-D float tensor along its channels
+/// (axis 1), whose parts may be stored channels-last when its input is
+/// (each part's pixels keep their C_k adjacent channels; DispatchBuilder.cpp
+/// emitSplit): YOLOv8's C2f blocks split a conv's channels in two.
+bool splitsChannels(mlir::Operation *op);
 
 /// Whether `conv` can take Winograd F(m x m, 3x3) (v4f.conv_algorithm =
 /// "winograd_2x2", "winograd_4x4" or "winograd_4x4_direct_weights",

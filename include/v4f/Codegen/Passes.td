@@ -59,7 +59,8 @@ def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
     operand's layout (`followsDataLayout`, the region's only op: a 2-D
     float `v4f.max_pool` / `v4f.avg_pool`, a `v4f.pad` of a 4-D float
     tensor, a `v4f.gather` along axis 2 or 3 with 1-D indices, as Resize
-    imports). A result may be
+    imports), or a `v4f.split` of a 4-D float tensor along axis 1 (the
+    region's only op, returning every part; `splitsChannels`). A result may be
     stored channels-last (physically N, H, W, C) when its writer is such a
     conv that can compute output channels in vector lanes
     (`channelLanesEligible`, no other `v4f.conv_algorithm`, not an expanding
@@ -72,8 +73,8 @@ def AssignCPULayouts : Pass<"v4f-assign-cpu-layouts", "mlir::ModuleOp"> {
     follower, or a `v4f.reduce_mean`
     over axes [2, 3] of a 4-D float tensor. A residual and its conv's
     result, an elementwise map's result and its same-shape operands, a
-    concat's result and its operands, and a follower's result and its data
-    operand share a group (one layout); such an
+    concat's result and its operands, a follower's result and its data
+    operand, and a split's parts and its input share a group (one layout); such an
     operand that no writer produces (a graph input, a constant) keeps its
     group channels-first, and so does
     any other use (Winograd, depthwise, a function result, control

@@ -25,10 +25,12 @@
 // GlobalAveragePool, concats of channels, and the ops that store their
 // result in their data operand's layout (followsDataLayout): 2-D max and
 // average pools, pads of 4-D tensors, gathers along H or W (Resize's
-// per-axis gathers). A conv's residual must share
+// per-axis gathers) — and splits of channels (splitsChannels, a region of
+// several results: YOLOv8's C2f). A conv's residual must share
 // its result's layout, which ties a residual network's trunk of one stage
 // into one group, and so must an elementwise map's operands of its result's
-// shape, a concat's operands, and a pool's, pad's or gather's data operand.
+// shape, a concat's operands, a pool's, pad's, gather's or split's data
+// operand.
 // Anything else reading the tensor (Winograd, depthwise, the graph's outputs,
 // control flow) keeps the group channels-first: no reorder dispatches are
 // inserted, so the count of reorders left is zero by construction and the
@@ -68,9 +70,14 @@ namespace {
 /// null.
 Operation *writerOf(DispatchOp region) {
   auto ops = region.getBodyOps();
-  if (ops.empty() || region->getNumResults() != 1) return nullptr;
+  if (ops.empty()) return nullptr;
   Operation *last = &*std::prev(ops.end());
   auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
+  // A split of channels: the region's only op, returning every part in order.
+  if (splitsChannels(last) && std::next(ops.begin()) == ops.end() &&
+      llvm::equal(ret.getValues(), last->getResults()))
+    return last;
+  if (region->getNumResults() != 1) return nullptr;
   if (ret.getValues().size() != 1 || ret.getValues()[0] != last->getResult(0)) return nullptr;
   bool single = std::next(ops.begin()) == ops.end();
   if (single && llvm::isa<ConvOp>(last)) return last;
@@ -87,7 +94,7 @@ Operation *writerOf(DispatchOp region) {
 /// pads or indices), the operands of an elementwise map's result shape (a
 /// broadcast operand is read either way).
 bool followsOperand(Operation *writer, Value operand, Value result) {
-  if (followsDataLayout(writer)) return operand == writer->getOperand(0);
+  if (followsDataLayout(writer) || splitsChannels(writer)) return operand == writer->getOperand(0);
   return llvm::isa<ConcatOp>(writer) || operand.getType() == result.getType();
 }
 
@@ -120,7 +127,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       for (Operation &op : func.getBody().front())
         if (auto region = llvm::dyn_cast<DispatchOp>(op); region && !isPlacedOnCuda(region))
           if (Operation *writer = writerOf(region)) {
-            index[region->getResult(0)] = writers.size();
+            for (Value result : region->getResults()) index[result] = writers.size();
             writers.push_back(writer);
           }
       llvm::EquivalenceClasses<unsigned> tied;
@@ -128,7 +135,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
       SmallVector<SmallVector<ConvOp>> readers(writers.size());
       for (auto [i, writer] : llvm::enumerate(writers)) {
         tied.insert(unsigned(i));
-        Value result = writer->getParentOp()->getResult(0);
+        Value result = writer->getParentOp()->getResult(0); // a split's first part
         if (auto conv = llvm::dyn_cast<ConvOp>(writer)) {
           if (!tilingOf(conv) || !canWriteChannelsLast(conv, tilingOf(conv)) || prefersPixelLanes(conv))
             capable[i] = false;
@@ -146,29 +153,31 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
               else tied.unionSets(unsigned(i), it->second);
             }
         }
-        for (OpOperand &use : result.getUses()) {
-          Operation *owner = use.getOwner();
-          Operation *user = soleOpOfRegion(owner);
-          auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
-          // The writer the use's region is, if any (GPU regions are none).
-          auto userRegion = llvm::dyn_cast_or_null<DispatchOp>(owner->getParentOp());
-          auto userWriter = userRegion ? index.find(userRegion->getResult(0)) : index.end();
-          bool ok = false;
-          if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
-              tilingOf(reader)) {
-            ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
-            readers[i].push_back(reader);
-          } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
-                     userWriter != index.end()) {
-            ok = true;
-            tied.unionSets(unsigned(i), userWriter->second);
-          } else if (user && meanReadsChannelsLast(user)) {
-            ok = true;
-          } else if (userWriter != index.end() && !llvm::isa<ConvOp>(writers[userWriter->second]) &&
-                     followsOperand(writers[userWriter->second], use.get(), userRegion->getResult(0))) {
-            ok = true; // an elementwise map of the same shape or a concat: tied above
+        for (Value part : writer->getParentOp()->getResults()) {
+          for (OpOperand &use : part.getUses()) {
+            Operation *owner = use.getOwner();
+            Operation *user = soleOpOfRegion(owner);
+            auto reader = llvm::dyn_cast_or_null<ConvOp>(user);
+            // The writer the use's region is, if any (GPU regions are none).
+            auto userRegion = llvm::dyn_cast_or_null<DispatchOp>(owner->getParentOp());
+            auto userWriter = userRegion ? index.find(userRegion->getResult(0)) : index.end();
+            bool ok = false;
+            if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
+                tilingOf(reader)) {
+              ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
+              readers[i].push_back(reader);
+            } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
+                       userWriter != index.end()) {
+              ok = true;
+              tied.unionSets(unsigned(i), userWriter->second);
+            } else if (user && meanReadsChannelsLast(user)) {
+              ok = true;
+            } else if (userWriter != index.end() && !llvm::isa<ConvOp>(writers[userWriter->second]) &&
+                       followsOperand(writers[userWriter->second], use.get(), userRegion->getResult(0))) {
+              ok = true; // an elementwise map of the same shape or a concat: tied above
+            }
+            if (!ok) capable[i] = false;
           }
-          if (!ok) capable[i] = false;
         }
       }
       for (auto it = tied.begin(); it != tied.end(); ++it) {
@@ -176,7 +185,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
         SmallVector<unsigned> members(tied.member_begin(it), tied.member_end());
         if (!llvm::all_of(members, [&](unsigned m) { return capable[m]; }) ||
             llvm::none_of(members, [&](unsigned m) { return llvm::isa<ConvOp>(writers[m]); })) {
-          kept += int64_t(members.size());
+          for (unsigned m : members) kept += int64_t(writers[m]->getNumResults());
           continue;
         }
         ++groups;
@@ -193,7 +202,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
         for (unsigned m : members) {
           if (auto conv = llvm::dyn_cast<ConvOp>(writers[m])) toChannelLanes(conv);
           writers[m]->setAttr(kLayoutAttr, b.getStringAttr(kChannelsLast));
-          ++tensors;
+          tensors += int64_t(writers[m]->getNumResults());
           for (ConvOp reader : readers[m]) toChannelLanes(reader);
         }
       }
@@ -203,7 +212,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
                                                                      std::to_string(switched) +
                                                                      " convs switched to channels in lanes), " +
                                                                      std::to_string(kept) +
-                                                                     " conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"));
+                                                                     " conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"));
   }
 
   /// Whether a reader computing pixels in lanes may be switched to channels

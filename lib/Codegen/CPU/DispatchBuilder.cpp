@@ -146,11 +146,22 @@ LogicalResult PlanBuilder::emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) 
   } else {
     for (int64_t s : op.getSizes()) sizes.push_back(sp().constant(s));
   }
+  // Channels-last (splitsChannels; checkLayouts saw the parts marked too):
+  // each part is copied in the stored order N, H, W, C_k from the input's
+  // pixel rows of C floats, at the part's channel offset.
+  const bool channelsLast = X.channelsLast;
+  if (channelsLast && (axis != 1 || X.dims.size() != 4))
+    return op.emitOpError("splits a channels-last tensor other than along its channels");
   std::vector<Reg> strides(X.dims.size());
   Reg natural = sp().constant(1);
   for (size_t d = X.dims.size(); d-- > 0;) {
     strides[d] = natural;
     natural = sp().mul(natural, X.dims[d]);
+  }
+  std::vector<Reg> storedStrides;
+  if (channelsLast) {
+    Reg C = X.dims[1], W = X.dims[3];
+    storedStrides = {sp().mul(sp().mul(X.dims[2], W), C), sp().mul(W, C), C, sp().constant(1)};
   }
   Reg offset = sp().constant(0);
   for (auto [k, r] : llvm::enumerate(op.getParts())) {
@@ -158,10 +169,17 @@ LogicalResult PlanBuilder::emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) 
     part.dims = X.dims;
     part.dims[axis] = sizes[k];
     part.elementType = X.elementType;
+    part.channelsLast = channelsLast;
     part.buffer = ctx.newTransient(bytesOf(part));
     infos[r] = part;
-    emitStridedCopy(ctx, "split part " + std::to_string(k), X, part, strides, sp().mul(offset, strides[axis]),
-                    /*broadcastSource=*/false);
+    std::string name = "split part " + std::to_string(k);
+    if (channelsLast) {
+      TensorInfo stored = part;
+      stored.dims = {part.dims[0], part.dims[2], part.dims[3], part.dims[1]};
+      emitStridedCopy(ctx, name, X, stored, storedStrides, offset, /*broadcastSource=*/false);
+    } else {
+      emitStridedCopy(ctx, name, X, part, strides, sp().mul(offset, strides[axis]), /*broadcastSource=*/false);
+    }
     offset = sp().add(offset, sizes[k]);
   }
   return success();
@@ -285,13 +303,14 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
 /// Channels-last tensors (v4f-assign-cpu-layouts) reach only the kernels
 /// that read them as such: convs (emitConv checks the algorithm), the mean
 /// over H and W, elementwise maps (which iterate in the stored order),
-/// concats of channels (emitConcat checks the axis) and the pools, pads and
-/// spatial gathers that store what they read (followsDataLayout); only
-/// convs, elementwise maps, concats and those store them. Anything else is
+/// concats of channels (emitConcat checks the axis), the pools, pads and
+/// spatial gathers that store what they read (followsDataLayout) and splits
+/// of channels (splitsChannels); only convs, elementwise maps, concats and
+/// those store them. Anything else is
 /// a pass bug, reported instead of computing with misread elements.
 static LogicalResult checkLayouts(Operation *op, ArrayRef<TensorInfo> operands) {
   bool reads = llvm::any_of(operands, [](const TensorInfo &t) { return t.channelsLast; });
-  if (followsDataLayout(op)) {
+  if (followsDataLayout(op) || splitsChannels(op)) {
     if (operands[0].channelsLast != storesChannelsLast(op))
       return op->emitOpError("stores its result in another layout than it reads its data in, which its kernel cannot");
     return success();

@@ -172,6 +172,13 @@ bool followsDataLayout(Operation *op) {
   return false;
 }
 
+bool splitsChannels(Operation *op) {
+  auto split = llvm::dyn_cast<SplitOp>(op);
+  if (!split || split.getAxis() != 1) return false;
+  auto x = llvm::dyn_cast<RankedTensorType>(split.getInput().getType());
+  return x && x.getRank() == 4 && x.getElementType().isF32();
+}
+
 /// Relative cost of packing B for pixels in lanes, times the output channels
 /// (see isChannelLanesConv).
 constexpr double kPackingCostPerOutputChannel = 12.0;

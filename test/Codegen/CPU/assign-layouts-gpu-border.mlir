@@ -4,7 +4,7 @@
 // by a conv on the GPU, stays channels-first (and nothing on the GPU is
 // marked), while %t2, read only by a CPU conv, goes channels-last.
 
-// CHECK: module attributes {v4f.layouts = "1 tensors channels-last in 1 groups (2 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "1 tensors channels-last in 1 groups (2 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
 // CHECK: v4f.dispatch -> tensor<1x128x28x28xf32> attributes {v4f.placement = "cuda"}

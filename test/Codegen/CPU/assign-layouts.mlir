@@ -9,7 +9,7 @@
 // Both writers store channels-last and compute channels in lanes with the
 // target's base tiling (not the pixels-in-lanes 1x1 blocks, nb = 1024).
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 8, nr = 32, lanes = 16, mb = 64, nb = 256, kc = 192>
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
@@ -18,7 +18,7 @@
 // CHECK-NOT: v4f.layout
 // CHECK: v4f.conv %2, {{.*}}residual(%0) {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.reduce_mean %3
-// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// V3: module attributes {v4f.layouts = "2 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // V3: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc", v4f.tiling = #v4f.gemm_tiling<mr = 6, nr = 16, lanes = 8,
 
 // Kernels: the first writer stores rows (none of the shuffles that
@@ -55,7 +55,7 @@ func.func @main(%x: tensor<1x128x28x28xf32>) -> tensor<1x512x1x1xf32> {
 // table). A max pool stores what it reads (followsDataLayout), so it joins
 // %u's group, and its result is a function result: %u stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 6 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "2 tensors channels-last in 2 groups (3 convs switched to channels in lanes), 6 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}strides = array<i64: 1, 1>, v4f.tiling
 // CHECK: v4f.conv %0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -98,7 +98,7 @@ func.func @main(%x: tensor<1x128x28x28xf32>, %y: tensor<1x64x14x14xf32>)
 // faster as pixels in lanes with its row tiles across the columns
 // (worthIt), so the group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "0 tensors channels-last in 0 groups (0 convs switched to channels in lanes), 2 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: v4f.layout
 // CHECK: return
@@ -123,7 +123,7 @@ func.func @main(%x: tensor<1x64x56x56xf32>, %y: tensor<1x64x56x56xf32>) -> tenso
 // graph input of the same shape cannot store that input channels-last, so
 // %u's group stays channels-first.
 
-// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 4 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
 // CHECK: v4f.conv %arg0, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
@@ -162,7 +162,7 @@ func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x512x14x14xf32>) -> (te
 // with a graph input among its operands stays channels-first, and so do
 // the conv results it joins.
 
-// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 3 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "3 tensors channels-last in 1 groups (0 convs switched to channels in lanes), 3 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
 // CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
@@ -195,7 +195,7 @@ func.func @main(%x: tensor<1x128x14x14xf32>, %y: tensor<1x256x14x14xf32>) -> (te
 // channels-first, and so does the pool of %c whose result is a function
 // result.
 
-// CHECK: module attributes {v4f.layouts = "5 tensors channels-last in 1 groups (5 convs switched to channels in lanes), 7 conv, elementwise, concat, pool, pad and gather outputs channels-first, 0 reorders"
+// CHECK: module attributes {v4f.layouts = "5 tensors channels-last in 1 groups (5 convs switched to channels in lanes), 7 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
 // CHECK: v4f.max_pool %0 {{.*}}v4f.layout = "nhwc"
@@ -244,4 +244,32 @@ func.func @main(%x: tensor<1x64x12x10xf32>)
   %cp = v4f.max_pool %c {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
        : (tensor<1x96x12x10xf32>) -> tensor<1x96x6x5xf32>
   return %y1, %y2, %y3, %y4, %h, %cp : tensor<1x64x12x10xf32>, tensor<1x64x6x5xf32>, tensor<1x64x14x12xf32>, tensor<1x64x24x10xf32>, tensor<1x4x12x10xf32>, tensor<1x96x6x5xf32>
+}
+
+// -----
+
+// A split of channels (YOLOv8's C2f) stores its parts in its input's
+// layout: %a, both parts, the conv on the second part and the concat of all
+// three are one channels-last group read by a 1x1 conv.
+
+// CHECK: module attributes {v4f.layouts = "5 tensors channels-last in 1 groups (3 convs switched to channels in lanes), 1 conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"
+// CHECK-LABEL: func.func @main
+// CHECK: v4f.conv %arg0, {{.*}}v4f.layout = "nhwc"
+// CHECK: v4f.split %0 {axis = 1 : i64, sizes = array<i64: 32, 64>, v4f.layout = "nhwc"}
+// CHECK: v4f.conv %1#1, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.layout = "nhwc"
+// CHECK: v4f.concat %1#0, %1#1, %2 {axis = 1 : i64, v4f.layout = "nhwc"}
+// CHECK: v4f.conv %3, {{.*}}v4f.conv_algorithm = "channel_lanes", v4f.tiling
+func.func @main(%x: tensor<1x64x12x10xf32>) -> tensor<1x32x12x10xf32> {
+  %w1 = arith.constant dense<0.01> : tensor<96x64x1x1xf32>
+  %w2 = arith.constant dense<0.02> : tensor<64x64x1x1xf32>
+  %w3 = arith.constant dense<0.03> : tensor<32x160x1x1xf32>
+  %a = v4f.conv %x, %w1 {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x12x10xf32>, tensor<96x64x1x1xf32>) -> tensor<1x96x12x10xf32>
+  %s:2 = v4f.split %a {axis = 1 : i64, sizes = array<i64: 32, 64>} : (tensor<1x96x12x10xf32>) -> (tensor<1x32x12x10xf32>, tensor<1x64x12x10xf32>)
+  %b = v4f.conv %s#1, %w2 {activation = "relu", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x64x12x10xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x12x10xf32>
+  %c = v4f.concat %s#0, %s#1, %b {axis = 1 : i64} : (tensor<1x32x12x10xf32>, tensor<1x64x12x10xf32>, tensor<1x64x12x10xf32>) -> tensor<1x160x12x10xf32>
+  %y = v4f.conv %c, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+       : (tensor<1x160x12x10xf32>, tensor<32x160x1x1xf32>) -> tensor<1x32x12x10xf32>
+  return %y : tensor<1x32x12x10xf32>
 }
