@@ -60,6 +60,21 @@ ConvOp rebuildConv(PatternRewriter &rewriter, ConvOp conv, Value bias, Value res
       rewriter.getStringAttr(act), rewriter.getF32FloatAttr(alpha), rewriter.getF32FloatAttr(beta));
 }
 
+/// The producer of `x` — a conv or matmul with no activation yet — rebuilt
+/// with activation `act` (alpha, beta); a matmul takes location `mmLoc`, a
+/// conv keeps its own. Null when x has no such producer (the callers check
+/// x's other users).
+Operation *withActivation(PatternRewriter &rewriter, Value x, StringRef act, float alpha, float beta,
+                          Location mmLoc) {
+  if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none")
+    return rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), act, alpha, beta);
+  if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none")
+    return rewriter.create<MatMulOp>(mmLoc, mm.getType(), mm.getLhs(), mm.getRhs(), mm.getBias(),
+                                     rewriter.getStringAttr(act), rewriter.getF32FloatAttr(alpha),
+                                     rewriter.getF32FloatAttr(beta));
+  return nullptr;
+}
+
 /// add(conv, per-channel constant) -> conv bias; add(conv, tensor) -> residual.
 struct FuseConvAdd : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -135,23 +150,14 @@ struct FuseActivation : OpRewritePattern<ActOp> {
   LogicalResult matchAndRewrite(ActOp act, PatternRewriter &rewriter) const override {
     auto [alpha, beta] = params(act);
     Value input = act.getInput();
-    if (auto conv = input.getDefiningOp<ConvOp>()) {
-      if (!conv->hasOneUse() || conv.getActivation() != "none") return failure();
-      rewriter.replaceOp(act, rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(),
-                                          name, alpha, beta));
-      rewriter.eraseOp(conv);
-      return success();
-    }
-    if (auto mm = input.getDefiningOp<MatMulOp>()) {
-      if (!mm->hasOneUse() || mm.getActivation() != "none") return failure();
-      auto fused = rewriter.create<MatMulOp>(rewriter.getFusedLoc({mm.getLoc(), act.getLoc()}), mm.getType(),
-                                             mm.getLhs(), mm.getRhs(), mm.getBias(), rewriter.getStringAttr(name),
-                                             rewriter.getF32FloatAttr(alpha), rewriter.getF32FloatAttr(beta));
-      rewriter.replaceOp(act, fused.getResult());
-      rewriter.eraseOp(mm);
-      return success();
-    }
-    return failure();
+    Operation *producer = input.getDefiningOp();
+    if (!producer || !input.hasOneUse()) return failure();
+    Operation *fused = withActivation(rewriter, input, name, alpha, beta,
+                                      rewriter.getFusedLoc({producer->getLoc(), act.getLoc()}));
+    if (!fused) return failure();
+    rewriter.replaceOp(act, fused->getResults());
+    rewriter.eraseOp(producer);
+    return success();
   }
 };
 
@@ -168,16 +174,11 @@ struct FuseSiLU : OpRewritePattern<MulOp> {
       auto sig = (side == 0 ? mul.getRhs() : mul.getLhs()).getDefiningOp<SigmoidOp>();
       if (!sig || sig.getInput() != x || !sig->hasOneUse() || x.getType() != mul.getType()) continue;
       if (!llvm::all_of(x.getUsers(), [&](Operation *u) { return u == mul || u == sig; })) continue;
-      Operation *replacement = nullptr;
-      if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none") {
-        replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), "silu", 0, 0);
-      } else if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none") {
-        replacement = rewriter.create<MatMulOp>(rewriter.getFusedLoc({mm.getLoc(), mul.getLoc()}), mm.getType(),
-                                                mm.getLhs(), mm.getRhs(), mm.getBias(), rewriter.getStringAttr("silu"),
-                                                rewriter.getF32FloatAttr(0), rewriter.getF32FloatAttr(0));
-      }
-      if (!replacement) continue;
       Operation *producer = x.getDefiningOp();
+      if (!producer) continue;
+      Operation *replacement =
+          withActivation(rewriter, x, "silu", 0, 0, rewriter.getFusedLoc({producer->getLoc(), mul.getLoc()}));
+      if (!replacement) continue;
       rewriter.replaceOp(mul, replacement->getResults());
       rewriter.eraseOp(sig);
       rewriter.eraseOp(producer);
@@ -321,16 +322,9 @@ struct FuseGelu : OpRewritePattern<MulOp> {
     inside.insert(dead.begin(), dead.end());
     inside.insert(root);
     if (!llvm::all_of(x.getUsers(), [&](Operation *user) { return inside.contains(user); })) return failure();
-    Operation *replacement = nullptr;
-    if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none") {
-      replacement = rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), act, 0, 0);
-    } else if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none") {
-      replacement = rewriter.create<MatMulOp>(mm.getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), mm.getBias(),
-                                              rewriter.getStringAttr(act), rewriter.getF32FloatAttr(0),
-                                              rewriter.getF32FloatAttr(0));
-    }
-    if (!replacement) return failure();
     Operation *producer = x.getDefiningOp();
+    Operation *replacement = producer ? withActivation(rewriter, x, act, 0, 0, producer->getLoc()) : nullptr;
+    if (!replacement) return failure();
     rewriter.replaceOp(root, replacement->getResults());
     // Users before producers: the factors' multiply (three leaves: one), then
     // the term's ops in the order they were matched (each consumes the next).

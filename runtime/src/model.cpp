@@ -46,8 +46,8 @@ void* readRange(void* arg) {
 // at least 16 MiB each, in 2 MiB-aligned ranges): copying from the page
 // cache and faulting in the private pages run in parallel (ResNet-50's
 // 104 MB on 2 vCPUs: 27 -> 16.5 ms). Returns the first range that came up
-// short (its offset in *shortAt), or nullptr.
-const ReadJob* readParallel(int fd, uint8_t* dst, size_t size, ReadJob (&jobs)[8], size_t* shortAt) {
+// short (it stopped at begin + done), or nullptr.
+const ReadJob* readParallel(int fd, uint8_t* dst, size_t size, ReadJob (&jobs)[8]) {
   constexpr size_t kMinShare = size_t(16) << 20, kAlign = size_t(2) << 20;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t workers = size / kMinShare;
@@ -68,10 +68,7 @@ const ReadJob* readParallel(int fd, uint8_t* dst, size_t size, ReadJob (&jobs)[8
     else readRange(&jobs[w]);  // no thread: read it here
   }
   for (size_t w = 0; w < workers; ++w)
-    if (jobs[w].begin + jobs[w].done < jobs[w].end) {
-      *shortAt = jobs[w].begin + jobs[w].done;
-      return &jobs[w];
-    }
+    if (jobs[w].begin + jobs[w].done < jobs[w].end) return &jobs[w];
   return nullptr;
 }
 
@@ -223,13 +220,13 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
     // Transparent huge pages: a 100 MB artifact takes 50 faults, not 25,000.
     madvise(mapping, size, MADV_HUGEPAGE);
     ReadJob jobs[8];
-    size_t shortAt = 0;
-    if (const ReadJob* failed = readParallel(fd, static_cast<uint8_t*>(mapping), size, jobs, &shortAt)) {
+    if (const ReadJob* failed = readParallel(fd, static_cast<uint8_t*>(mapping), size, jobs)) {
       int err = failed->err;
+      size_t at = failed->begin + failed->done;
       close(fd);
       munmap(mapping, size);
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: %s at byte %zu of %zu", path,
-                        err ? strerror(err) : "the file shrank while it was being read", shortAt, size);
+                        err ? strerror(err) : "the file shrank while it was being read", at, size);
     }
     struct stat after;
     if (fstat(fd, &after) != 0 || after.st_size != st.st_size) {

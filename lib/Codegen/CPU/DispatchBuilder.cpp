@@ -152,16 +152,14 @@ LogicalResult PlanBuilder::emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) 
   const bool channelsLast = X.channelsLast;
   if (channelsLast && (axis != 1 || X.dims.size() != 4))
     return op.emitOpError("splits a channels-last tensor other than along its channels");
-  std::vector<Reg> strides(X.dims.size());
+  // Strides of X's stored dims, and where the split axis is among them.
+  const std::vector<Reg> stored = channelsLast ? channelsLastDims(X.dims) : X.dims;
+  const size_t storedAxis = channelsLast ? 3 : size_t(axis);
+  std::vector<Reg> strides(stored.size());
   Reg natural = sp().constant(1);
-  for (size_t d = X.dims.size(); d-- > 0;) {
+  for (size_t d = stored.size(); d-- > 0;) {
     strides[d] = natural;
-    natural = sp().mul(natural, X.dims[d]);
-  }
-  std::vector<Reg> storedStrides;
-  if (channelsLast) {
-    Reg C = X.dims[1], W = X.dims[3];
-    storedStrides = {sp().mul(sp().mul(X.dims[2], W), C), sp().mul(W, C), C, sp().constant(1)};
+    natural = sp().mul(natural, stored[d]);
   }
   Reg offset = sp().constant(0);
   for (auto [k, r] : llvm::enumerate(op.getParts())) {
@@ -172,14 +170,10 @@ LogicalResult PlanBuilder::emitSplit(SplitOp op, ArrayRef<TensorInfo> operands) 
     part.channelsLast = channelsLast;
     part.buffer = ctx.newTransient(bytesOf(part));
     infos[r] = part;
-    std::string name = "split part " + std::to_string(k);
-    if (channelsLast) {
-      TensorInfo stored = part;
-      stored.dims = {part.dims[0], part.dims[2], part.dims[3], part.dims[1]};
-      emitStridedCopy(ctx, name, X, stored, storedStrides, offset, /*broadcastSource=*/false);
-    } else {
-      emitStridedCopy(ctx, name, X, part, strides, sp().mul(offset, strides[axis]), /*broadcastSource=*/false);
-    }
+    TensorInfo partStored = part; // iterated in its stored order
+    if (channelsLast) partStored.dims = channelsLastDims(part.dims);
+    emitStridedCopy(ctx, "split part " + std::to_string(k), X, partStored, strides,
+                    sp().mul(offset, strides[storedAxis]), /*broadcastSource=*/false);
     offset = sp().add(offset, sizes[k]);
   }
   return success();

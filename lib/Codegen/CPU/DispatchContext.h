@@ -29,6 +29,15 @@ struct TensorInfo {
   bool channelsLast = false;
 };
 
+/// Where a channels-last tensor's logical dims N, C, H, W go in storage
+/// order N, H, W, C (storage position i holds logical dim
+/// kChannelsLastOrder[i]).
+inline constexpr size_t kChannelsLastOrder[4] = {0, 2, 3, 1};
+/// 4-D logical dims (N, C, H, W) in channels-last storage order.
+inline std::vector<Reg> channelsLastDims(const std::vector<Reg> &dims) {
+  return {dims[0], dims[2], dims[3], dims[1]};
+}
+
 class DispatchContext {
 public:
   /// Kernels become entry points of `executable` (an index into plan.executables).

@@ -397,7 +397,7 @@ FailureOr<MapLayout> mapLayout(DispatchContext &ctx, Operation *op, ArrayRef<Ten
                            !sameDim(t.dims[2], result.dims[2]) || !sameDim(t.dims[3], result.dims[3])))
       return op->emitOpError("a channels-last operand must have the result's channels and planes (no broadcast)");
   l.permuted = true;
-  l.iterDims = {result.dims[0], result.dims[2], result.dims[3], result.dims[1]};
+  l.iterDims = channelsLastDims(result.dims);
   return l;
 }
 StrideFn layoutStrides(const TensorInfo &t, size_t rank, bool permuted) {
@@ -637,9 +637,7 @@ LogicalResult emitConcat(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
     return op->emitOpError("a channels-last concat must join channels of 4-D tensors");
   // Channels-last, the channels are the innermost dim: each pixel's row of
   // C floats takes every input's C_i channels at its offset.
-  std::vector<Reg> physical = channelsLast ? std::vector<Reg>{result.dims[0], result.dims[2], result.dims[3],
-                                                              result.dims[1]}
-                                           : result.dims;
+  std::vector<Reg> physical = channelsLast ? channelsLastDims(result.dims) : result.dims;
   if (channelsLast) axis = 3;
   Reg outer = sp.product(physical, 0, axis);
   Reg inner = sp.product(physical, axis + 1, physical.size());
@@ -674,7 +672,7 @@ LogicalResult emitGather(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   if (data.channelsLast) {
     if (dims.size() != 4 || ids.dims.size() != 1 || (axis != 2 && axis != 3) || !result.channelsLast)
       return op->emitOpError("gathers a channels-last tensor other than along H or W with 1-D indices");
-    dims = {data.dims[0], data.dims[2], data.dims[3], data.dims[1]};
+    dims = channelsLastDims(data.dims);
     axis -= 1;
   }
   Reg outer = sp.product(dims, 0, axis);

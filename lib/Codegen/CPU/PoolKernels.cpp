@@ -16,6 +16,13 @@ namespace v4f {
 
 namespace {
 
+/// The max of two float vectors for max pooling, with nsz: max(-0, +0) may
+/// be either zero (NaNs still propagate). Without it LLVM orders the zeros
+/// with a sign test and two blends around every vmaxps.
+Value poolMax(KernelBuilder &kb, Value x, Value y) {
+  return kb.b.create<arith::MaximumFOp>(kb.loc, x, y, arith::FastMathFlags::nsz);
+}
+
 /// A float 3x3 stride-2 max pool (no dilation, left and top padding at
 /// most 1): per output row and chunk of L outputs, the column-wise max of
 /// the 3 input rows over the 2L + 2 inputs the chunk reads (two windows of
@@ -43,9 +50,7 @@ LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const Tensor
   Value iota2 = kb->iota(2 * L);
   SmallVector<int64_t> even(L), odd(L);
   for (int64_t l = 0; l < L; ++l) even[l] = 2 * l, odd[l] = 2 * l + 1;
-  // nsz: max(-0, +0) may be either zero (NaNs still propagate); without it
-  // LLVM orders the zeros with a sign test and two blends per max.
-  auto maxOf = [&](Value x, Value y) -> Value { return b.create<arith::MaximumFOp>(loc, x, y, arith::FastMathFlags::nsz); };
+  auto maxOf = [&](Value x, Value y) { return poolMax(*kb, x, y); };
   auto [begin, end] = kb->workgroupRange(kb->dim(planes), kb->dim(rowsPerGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value plane) {
     Value src = kb->mul(plane, kb->mul(H, W));
@@ -209,9 +214,7 @@ LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const Te
           SmallVector<Value> next;
           for (int64_t g = 0; g < G; ++g) {
             Value v = ragged ? kb->maskedLoad(vt, In, at, mask) : kb->load(vt, In, kb->add(at, kb->c(g * L)));
-            // nsz as in emitMaxPool3x3s2: a max is vmaxps + a NaN check.
-            next.push_back(isMax ? (Value)b.create<arith::MaximumFOp>(loc, a2[g], v, arith::FastMathFlags::nsz)
-                                 : addf(*kb, a2[g], v));
+            next.push_back(isMax ? poolMax(*kb, a2[g], v) : addf(*kb, a2[g], v));
           }
           return next;
         });
@@ -244,19 +247,15 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   }
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0];
-  if (X.channelsLast) { // followsDataLayout; checkLayouts saw the result channels-last too
-    auto module = op->getParentOfType<ModuleOp>();
-    auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
-    int64_t lanes = target && target.getVectorBits() >= 512 ? 16 : 8;
+  // The specialized kernels' lanes: 16 with AVX-512, else 8.
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
+  const int64_t lanes = target && target.getVectorBits() >= 512 ? 16 : 8;
+  if (X.channelsLast) // followsDataLayout; checkLayouts saw the result channels-last too
     return emitPoolChannelsLast(ctx, op, X, result, isMax, k, s, d, p, includePad, lanes);
-  }
   if (isMax && X.elementType.isF32() && k.size() == 2 && k[0] == 3 && k[1] == 3 && s[0] == 2 && s[1] == 2 &&
-      d[0] == 1 && d[1] == 1 && p[0] <= 1 && p[1] <= 1) {
-    auto module = op->getParentOfType<ModuleOp>();
-    auto target = module ? module->getAttrOfType<CPUTargetAttr>("v4f.target") : CPUTargetAttr();
-    int64_t lanes = target && target.getVectorBits() >= 512 ? 16 : 8;
+      d[0] == 1 && d[1] == 1 && p[0] <= 1 && p[1] <= 1)
     return emitMaxPool3x3s2(ctx, op, X, result, p[0], p[1], lanes);
-  }
   Reg planes = sp.mul(X.dims[0], X.dims[1]);
   Reg outPlane = sp.mul(result.dims[2], result.dims[3]);
   auto [groups, rowsPerGroup] = ctx.splitRows(planes, sp.mul(outPlane, sp.constant(k[0] * k[1])), 16384);
@@ -297,7 +296,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                      : kb->cf(isMax ? -INFINITY : 0.f, vt);
   auto maxOf = [&](Value x, Value y) -> Value {
     if (int8) return b.create<arith::MaxSIOp>(loc, x, y);
-    return b.create<arith::MaximumFOp>(loc, x, y, arith::FastMathFlags::nsz); // see emitMaxPool3x3s2
+    return poolMax(*kb, x, y);
   };
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(L));

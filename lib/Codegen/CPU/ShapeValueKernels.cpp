@@ -152,8 +152,7 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   // Channels-last (v4f-assign-cpu-layouts; input and result alike,
   // checkLayouts): the same walk over the stored order N, H, W, C.
   std::vector<size_t> order(rank);
-  for (size_t d = 0; d < rank; ++d) order[d] = d;
-  if (X.channelsLast) order = {0, 2, 3, 1};
+  for (size_t d = 0; d < rank; ++d) order[d] = X.channelsLast ? kChannelsLastOrder[d] : d;
   Value running = kb->c(1);
   for (size_t d = rank; d-- > 0;) {
     inDims[d] = kb->dim(X.dims[order[d]]);
