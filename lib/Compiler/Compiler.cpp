@@ -85,6 +85,7 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
   }
   codegen.addNestedPass<mlir::func::FuncOp>(createFuseAttentionRegionsPass());
   codegen.addNestedPass<mlir::func::FuncOp>(createFusePointwiseDepthwisePass());
+  codegen.addNestedPass<mlir::func::FuncOp>(createFuseDepthwisePointwisePass());
   codegen.addNestedPass<mlir::func::FuncOp>(createFuseChannelScalePass());
   codegen.addPass(createSelectCPUStrategy());
   if (!options.tuningDb.empty() || options.tuneCandidate >= 0) {

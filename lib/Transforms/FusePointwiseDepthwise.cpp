@@ -35,46 +35,12 @@ namespace {
 /// Smallest expanded tensor worth fusing.
 constexpr int64_t kMinExpandedBytes = 1 << 20;
 
-bool staticF32(Value v) {
-  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-  return t && t.hasStaticShape() && t.getElementType().isF32() && t.getRank() == 4;
-}
-
-bool constantWeight(ConvOp conv) {
-  auto cst = conv.getWeight().getDefiningOp<arith::ConstantOp>();
-  return cst && llvm::isa<DenseElementsAttr>(cst.getValue());
-}
-
-/// A 1x1, stride-1, unpadded, ungrouped conv with a constant weight and no
-/// residual (bias and activation fused are fine).
-bool isPointwise(ConvOp c) {
-  auto w = c.getWeight().getType().getShape();
-  return staticF32(c.getInput()) && staticF32(c.getResult()) && constantWeight(c) && !c.getResidual() &&
-         c.getGroups() == 1 && w[2] == 1 && w[3] == 1 && llvm::all_of(c.getStrides(), [](int64_t s) { return s == 1; }) &&
-         llvm::all_of(c.getPads(), [](int64_t p) { return p == 0; });
-}
-
-/// A depthwise conv (one input channel per group, multiplier 1) with a
-/// constant weight, kernel at most 7 x 7, strides 1 or 2 no wider than the
-/// (dilated) window, left padding at most 4 (the fused kernel's rows keep
-/// it within the first vector, and SSE's vectors are 4 wide), rows of at
-/// most 4096 (the kernel's scratch holds several rows of 8 channels).
-bool isDepthwise(ConvOp c) {
-  auto w = c.getWeight().getType().getShape();
-  auto x = c.getInput().getType().getShape();
-  auto strides = c.getStrides(), dil = c.getDilations();
-  return staticF32(c.getInput()) && staticF32(c.getResult()) && constantWeight(c) && c.getGroups() == x[1] &&
-         w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 && c.getPads()[1] <= 4 && x[3] <= 4096 &&
-         llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; }) &&
-         (w[2] - 1) * dil[0] + 1 >= strides[0];
-}
-
 /// The pointwise and depthwise regions to merge around `depthwise`.
 std::optional<std::pair<DispatchOp, DispatchOp>> matchPointwiseDepthwise(ConvOp depthwise) {
   DispatchOp dwRegion = soleCpuRegion(depthwise);
   if (!dwRegion || !isDepthwise(depthwise)) return std::nullopt;
   auto pointwise = dyn_cast_or_null<ConvOp>(soleProducer(depthwise.getInput(), dwRegion));
-  if (!pointwise || !isPointwise(pointwise)) return std::nullopt;
+  if (!pointwise || !isPointwise(pointwise, /*allowResidual=*/false)) return std::nullopt;
   auto pwRegion = cast<DispatchOp>(pointwise->getParentOp());
   // Only expansions too large for the caches: smaller ones make their round
   // trip through L2 at little cost, and the fused kernel's narrow rows use

@@ -4,6 +4,7 @@
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 namespace v4f {
@@ -29,6 +30,45 @@ inline mlir::Operation *soleProducer(mlir::Value v, DispatchOp consumer) {
   if (!region || !v.hasOneUse() || region->getBlock() != consumer->getBlock()) return nullptr;
   mlir::Operation *op = &*region.getBodyOps().begin();
   return soleCpuRegion(op) == region ? op : nullptr;
+}
+
+/// A static float32 4-D tensor.
+inline bool isStaticF32x4(mlir::Value v) {
+  auto t = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32() && t.getRank() == 4;
+}
+
+/// Whether `conv`'s weight is a dense constant.
+inline bool hasConstantWeight(ConvOp conv) {
+  auto cst = conv.getWeight().getDefiningOp<mlir::arith::ConstantOp>();
+  return cst && llvm::isa<mlir::DenseElementsAttr>(cst.getValue());
+}
+
+/// A 1x1, stride-1, unpadded, ungrouped static float32 conv with a constant
+/// weight (bias and activation fused are fine; a residual when
+/// `allowResidual`).
+inline bool isPointwise(ConvOp c, bool allowResidual) {
+  auto w = c.getWeight().getType().getShape();
+  return isStaticF32x4(c.getInput()) && isStaticF32x4(c.getResult()) && hasConstantWeight(c) &&
+         (allowResidual || !c.getResidual()) && c.getGroups() == 1 && w[2] == 1 && w[3] == 1 &&
+         llvm::all_of(c.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(c.getPads(), [](int64_t p) { return p == 0; });
+}
+
+/// A depthwise conv (one input channel per group, multiplier 1) the fused
+/// kernels handle: a constant weight, kernel at most 7 x 7, strides 1 or 2
+/// no wider than the (dilated) window, left padding at most 4 (the fused
+/// kernels' rows keep it within the first vector, and SSE's vectors are 4
+/// wide), rows of at most 4096 (their scratch holds several rows), static
+/// float32.
+inline bool isDepthwise(ConvOp c) {
+  auto w = c.getWeight().getType().getShape();
+  auto x = c.getInput().getType().getShape();
+  auto strides = c.getStrides(), dil = c.getDilations();
+  return isStaticF32x4(c.getInput()) && isStaticF32x4(c.getResult()) && hasConstantWeight(c) &&
+         c.getGroups() == x[1] && w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 && c.getPads()[1] <= 4 &&
+         x[3] <= 4096 && llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; }) &&
+         (w[2] - 1) * dil[0] + 1 >= strides[0];
 }
 
 /// Moves the ops of `regions` (program order, one block; each one's result

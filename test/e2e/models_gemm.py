@@ -458,6 +458,43 @@ def make_pointwise_depthwise(flags=()) -> Case:
                 note="2 x 8 x 101 x 75 -> 36 channels", compile_flags=list(flags))
 
 
+def make_depthwise_pointwise(flags=()) -> Case:
+    """Depthwise convs read only by a 1x1 conv, which
+    v4f-fuse-depthwise-pointwise merges (the depthwise result is over 1 MB,
+    so it never exists): 3x3 stride 1 with Relu6, then 36 -> 20 channels (2
+    groups of 8 + a tail of 4) with bias, a residual Add and Relu, two images
+    of 61 x 75 (masked column tails on every ISA); 5x5 stride 2 with padding 2
+    at 131 x 151 (two images; 40 -> 12); a dilated 3x3 (dilation 2, padding
+    2) into a 1x1 conv without bias; an unpadded 3x3 and an asymmetrically
+    padded one (top 1, left 2, bottom 0, right 1); 512 channels at 48 x 48,
+    whose row blocks the scratch bound shortens to 2 rows."""
+    g = GraphBuilder(seed=59)
+    relu6 = lambda x: g.op("Clip", [x, g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
+    a = relu6(g.conv("x", 36, 36, 3, group=36))
+    g.op("Relu", [g.op("Add", [g.conv(a, 36, 20, 1), "r"])], out_names=["s1"])
+    b = g.conv("x2", 40, 40, 5, stride=2, group=40)
+    g.op("Identity", [g.conv(b, 40, 12, 1)], out_names=["s2"])
+    c = relu6(g.conv("x3", 24, 24, 3, dilation=2, group=24))
+    g.op("Identity", [g.conv(c, 24, 8, 1, bias=False)], out_names=["dil"])
+    d = g.op("Relu", [g.conv("x4", 48, 48, 3, pads=[0, 0, 0, 0], group=48)])
+    g.op("Relu", [g.conv(d, 48, 24, 1)], out_names=["valid"])
+    e = g.conv("x4", 48, 48, 3, pads=[1, 2, 0, 1], group=48)
+    g.op("Identity", [g.conv(e, 48, 16, 1)], out_names=["asym"])
+    f = relu6(g.conv("x5", 512, 512, 3, group=512))
+    g.op("Identity", [g.conv(f, 512, 8, 1)], out_names=["wide"])
+    m = g.model("depthwise_pointwise",
+                [_vi("x", F32, [2, 36, 61, 75]), _vi("r", F32, [2, 20, 61, 75]), _vi("x2", F32, [2, 40, 131, 151]),
+                 _vi("x3", F32, [1, 24, 117, 99]), _vi("x4", F32, [1, 48, 90, 90]), _vi("x5", F32, [1, 512, 48, 48])],
+                [_vi("s1", F32, [2, 20, 61, 75]), _vi("s2", F32, [2, 12, 66, 76]), _vi("dil", F32, [1, 8, 117, 99]),
+                 _vi("valid", F32, [1, 24, 88, 88]), _vi("asym", F32, [1, 16, 89, 91]),
+                 _vi("wide", F32, [1, 8, 48, 48])])
+    rng = np.random.default_rng(159)
+    shapes = {"x": [2, 36, 61, 75], "r": [2, 20, 61, 75], "x2": [2, 40, 131, 151], "x3": [1, 24, 117, 99],
+              "x4": [1, 48, 90, 90], "x5": [1, 512, 48, 48]}
+    return Case(m, [{k: _randn(rng, v) for k, v in shapes.items()}], note="six depthwise + 1x1 pairs",
+                compile_flags=list(flags))
+
+
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
@@ -695,6 +732,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
+        gens["depthwise_pointwise" + suffix] = lambda f=flags: make_depthwise_pointwise(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
         gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
     return gens

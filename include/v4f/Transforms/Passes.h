@@ -23,6 +23,7 @@ std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFuseAttentionRegionsPass();
 std::unique_ptr<mlir::Pass> createFusePointwiseDepthwisePass();
+std::unique_ptr<mlir::Pass> createFuseDepthwisePointwisePass();
 std::unique_ptr<mlir::Pass> createFuseChannelScalePass();
 std::unique_ptr<mlir::Pass> createFoldQDQPass();
 std::unique_ptr<mlir::Pass> createCarryInt8Pass();

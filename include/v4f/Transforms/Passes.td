@@ -390,6 +390,33 @@ def FusePointwiseDepthwise : Pass<"v4f-fuse-pointwise-depthwise", "mlir::func::F
   let constructor = "v4f::createFusePointwiseDepthwisePass()";
 }
 
+def FuseDepthwisePointwise : Pass<"v4f-fuse-depthwise-pointwise", "mlir::func::FuncOp"> {
+  let summary = "Merge a depthwise conv's region into the 1x1 conv region that alone reads it";
+  let description = [{
+    Input invariants: dispatch regions formed (`v4f-form-dispatch-regions`),
+    placement assigned if the GPU is a target (`v4f-assign-placement`); runs
+    after `v4f-fuse-pointwise-depthwise` (a depthwise conv merged with its
+    expansion is not a one-op region and is left alone).
+    Output: a one-op region holding a depthwise `v4f.conv` (groups = input
+    channels = output channels, constant [C, 1, KH, KW] weight, KH, KW <= 7,
+    strides 1 or 2 no wider than the dilated window, left padding <= 4,
+    input rows <= 4096, no residual, static float32 NCHW), whose result (at
+    least 1 MiB: smaller ones make their round trip through L2) is used only
+    as the input of a one-op region holding a 1x1, stride-1, unpadded conv of
+    one group with a constant weight (bias, residual and activation allowed),
+    is merged with it into one region, the depthwise conv first, placed where
+    the 1x1 conv's region was — when the fused kernel's per-worker scratch
+    with one output row per block ((KH - 1) * dh + 1 input rows of one
+    channel, each padded to 16-float vectors plus three vectors, and one
+    depthwise output row of every channel in 16-float vectors) is at most
+    512 KiB. The CPU kernel generator lowers such a region as one kernel
+    that never writes the depthwise result. Regions placed on the GPU
+    (`v4f.placement` = "cuda") are left alone.
+    Preserves: semantics (ops move, none change).
+  }];
+  let constructor = "v4f::createFuseDepthwisePointwisePass()";
+}
+
 def FuseChannelScale : Pass<"v4f-fuse-channel-scale", "mlir::func::FuncOp"> {
   let summary = "Merge a per-channel scaling (squeeze-and-excite) into the 1x1 conv that alone reads it";
   let description = [{

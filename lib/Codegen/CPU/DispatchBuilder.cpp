@@ -383,6 +383,11 @@ LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
       return emitPointwiseDepthwise(ctx, ops, infoOf, out);
     };
     if (failed(emitFusedRegion(ops, emit))) return failure();
+  } else if (isDepthwisePointwiseRegion(ops)) {
+    auto emit = [&](llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &out) {
+      return emitDepthwisePointwise(ctx, ops, infoOf, out);
+    };
+    if (failed(emitFusedRegion(ops, emit))) return failure();
   } else if (!chain) {
     for (Operation *op : ops)
       if (failed(emitOp(op))) return failure();

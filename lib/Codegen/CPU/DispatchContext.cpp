@@ -107,6 +107,16 @@ uint32_t DispatchContext::newConstant(size_t bytes, const std::function<void(uin
   return plan.buffers.size() - 1;
 }
 
+uint32_t DispatchContext::plainFloatWeight(const TensorInfo &weight, int64_t count) {
+  if (weight.buffer != ~0u) return weight.buffer;
+  if (!weight.constant) return ~0u;
+  auto values = weight.constant.getValues<float>();
+  return newConstant(size_t(count) * sizeof(float), [&](uint8_t *out) {
+    float *f = reinterpret_cast<float *>(out);
+    for (int64_t i = 0; i < count; ++i) f[i] = values[i];
+  });
+}
+
 uint32_t DispatchContext::int32Table(const std::vector<int32_t> &values) {
   auto [it, inserted] = int32Tables.try_emplace(values, 0);
   if (inserted)

@@ -87,6 +87,10 @@ public:
   /// constant and layout).
   uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices,
                         int64_t K, int64_t cols);
+  /// The buffer holding the float32 constant `weight` as its `count` plain
+  /// row-major floats: its own, or a copy when it is stored only packed
+  /// (v4f-pack-weights); ~0u when it is not a constant.
+  uint32_t plainFloatWeight(const TensorInfo &weight, int64_t count);
   /// The buffer holding the int8 constant `weight` ([K, N]) in panels of
   /// `nr` columns, K in groups of `step` (2: int8_pairs, 4: int8_quads)
   /// interleaved by column (QuantizedGemmKernels.cpp).
@@ -124,6 +128,21 @@ mlir::LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, llvm:
 bool isPointwiseDepthwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
 /// Their fused kernel (PointwiseDepthwiseKernels.cpp).
 mlir::LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, llvm::ArrayRef<mlir::Operation *> ops,
+                                           llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
+                                           const TensorInfo &result);
+/// The register tile of a 1x1 conv inside a fused kernel: `rows` output
+/// channels (rows r0, r0 + 1, ... of the [.][K] float weight bound at
+/// `weights`) x `vecs` vectors of `lanes` pixels, summed over the K input
+/// channels; `input(k, v)` loads vector v of input channel k. Returns the
+/// accumulators, row-major (rows x vecs).
+llvm::SmallVector<mlir::Value> emitPointwiseTile(KernelBuilder &kb, mlir::Value weights, mlir::Value r0, int64_t K,
+                                                 int64_t rows, int64_t vecs, int64_t lanes,
+                                                 llvm::function_ref<mlir::Value(mlir::Value, int64_t)> input);
+/// Whether a region's ops are the depthwise conv + 1x1 conv that
+/// v4f-fuse-depthwise-pointwise merges.
+bool isDepthwisePointwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
+/// Their fused kernel (DepthwisePointwiseKernels.cpp).
+mlir::LogicalResult emitDepthwisePointwise(DispatchContext &ctx, llvm::ArrayRef<mlir::Operation *> ops,
                                            llvm::function_ref<const TensorInfo &(mlir::Value)> infoOf,
                                            const TensorInfo &result);
 mlir::LogicalResult emitTranspose(DispatchContext &ctx, mlir::Operation *op,

@@ -39,6 +39,22 @@ namespace {
 constexpr int64_t kChannels = 8;
 } // namespace
 
+SmallVector<Value> emitPointwiseTile(KernelBuilder &kb, Value weights, Value r0, int64_t K, int64_t rows,
+                                     int64_t vecs, int64_t lanes, llvm::function_ref<Value(Value, int64_t)> input) {
+  OpBuilder &b = kb.b;
+  SmallVector<Value> init(size_t(rows * vecs), kb.cf(0.f, kb.vec(lanes)));
+  return kb.forLoop(kb.c(0), kb.c(K), kb.c(1), init, [&](Value k, ValueRange a) {
+    SmallVector<Value> xv, next;
+    for (int64_t v = 0; v < vecs; ++v) xv.push_back(input(k, v));
+    for (int64_t r = 0; r < rows; ++r) {
+      Value w = kb.splat(kb.load(kb.f32(), weights, kb.add(kb.mul(kb.add(r0, kb.c(r)), kb.c(K)), k)), lanes);
+      for (int64_t v = 0; v < vecs; ++v)
+        next.push_back(b.create<vector::FMAOp>(kb.loc, w, xv[size_t(v)], a[size_t(r * vecs + v)]).getResult());
+    }
+    return next;
+  });
+}
+
 bool isPointwiseDepthwiseRegion(ArrayRef<Operation *> ops) {
   if (ops.size() != 2) return false;
   auto pw = dyn_cast<ConvOp>(ops[0]), dw = dyn_cast<ConvOp>(ops[1]);
@@ -77,16 +93,8 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
   const int64_t chanStride = ring * SW; // scratch floats per channel
 
   // The 1x1 conv's weight as [M][C] floats (it may be stored only packed).
-  const TensorInfo &wa = infoOf(pw.getWeight());
-  uint32_t waBuffer = wa.buffer;
-  if (waBuffer == ~0u) {
-    if (!wa.constant) return pw.emitOpError("fused pointwise + depthwise: weight is not a constant");
-    auto values = wa.constant.getValues<float>();
-    waBuffer = ctx.newConstant(size_t(M * C) * sizeof(float), [&](uint8_t *out) {
-      float *f = reinterpret_cast<float *>(out);
-      for (int64_t i = 0; i < M * C; ++i) f[i] = values[i];
-    });
-  }
+  uint32_t waBuffer = ctx.plainFloatWeight(infoOf(pw.getWeight()), M * C);
+  if (waBuffer == ~0u) return pw.emitOpError("fused pointwise + depthwise: weight is not a constant");
   std::vector<uint32_t> bindings = {result.buffer, infoOf(pw.getInput()).buffer, waBuffer,
                                     infoOf(dw.getWeight()).buffer};
   auto slot = [&](Value v) -> std::optional<unsigned> {
@@ -139,20 +147,9 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
                 SmallVector<Value> masks;
                 for (int64_t v = 0; v < vecs; ++v)
                   masks.push_back(c0 + (v + 1) * L <= W ? Value() : kb->laneMask(kb->c(W - c0 - v * L), L));
-                SmallVector<Value> init(size_t(cnt * vecs), zero);
-                auto acc = kb->forLoop(kb->c(0), kb->c(C), kb->c(1), init, [&](Value k, ValueRange a) {
-                  Value xk = kb->add(xRow, kb->add(kb->mul(k, kb->c(H * W)), kb->c(c0)));
-                  SmallVector<Value> xv;
-                  for (int64_t v = 0; v < vecs; ++v) {
-                    Value at = kb->add(xk, kb->c(v * L));
-                    xv.push_back(masks[v] ? kb->maskedLoad(vt, X, at, masks[v]) : kb->load(vt, X, at));
-                  }
-                  SmallVector<Value> next;
-                  for (int64_t r = 0; r < cnt; ++r) {
-                    Value w = kb->splat(kb->load(f32, WA, kb->add(kb->mul(kb->add(m0, kb->c(r)), kb->c(C)), k)), L);
-                    for (int64_t v = 0; v < vecs; ++v) next.push_back(fma(w, xv[v], a[size_t(r * vecs + v)]));
-                  }
-                  return next;
+                auto acc = emitPointwiseTile(*kb, WA, m0, C, cnt, vecs, L, [&](Value k, int64_t v) {
+                  Value at = kb->add(xRow, kb->add(kb->mul(k, kb->c(H * W)), kb->c(c0 + v * L)));
+                  return masks[size_t(v)] ? kb->maskedLoad(vt, X, at, masks[size_t(v)]) : kb->load(vt, X, at);
                 });
                 for (int64_t r = 0; r < cnt; ++r) {
                   Value bias = biasA ? kb->splat(kb->load(f32, kb->binding(*biasA), kb->add(m0, kb->c(r))), L) : Value();
