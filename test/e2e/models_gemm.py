@@ -495,6 +495,38 @@ def make_depthwise_pointwise(flags=()) -> Case:
                 compile_flags=list(flags))
 
 
+def make_small_input_convs(flags=()) -> Case:
+    """Convs over at most 4 input channels, which take the direct small-input
+    kernel (v4f.conv_algorithm = "small_input"): a ResNet-style 7x7 stride-2
+    RGB stem to 64 channels with Relu at odd planes (masked column tails), a
+    MobileNet-style 3x3 stride-2 one with Relu6, a two-channel 5x5 to 10
+    channels (a tail of the 8- and 6-channel tiles) with a residual Add, a
+    dilated 3x3 over 4 channels without bias, asymmetric pads (top 0, left 1,
+    bottom 2, right 0) at stride 2, an unpadded stride-2 3x3; at run-time
+    batch sizes 2 and 1."""
+    g = GraphBuilder(seed=61)
+    relu6 = lambda x: g.op("Clip", [x, g.const(np.array(0, np.float32), "lo"), g.const(np.array(6, np.float32), "hi")])
+    g.op("Relu", [g.conv("img", 3, 64, 7, stride=2)], out_names=["stem7"])
+    g.op("Identity", [relu6(g.conv("img", 3, 32, 3, stride=2))], out_names=["stem3"])
+    g.op("Add", [g.conv("gray", 2, 10, 5), "r"], out_names=["gray5"])
+    g.op("Identity", [g.conv("rgba", 4, 13, 3, dilation=2, bias=False)], out_names=["dil"])
+    g.op("Identity", [g.conv("two", 2, 9, 3, stride=2, pads=[0, 1, 2, 0])], out_names=["asym"])
+    g.op("Identity", [g.conv("img", 3, 16, 3, stride=2, pads=[0, 0, 0, 0])], out_names=["valid"])
+    m = g.model("small_input_convs",
+                [_vi("img", F32, ["N", 3, 67, 61]), _vi("gray", F32, ["N", 2, 33, 37]), _vi("r", F32, ["N", 10, 33, 37]),
+                 _vi("rgba", F32, ["N", 4, 29, 30]), _vi("two", F32, ["N", 2, 41, 43])],
+                [_vi("stem7", F32, ["N", 64, 34, 31]), _vi("stem3", F32, ["N", 32, 34, 31]),
+                 _vi("gray5", F32, ["N", 10, 33, 37]), _vi("dil", F32, ["N", 13, 29, 30]),
+                 _vi("asym", F32, ["N", 9, 21, 21]), _vi("valid", F32, ["N", 16, 33, 30])])
+    rng = np.random.default_rng(161)
+    sets = []
+    for n in (2, 1):
+        shapes = {"img": [n, 3, 67, 61], "gray": [n, 2, 33, 37], "r": [n, 10, 33, 37], "rgba": [n, 4, 29, 30],
+                  "two": [n, 2, 41, 43]}
+        sets.append({k: _randn(rng, v) for k, v in shapes.items()})
+    return Case(m, sets, note="N = 2, 1", compile_flags=list(flags))
+
+
 def make_softmax_rows(flags=()) -> Case:
     """Softmax over the last axis (the vector path: whole vectors, a masked
     tail, lengths 1, 7, 8, 13, 130) with large logits and an additive mask of
@@ -733,6 +765,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
         gens["depthwise_pointwise" + suffix] = lambda f=flags: make_depthwise_pointwise(f)
+        gens["small_input_convs" + suffix] = lambda f=flags: make_small_input_convs(f)
         gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
         gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
     return gens

@@ -37,6 +37,13 @@ inline constexpr const char *kConvAlgorithmAttr = "v4f.conv_algorithm";
 /// input channel (static OIHW weight [OC, 1, KH, KW], KH, KW <= 11) at a
 /// width stride of 1 or 2.
 bool isDirectDepthwise(ConvOp conv);
+/// Whether `conv` takes the direct small-input kernel
+/// (`v4f.conv_algorithm = "small_input"`, SmallInputConvKernels.cpp): a
+/// float32 conv of one group over at most 4 input channels (an image stem:
+/// RGB) with a static [OC, C, KH, KW] weight, KH, KW <= 7, strides 1 or 2,
+/// static spatial dims, left padding at most 4. Its im2col GEMM would have
+/// K = C KH KW of only 27-147 rows per output tile.
+bool isSmallInputConv(ConvOp conv);
 /// Whether `conv` is 1x1, stride 1 and unpadded: its input already is the
 /// GEMM's B (no im2col packing).
 bool readsInputAsB(ConvOp conv);

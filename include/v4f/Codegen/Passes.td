@@ -23,6 +23,13 @@ def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
     `v4f.conv_algorithm = "depthwise"`: it lowers to the direct depthwise
     kernel (vectorized along the output row, `lanes` from the tiling)
     instead of im2col + GEMM, whose K of KH*KW would leave it copy-bound.
+    Otherwise a float32 `v4f.conv` of one group over at most 4 input
+    channels (an image stem) with a static weight, KH and KW at most 7,
+    strides 1 or 2, static input and output planes and a left padding of at
+    most 4 gets `v4f.conv_algorithm = "small_input"`: the direct kernel of
+    SmallInputConvKernels.cpp (padded input rows in scratch, de-interleaved
+    at stride 2; 8 output channels x 2 vectors per register tile with 32
+    registers, 6 x 2 with 16) instead of im2col + GEMM with K = 27..196.
     A float `v4f.conv` of one group with a constant weight, static input and
     output planes (the batch may be dynamic) and output channels a multiple
     of `lanes` gets `v4f.conv_algorithm = "channel_lanes"` when its few
@@ -120,8 +127,8 @@ def PackWeights : Pass<"v4f-pack-weights", "mlir::ModuleOp"> {
     packed, and one packed the same way twice is stored once.
     Preserves: semantics and types (only attributes are added); ops whose
     weight is computed at run time, and convs marked
-    `v4f.conv_algorithm = "depthwise"` (their direct kernel reads the weight
-    as OIHW), are left as they are.
+    `v4f.conv_algorithm = "depthwise"` or `"small_input"` (their direct
+    kernels read the weight as OIHW), are left as they are.
   }];
   let dependentDialects = ["v4f::V4FDialect"];
 }

@@ -199,7 +199,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
                        const TensorInfo &result, std::optional<uint32_t> scaledWeight) {
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-  if (scaledWeight && ((algorithm && algorithm == "depthwise") || winogradTileOf(op)))
+  if (scaledWeight && ((algorithm && (algorithm == "depthwise" || algorithm == "small_input")) || winogradTileOf(op)))
     return op->emitOpError("a channel-scaled conv takes a GEMM, not ") << algorithm;
   const bool channelLanes = algorithm && algorithm == "channel_lanes";
   // Channels-last operands and results only where v4f-assign-cpu-layouts
@@ -210,6 +210,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   if (conv.getResidual() && operands.back().channelsLast != result.channelsLast)
     return op->emitOpError("its residual and its result are stored in different layouts");
   if (algorithm && algorithm == "depthwise") return emitDepthwiseConv(ctx, op, operands, result);
+  if (algorithm && algorithm == "small_input") return emitSmallInputConv(ctx, op, operands, result);
   if (winogradTileOf(op)) return emitWinogradConv(ctx, op, operands, result);
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];

@@ -51,6 +51,35 @@ constexpr int64_t kRowBlocks = 16;
 constexpr int64_t kBlockScratchBytes = 256 << 10;
 } // namespace
 
+void emitPaddedRow(KernelBuilder &kb, Value x, Value plane, Value y, Value scratch, Value dst, int64_t H, int64_t W,
+                   int64_t SW, int64_t lanes) {
+  const int64_t L = lanes;
+  Type vt = kb.vec(L);
+  Value zero = kb.cf(0.f, vt);
+  Value inside = kb.b.create<arith::AndIOp>(kb.loc, kb.cmp(arith::CmpIPredicate::sge, y, kb.c(0)),
+                                            kb.cmp(arith::CmpIPredicate::slt, y, kb.c(H)));
+  kb.ifThenElse(
+      inside,
+      [&] {
+        Value src = kb.add(kb.mul(plane, kb.c(H * W)), kb.mul(y, kb.c(W)));
+        kb.store(zero, scratch, dst); // the left padding (at most a vector)
+        for (int64_t c0 = 0; c0 < W; c0 += L) {
+          Value at = kb.add(src, kb.c(c0)), to = kb.add(dst, kb.c(L + c0));
+          if (c0 + L <= W) {
+            kb.store(kb.load(vt, x, at), scratch, to);
+          } else {
+            Value mask = kb.laneMask(kb.c(W - c0), L);
+            kb.maskedStore(kb.maskedLoad(vt, x, at, mask), scratch, to, mask);
+          }
+        }
+        // The right padding and the slack past it.
+        for (int64_t c = L + W; c < SW; c += L) kb.store(zero, scratch, kb.add(dst, kb.c(std::min(c, SW - L))));
+      },
+      [&] {
+        for (int64_t c = 0; c < SW; c += L) kb.store(zero, scratch, kb.add(dst, kb.c(c)));
+      });
+}
+
 bool isDepthwisePointwiseRegion(ArrayRef<Operation *> ops) {
   if (ops.size() != 2) return false;
   auto dw = dyn_cast<ConvOp>(ops[0]), pw = dyn_cast<ConvOp>(ops[1]);
@@ -125,38 +154,14 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
   kb->forLoop(begin, end, kb->c(1), [&](Value item) {
     Value n = kb->div(item, kb->c(nRB)), oy0 = kb->mul(kb->rem(item, kb->c(nRB)), kb->c(R));
     Value y0 = kb->sub(kb->mul(oy0, kb->c(sh)), kb->c(padT)); // input row of scratch row 0
-    Value xImage = kb->mul(n, kb->c(M * H * W));
     Value rowsOut = kb->min(kb->c(R), kb->sub(kb->c(OH), oy0));
 
     Value rowsIn = kb->add(kb->mul(kb->sub(rowsOut, kb->c(1)), kb->c(sh)), kb->c(window));
 
     // 1. Input row j of the block, channel m, into scratch row j.
     auto copyRow = [&](Value j, Value m) {
-      Value y = kb->add(y0, j);
-      Value inside = b.create<arith::AndIOp>(loc, kb->cmp(arith::CmpIPredicate::sge, y, kb->c(0)),
-                                             kb->cmp(arith::CmpIPredicate::slt, y, kb->c(H)));
-      Value dst = kb->mul(j, kb->c(SW));
-      kb->ifThenElse(
-          inside,
-          [&] {
-            Value src = kb->add(kb->add(xImage, kb->mul(m, kb->c(H * W))), kb->mul(y, kb->c(W)));
-            kb->store(zero, scratch, dst); // the left padding (at most a vector)
-            for (int64_t c0 = 0; c0 < W; c0 += L) {
-              Value at = kb->add(src, kb->c(c0)), to = kb->add(dst, kb->c(L + c0));
-              if (c0 + L <= W) {
-                kb->store(kb->load(vt, X, at), scratch, to);
-              } else {
-                Value mask = kb->laneMask(kb->c(W - c0), L);
-                kb->maskedStore(kb->maskedLoad(vt, X, at, mask), scratch, to, mask);
-              }
-            }
-            // The right padding and the slack past it.
-            for (int64_t c = L + W; c < SW; c += L)
-              kb->store(zero, scratch, kb->add(dst, kb->c(std::min(c, SW - L))));
-          },
-          [&] {
-            for (int64_t c = 0; c < SW; c += L) kb->store(zero, scratch, kb->add(dst, kb->c(c)));
-          });
+      emitPaddedRow(*kb, X, kb->add(kb->mul(n, kb->c(M)), m), kb->add(y0, j), scratch, kb->mul(j, kb->c(SW)), H, W,
+                    SW, L);
     };
 
     // 2. Channel m's depthwise rows of the block (after its input rows).

@@ -138,6 +138,13 @@ mlir::LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, llvm::ArrayRef<
 llvm::SmallVector<mlir::Value> emitPointwiseTile(KernelBuilder &kb, mlir::Value weights, mlir::Value r0, int64_t K,
                                                  int64_t rows, int64_t vecs, int64_t lanes,
                                                  llvm::function_ref<mlir::Value(mlir::Value, int64_t)> input);
+/// Stores input row y (0-based; W floats of plane `plane` of `x`, H rows)
+/// into the scratch at `dst` as a padded row of SW floats: a zero vector,
+/// the row from float `lanes` on (a masked last vector), zeros after it; a
+/// row y outside [0, H) is all zeros. The direct conv kernels read a
+/// conv's padding from it without masks.
+void emitPaddedRow(KernelBuilder &kb, mlir::Value x, mlir::Value plane, mlir::Value y, mlir::Value scratch,
+                   mlir::Value dst, int64_t H, int64_t W, int64_t SW, int64_t lanes);
 /// Whether a region's ops are the depthwise conv + 1x1 conv that
 /// v4f-fuse-depthwise-pointwise merges.
 bool isDepthwisePointwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
@@ -201,6 +208,9 @@ mlir::LogicalResult emitChannelScaledConv(DispatchContext &ctx, llvm::ArrayRef<m
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).
 mlir::LogicalResult emitDepthwiseConv(DispatchContext &ctx, mlir::Operation *op,
                                       llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+/// A conv marked `v4f.conv_algorithm = "small_input"` (SmallInputConvKernels.cpp).
+mlir::LogicalResult emitSmallInputConv(DispatchContext &ctx, mlir::Operation *op,
+                                       llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
 /// The binding slots of a conv's bias and residual (operands[2], [3] when
 /// present), appended to `bindings` in that order.
 struct ConvEpilogueSlots {

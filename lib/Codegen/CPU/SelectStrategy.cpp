@@ -3,7 +3,7 @@
 // Turns the module's #v4f.cpu_target into per-dispatch lowering choices, so
 // that kernel generation never hard-codes a vector width: today the GEMM
 // register and workgroup tiles of every v4f.matmul and v4f.conv, and which
-// convs take the direct depthwise kernel.
+// convs take the direct depthwise, small-input or Winograd kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
@@ -49,6 +49,18 @@ bool isDirectDepthwise(ConvOp conv) {
   auto strides = conv.getStrides();
   return shape[1] == 1 && shape[2] <= 11 && shape[3] <= 11 && strides.size() == 2 &&
          (strides[1] == 1 || strides[1] == 2);
+}
+
+bool isSmallInputConv(ConvOp conv) {
+  auto w = conv.getWeight().getType(), x = conv.getInput().getType(), y = conv.getType();
+  if (!w.hasStaticShape() || w.getRank() != 4 || x.getRank() != 4 || y.getRank() != 4) return false;
+  if (!x.getElementType().isF32() || !y.getElementType().isF32() || !w.getElementType().isF32()) return false;
+  auto shape = w.getShape();
+  auto strides = conv.getStrides();
+  auto staticPlane = [](RankedTensorType t) { return !t.isDynamicDim(1) && !t.isDynamicDim(2) && !t.isDynamicDim(3); };
+  return conv.getGroups() == 1 && shape[1] <= 4 && shape[2] <= 7 && shape[3] <= 7 && staticPlane(x) &&
+         staticPlane(y) && conv.getPads()[1] <= 4 && strides.size() == 2 &&
+         llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; });
 }
 
 bool channelLanesEligible(ConvOp conv, GemmTilingAttr tiling) {
@@ -384,6 +396,8 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         op->setAttr("v4f.tiling", gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
+      else if (conv && isSmallInputConv(conv))
+        op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "small_input"));
       else if (WinogradChoice w = conv ? winogradChoice(conv, gemm, target.getL2CacheBytes()) : WinogradChoice{};
                w.tile)
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), winogradAlgorithm(w.tile, w.directWeights)));

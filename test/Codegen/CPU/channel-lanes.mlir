@@ -7,10 +7,10 @@
 // "channel_lanes", weight packed as lane_panels): ResNet-50's stage 4 (7 x 7
 // = 49 pixels fill 49 of 64 lanes), and stage 3's 1x1 convs (196 of 224),
 // whose output vectors are transposed in registers and stored as runs of 8
-// pixels (1 + LANES / K against 224 / 196); so do convs that pixels in lanes
-// would have to pack (12 / OC of the work): the 7x7 stem (K = 147) even on a
-// large plane (the 3x3 stride-1 conv of 64 channels on 56 x 56 takes
-// Winograd instead: winograd.mlir). A 1x1 stride-1 conv of
+// pixels (1 + LANES / K against 224 / 196); the 7x7 stem over 3 channels
+// takes the direct small-input kernel instead (small-input-conv.mlir), and
+// the 3x3 stride-1 conv of 64 channels on 56 x 56 Winograd (winograd.mlir).
+// A 1x1 stride-1 conv of
 // K = 64 on a large plane reads its input as the GEMM's B and keeps pixels
 // in lanes; never a weight computed at run time.
 // V4-LABEL: func.func @main
@@ -25,7 +25,7 @@
 // V4: v4f.conv %arg0, %arg4 {
 // V4-NOT: channel_lanes
 // V4-SAME: -> tensor<?x512x7x7xf32>
-// V4: v4f.conv %arg5, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x112x112xf32>
+// V4: v4f.conv %arg5, %{{.*}}v4f.conv_algorithm = "small_input"{{.*}}-> tensor<1x64x112x112xf32>
 // V4: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x256x56x56xf32>
 // V4-NOT: channel_lanes
 // V4: return
@@ -34,7 +34,7 @@
 // V3: v4f.conv %arg1, %{{.*}}v4f.conv_algorithm = "winograd_4x4"{{.*}}-> tensor<1x64x56x56xf32>
 // V3: v4f.conv %arg2, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x1024x14x14xf32>
 // V3: v4f.conv %arg3, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x256x14x14xf32>
-// V3: v4f.conv %arg5, %{{.*}}v4f.conv_algorithm = "channel_lanes"{{.*}}-> tensor<1x64x112x112xf32>
+// V3: v4f.conv %arg5, %{{.*}}v4f.conv_algorithm = "small_input"{{.*}}-> tensor<1x64x112x112xf32>
 // V3: v4f.conv %arg1, %{{.*}}v4f.packed_weight = "a_panels"{{.*}}-> tensor<1x256x56x56xf32>
 // V3-NOT: channel_lanes
 // V3: return

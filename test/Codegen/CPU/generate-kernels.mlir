@@ -71,18 +71,19 @@ func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) -> tensor<8x32xf32>
 
 // -----
 
-// The weight (432 bytes) and, 64-byte aligned after it, im2col's position
-// table (408 bytes: P = 36 columns padded to 48, 2 x 48 + 48 / 8 int32).
-// CHECK: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 856 : i64, dispatches = 2 : i64, kernels = 2 : i64
+// The weight (720 bytes: 5 input channels, more than the small-input
+// kernel takes) and, 64-byte aligned after it, im2col's position table
+// (408 bytes: P = 36 columns padded to 48, 2 x 48 + 48 / 8 int32).
+// CHECK: module attributes {v4f.plan = {buffers = 5 : i64, constant_bytes = 1176 : i64, dispatches = 2 : i64, kernels = 2 : i64
 // CHECK: func.func @v4f_kernel_0(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv im2col"], v4f.interface = array<i32: {{[0-9, ]+}}>}
 // Chunks of 8 columns that leave the 6-wide output rows are gathered.
 // CHECK: llvm.intr.masked.gather {{.*}} -> vector<8xf32>
 // CHECK: func.func @v4f_kernel_1(%arg0: !llvm.ptr) -> i32 attributes {v4f.dispatches = ["conv"], v4f.interface = array<i32: {{[0-9, ]+}}>}
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // V4: vector.fma {{.*}} : vector<16xf32>
-func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
-  %w = arith.constant dense<1.0> : tensor<4x3x3x3xf32>
-  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, activation = "relu"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+func.func @main(%x: tensor<1x5x8x8xf32>) -> tensor<1x4x6x6xf32> {
+  %w = arith.constant dense<1.0> : tensor<4x5x3x3xf32>
+  %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, activation = "relu"} : (tensor<1x5x8x8xf32>, tensor<4x5x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 

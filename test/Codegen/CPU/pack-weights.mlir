@@ -45,21 +45,22 @@ func.func @main(%a: tensor<4x8xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>) {
 // -----
 
 // A constant conv weight is packed into 6-row panels (AVX2's mr): 4 output
-// channels x K = 3*3*3 = 27 pad to one 6 x 27 panel, 648 bytes; a weight
+// channels x K = 5*3*3 = 45 pad to one 6 x 45 panel, 1080 bytes; a weight
 // computed at run time is not packed. Both convs' im2col reads one shared
 // 408-byte position table (P = 36 columns padded to 48: 2 x 48 + 48 / 8
-// int32), 64-byte aligned after the panel: 704 + 408.
+// int32), 64-byte aligned after the panel: 1088 + 408. (5 input channels:
+// over 4 a conv takes im2col + GEMM, not the small-input kernel.)
 // CHECK-LABEL: func.func @main
 // CHECK: v4f.conv %arg0, %cst {{{.*}}v4f.packed_weight = "a_panels"
 // CHECK: v4f.conv %arg0, %arg1 {
 // CHECK-NOT: packed_weight
-// BYTES: constant_bytes = 1112 :
-func.func @main(%x: tensor<1x3x8x8xf32>, %v: tensor<4x3x3x3xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
-  %w = arith.constant dense<0.25> : tensor<4x3x3x3xf32>
+// BYTES: constant_bytes = 1496 :
+func.func @main(%x: tensor<1x5x8x8xf32>, %v: tensor<4x5x3x3xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %w = arith.constant dense<0.25> : tensor<4x5x3x3xf32>
   %0 = v4f.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
-       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+       : (tensor<1x5x8x8xf32>, tensor<4x5x3x3xf32>) -> tensor<1x4x6x6xf32>
   %1 = v4f.conv %x, %v {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
-       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+       : (tensor<1x5x8x8xf32>, tensor<4x5x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0, %1 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
 }
 
