@@ -141,21 +141,17 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
   Value Out = kb->binding(0), X = kb->binding(1), WD = kb->binding(2), WP = kb->binding(3);
   Value scratch = kb->scratch();
   Value zero = kb->cf(0.f, vt);
-  auto fma = [&](Value a, Value x, Value acc) { return b.create<vector::FMAOp>(loc, a, x, acc).getResult(); };
   auto act = [&](ConvOp c, Value v) {
     return applyActivation(*kb, v, c.getActivation(), c.getActAlpha().convertToFloat(),
                            c.getActBeta().convertToFloat());
   };
   const int64_t vecsPerChunk = L >= 16 ? 2 : 1; // AVX2's 16 registers hold 8 x 1 accumulators
-  SmallVector<int64_t> even(L);
-  for (int64_t t = 0; t < L; ++t) even[t] = 2 * t;
 
   auto [begin, end] = kb->workgroupRange(kb->dim(items), kb->dim(perGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value item) {
     Value n = kb->div(item, kb->c(nRB)), oy0 = kb->mul(kb->rem(item, kb->c(nRB)), kb->c(R));
     Value y0 = kb->sub(kb->mul(oy0, kb->c(sh)), kb->c(padT)); // input row of scratch row 0
     Value rowsOut = kb->min(kb->c(R), kb->sub(kb->c(OH), oy0));
-
     Value rowsIn = kb->add(kb->mul(kb->sub(rowsOut, kb->c(1)), kb->c(sh)), kb->c(window));
 
     // 1. Input row j of the block, channel m, into scratch row j.
@@ -168,23 +164,15 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
     auto depthwiseRows = [&](Value m) {
       kb->forLoop(kb->c(0), rowsIn, kb->c(1), [&](Value j) { copyRow(j, m); });
       Value bias = biasD ? kb->splat(kb->load(f32, kb->binding(*biasD), m), L) : Value();
-      SmallVector<Value> taps;
-      for (int64_t t = 0; t < KH * KW; ++t)
-        taps.push_back(kb->splat(kb->load(f32, WD, kb->add(kb->mul(m, kb->c(KH * KW)), kb->c(t))), L));
+      SmallVector<Value> taps = emitDepthwiseTaps(*kb, WD, m, KH * KW, L);
       kb->forLoop(kb->c(0), rowsOut, kb->c(1), [&](Value r) {
         Value top = kb->mul(kb->mul(r, kb->c(sh)), kb->c(SW));
+        SmallVector<Value> rows;
+        for (int64_t kh = 0; kh < KH; ++kh) rows.push_back(kb->add(top, kb->c(kh * dh * SW)));
         Value dRow = kb->add(kb->c(rowBase), kb->mul(kb->add(kb->mul(m, kb->c(R)), r), kb->c(DW)));
         for (int64_t ox0 = 0; ox0 < OW; ox0 += L) {
-          Value acc = bias ? bias : zero;
-          for (int64_t kh = 0; kh < KH; ++kh)
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              Value at = kb->add(top, kb->c(kh * dh * SW + origin + ox0 * sw + kw * dwl));
-              Value x = sw == 1 ? kb->load(vt, scratch, at)
-                                : b.create<vector::ShuffleOp>(loc, kb->load(vt, scratch, at),
-                                                              kb->load(vt, scratch, kb->add(at, kb->c(L))), even)
-                                      .getResult();
-              acc = fma(taps[size_t(kh * KW + kw)], x, acc);
-            }
+          Value acc = emitDepthwiseVector(*kb, scratch, rows, origin + ox0 * sw, KW, dwl, sw, taps,
+                                          bias ? bias : zero, L);
           kb->store(act(dw, acc), scratch, kb->add(dRow, kb->c(ox0)));
         }
       });

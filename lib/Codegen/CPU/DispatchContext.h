@@ -138,6 +138,17 @@ mlir::LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, llvm::ArrayRef<
 llvm::SmallVector<mlir::Value> emitPointwiseTile(KernelBuilder &kb, mlir::Value weights, mlir::Value r0, int64_t K,
                                                  int64_t rows, int64_t vecs, int64_t lanes,
                                                  llvm::function_ref<mlir::Value(mlir::Value, int64_t)> input);
+/// The KH x KW weights of depthwise channel `m` (OIHW floats at `weights`),
+/// each broadcast to a vector of `lanes`.
+llvm::SmallVector<mlir::Value> emitDepthwiseTaps(KernelBuilder &kb, mlir::Value weights, mlir::Value m, int64_t taps,
+                                                 int64_t lanes);
+/// One vector of a depthwise output row computed from padded input rows in
+/// the scratch: `init` + the sum over kernel rows kh and columns kw of
+/// taps[kh KW + kw] x the vector at rows[kh] + `column` + kw dwl (stride 2:
+/// the even lanes of the two vectors there).
+mlir::Value emitDepthwiseVector(KernelBuilder &kb, mlir::Value scratch, llvm::ArrayRef<mlir::Value> rows,
+                                int64_t column, int64_t KW, int64_t dwl, int64_t sw,
+                                llvm::ArrayRef<mlir::Value> taps, mlir::Value init, int64_t lanes);
 /// Stores input row y (0-based; W floats of plane `plane` of `x`, H rows)
 /// into the scratch at `dst` as a padded row of SW floats: a zero vector,
 /// the row from float `lanes` on (a masked last vector), zeros after it; a

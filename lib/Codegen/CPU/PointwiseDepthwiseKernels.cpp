@@ -55,6 +55,32 @@ SmallVector<Value> emitPointwiseTile(KernelBuilder &kb, Value weights, Value r0,
   });
 }
 
+SmallVector<Value> emitDepthwiseTaps(KernelBuilder &kb, Value weights, Value m, int64_t taps, int64_t lanes) {
+  SmallVector<Value> out;
+  for (int64_t t = 0; t < taps; ++t)
+    out.push_back(kb.splat(kb.load(kb.f32(), weights, kb.add(kb.mul(m, kb.c(taps)), kb.c(t))), lanes));
+  return out;
+}
+
+Value emitDepthwiseVector(KernelBuilder &kb, Value scratch, ArrayRef<Value> rows, int64_t column, int64_t KW,
+                          int64_t dwl, int64_t sw, ArrayRef<Value> taps, Value init, int64_t lanes) {
+  const int64_t L = lanes;
+  Type vt = kb.vec(L);
+  SmallVector<int64_t> even(L);
+  for (int64_t t = 0; t < L; ++t) even[t] = 2 * t;
+  Value acc = init;
+  for (auto [kh, row] : llvm::enumerate(rows))
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      Value at = kb.add(row, kb.c(column + kw * dwl));
+      Value x = sw == 1 ? kb.load(vt, scratch, at)
+                        : kb.b.create<vector::ShuffleOp>(kb.loc, kb.load(vt, scratch, at),
+                                                         kb.load(vt, scratch, kb.add(at, kb.c(L))), even)
+                              .getResult();
+      acc = kb.b.create<vector::FMAOp>(kb.loc, taps[kh * KW + kw], x, acc).getResult();
+    }
+  return acc;
+}
+
 bool isPointwiseDepthwiseRegion(ArrayRef<Operation *> ops) {
   if (ops.size() != 2) return false;
   auto pw = dyn_cast<ConvOp>(ops[0]), dw = dyn_cast<ConvOp>(ops[1]);
@@ -115,7 +141,6 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
   Value Out = kb->binding(0), X = kb->binding(1), WA = kb->binding(2), WB = kb->binding(3);
   Value scratch = kb->scratch();
   Value zero = kb->cf(0.f, vt);
-  auto fma = [&](Value a, Value x, Value acc) { return b.create<vector::FMAOp>(loc, a, x, acc).getResult(); };
   auto act = [&](ConvOp c, Value v) {
     return applyActivation(*kb, v, c.getActivation(), c.getActAlpha().convertToFloat(),
                            c.getActBeta().convertToFloat());
@@ -176,8 +201,6 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
             });
       };
       // 2. The depthwise conv of the group's channels from the ring.
-      SmallVector<int64_t> even(L);
-      for (int64_t t = 0; t < L; ++t) even[t] = 2 * t;
       auto depthwiseRow = [&](Value oyr) {
         kb->forLoop(kb->c(0), kb->c(cnt), kb->c(1), [&](Value r) {
           Value m = kb->add(m0, r);
@@ -185,25 +208,15 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
           Value bias = biasB ? kb->splat(kb->load(f32, kb->binding(*biasB), m), L) : Value();
           Value outRow = kb->mul(kb->add(kb->mul(kb->add(kb->mul(n, kb->c(M)), m), kb->c(OH)), kb->add(oy0, oyr)),
                                  kb->c(OW));
-          SmallVector<Value> rows, taps;
+          SmallVector<Value> rows;
           for (int64_t kh = 0; kh < KH; ++kh) {
             Value j = kb->add(kb->mul(oyr, kb->c(sh)), kb->c(kh * dh));
             rows.push_back(kb->add(chanBase, kb->mul(kb->rem(j, kb->c(ring)), kb->c(SW))));
           }
-          for (int64_t t = 0; t < KH * KW; ++t)
-            taps.push_back(kb->splat(kb->load(f32, WB, kb->add(kb->mul(m, kb->c(KH * KW)), kb->c(t))), L));
+          SmallVector<Value> taps = emitDepthwiseTaps(*kb, WB, m, KH * KW, L);
           for (int64_t ox0 = 0; ox0 < OW; ox0 += L) {
             Value mask = ox0 + L <= OW ? Value() : kb->laneMask(kb->c(OW - ox0), L);
-            Value acc = bias ? bias : zero;
-            for (int64_t kh = 0; kh < KH; ++kh)
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                Value at = kb->add(rows[size_t(kh)], kb->c(ox0 * sw + kw * dwl));
-                Value x = sw == 1 ? kb->load(vt, scratch, at)
-                                  : b.create<vector::ShuffleOp>(loc, kb->load(vt, scratch, at),
-                                                                kb->load(vt, scratch, kb->add(at, kb->c(L))), even)
-                                        .getResult();
-                acc = fma(taps[size_t(kh * KW + kw)], x, acc);
-              }
+            Value acc = emitDepthwiseVector(*kb, scratch, rows, ox0 * sw, KW, dwl, sw, taps, bias ? bias : zero, L);
             Value at = kb->add(outRow, kb->c(ox0));
             if (residual) {
               Value res = mask ? kb->maskedLoad(vt, kb->binding(*residual), at, mask)
