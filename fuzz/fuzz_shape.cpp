@@ -103,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   putU64(file.data() + 16, file.size());
   putU64(file.data() + 24, sizeof(v4f_file_header_t));
   putU64(file.data() + 32, fbb.GetSize());
-  putU32(file.data() + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  putU32(file.data() + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE3_TREE);
   std::memcpy(file.data() + sizeof(v4f_file_header_t), fbb.GetBufferPointer(), fbb.GetSize());
 
   v4f_model_t *model = v4f_fuzz::loadModel(file);

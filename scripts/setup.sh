@@ -30,6 +30,9 @@ APT_PACKAGES=(
   ccache ninja-build cmake zlib1g-dev libzstd-dev binutils
   libcpp-httplib-dev nlohmann-json3-dev libssl-dev pkg-config libsodium-dev
   libclang-rt-19-dev
+  # BLAKE3's C sources (the artifact digest; cmake/Blake3.cmake): Debian ships
+  # them in the Rust crate's source package (no Rust toolchain is installed).
+  librust-blake3-dev
 )
 
 now() { date +%s.%N; }

@@ -57,7 +57,7 @@ TEST(ArtifactWriter, HeaderAndSectionLayout) {
   uint64_t manifestOffset = getU64(file, 24), manifestSize = getU64(file, 32);
   EXPECT_EQ(manifestOffset % 64, 0u);
   EXPECT_EQ(manifestOffset + manifestSize, file.size()) << "the manifest is last";
-  EXPECT_EQ(getU64(file, 40), uint64_t(V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)) << "algorithm, reserved";
+  EXPECT_EQ(getU64(file, 40), uint64_t(V4F_DIGEST_ALGORITHM_BLAKE3_TREE)) << "algorithm, reserved";
   v4f::Digest manifestDigest = v4f::artifactDigest(file.data() + manifestOffset, manifestSize);
   EXPECT_EQ(std::memcmp(file.data() + 56, manifestDigest.data(), 32), 0);
   for (size_t i = 48; i < 56; ++i) EXPECT_EQ(file[i], 0) << "signature_offset byte " << i;

@@ -206,7 +206,8 @@ void editManifest(std::vector<uint8_t> &file, const std::function<void(fbtest::M
 
 void redigestManifest(std::vector<uint8_t> &file) {
   uint64_t offset = getU64(file, 24);
-  v4f::Digest d = v4f::artifactDigest(file.data() + offset, file.size() - offset);
+  uint32_t algorithm = uint32_t(getU64(file, V4F_HEADER_OFFSET_DIGEST_ALGORITHM));
+  v4f::Digest d = v4f::artifactDigest(file.data() + offset, file.size() - offset, algorithm);
   std::memcpy(file.data() + V4F_HEADER_OFFSET_MANIFEST_DIGEST, d.data(), d.size());
 }
 

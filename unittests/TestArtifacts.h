@@ -51,7 +51,8 @@ void editManifest(std::vector<uint8_t> &file, const std::function<void(fbtest::M
 uint64_t getU64(const std::vector<uint8_t> &file, size_t offset);
 void putU64(std::vector<uint8_t> &file, size_t offset, uint64_t value);
 /// Rewrites the header's manifest digest to match the manifest bytes (the
-/// manifest is the last section, from the header's manifest_offset).
+/// manifest is the last section, from the header's manifest_offset), with
+/// the header's digest_algorithm.
 void redigestManifest(std::vector<uint8_t> &file);
 
 // Loads from memory; returns the status (the model is released on success).

@@ -3,6 +3,7 @@
 
 #include "v4f/artifact_format.h"
 
+#include <blake3.h>
 #include <sodium.h>
 
 #include <algorithm>
@@ -65,22 +66,37 @@ bool readKeyFile(const std::string &path, const char *tag, bool bareOk, uint8_t 
 
 } // namespace
 
-Digest artifactDigest(const uint8_t *data, size_t size) {
-  static_assert(V4F_DIGEST_BYTES == 32, "BLAKE2b-256");
-  if (sodium_init() < 0) abort(); // cannot happen once libsodium is linked; never digest uninitialized
-  crypto_generichash_state root;
-  crypto_generichash_init(&root, nullptr, 0, V4F_DIGEST_BYTES);
-  uint8_t length[8];
-  for (int i = 0; i < 8; ++i) length[i] = uint8_t(uint64_t(size) >> (8 * i));
-  crypto_generichash_update(&root, length, sizeof length);
-  for (size_t off = 0; off < size; off += V4F_DIGEST_LEAF_BYTES) {
-    uint8_t leaf[V4F_DIGEST_BYTES];
+namespace {
+// H(data[0, size)) of the digest tree: BLAKE3 or BLAKE2b-256 (32 bytes).
+void treeHash(uint32_t algorithm, const uint8_t *data, size_t size, uint8_t out[V4F_DIGEST_BYTES]) {
+  if (algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE) {
+    crypto_generichash(out, V4F_DIGEST_BYTES, data, size, nullptr, 0);
+    return;
+  }
+  blake3_hasher h;
+  blake3_hasher_init(&h);
+  blake3_hasher_update(&h, data, size);
+  blake3_hasher_finalize(&h, out, V4F_DIGEST_BYTES);
+}
+} // namespace
+
+Digest artifactDigest(const uint8_t *data, size_t size, uint32_t algorithm) {
+  static_assert(V4F_DIGEST_BYTES == 32, "32-byte digests");
+  if (algorithm != V4F_DIGEST_ALGORITHM_BLAKE3_TREE && algorithm != V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)
+    abort(); // a programming error: only the two algorithms of artifact_format.h exist
+  if (algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE && sodium_init() < 0)
+    abort(); // cannot happen once libsodium is linked; never digest uninitialized
+  // The root's input: le64(size) || leaf_0 || ... || leaf_{n-1}.
+  const size_t nleaves = (size + V4F_DIGEST_LEAF_BYTES - 1) / V4F_DIGEST_LEAF_BYTES;
+  std::vector<uint8_t> root(8 + nleaves * V4F_DIGEST_BYTES);
+  putU64(root.data(), uint64_t(size));
+  for (size_t i = 0; i < nleaves; ++i) {
+    size_t off = i * V4F_DIGEST_LEAF_BYTES;
     size_t n = size - off < V4F_DIGEST_LEAF_BYTES ? size - off : V4F_DIGEST_LEAF_BYTES;
-    crypto_generichash(leaf, sizeof leaf, data + off, n, nullptr, 0);
-    crypto_generichash_update(&root, leaf, sizeof leaf);
+    treeHash(algorithm, data + off, n, root.data() + 8 + i * V4F_DIGEST_BYTES);
   }
   Digest out;
-  crypto_generichash_final(&root, out.data(), out.size());
+  treeHash(algorithm, root.data(), root.size(), out.data());
   return out;
 }
 
@@ -93,6 +109,18 @@ void blake2b512(const uint8_t *data, size_t size, uint8_t out[64]) {
   for (size_t off = 0; off < size; off += kChunk)
     crypto_generichash_update(&state, data + off, size - off < kChunk ? size - off : kChunk);
   crypto_generichash_final(&state, out, 64);
+}
+
+// What a signature of `algorithm` signs (artifact_format.h): the v4f digest
+// with BLAKE3 (32 bytes) or the BLAKE2b-512 digest (64); returns its size.
+size_t signedDigest(uint32_t algorithm, const uint8_t *data, size_t size, uint8_t out[64]) {
+  if (algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512) {
+    blake2b512(data, size, out);
+    return 64;
+  }
+  Digest d = artifactDigest(data, size, V4F_DIGEST_ALGORITHM_BLAKE3_TREE);
+  std::memcpy(out, d.data(), d.size());
+  return d.size();
 }
 
 // The unsigned content length and, when signed, the trailer; false when the
@@ -263,13 +291,13 @@ bool signArtifactBytes(std::vector<uint8_t> &bytes, const SigningKey &key, std::
   v4f_signature_t t;
   std::memset(&t, 0, sizeof t);
   std::memcpy(t.magic, V4F_SIGNATURE_MAGIC, 8);
-  t.algorithm = V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512;
+  t.algorithm = V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE;
   std::memcpy(t.public_key, key.publicKey.data(), 32);
   putU64(bytes.data() + 16, content + sizeof t);  // file_size
   putU64(bytes.data() + 48, content);             // signature_offset
   uint8_t hash[64];
-  blake2b512(bytes.data(), bytes.size(), hash);
-  crypto_sign_ed25519_detached(t.signature, nullptr, hash, sizeof hash, key.secret.data());
+  size_t hashSize = signedDigest(t.algorithm, bytes.data(), bytes.size(), hash);
+  crypto_sign_ed25519_detached(t.signature, nullptr, hash, hashSize, key.secret.data());
   const uint8_t *p = reinterpret_cast<const uint8_t *>(&t);
   bytes.insert(bytes.end(), p, p + sizeof t);
   return true;
@@ -294,14 +322,16 @@ SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const P
   for (uint8_t b : t->reserved)
     reservedZero = reservedZero && b == 0;
   if (std::memcmp(t->magic, V4F_SIGNATURE_MAGIC, 8) != 0 ||
-      t->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 || !reservedZero) {
+      (t->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE &&
+       t->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512) ||
+      !reservedZero) {
     detail = "the signature trailer is corrupted (bad magic or algorithm)";
     return SignatureCheck::Invalid;
   }
   std::memcpy(signer.data(), t->public_key, 32);
   uint8_t hash[64];
-  blake2b512(bytes.data(), content, hash);
-  if (crypto_sign_ed25519_verify_detached(t->signature, hash, sizeof hash, t->public_key) != 0) {
+  size_t hashSize = signedDigest(t->algorithm, bytes.data(), content, hash);
+  if (crypto_sign_ed25519_verify_detached(t->signature, hash, hashSize, t->public_key) != 0) {
     detail = "the signature does not verify: the artifact was modified after signing";
     return SignatureCheck::Invalid;
   }

@@ -285,7 +285,7 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
   putU64(h + 16, fileSize);
   putU64(h + 24, manifestOffset);
   putU64(h + 32, manifest.size());
-  putU32(h + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  putU32(h + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE3_TREE);
   Digest manifestDigest = artifactDigest(manifest.data(), manifest.size());
   std::memcpy(h + V4F_HEADER_OFFSET_MANIFEST_DIGEST, manifestDigest.data(), manifestDigest.size());
   for (const SectionInfo &s : sections)

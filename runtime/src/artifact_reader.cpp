@@ -46,7 +46,7 @@ const char* sectionKindName(uint32_t kind) {
 
 // The fixed header fields: size, magic, version, header size, file size, the
 // signature trailer's place. Reads nothing beyond the 128-byte header.
-v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSize) {
+v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSize, uint32_t* digestAlgorithm) {
   if (size < sizeof(v4f_file_header_t))
     return makeStatus(kBad, "file is truncated: %zu bytes, smaller than the %zu-byte header",
                       size, sizeof(v4f_file_header_t));
@@ -74,9 +74,12 @@ v4f_status_t verifyHeader(const uint8_t* base, size_t size, uint64_t* contentSiz
                       "file size mismatch: the header says %llu bytes but there are %zu "
                       "(truncated or corrupted)",
                       ull(fileSize), size);
-  if (readU32(base + V4F_HEADER_OFFSET_DIGEST_ALGORITHM) != V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)
-    return makeStatus(kBad, "header digest_algorithm is %u, expected %d (BLAKE2b-256 tree)",
-                      readU32(base + V4F_HEADER_OFFSET_DIGEST_ALGORITHM), V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  const uint32_t algorithm = readU32(base + V4F_HEADER_OFFSET_DIGEST_ALGORITHM);
+  // BLAKE3 trees from format 5.2 on; BLAKE2b trees in 5.0-5.1 (still read).
+  if (algorithm != V4F_DIGEST_ALGORITHM_BLAKE3_TREE && algorithm != V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)
+    return makeStatus(kBad, "header digest_algorithm is %u, expected %d (BLAKE3 tree) or %d (BLAKE2b-256 tree)",
+                      algorithm, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE);
+  *digestAlgorithm = algorithm;
   uint64_t signatureOffset = readU64(base + V4F_HEADER_OFFSET_SIGNATURE_OFFSET);
   for (size_t i = V4F_HEADER_OFFSET_DIGEST_ALGORITHM + 4; i < V4F_HEADER_OFFSET_SIGNATURE_OFFSET; ++i)
     if (base[i] != 0) return makeStatus(kBad, "header reserved byte %zu is not zero", i);
@@ -109,7 +112,7 @@ v4f_status_t verifyManifestBytes(const v4f_model_s* m, bool verifyDigests, uint6
                       V4F_ARTIFACT_SECTION_ALIGNMENT);
   if (verifyDigests) {
     uint8_t digest[V4F_DIGEST_BYTES];
-    if (v4f_status_t s = computeDigest(m->allocator, base + *manifestOffset, *manifestSize, digest)) return s;
+    if (v4f_status_t s = computeDigest(m->allocator, m->digestAlgorithm, base + *manifestOffset, *manifestSize, digest)) return s;
     if (memcmp(digest, base + V4F_HEADER_OFFSET_MANIFEST_DIGEST, V4F_DIGEST_BYTES) != 0)
       return makeStatus(kBad, "manifest digest mismatch (corrupted file)");
   }
@@ -150,7 +153,7 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
       return makeStatus(kBad, "section %u (%s) has no %d-byte digest", i, sectionKindName(kind), V4F_DIGEST_BYTES);
     if (verifyDigests) {
       uint8_t digest[V4F_DIGEST_BYTES];
-      if (v4f_status_t st = computeDigest(m->allocator, m->base + s->offset(), s->size(), digest)) return st;
+      if (v4f_status_t st = computeDigest(m->allocator, m->digestAlgorithm, m->base + s->offset(), s->size(), digest)) return st;
       if (memcmp(digest, s->digest()->data(), V4F_DIGEST_BYTES) != 0)
         return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i, sectionKindName(kind));
     }
@@ -625,7 +628,7 @@ constexpr uint32_t kMaxVariants = 64;
 
 v4f_status_t verifyArtifact(v4f_model_s* m, const LoadOptions& options) {
   uint64_t manifestOffset = 0, manifestSize = 0, contentSize = 0;
-  if (v4f_status_t s = verifyHeader(m->base, m->size, &contentSize)) return s;
+  if (v4f_status_t s = verifyHeader(m->base, m->size, &contentSize, &m->digestAlgorithm)) return s;
   m->contentSize = contentSize;
   // Signatures before anything else is read: a refused file has had only
   // its 128-byte header looked at, and no code is mapped.

@@ -1,7 +1,9 @@
-// crypto.cpp - BLAKE2b-256 digests, Ed25519 signatures and XChaCha20-Poly1305 section decryption,
-// with libsodium loaded on demand (dlopen), so the runtime's DT_NEEDED stays
-// libc/libm/libpthread/libdl and a process that never verifies or decrypts
-// never loads it.
+// crypto.cpp - the v4f digests (BLAKE3 trees, linked in; BLAKE2b trees of
+// formats 5.0-5.1), Ed25519 signatures and XChaCha20-Poly1305 section
+// decryption, with libsodium loaded on demand (dlopen), so the runtime's
+// DT_NEEDED stays libc/libm/libpthread/libdl and a process that loads
+// unsigned, unencrypted, current artifacts never loads it.
+#include <blake3.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,8 +55,8 @@ void loadSodium() {
   if (!lib) lib = dlopen("libsodium.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(gSodium.error, sizeof gSodium.error,
-             "cannot load libsodium, which the runtime needs to verify the artifact's BLAKE2b digests and "
-             "signatures and to decrypt (%s); install it (Debian: apt-get install libsodium23)",
+             "cannot load libsodium, which the runtime needs to verify signatures, BLAKE2b digests (formats "
+             "5.0-5.1) and to decrypt (%s); install it (Debian: apt-get install libsodium23)",
              dlerror());
     return;
   }
@@ -77,7 +79,7 @@ void loadSodium() {
 }
 
 // BLAKE2b-512 of data[0, size).
-v4f_status_t digest(const Allocator& allocator, const uint8_t* data, uint64_t size, uint8_t out[kDigestBytes]) {
+v4f_status_t blake2b512(const Allocator& allocator, const uint8_t* data, uint64_t size, uint8_t out[kDigestBytes]) {
   size_t bytes = gSodium.stateBytes();
   void* state = allocator.alloc(bytes, 64);
   if (!state) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
@@ -92,8 +94,21 @@ v4f_status_t digest(const Allocator& allocator, const uint8_t* data, uint64_t si
   return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "BLAKE2b failed");
 }
 
+// One leaf or root hash of a digest tree: H(data[0, size)) into out[32].
+int hashBytes(uint32_t algorithm, const uint8_t* data, uint64_t size, uint8_t* out) {
+  if (algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE) {
+    blake3_hasher h;
+    blake3_hasher_init(&h);
+    blake3_hasher_update(&h, data, static_cast<size_t>(size));
+    blake3_hasher_finalize(&h, out, V4F_DIGEST_BYTES);
+    return 0;
+  }
+  return gSodium.hashOnce(out, V4F_DIGEST_BYTES, data, size, nullptr, 0);
+}
+
 // Leaves [first, end) of a digest tree, every `stride`-th (one worker's share).
 struct LeafJob {
+  uint32_t algorithm;
   const uint8_t* data;
   uint64_t size;
   uint8_t* leaves;
@@ -106,22 +121,33 @@ void* hashLeaves(void* arg) {
   for (uint64_t i = job->first; i < job->end && job->rc == 0; i += job->stride) {
     uint64_t off = i * V4F_DIGEST_LEAF_BYTES;
     uint64_t n = job->size - off < V4F_DIGEST_LEAF_BYTES ? job->size - off : V4F_DIGEST_LEAF_BYTES;
-    job->rc = gSodium.hashOnce(job->leaves + i * V4F_DIGEST_BYTES, V4F_DIGEST_BYTES, job->data + off, n, nullptr, 0);
+    job->rc = hashBytes(job->algorithm, job->data + off, n, job->leaves + i * V4F_DIGEST_BYTES);
   }
   return nullptr;
 }
 
+const char* digestName(uint32_t algorithm) {
+  return algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE ? "BLAKE3" : "BLAKE2b";
+}
+
 }  // namespace
 
-v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint64_t size,
+v4f_status_t computeDigest(const Allocator& allocator, uint32_t algorithm, const uint8_t* data, uint64_t size,
                            uint8_t out[V4F_DIGEST_BYTES]) {
-  pthread_once(&gSodiumOnce, loadSodium);
-  if (!gSodium.ok)
-    return makeStatus(V4F_STATUS_UNSUPPORTED, "%s; or load with verify_digests=0 to skip integrity checks",
-                      gSodium.error);
+  if (algorithm != V4F_DIGEST_ALGORITHM_BLAKE3_TREE && algorithm != V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE)
+    return makeStatus(kBad, "unknown digest algorithm %u", algorithm);
+  if (algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE) {
+    pthread_once(&gSodiumOnce, loadSodium);
+    if (!gSodium.ok)
+      return makeStatus(V4F_STATUS_UNSUPPORTED, "%s; or load with verify_digests=0 to skip integrity checks",
+                        gSodium.error);
+  }
   const uint64_t nleaves = (size + V4F_DIGEST_LEAF_BYTES - 1) / V4F_DIGEST_LEAF_BYTES;
-  uint8_t* leaves = static_cast<uint8_t*>(allocator.alloc(nleaves ? nleaves * V4F_DIGEST_BYTES : 1, 64));
-  if (!leaves) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
+  // The root's input: le64(size) || leaf_0 || ... || leaf_{n-1}.
+  uint8_t* root = static_cast<uint8_t*>(allocator.alloc(8 + nleaves * V4F_DIGEST_BYTES, 64));
+  if (!root) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
+  for (int i = 0; i < 8; ++i) root[i] = static_cast<uint8_t>(size >> (8 * i));
+  uint8_t* leaves = root + 8;
   // Large sections (weights) are hashed on several threads: the tree's
   // leaves are independent. At most 8, and one per 4 leaves.
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -133,7 +159,7 @@ v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint
   pthread_t threads[8];
   bool started[8] = {false};
   for (uint64_t w = 0; w < workers; ++w) {
-    jobs[w] = LeafJob{data, size, leaves, w, nleaves, workers, 0};
+    jobs[w] = LeafJob{algorithm, data, size, leaves, w, nleaves, workers, 0};
     if (w > 0) started[w] = pthread_create(&threads[w], nullptr, hashLeaves, &jobs[w]) == 0;
   }
   // Shares whose thread did not start run here.
@@ -144,22 +170,9 @@ v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint
     if (started[w]) pthread_join(threads[w], nullptr);
     rc |= jobs[w].rc;
   }
-  void* state = rc == 0 ? allocator.alloc(gSodium.stateBytes(), 64) : nullptr;
-  if (rc == 0 && !state) {
-    allocator.free(leaves);
-    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory hashing the artifact");
-  }
-  if (rc == 0) {
-    uint8_t length[8];
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(size >> (8 * i));
-    rc = gSodium.hashInit(state, nullptr, 0, V4F_DIGEST_BYTES);
-    if (rc == 0) rc = gSodium.hashUpdate(state, length, sizeof length);
-    if (rc == 0 && nleaves) rc = gSodium.hashUpdate(state, leaves, nleaves * V4F_DIGEST_BYTES);
-    if (rc == 0) rc = gSodium.hashFinal(state, out, V4F_DIGEST_BYTES);
-    allocator.free(state);
-  }
-  allocator.free(leaves);
-  return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "BLAKE2b failed");
+  if (rc == 0) rc = hashBytes(algorithm, root, 8 + nleaves * V4F_DIGEST_BYTES, out);
+  allocator.free(root);
+  return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "%s failed", digestName(algorithm));
 }
 
 v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
@@ -177,7 +190,8 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   const auto* trailer = reinterpret_cast<const v4f_signature_t*>(m->base + m->contentSize);
   if (memcmp(trailer->magic, V4F_SIGNATURE_MAGIC, 8) != 0)
     return makeStatus(kBad, "the signature trailer has a bad magic (corrupted file)");
-  if (trailer->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512)
+  if (trailer->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE &&
+      trailer->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512)
     return makeStatus(kBad, "the signature uses unknown algorithm %u", trailer->algorithm);
   // The trailer is not itself signed: every byte of it must be meaningful.
   bool reservedZero = trailer->reserved0 == 0;
@@ -185,9 +199,18 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   if (!reservedZero) return makeStatus(kBad, "the signature trailer's reserved bytes are not zero (corrupted file)");
   pthread_once(&gSodiumOnce, loadSodium);
   if (!gSodium.ok) return makeStatus(V4F_STATUS_UNSUPPORTED, "%s", gSodium.error);
+  // Algorithm 2 signs the v4f digest (BLAKE3 tree: every core), 1 the
+  // BLAKE2b-512 digest of formats 3.4-5.1.
   uint8_t hash[kDigestBytes];
-  if (v4f_status_t s = digest(m->allocator, m->base, m->contentSize, hash)) return s;
-  if (gSodium.verify(trailer->signature, hash, kDigestBytes, trailer->public_key) != 0)
+  size_t hashSize = kDigestBytes;
+  if (trailer->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE) {
+    hashSize = V4F_DIGEST_BYTES;
+    if (v4f_status_t s = computeDigest(m->allocator, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, m->base, m->contentSize, hash))
+      return s;
+  } else if (v4f_status_t s = blake2b512(m->allocator, m->base, m->contentSize, hash)) {
+    return s;
+  }
+  if (gSodium.verify(trailer->signature, hash, hashSize, trailer->public_key) != 0)
     return makeStatus(kBad, "the signature does not verify: the artifact was modified after signing, or the "
                             "signature is corrupted");
   bool trusted = false;

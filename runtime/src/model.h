@@ -17,6 +17,7 @@ struct v4f_model_s {
   // Bytes before the signature trailer (== size when unsigned): the
   // manifest and every section lie inside [64, contentSize).
   uint64_t contentSize = 0;
+  uint32_t digestAlgorithm = 0;  // the header's V4F_DIGEST_ALGORITHM_*
   int32_t signatureState = V4F_SIGNATURE_STATE_UNCHECKED;
   const uint8_t* signerKey = nullptr;  // in the trailer, when signed and checked
   void* mapping = nullptr;   // munmap on release when set
@@ -66,10 +67,11 @@ V4F_INTERNAL v4f_status_t decryptSections(v4f_model_s* model, const LoadOptions&
 // Checks the signature trailer per options.signaturePolicy (signature.cpp):
 // bytes [0, contentSize) against the trailer at contentSize, which the
 // header checks already bounded. Sets model->signatureState / signerKey.
-// The v4f digest (artifact_format.h: BLAKE2b-256 hash tree) of data[0, size),
-// with libsodium (crypto.cpp), large inputs on several threads.
-V4F_INTERNAL v4f_status_t computeDigest(const Allocator& allocator, const uint8_t* data, uint64_t size,
-                                        uint8_t out[32]);
+// The v4f digest (artifact_format.h: a hash tree of V4F_DIGEST_ALGORITHM_*
+// `algorithm`: BLAKE3, or BLAKE2b with libsodium) of data[0, size)
+// (crypto.cpp), large inputs on several threads.
+V4F_INTERNAL v4f_status_t computeDigest(const Allocator& allocator, uint32_t algorithm, const uint8_t* data,
+                                        uint64_t size, uint8_t out[32]);
 V4F_INTERNAL v4f_status_t verifySignature(v4f_model_s* model, const LoadOptions& options);
 
 // Verifies the artifact at model->base/size (header, manifest, sections,

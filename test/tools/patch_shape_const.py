@@ -7,22 +7,27 @@ corrupted (or hand-edited) manifest with digests recomputed looks like.
 
 Every ShapeInstr {op = Const, a = 0, b = 0, imm = OLD} (24-byte FlatBuffers
 struct) in the manifest becomes imm = NEW; exactly one must exist. The
-header's manifest digest (format 5: BLAKE2b-256 tree over 1 MiB leaves,
-runtime/include/v4f/artifact_format.h) is recomputed with hashlib.
+header's manifest digest (format 5: a hash tree over 1 MiB leaves, BLAKE3
+from format 5.2 on and BLAKE2b-256 before, as the header's digest_algorithm
+says; runtime/include/v4f/artifact_format.h) is recomputed.
 """
 import hashlib
 import struct
 import sys
 
+import blake3
+
 LEAF = 1 << 20
+HASHES = {
+    1: lambda d: hashlib.blake2b(d, digest_size=32).digest(),  # formats 5.0-5.1
+    2: lambda d: blake3.blake3(d).digest(),                    # format 5.2 on
+}
 
 
-def v4f_digest(data: bytes) -> bytes:
-    root = hashlib.blake2b(digest_size=32)
-    root.update(struct.pack("<Q", len(data)))
-    for off in range(0, len(data), LEAF):
-        root.update(hashlib.blake2b(data[off:off + LEAF], digest_size=32).digest())
-    return root.digest()
+def v4f_digest(data: bytes, algorithm: int) -> bytes:
+    h = HASHES[algorithm]
+    leaves = b"".join(h(data[off:off + LEAF]) for off in range(0, len(data), LEAF))
+    return h(struct.pack("<Q", len(data)) + leaves)
 
 
 def main() -> int:
@@ -36,7 +41,8 @@ def main() -> int:
         print(f"expected one Const {old} in the shape program, found {len(hits)}", file=sys.stderr)
         return 1
     struct.pack_into("<q", b, moff + hits[0] + 16, new)
-    b[56:88] = v4f_digest(bytes(b[moff:moff + msize]))
+    (algorithm,) = struct.unpack_from("<I", b, 40)
+    b[56:88] = v4f_digest(bytes(b[moff:moff + msize]), algorithm)
     open(dst, "wb").write(b)
     return 0
 

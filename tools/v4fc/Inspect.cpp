@@ -201,13 +201,18 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   json::Value signature = nullptr;
   if (header.signature_offset != 0 && header.signature_offset + sizeof(v4f_signature_t) == bytes.size()) {
     const auto *t = reinterpret_cast<const v4f_signature_t *>(bytes.data() + header.signature_offset);
-    signature = json::Object{{"algorithm", "ed25519-blake2b512"},
+    signature = json::Object{{"algorithm", t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE ? "ed25519-blake3-tree"
+                                           : t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 ? "ed25519-blake2b512"
+                                                                                                        : "unknown"},
                              {"public_key", v4f::toHex(t->public_key, 32)}};
   }
   out = json::Object{{"path", path},
                      {"file_size", int64_t(bytes.size())},
                      {"signature", std::move(signature)},
                      {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
+                     {"digest_algorithm", header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE ? "blake3-tree"
+                                          : header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE ? "blake2b256-tree"
+                                                                                                           : "unknown"},
                      {"producer", str(manifest->producer())},
                      {"model", str(manifest->model_name())},
                      {"inputs", describeSignature(manifest->inputs())},
@@ -300,7 +305,8 @@ void printText(const json::Object &a) {
   std::printf("artifact:     %s (%lld bytes, format %s)\n", getStr(a, "path").c_str(), getInt(a, "file_size"),
               getStr(a, "format_version").c_str());
   if (const json::Object *sig = a.getObject("signature"))
-    std::printf("signed by:    %s (Ed25519; check it with v4fc verify --pubkey)\n", getStr(*sig, "public_key").c_str());
+    std::printf("signed by:    %s (%s; check it with v4fc verify --pubkey)\n", getStr(*sig, "public_key").c_str(),
+                getStr(*sig, "algorithm").c_str());
   else
     std::printf("signed by:    (unsigned)\n");
   std::printf("producer:     %s\n", getStr(a, "producer").c_str());
@@ -309,7 +315,8 @@ void printText(const json::Object &a) {
   printExecutables(*plans[0].getAsObject());
   printSignature("inputs", *a.getArray("inputs"));
   printSignature("outputs", *a.getArray("outputs"));
-  std::printf("sections:\n  %-12s %12s %12s  %s\n", "kind", "offset", "size", "digest");
+  std::printf("sections:\n  %-12s %12s %12s  %s (%s)\n", "kind", "offset", "size", "digest",
+              getStr(a, "digest_algorithm").c_str());
   for (const json::Value &v : *a.getArray("sections")) {
     const json::Object &s = *v.getAsObject();
     std::string enc = s.getBoolean("encrypted").value_or(false)

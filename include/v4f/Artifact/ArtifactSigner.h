@@ -22,10 +22,12 @@ struct SigningKey {
   PublicKey publicKey{};
 };
 
-/// The v4f digest of `size` bytes (format 5): the BLAKE2b-256 hash tree over
-/// 1 MiB leaves that artifact_format.h defines, for the manifest and sections.
+/// The v4f digest of `size` bytes (format 5): the hash tree over 1 MiB leaves
+/// that artifact_format.h defines, for the manifest and sections; BLAKE3
+/// (what v4fc writes) or, for the 5.0-5.1 artifacts, BLAKE2b-256.
 using Digest = std::array<uint8_t, 32>;
-Digest artifactDigest(const uint8_t *data, size_t size);
+Digest artifactDigest(const uint8_t *data, size_t size,
+                      uint32_t algorithm = 2 /* V4F_DIGEST_ALGORITHM_BLAKE3_TREE */);
 
 /// Lowercase hex of `size` bytes.
 std::string toHex(const uint8_t *data, size_t size);
