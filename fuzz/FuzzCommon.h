@@ -1,6 +1,7 @@
 // FuzzCommon.h - what the runtime fuzz targets share: loading fuzzed bytes
-// as an artifact (digests off: a fuzzer cannot forge BLAKE2b, and mutations
-// must reach the verifiers) and the session an untrusted caller would make.
+// as an artifact (digests off: a fuzzer cannot forge a cryptographic digest,
+// BLAKE3 or BLAKE2b, and mutations must reach the verifiers) and the session
+// an untrusted caller would make.
 #ifndef V4F_FUZZ_FUZZCOMMON_H
 #define V4F_FUZZ_FUZZCOMMON_H
 

@@ -5,13 +5,14 @@
 // running the plan's dispatch loop (bindings, grids, scratch) on stub kernels.
 //
 // This target loads with verify_digests = 0, so mutations reach the
-// FlatBuffers verifier and the plan checks instead of stopping at a BLAKE2b
-// digest (which a fuzzer cannot forge; the digest checks themselves are
-// covered by the unit tests and the corruption sweep). The runtime of fuzzing
-// builds (V4F_FUZZING_STUB_KERNELS) never hands a CPU library to the dynamic
-// loader: with digests off, fuzzed ELF files would reach it, and the loader's
-// robustness against hostile ELF is glibc's (digests and signatures protect
-// real deployments). Kernels are stubs that fail cleanly.
+// FlatBuffers verifier and the plan checks instead of stopping at a BLAKE3
+// or BLAKE2b digest (which a fuzzer cannot forge; the digest checks
+// themselves are covered by the unit tests and the corruption sweep). The
+// runtime of fuzzing builds (V4F_FUZZING_STUB_KERNELS) never hands a CPU
+// library to the dynamic loader: with digests off, fuzzed ELF files would
+// reach it, and the loader's robustness against hostile ELF is glibc's
+// (digests and signatures protect real deployments). Kernels are stubs that
+// fail cleanly.
 
 #include "v4f/artifact_format.h"
 #include "FuzzCommon.h"

@@ -293,7 +293,8 @@ def main():
     (b.out / "lib").mkdir()
     shutil.copy2(b.v4frun, b.out / "bin" / "v4f-run")
     shutil.copy2(os.path.realpath(b.build / "lib" / "libv4f_runtime.so.1"), b.out / "lib" / "libv4f_runtime.so.1")
-    # libsodium (the runtime opens it to check digests) may be missing on the GPU machine.
+    # libsodium (the runtime opens it for signatures, decryption and the BLAKE2b
+    # digests of 5.0-5.1 artifacts; BLAKE3 is linked in) may be missing on the GPU machine.
     import glob
     sodium = sorted(glob.glob("/usr/lib/*/libsodium.so.2*") + glob.glob("/usr/lib/libsodium.so.2*"))
     if sodium:

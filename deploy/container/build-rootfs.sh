@@ -31,8 +31,9 @@ ldd "$SERVE" | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | while read -r li
   cp "$real" "$OUT$dest"
 done
 # libsodium is loaded with dlopen (so ldd does not list it): the runtime
-# needs it to verify the artifacts' BLAKE2b digests and signatures and to
-# decrypt.
+# needs it to verify signatures, to decrypt, and to check the BLAKE2b digests
+# of format 5.0-5.1 artifacts (5.2's BLAKE3 digests are linked into the
+# runtime).
 # awk reads all of ldconfig's output: exiting at the first match could kill
 # ldconfig with SIGPIPE, which pipefail turns into a silent exit 141.
 sodium=$(ldconfig -p | awk '/libsodium\.so\.23 .*x86-64/ && !found {print $NF; found = 1}')
