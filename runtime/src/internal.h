@@ -38,6 +38,12 @@ class Allocator {
     }
   }
   void* alloc(size_t size, size_t alignment = 64) const;
+  // A large buffer that every run touches (the arena, scratch): with the
+  // default allocator, 2 MiB-aligned and rounded up to whole 2 MiB pages
+  // with transparent huge pages asked for, so it faults in 2 MiB at a time
+  // and a run's activations need a few TLB entries, not thousands. Freed
+  // with free(); a custom allocator gets a plain alloc(size, 64).
+  void* allocLarge(size_t size) const;
   void free(void* p) const;
 
   template <typename T, typename... Args>

@@ -198,7 +198,7 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
     s->arena = nullptr;
     s->arenaCapacity = 0;
     if (arenaSize > SIZE_MAX ||
-        !(s->arena = s->allocator.alloc(static_cast<size_t>(arenaSize), 64)))
+        !(s->arena = s->allocator.allocLarge(static_cast<size_t>(arenaSize))))
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
                         "cannot allocate the %llu-byte arena for these input shapes",
                         static_cast<unsigned long long>(arenaSize));
@@ -256,7 +256,7 @@ v4f_status_t prepareJob(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis, v
     s->scratch = nullptr;
     s->scratchStride = 0;
     if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool->threadCount()), &bytes) ||
-        bytes > SIZE_MAX || !(s->scratch = s->allocator.alloc(static_cast<size_t>(bytes), 64)))
+        bytes > SIZE_MAX || !(s->scratch = s->allocator.allocLarge(static_cast<size_t>(bytes))))
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
                         "dispatch %u '%s': cannot allocate %llu bytes of scratch per worker", d,
                         v4f::rt::str(dis->name()), static_cast<unsigned long long>(stride));

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -53,6 +54,17 @@ void* Allocator::alloc(size_t size, size_t alignment) const {
   void* p = nullptr;
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   if (posix_memalign(&p, alignment, size) != 0) return nullptr;
+  return p;
+}
+
+void* Allocator::allocLarge(size_t size) const {
+  constexpr size_t kHuge = size_t(2) << 20;
+  if (custom_ || size < kHuge) return alloc(size, 64);
+  if (size > SIZE_MAX - kHuge) return nullptr;
+  size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
+  void* p = nullptr;
+  if (posix_memalign(&p, kHuge, rounded) != 0) return nullptr;
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: its failure changes nothing
   return p;
 }
 
