@@ -92,8 +92,6 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
 
   std::vector<uint32_t> bindings = {result.buffer, X.buffer, W.buffer};
   auto [biasSlot, residualSlot] = bindConvEpilogue(conv, operands, bindings);
-  std::string act = conv.getActivation().str();
-  float alpha = conv.getActAlpha().convertToFloat(), beta = conv.getActBeta().convertToFloat();
 
   // The input rows of a block, relative to its first output row's first
   // kernel row: output row r reads relative row r * sh + kh * dh for kernel
@@ -207,7 +205,7 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
                                : kb->load(vt, kb->binding(*residualSlot), idx);
             val = b.create<arith::AddFOp>(loc, val, res);
           }
-          val = applyActivation(*kb, val, act, alpha, beta);
+          val = applyActivation(*kb, val, conv);
           if (masked)
             kb->maskedStore(val, Out, idx, mask);
           else

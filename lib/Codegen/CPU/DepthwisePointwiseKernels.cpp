@@ -141,10 +141,6 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
   Value Out = kb->binding(0), X = kb->binding(1), WD = kb->binding(2), WP = kb->binding(3);
   Value scratch = kb->scratch();
   Value zero = kb->cf(0.f, vt);
-  auto act = [&](ConvOp c, Value v) {
-    return applyActivation(*kb, v, c.getActivation(), c.getActAlpha().convertToFloat(),
-                           c.getActBeta().convertToFloat());
-  };
   const int64_t vecsPerChunk = L >= 16 ? 2 : 1; // AVX2's 16 registers hold 8 x 1 accumulators
 
   auto [begin, end] = kb->workgroupRange(kb->dim(items), kb->dim(perGroup));
@@ -173,7 +169,7 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
         for (int64_t ox0 = 0; ox0 < OW; ox0 += L) {
           Value acc = emitDepthwiseVector(*kb, scratch, rows, origin + ox0 * sw, KW, dwl, sw, taps,
                                           bias ? bias : zero, L);
-          kb->store(act(dw, acc), scratch, kb->add(dRow, kb->c(ox0)));
+          kb->store(applyActivation(*kb, acc, dw), scratch, kb->add(dRow, kb->c(ox0)));
         }
       });
     };
@@ -203,7 +199,7 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
                                    : kb->load(vt, kb->binding(*residual), at);
               val = b.create<arith::AddFOp>(loc, val, res);
             }
-            val = act(pw, val);
+            val = applyActivation(*kb, val, pw);
             if (masks[v])
               kb->maskedStore(val, Out, at, masks[v]);
             else

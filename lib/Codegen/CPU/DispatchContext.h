@@ -327,6 +327,8 @@ void emitStridedCopy(DispatchContext &ctx, const std::string &name, const Tensor
 /// Applies a fused activation ("none", "relu", ...) to a scalar or vector.
 mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha,
                             float beta);
+/// The same with `conv`'s fused activation and its alpha/beta.
+mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, ConvOp conv);
 
 } // namespace v4f
 

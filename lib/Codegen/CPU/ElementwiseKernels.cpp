@@ -319,6 +319,11 @@ Value binaryBody(KernelBuilder &kb, Operation *op, Value x, Value y) {
 
 } // namespace
 
+Value applyActivation(KernelBuilder &kb, Value v, ConvOp conv) {
+  return applyActivation(kb, v, conv.getActivation(), conv.getActAlpha().convertToFloat(),
+                         conv.getActBeta().convertToFloat());
+}
+
 Value applyActivation(KernelBuilder &kb, Value v, StringRef act, float alpha, float beta) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;

@@ -141,10 +141,6 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
   Value Out = kb->binding(0), X = kb->binding(1), WA = kb->binding(2), WB = kb->binding(3);
   Value scratch = kb->scratch();
   Value zero = kb->cf(0.f, vt);
-  auto act = [&](ConvOp c, Value v) {
-    return applyActivation(*kb, v, c.getActivation(), c.getActAlpha().convertToFloat(),
-                           c.getActBeta().convertToFloat());
-  };
   const int64_t vecsPerChunk = L >= 16 ? 2 : 1; // AVX2's 16 registers hold 8 x 1 accumulators
 
   auto [begin, end] = kb->workgroupRange(kb->dim(items), kb->dim(perGroup));
@@ -181,7 +177,7 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
                   for (int64_t v = 0; v < vecs; ++v) {
                     Value val = acc[size_t(r * vecs + v)];
                     if (bias) val = b.create<arith::AddFOp>(loc, val, bias);
-                    val = act(pw, val);
+                    val = applyActivation(*kb, val, pw);
                     Value at = kb->add(kb->c(r * chanStride + padL + c0 + v * L), rowBase);
                     if (masks[v])
                       kb->maskedStore(val, scratch, at, masks[v]);
@@ -223,7 +219,7 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
                                : kb->load(vt, kb->binding(*residual), at);
               acc = b.create<arith::AddFOp>(loc, acc, res);
             }
-            acc = act(dw, acc);
+            acc = applyActivation(*kb, acc, dw);
             if (mask)
               kb->maskedStore(acc, Out, at, mask);
             else

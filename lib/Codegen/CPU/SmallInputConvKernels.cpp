@@ -85,8 +85,6 @@ LogicalResult emitSmallInputConv(DispatchContext &ctx, Operation *op, ArrayRef<T
   if (wBuffer == ~0u) return op->emitOpError("small_input conv: weight is not a constant");
   std::vector<uint32_t> bindings = {result.buffer, X.buffer, wBuffer};
   auto [biasSlot, residualSlot] = bindConvEpilogue(conv, operands, bindings);
-  std::string act = conv.getActivation().str();
-  float alpha = conv.getActAlpha().convertToFloat(), beta = conv.getActBeta().convertToFloat();
 
   Reg items = sp.mul(X.dims[0], sp.constant(nRB));
   auto [groups, perGroup] = ctx.splitRows(items, sp.constant(R * OW * OC * K));
@@ -179,7 +177,7 @@ LogicalResult emitSmallInputConv(DispatchContext &ctx, Operation *op, ArrayRef<T
                                : kb->load(vt, kb->binding(*residualSlot), at);
               val = b.create<arith::AddFOp>(loc, val, res);
             }
-            val = applyActivation(*kb, val, act, alpha, beta);
+            val = applyActivation(*kb, val, conv);
             if (mask)
               kb->maskedStore(val, Out, at, mask);
             else
