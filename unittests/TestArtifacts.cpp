@@ -217,6 +217,28 @@ v4f_status_t tryLoad(const std::vector<uint8_t> &file, const v4f_model_options_t
   if (status)
     EXPECT_EQ(model, nullptr);
   v4f_model_release(model);
+  // The same bytes as a file: v4f_model_load_file reads them with its own
+  // reader, which hashes digest-tree leaves as they arrive, planned from the
+  // unverified header and manifest (runtime/src/file_reader.h). It must give
+  // the same answer, with the path in front of the same message.
+  std::string path = writeTempFile("tryload.v4f", file);
+  v4f_model_t *fromFile = nullptr;
+  v4f_status_t fileStatus = v4f_model_load_file(path.c_str(), options, nullptr, &fromFile);
+  std::remove(path.c_str());
+  EXPECT_EQ(status == nullptr, fileStatus == nullptr)
+      << "from memory: " << (status ? v4f_status_message(status) : "loaded")
+      << "; from a file: " << (fileStatus ? v4f_status_message(fileStatus) : "loaded");
+  if (status && fileStatus) {
+    EXPECT_EQ(v4f_status_code(status), v4f_status_code(fileStatus));
+    // Option errors come before the file is opened: no path in front.
+    std::string fromMemory = v4f_status_message(status), fromFileMessage = v4f_status_message(fileStatus);
+    EXPECT_TRUE(fromFileMessage == path + ": " + fromMemory || fromFileMessage == fromMemory)
+        << "from memory: " << fromMemory << "; from a file: " << fromFileMessage;
+  }
+  if (fileStatus)
+    EXPECT_EQ(fromFile, nullptr);
+  v4f_model_release(fromFile);
+  v4f_status_free(fileStatus);
   return status;
 }
 

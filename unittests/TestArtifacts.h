@@ -56,6 +56,8 @@ void putU64(std::vector<uint8_t> &file, size_t offset, uint64_t value);
 void redigestManifest(std::vector<uint8_t> &file);
 
 // Loads from memory; returns the status (the model is released on success).
+// Also loads the same bytes from a temporary file and expects the same
+// outcome (the path prefixed to the same message).
 v4f_status_t tryLoad(const std::vector<uint8_t> &file, const v4f_model_options_t *options = nullptr);
 // Expects loading to fail with a message containing `substring`; returns the message.
 std::string expectLoadError(const std::vector<uint8_t> &file, const std::string &substring,

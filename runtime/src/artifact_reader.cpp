@@ -112,7 +112,7 @@ v4f_status_t verifyManifestBytes(const v4f_model_s* m, bool verifyDigests, uint6
                       V4F_ARTIFACT_SECTION_ALIGNMENT);
   if (verifyDigests) {
     uint8_t digest[V4F_DIGEST_BYTES];
-    if (v4f_status_t s = computeDigest(m->allocator, m->digestAlgorithm, base + *manifestOffset, *manifestSize, digest)) return s;
+    if (v4f_status_t s = digestRange(m, m->digestAlgorithm, *manifestOffset, *manifestSize, digest)) return s;
     if (memcmp(digest, base + V4F_HEADER_OFFSET_MANIFEST_DIGEST, V4F_DIGEST_BYTES) != 0)
       return makeStatus(kBad, "manifest digest mismatch (corrupted file)");
   }
@@ -153,7 +153,7 @@ v4f_status_t verifySections(v4f_model_s* m, bool verifyDigests, uint64_t manifes
       return makeStatus(kBad, "section %u (%s) has no %d-byte digest", i, sectionKindName(kind), V4F_DIGEST_BYTES);
     if (verifyDigests) {
       uint8_t digest[V4F_DIGEST_BYTES];
-      if (v4f_status_t st = computeDigest(m->allocator, m->digestAlgorithm, m->base + s->offset(), s->size(), digest)) return st;
+      if (v4f_status_t st = digestRange(m, m->digestAlgorithm, s->offset(), s->size(), digest)) return st;
       if (memcmp(digest, s->digest()->data(), V4F_DIGEST_BYTES) != 0)
         return makeStatus(kBad, "section %u (%s) digest mismatch (corrupted file)", i, sectionKindName(kind));
     }

@@ -175,6 +175,17 @@ v4f_status_t computeDigest(const Allocator& allocator, uint32_t algorithm, const
   return rc == 0 ? nullptr : makeStatus(V4F_STATUS_INTERNAL, "%s failed", digestName(algorithm));
 }
 
+v4f_status_t digestRange(const v4f_model_s* m, uint32_t algorithm, uint64_t offset, uint64_t size,
+                         uint8_t out[V4F_DIGEST_BYTES]) {
+  if (const Prehashed::Range* r = m->prehashed.find(algorithm, offset, size)) {
+    const uint64_t nleaves = (size + V4F_DIGEST_LEAF_BYTES - 1) / V4F_DIGEST_LEAF_BYTES;
+    return hashBytes(algorithm, r->root, 8 + nleaves * V4F_DIGEST_BYTES, out) == 0
+               ? nullptr
+               : makeStatus(V4F_STATUS_INTERNAL, "%s failed", digestName(algorithm));
+  }
+  return computeDigest(m->allocator, algorithm, m->base + offset, size, out);
+}
+
 v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   m->signatureState = V4F_SIGNATURE_STATE_UNCHECKED;
   m->signerKey = nullptr;
@@ -205,7 +216,7 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   size_t hashSize = kDigestBytes;
   if (trailer->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE) {
     hashSize = V4F_DIGEST_BYTES;
-    if (v4f_status_t s = computeDigest(m->allocator, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, m->base, m->contentSize, hash))
+    if (v4f_status_t s = digestRange(m, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, 0, m->contentSize, hash))
       return s;
   } else if (v4f_status_t s = blake2b512(m->allocator, m->base, m->contentSize, hash)) {
     return s;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cpu_features.h"
+#include "file_reader.h"
 
 using v4f::rt::makeStatus;
 
@@ -17,60 +18,6 @@ namespace {
 
 #define V4F_OPTION_PRESENT(opts, field) \
   ((opts)->struct_size >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
-
-// One reader's share of the file: bytes [begin, end) into dst + begin.
-struct ReadJob {
-  int fd;
-  uint8_t* dst;
-  size_t begin, end;
-  size_t done;  // bytes read from begin
-  int err;      // errno of a failed pread; 0 with done < end: the file shrank
-};
-
-void* readRange(void* arg) {
-  ReadJob* job = static_cast<ReadJob*>(arg);
-  while (job->begin + job->done < job->end) {
-    size_t at = job->begin + job->done;
-    ssize_t r = pread(job->fd, job->dst + at, job->end - at, static_cast<off_t>(at));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      job->err = r < 0 ? errno : 0;
-      break;
-    }
-    job->done += static_cast<size_t>(r);
-  }
-  return nullptr;
-}
-
-// Reads [0, size) of fd into dst, on up to 8 threads (one per online core,
-// at least 16 MiB each, in 2 MiB-aligned ranges): copying from the page
-// cache and faulting in the private pages run in parallel (ResNet-50's
-// 104 MB on 2 vCPUs: 27 -> 16.5 ms). Returns the first range that came up
-// short (it stopped at begin + done), or nullptr.
-const ReadJob* readParallel(int fd, uint8_t* dst, size_t size, ReadJob (&jobs)[8]) {
-  constexpr size_t kMinShare = size_t(16) << 20, kAlign = size_t(2) << 20;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t workers = size / kMinShare;
-  if (workers > 8) workers = 8;
-  if (cpus > 0 && workers > static_cast<size_t>(cpus)) workers = static_cast<size_t>(cpus);
-  if (workers < 1) workers = 1;
-  size_t share = ((size + workers - 1) / workers + kAlign - 1) / kAlign * kAlign;
-  pthread_t threads[8];
-  bool started[8] = {false};
-  for (size_t w = 0; w < workers; ++w) {
-    size_t begin = w * share < size ? w * share : size, end = (w + 1) * share < size ? (w + 1) * share : size;
-    jobs[w] = ReadJob{fd, dst, begin, end, 0, 0};
-    if (w > 0) started[w] = pthread_create(&threads[w], nullptr, readRange, &jobs[w]) == 0;
-  }
-  readRange(&jobs[0]);
-  for (size_t w = 1; w < workers; ++w) {
-    if (started[w]) pthread_join(threads[w], nullptr);
-    else readRange(&jobs[w]);  // no thread: read it here
-  }
-  for (size_t w = 0; w < workers; ++w)
-    if (jobs[w].begin + jobs[w].done < jobs[w].end) return &jobs[w];
-  return nullptr;
-}
 
 v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptions* out) {
   if (!options) return nullptr;
@@ -124,6 +71,7 @@ void destroyModel(v4f_model_s* m) {
   m->plaintexts.reset();
   m->sectionData.reset();
   m->sectionSize.reset();
+  m->prehashed.release(m->allocator);
   m->inputs.reset();
   m->outputs.reset();
   if (m->mapping) munmap(m->mapping, m->size);
@@ -211,6 +159,8 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
   // was checked). What is verified is exactly what runs.
   size_t size = static_cast<size_t>(st.st_size);
   void* mapping = nullptr;
+  v4f::rt::Allocator alloc(allocator);
+  v4f::rt::Prehashed prehashed;  // leaves hashed while reading (file_reader.h)
   if (size > 0) {
     mapping = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapping == MAP_FAILED) {
@@ -219,33 +169,34 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
     }
     // Transparent huge pages: a 100 MB artifact takes 50 faults, not 25,000.
     madvise(mapping, size, MADV_HUGEPAGE);
-    ReadJob jobs[8];
-    if (const ReadJob* failed = readParallel(fd, static_cast<uint8_t*>(mapping), size, jobs)) {
-      int err = failed->err;
-      size_t at = failed->begin + failed->done;
+    v4f::rt::ReadFailure failed;
+    if (!v4f::rt::readArtifactFile(fd, static_cast<uint8_t*>(mapping), size, lo, alloc, &prehashed, &failed)) {
       close(fd);
       munmap(mapping, size);
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: %s at byte %zu of %zu", path,
-                        err ? strerror(err) : "the file shrank while it was being read", at, size);
+      return makeStatus(failed.err == ENOMEM ? V4F_STATUS_RESOURCE_EXHAUSTED : V4F_STATUS_INVALID_ARGUMENT,
+                        "%s: %s at byte %zu of %zu", path,
+                        failed.err ? strerror(failed.err) : "the file shrank while it was being read", failed.at, size);
     }
     struct stat after;
     if (fstat(fd, &after) != 0 || after.st_size != st.st_size) {
       close(fd);
       munmap(mapping, size);
+      prehashed.release(alloc);
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: the file changed size while it was being read", path);
     }
     mprotect(mapping, size, PROT_READ);
   }
   close(fd);
 
-  v4f::rt::Allocator alloc(allocator);
   v4f_model_s* m = alloc.create<v4f_model_s>();
   if (!m) {
     if (mapping) munmap(mapping, size);
+    prehashed.release(alloc);
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "%s: out of memory", path);
   }
   m->allocator = alloc;
   m->mapping = mapping;
+  m->prehashed = prehashed;
   m->base = static_cast<const uint8_t*>(mapping);
   m->size = size;
   static const uint8_t kEmpty[1] = {0};

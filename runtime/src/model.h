@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "v4f/artifact_manifest_generated.h"
 #include "executable.h"
+#include "file_reader.h"
 #include "v4f/kernel_abi.h"
 
 struct v4f_model_s {
@@ -22,6 +23,9 @@ struct v4f_model_s {
   const uint8_t* signerKey = nullptr;  // in the trailer, when signed and checked
   void* mapping = nullptr;   // munmap on release when set
   void* ownedCopy = nullptr; // allocator.free on release when set
+  // Digest-tree leaves hashed as the file was read (file_reader.h); empty for
+  // v4f_model_load_memory. Looked up by digestRange.
+  v4f::rt::Prehashed prehashed;
 
   // The artifact's own manifest (sections, producer, model name, variants)
   // and the plan this model runs: `root` itself or, in a multi-ISA
@@ -72,6 +76,10 @@ V4F_INTERNAL v4f_status_t decryptSections(v4f_model_s* model, const LoadOptions&
 // (crypto.cpp), large inputs on several threads.
 V4F_INTERNAL v4f_status_t computeDigest(const Allocator& allocator, uint32_t algorithm, const uint8_t* data,
                                         uint64_t size, uint8_t out[32]);
+// The v4f digest of model->base[offset, offset + size): from the leaves the
+// file reader hashed for exactly that range, else computeDigest.
+V4F_INTERNAL v4f_status_t digestRange(const v4f_model_s* model, uint32_t algorithm, uint64_t offset, uint64_t size,
+                                      uint8_t out[32]);
 V4F_INTERNAL v4f_status_t verifySignature(v4f_model_s* model, const LoadOptions& options);
 
 // Verifies the artifact at model->base/size (header, manifest, sections,
