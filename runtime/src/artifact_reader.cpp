@@ -19,16 +19,6 @@ constexpr v4f_status_code_t kBad = V4F_STATUS_INVALID_ARTIFACT;
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-uint64_t readU64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint32_t readU32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-uint16_t readU16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
-
 // [offset, offset+size) inside [lowest, fileSize), without overflow.
 bool rangeInFile(uint64_t offset, uint64_t size, uint64_t lowest, uint64_t fileSize) {
   uint64_t end;

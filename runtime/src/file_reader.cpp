@@ -24,13 +24,9 @@ constexpr uint64_t kLeavesPerUnit = 4;              // a unit of a planned range
 constexpr uint64_t kPlainUnit = uint64_t(4) << 20;  // bytes no digest covers: 4 MiB units
 constexpr uint64_t kMaxManifest = uint64_t(64) << 20;
 
-uint64_t readU64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint32_t readU32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+// A range's tree-root input, le64(size) || leaves, rounded up to 64 bytes.
+size_t rootBytes(uint64_t size) {
+  return static_cast<size_t>(alignUp64(8 + (size + kLeaf - 1) / kLeaf * V4F_DIGEST_BYTES));
 }
 
 // [begin, end) of fd into dst + begin.
@@ -203,7 +199,7 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
     }
   if (n) {
     size_t bytes = 0;
-    for (uint32_t i = 0; i < n; ++i) bytes += (8 + (spans[i].size + kLeaf - 1) / kLeaf * V4F_DIGEST_BYTES + 63) / 64 * 64;
+    for (uint32_t i = 0; i < n; ++i) bytes += rootBytes(spans[i].size);
     uint8_t* storage = static_cast<uint8_t*>(allocator.alloc(bytes, 64));
     if (!storage) n = 0;  // read without hashing; verifyArtifact hashes as before
     prehashed->storage = storage;
@@ -213,7 +209,7 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
       r.size = spans[i].size;
       r.root = storage;
       for (int b = 0; b < 8; ++b) storage[b] = static_cast<uint8_t>(r.size >> (8 * b));
-      storage += (8 + (r.size + kLeaf - 1) / kLeaf * V4F_DIGEST_BYTES + 63) / 64 * 64;
+      storage += rootBytes(r.size);
     }
   }
 
@@ -244,10 +240,9 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
   sh.prehashed = n ? prehashed : nullptr;
   // One reader per online core, at most 8, each with at least 16 MiB.
   constexpr size_t kMinShare = size_t(16) << 20;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t workers = size / kMinShare;
   if (workers > 8) workers = 8;
-  if (cpus > 0 && workers > static_cast<size_t>(cpus)) workers = static_cast<size_t>(cpus);
+  if (workers > static_cast<size_t>(onlineCoreCount())) workers = static_cast<size_t>(onlineCoreCount());
   if (workers < 1) workers = 1;
   pthread_t threads[8];
   bool started[8] = {false};

@@ -109,6 +109,17 @@ class Array {
 
 inline uint64_t alignUp64(uint64_t v) { return (v + 63) & ~uint64_t(63); }
 
+// Little-endian fields of the artifact header and trailer, at any alignment.
+inline uint64_t readU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint32_t readU32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline uint16_t readU16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
+
 // Overflow-checked helpers; return false on overflow.
 inline bool checkedAdd(uint64_t a, uint64_t b, uint64_t* out) {
   return !__builtin_add_overflow(a, b, out);
