@@ -13,15 +13,17 @@ bool placeBefore(const TransientBuffer& x, const TransientBuffer& y) {
   return x.buffer < y.buffer;
 }
 
-// Bottom-up merge sort of indices (stable, O(n log n), no recursion).
-void sortIndices(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, size_t n) {
+// Bottom-up merge sort of indices by `before(items[a], items[b])` (stable,
+// O(n log n), no recursion, no allocation: tmp holds n indices).
+template <typename Before>
+void sortIndices(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, size_t n, Before before) {
   for (size_t width = 1; width < n; width *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * width) {
       size_t mid = lo + width < n ? lo + width : n;
       size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        tmp[k++] = placeBefore(items[idx[j]], items[idx[i]]) ? idx[j++] : idx[i++];
+        tmp[k++] = before(items[idx[j]], items[idx[i]]) ? idx[j++] : idx[i++];
       while (i < mid) tmp[k++] = idx[i++];
       while (j < hi) tmp[k++] = idx[j++];
     }
@@ -29,22 +31,7 @@ void sortIndices(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, siz
   }
 }
 
-// Sorts indices of placed buffers by offset (insertion into a merge sort would
-// be overkill: reuse the same bottom-up merge with an offset key).
-void sortByOffset(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, size_t n) {
-  for (size_t width = 1; width < n; width *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * width) {
-      size_t mid = lo + width < n ? lo + width : n;
-      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-      size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi)
-        tmp[k++] = items[idx[j]].offset < items[idx[i]].offset ? idx[j++] : idx[i++];
-      while (i < mid) tmp[k++] = idx[i++];
-      while (j < hi) tmp[k++] = idx[j++];
-    }
-    memcpy(idx, tmp, n * sizeof(uint32_t));
-  }
-}
+bool lowerOffset(const TransientBuffer& x, const TransientBuffer& y) { return x.offset < y.offset; }
 
 }  // namespace
 
@@ -54,7 +41,7 @@ v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch,
   uint32_t* conflicts = scratch + count;
   uint32_t* tmp = scratch + 2 * count;
   for (size_t i = 0; i < count; ++i) order[i] = static_cast<uint32_t>(i);
-  sortIndices(items, order, tmp, count);
+  sortIndices(items, order, tmp, count, placeBefore);
 
   uint64_t peak = 0;
   for (size_t p = 0; p < count; ++p) {
@@ -69,7 +56,7 @@ v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch,
       if (o.size == 0 || o.lastUse < cur.firstUse || cur.lastUse < o.firstUse) continue;
       conflicts[n++] = order[q];
     }
-    sortByOffset(items, conflicts, tmp, n);
+    sortIndices(items, conflicts, tmp, n, lowerOffset);
     uint64_t candidate = 0;
     for (size_t k = 0; k < n; ++k) {
       const TransientBuffer& o = items[conflicts[k]];

@@ -21,6 +21,22 @@ bool ceilDiv(int64_t a, int64_t b, int64_t* out) {
   *out = q;
   return true;
 }
+// Element b (width bytes) of input a, whose values the shapes depend on:
+// checked against its element count and byte size, and that it has data.
+v4f_status_t inputElement(const v4f_tensor_t* inputs, uint32_t a, uint32_t b, size_t width, const char** out) {
+  const v4f_tensor_t& t = inputs[a];
+  uint64_t count = 1;
+  for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
+  if (b >= count || (uint64_t(b) + 1) * width > t.byte_size)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
+                      "input %u has %llu elements, but the model's shapes need element %u of it", a,
+                      static_cast<unsigned long long>(count), b);
+  if (!t.data)
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "the values of input %u determine output shapes: pass its data",
+                      a);
+  *out = static_cast<const char*>(t.data) + size_t(b) * width;
+  return nullptr;
+}
 const char* opName(fb::ShapeOp op) {
   const char* name = fb::EnumNameShapeOp(op);
   return name && *name ? name : "?";
@@ -53,24 +69,16 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           isKnown = false;
           break;
         }
-        const v4f_tensor_t& t = inputs[a];
-        uint64_t count = 1;
-        for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
-        size_t width = t.dtype == V4F_DTYPE_INT64 ? 8 : 4;
-        if (b >= count || (uint64_t(b) + 1) * width > t.byte_size)
-          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                            "input %u has %llu elements, but the model's shapes need element %u of it",
-                            a, static_cast<unsigned long long>(count), b);
-        if (!t.data)
-          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                            "the values of input %u determine output shapes: pass its data", a);
+        const size_t width = inputs[a].dtype == V4F_DTYPE_INT64 ? 8 : 4;
+        const char* at = nullptr;
+        if (v4f_status_t s = inputElement(inputs, a, b, width, &at)) return s;
         if (width == 8) {
           int64_t v;
-          __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 8, 8);
+          __builtin_memcpy(&v, at, 8);
           r = v;
         } else {
           int32_t v;
-          __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 4, 4);
+          __builtin_memcpy(&v, at, 4);
           r = v;
         }
         break;
@@ -117,18 +125,10 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           isKnown = false;
           break;
         }
-        const v4f_tensor_t& t = inputs[a];
-        uint64_t count = 1;
-        for (int32_t d = 0; d < t.rank; ++d) count *= static_cast<uint64_t>(t.dims[d]);
-        if (b >= count || (uint64_t(b) + 1) * 4 > t.byte_size)
-          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                            "input %u has %llu elements, but the model's shapes need element %u of it",
-                            a, static_cast<unsigned long long>(count), b);
-        if (!t.data)
-          return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                            "the values of input %u determine output shapes: pass its data", a);
+        const char* at = nullptr;
+        if (v4f_status_t s = inputElement(inputs, a, b, 4, &at)) return s;
         float v;
-        __builtin_memcpy(&v, static_cast<const char*>(t.data) + size_t(b) * 4, 4);
+        __builtin_memcpy(&v, at, 4);
         double scaled = static_cast<double>(v) * static_cast<double>(regs[c]);
         // NaN fails both comparisons; sizes stay below 2^40.
         if (!(scaled >= 0.0 && scaled < 1099511627776.0))

@@ -16,7 +16,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 
 std::string checkAttention(const NodeAttrs &a, int64_t) {
   int64_t mode = a.getInt("qk_matmul_output_mode", 0);

@@ -38,7 +38,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 /// Models whose subgraphs inline more than kMaxInlinedNodes nodes in all are
 /// refused; the iteration bound (unrolling, and a Loop run in the plan) is
 /// GraphState::maxLoopIterations (v4fc --max-loop-iterations, default 4096).

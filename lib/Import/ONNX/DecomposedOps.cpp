@@ -44,9 +44,6 @@ FailureOr<MomentValues> meanAndVariance(NodeContext &c, Value x, ArrayRef<int64_
 
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 LogicalResult importDepthSpace(NodeContext &c) {
   auto in = c.inputType(0);

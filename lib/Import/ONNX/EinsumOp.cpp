@@ -12,7 +12,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 
 std::string checkEinsum(const NodeAttrs &a, int64_t) {
   if (!a.has("equation")) return "the equation attribute is required";

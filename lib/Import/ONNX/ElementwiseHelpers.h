@@ -20,7 +20,6 @@ namespace elementwise {
 
 using namespace mlir;
 
-constexpr int64_t kMaxOpset = 28;
 
 inline bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
 inline bool isUnsigned(Type t) { return t.isUnsignedInteger(); }

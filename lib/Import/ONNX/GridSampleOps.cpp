@@ -43,8 +43,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
 
 /// Sources for a reshape that keeps dim 0 (the batch, maybe dynamic) in place.
 SmallVector<int64_t> batchSources(size_t rank) {

@@ -12,8 +12,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
 
 bool isIndexType(RankedTensorType t) {
   return t.getElementType().isSignlessInteger(64) || t.getElementType().isSignlessInteger(32);
@@ -234,8 +232,6 @@ LogicalResult importNonMaxSuppression(NodeContext &c) {
                                                  c.b.getBoolAttr(c.attrs.getInt("center_point_box", 0) != 0)));
   return success();
 }
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 } // namespace
 

@@ -13,9 +13,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
 Value reshapeValue(NodeContext &c, Value in, ArrayRef<int64_t> shape) {

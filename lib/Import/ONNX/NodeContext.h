@@ -85,12 +85,20 @@ public:
   mlir::Value constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
 };
 
+/// The newest ONNX opset every importer accepts (OpImporter::maxOpset).
+constexpr int64_t kMaxOpset = 28;
+/// A dynamic dimension in the importers' tensor types.
+constexpr int64_t kDyn = mlir::ShapedType::kDynamic;
+
 struct OpImporter {
   int64_t minOpset, maxOpset;
   /// Attribute-level check that needs no shapes: returns a reason or "".
   std::function<std::string(const NodeAttrs &, int64_t opset)> check;
   std::function<mlir::LogicalResult(NodeContext &)> import;
 };
+
+/// The OpImporter::check of an op whose attributes need no check.
+inline std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
 

@@ -18,8 +18,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kDyn = ShapedType::kDynamic;
-constexpr int64_t kMaxOpset = 28;
 
 /// BatchNormalization with training_mode=1: normalizes with the batch's own
 /// mean and (population) variance over every axis but 1, and outputs the

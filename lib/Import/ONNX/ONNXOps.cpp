@@ -26,10 +26,6 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 
 namespace {
 
-constexpr int64_t kDyn = ShapedType::kDynamic;
-constexpr int64_t kMaxOpset = 28;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 Value makeReshape(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
   auto type = RankedTensorType::get(shape, llvm::cast<RankedTensorType>(in.getType()).getElementType());

@@ -26,11 +26,8 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
-
 bool isScaleType(Type t) { return t.isF16() || t.isF32() || t.isF64() || t.isBF16(); }
 
 std::string typeName(Type t) {

@@ -19,7 +19,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
 
 // --- Activations ------------------------------------------------------------
 

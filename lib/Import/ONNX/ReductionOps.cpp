@@ -14,10 +14,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 /// A sum / prod / max / min / mean over a small constant (<= 4096
 /// elements, float32/float64/int32/int64) evaluated at import, so that

@@ -26,8 +26,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
 
 struct ResizeAttrs {
   std::string mode, ctm, nearestMode;

@@ -17,12 +17,8 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
 /// Constants folded at import are kept small; bigger results become ops.
 constexpr int64_t kMaxFoldElements = 1 << 16;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 DenseElementsAttr i64Vector(MLIRContext *ctx, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get({(int64_t)values.size()}, IntegerType::get(ctx, 64));

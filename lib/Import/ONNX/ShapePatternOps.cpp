@@ -14,10 +14,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kMaxOpset = 28;
-constexpr int64_t kDyn = ShapedType::kDynamic;
-
-std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 bool isIndexTensor(RankedTensorType t) {
   return t.getElementType().isInteger(64) || t.getElementType().isInteger(32);

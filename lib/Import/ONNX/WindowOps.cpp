@@ -19,8 +19,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-constexpr int64_t kDyn = ShapedType::kDynamic;
-constexpr int64_t kMaxOpset = 28;
 
 /// Explicit [top, left, bottom, right] pads from pads/auto_pad.
 FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in,
@@ -328,7 +326,6 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
   int64_t inSize[2] = {H, W}, padBegin[2], padEnd[2], out[2];
   std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
   auto outputShape = c.attrs.getInts("output_shape");
-  constexpr int64_t kDyn = ShapedType::kDynamic;
   if (!outputShape.empty() && (H == kDyn || W == kDyn))
     return c.fail("output_shape needs a static input height and width");
   for (int i = 0; i < 2; ++i) {
