@@ -59,6 +59,9 @@ class Bundle:
         self.v4fc = self.build / "bin" / "v4fc"
         self.v4frun = self.build / "bin" / "v4f-run"
         self.log = []
+        # test/gpu/run_gpu_emulation_tests.py: also write each GPU variant's
+        # CUDA C++ (<variant>.cu, v4fc --emit=cuda) and keep the model's ONNX.
+        self.emit_cuda = getattr(args, "emit_cuda", False)
 
     def note(self, msg):
         print(msg, flush=True)
@@ -91,12 +94,20 @@ class Bundle:
                 self.note(f"FAIL {name}: the GPU compile ({' '.join(vflags)}) fails:\n{r.stderr[-2000:]}")
                 shutil.rmtree(cdir)
                 return False
+            if self.emit_cuda:
+                r2 = run([self.v4fc, "compile", onnx_path, "-o", cdir / f"{v}.cu", "--emit=cuda", *vflags, *flags])
+                if r2.returncode:
+                    self.note(f"FAIL {name}: --emit=cuda ({' '.join(vflags)}) fails:\n{r2.stderr[-2000:]}")
+                    shutil.rmtree(cdir)
+                    return False
             placement = [l for l in r.stderr.splitlines() if "placement:" in l]
             if placement:
                 self.note(f"{name} [{v}]: {placement[0].split('note: ')[-1]}")
                 if v == "gpu-mixed" and " 0 of " in placement[0]:
                     # The cost model kept everything on the CPU: nothing to check on the GPU.
                     (cdir / f"{v}.v4f").unlink()
+                    if self.emit_cuda:
+                        (cdir / f"{v}.cu").unlink()
                     del variants[v]
                     break
         cmd = [self.v4frun, cpu, "--output-dir", cdir / "cpu", "--threads", "2", "--print", "0"]

@@ -62,6 +62,32 @@ def max_rel(got, exp):
     return float(np.max(np.abs(g[fin] - e[fin])) / max(1e-30, float(np.max(np.abs(e[fin])))))
 
 
+def check_outputs(meta: dict, cdir: Path, odir: Path, fp16: bool):
+    """A case's outputs written to odir against the CPU artifact's (case.json):
+    (problems, the largest error relative to the largest output)."""
+    import re
+    problems, worst = [], 0.0
+    for o, f in meta["outputs"].items():
+        got_path = odir / (re.sub(r"[^A-Za-z0-9._-]", "_", o) + ".npy")
+        if not got_path.exists():
+            problems.append(f"{o}: no output written")
+            continue
+        got = np.load(got_path)
+        if meta.get("expect_matmul"):
+            exp = np.matmul(np.load(cdir / meta["inputs"]["a"]), np.load(cdir / meta["inputs"]["b"]))
+        else:
+            exp = np.load(cdir / f)
+        if meta["kind"] == "node":
+            rtol, atol = NODE_TOL.get(exp.dtype.name, (0, 0))
+        else:
+            rtol, atol = (1e-2, 1e-2) if fp16 else (1e-4, 1e-4)
+        why = compare(got, exp, rtol, atol)
+        worst = max(worst, max_rel(got, exp))
+        if why:
+            problems.append(f"{o}: {why}")
+    return problems, worst
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", default="gpu-check")
@@ -117,27 +143,7 @@ def main():
             if rc:
                 rec.update(status="FAIL", why=log.strip()[-600:])
             else:
-                fp16 = variant.endswith("fp16")
-                problems, worst = [], 0.0
-                for o, f in meta["outputs"].items():
-                    import re
-                    got_path = odir / (re.sub(r"[^A-Za-z0-9._-]", "_", o) + ".npy")
-                    if not got_path.exists():
-                        problems.append(f"{o}: no output written")
-                        continue
-                    got = np.load(got_path)
-                    if meta.get("expect_matmul"):
-                        exp = np.matmul(np.load(cdir / meta["inputs"]["a"]), np.load(cdir / meta["inputs"]["b"]))
-                    else:
-                        exp = np.load(cdir / f)
-                    if meta["kind"] == "node":
-                        rtol, atol = NODE_TOL.get(exp.dtype.name, (0, 0))
-                    else:
-                        rtol, atol = (1e-2, 1e-2) if fp16 else (1e-4, 1e-4)
-                    why = compare(got, exp, rtol, atol)
-                    worst = max(worst, max_rel(got, exp))
-                    if why:
-                        problems.append(f"{o}: {why}")
+                problems, worst = check_outputs(meta, cdir, odir, variant.endswith("fp16"))
                 rec.update(status="FAIL" if problems else "ok", max_rel_err=worst)
                 if problems:
                     rec["why"] = "; ".join(problems)[:600]

@@ -13,7 +13,9 @@
 #      (test/onnx-backend/run_node_tests.py), then GPU code generation for the
 #      e2e and node-suite models: NVRTC cubins + PTX read back by readelf /
 #      ptxas (test/gpu/run_gpu_codegen_tests.py; skipped, saying so, without
-#      the CUDA toolkit; no GPU needed)
+#      the CUDA toolkit; no GPU needed), then the GPU kernels run on the CPU
+#      under a host emulator against the CPU kernels' outputs (e2e models,
+#      GEMM edge cases, every 8th node test: test/gpu/run_gpu_emulation_tests.py)
 #   7. the Python package: `pip install .` into a fresh venv, then its pytest
 #      suite (scripts/test_python.sh)
 #   8. the inference server v4f-serve on loopback through tritonclient, and the
@@ -55,6 +57,7 @@ else
   phase "hostile models (test/hostile)" .venv/bin/python test/hostile/run_hostile_models.py --build "$BUILD_DIR"
   phase "onnx node tests (test/onnx-backend)" .venv/bin/python test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"
   phase "GPU codegen (test/gpu)" .venv/bin/python test/gpu/run_gpu_codegen_tests.py --build "$BUILD_DIR" -j "$JOBS"
+  phase "GPU kernels under the host emulator (test/gpu)" .venv/bin/python test/gpu/run_gpu_emulation_tests.py --build "$BUILD_DIR" -j "$JOBS" --node-every 8
   phase "python package (scripts/test_python.sh)" scripts/test_python.sh
   phase "inference server (scripts/test_serve.sh)" scripts/test_serve.sh
   phase "fuzz smoke (scripts/fuzz.sh all 30)" scripts/fuzz.sh all 30

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""GPU kernels checked numerically without a GPU: the CUDA C++ v4fc generates
+for the e2e models, the GEMM edge cases and a sample of the ONNX node suite
+runs on the host CPU under an emulator, and every output must match the CPU
+artifact's within the tolerances the device check uses (scripts/gpu_check.py:
+1e-4 FP32, 1e-2 FP16 for the e2e cases; the node suite's per-dtype ones).
+
+How (test/gpu/emulator/): scripts/gpu_bundle.py builds the cases (GPU
+artifacts with --target=cuda, --precision=fp16 and the cost model's
+--target=cpu,cuda, the CPU artifact's outputs) and, with emit_cuda, each GPU
+variant's CUDA C++; that source is compiled as host C++ with cuda_emulator.h
+(one fiber per CUDA thread, blocks in order; fake <cuda_fp16.h>, <cuda_bf16.h>,
+<mma.h>) and v4f-run runs the artifact with --device cuda on
+libv4f_fake_cuda.so (V4F_CUDA_DRIVER), a host stand-in for the CUDA driver:
+the real runtime's CUDA path (module and function loading, device arena,
+host<->device copies at placement borders, CUDA Graph capture and replay,
+the error word) runs unchanged.
+
+What this cannot show: speed, and hardware behaviour the emulator does not
+model (cuda_emulator.h lists it). scripts/gpu-check.sh on a GPU remains the
+check of both.
+
+Without NVRTC (no CUDA toolkit: no GPU artifacts can be built) or without a
+C++ compiler with _Float16 (clang++ >= 15), the test is skipped with the
+reason (exit 0).
+
+  .venv/bin/python test/gpu/run_gpu_emulation_tests.py --build build [-j 2] [--node-every 8] [-k REGEX]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+EMU = ROOT / "test" / "gpu" / "emulator"
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+
+import gpu_bundle  # noqa: E402
+from gpu_check import check_outputs  # noqa: E402
+from run_gpu_codegen_tests import nvrtc_available  # noqa: E402
+
+
+def find_cxx():
+    for c in ("clang++-19", "clang++"):
+        p = shutil.which(c)
+        if p:
+            return p
+    return None
+
+
+def compile_kernels(cxx: str, source: Path, out: Path):
+    """The generated CUDA C++ as a host shared object under the emulator."""
+    # -ffp-contract=fast with FMA: NVRTC contracts a*b+c into FMAs (--fmad=true), so the host does too.
+    r = subprocess.run([cxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-w", "-mfma", "-ffp-contract=fast",
+                        "-include", str(EMU / "cuda_emulator.h"),
+                        "-I", str(EMU / "include"), "-x", "c++", str(source), "-o", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    return None if r.returncode == 0 else r.stderr[-1500:]
+
+
+def check_case(args, cxx: str, driver: Path, cdir: Path):
+    meta = json.loads((cdir / "case.json").read_text())
+    results = []
+    for variant in meta["variants"]:
+        name = f"{meta['name']} [{variant}]"
+        src, lib = cdir / f"{variant}.cu", cdir / f"{variant}.so"
+        why = compile_kernels(cxx, src, lib)
+        if why:
+            results.append((name, "FAIL", 0.0, f"the generated CUDA C++ does not compile under the emulator:\n{why}"))
+            continue
+        odir = cdir / f"out-{variant}"
+        odir.mkdir(exist_ok=True)
+        argv = [str(Path(args.build) / "bin" / "v4f-run"), str(cdir / f"{variant}.v4f"), "--device", "cuda",
+                "--output-dir", str(odir), "--print", "0", "--threads", "1", "--steps", "2"]
+        for k, f in meta["inputs"].items():
+            argv += ["--input", f"{k}={cdir / f}"]
+        env = dict(os.environ, V4F_CUDA_DRIVER=str(driver), V4F_FAKE_CUDA_KERNELS=str(lib))
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout, env=env)
+        except subprocess.TimeoutExpired:
+            results.append((name, "FAIL", 0.0, f"v4f-run under the emulator took more than {args.timeout} s"))
+            continue
+        if r.returncode:
+            if "the artifact has no GPU kernels" in r.stderr:  # placement kept every dispatch on the CPU
+                results.append((name, "cpu-only", 0.0, ""))
+            else:
+                results.append((name, "FAIL", 0.0, r.stderr.strip()[-800:]))
+            continue
+        problems, worst = check_outputs(meta, cdir, odir, variant.endswith("fp16"))
+        results.append((name, "FAIL" if problems else "ok", worst, "; ".join(problems)[:800]))
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--node-every", type=int, default=8, help="take every N-th passing node test")
+    ap.add_argument("--no-node", action="store_true")
+    ap.add_argument("--real", action="store_true", help="also the exported models of test/models (dims fixed)")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per emulated run")
+    ap.add_argument("-k", default="", help="regex filter on case names")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+    if not nvrtc_available():
+        print("SKIPPED: NVRTC (the CUDA toolkit) is not installed on this machine, so no GPU artifacts can be built "
+              "here; the CPU tests still run")
+        return 0
+    cxx = find_cxx()
+    if not cxx:
+        print("SKIPPED: no clang++ (>= 15, for _Float16) to compile the generated CUDA C++ for the host emulator")
+        return 0
+    driver = Path(args.build) / "lib" / "libv4f_fake_cuda.so"
+    if not driver.exists():
+        print(f"error: {driver} is missing (built with the project: test/gpu/emulator)")
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="v4f-gpu-emu-"))
+    t0 = time.time()
+    b = gpu_bundle.Bundle(argparse.Namespace(build=args.build, out=str(work), emit_cuda=True))
+    b.note = lambda msg: print(msg, flush=True) if msg.startswith("FAIL") else None  # not every placement
+    import models  # noqa: F401  (test/e2e, on the path through gpu_bundle)
+    filt = re.compile(args.k) if args.k else None
+
+    # The bundle's case builders, restricted to the cases whose names match -k.
+    add = b.add_case
+
+    def add_filtered(name, *a, **kw):
+        if filt and not filt.search(name):
+            return False
+        return add(name, *a, **kw)
+    b.add_case = add_filtered
+    gpu_bundle.e2e_cases(b)
+    gpu_bundle.gemm_cases(b)
+    if args.real:
+        gpu_bundle.real_cases(b)
+    if not args.no_node:
+        gpu_bundle.node_cases(b, args.node_every)
+    built = time.time() - t0
+    cases = sorted(p.parent for p in (work / "cases").glob("*/case.json"))
+    results = []
+    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        for rs in ex.map(lambda c: check_case(args, cxx, driver, c), cases):
+            for r in rs:
+                results.append(r)
+                if r[1] == "FAIL":
+                    print(f"FAIL {r[0]}: {r[3]}", flush=True)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"work directory kept: {work}")
+    by = {}
+    for name, status, worst, _ in results:
+        kind = name.split("_")[0]  # e2e, node, real
+        v = "fp16" if "fp16]" in name else ("mixed" if "mixed]" in name else "fp32")
+        s = by.setdefault((kind, v), {"ok": 0, "FAIL": 0, "cpu-only": 0, "worst": 0.0})
+        s[status] += 1
+        if status == "ok":
+            s["worst"] = max(s["worst"], worst)
+    for (kind, v), s in sorted(by.items()):
+        print(f"{kind} {v}: {s['ok']} match the CPU under the emulator (largest error {s['worst']:.2g} of the largest "
+              f"output), {s['FAIL']} failed, {s['cpu-only']} entirely on the CPU")
+    print(f"{len(results)} GPU runs of {len(cases)} cases in {time.time() - t0:.0f}s (building the cases {built:.0f}s)")
+    return 1 if any(r[1] == "FAIL" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
