@@ -329,33 +329,55 @@ FailureOr<CudaKernel> reduceKernel(StringRef kind, llvm::ArrayRef<int64_t> axesI
 }
 
 /// One warp per (outer, inner) row of `axis`.
-FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, const CudaTensor &X, const std::string &name) {
+/// Softmax / log-softmax along one axis, one warp per row; with the fused
+/// scale and additive mask of attention (v4f-fuse-normalizations: the
+/// softmax of x * scale + mask, the mask broadcast to x, last axis only).
+FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, llvm::ArrayRef<CudaTensor> ext, const std::string &name) {
+  const CudaTensor &X = ext[0];
   int64_t rank = X.dims.size(), axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
   int64_t A = X.dims[axis], inner = product(X.dims, axis + 1), outer = product(X.dims, 0, axis);
   int64_t rows = outer * inner, total = product(X.dims);
+  const bool masked = static_cast<bool>(op.getMask());
+  const float scale = op.getScale().convertToFloat();
   KernelText t;
   t.bind(-1, 2, total * 4);
   t.bind(0, 1, total * 4);
+  if (masked) t.bind(1, 1, product(ext[1].dims) * 4);
   t.k.grid[0] = std::max<int64_t>(1, (rows + 7) / 8);
   t.k.block[0] = 256;
-  t.k.flops = 4.0 * total;
+  t.k.flops = (masked ? 6.0 : 4.0) * total;
   bool log = op.getMode() == "log_softmax";
   t.os << "  const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;\n  const int lane = threadIdx.x % 32;\n";
   t.os << "  if (row >= " << lit(rows) << ") return;\n";
   t.os << "  const long long base = (row / " << lit(inner) << ") * " << lit(A * inner) << " + row % " << lit(inner)
        << ";\n";
   t.os << "  const float* x = (const float*)a.bindings[1] + base;\n  float* y = (float*)a.bindings[0] + base;\n";
+  // v(j): the softmax's input at element j of the row.
+  std::string v = "x[j * " + lit(inner) + "]";
+  if (scale != 1.f) v = "(" + v + " * " + lit(scale) + ")";
+  if (masked) {
+    // The mask's offset at the row's coordinates (the last one 0), and its
+    // step along the row (0 when the mask broadcasts along it).
+    llvm::ArrayRef<int64_t> mdims = ext[1].dims;
+    t.os << "  long long t_ = row;\n";
+    for (int64_t d = rank - 1; d-- > 0;)
+      t.os << "  const long long c" << d << " = t_ % " << lit(X.dims[d]) << "; t_ /= " << lit(X.dims[d]) << ";\n";
+    t.os << "  const long long c" << (rank - 1) << " = 0;\n  (void)t_;\n";
+    std::string offset = mdims == llvm::ArrayRef<int64_t>(X.dims) ? "row * " + lit(A) : broadcastOffset(mdims, X.dims);
+    t.os << "  const float* mask = (const float*)a.bindings[2] + (" << offset << ");\n";
+    v = "(" + v + " + mask[j * " + lit(int64_t(mdims.back() == 1 ? 0 : 1)) + "])";
+  }
   t.os << "  float m = -__int_as_float(0x7f800000);\n";
-  t.os << "  for (long long j = lane; j < " << lit(A) << "; j += 32) m = fmaxf(m, x[j * " << lit(inner) << "]);\n";
+  t.os << "  for (long long j = lane; j < " << lit(A) << "; j += 32) m = fmaxf(m, " << v << ");\n";
   t.os << "  m = v4f_warp_max(m);\n  float s = 0.f;\n";
-  t.os << "  for (long long j = lane; j < " << lit(A) << "; j += 32) s += expf(x[j * " << lit(inner) << "] - m);\n";
+  t.os << "  for (long long j = lane; j < " << lit(A) << "; j += 32) s += expf(" << v << " - m);\n";
   t.os << "  s = v4f_warp_sum(s);\n";
   if (log)
     t.os << "  const float ls = logf(s);\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * "
-         << lit(inner) << "] = x[j * " << lit(inner) << "] - m - ls;\n";
+         << lit(inner) << "] = " << v << " - m - ls;\n";
   else
     t.os << "  const float r = 1.f / s;\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * "
-         << lit(inner) << "] = expf(x[j * " << lit(inner) << "] - m) * r;\n";
+         << lit(inner) << "] = expf(" << v << " - m) * r;\n";
   t.k.source = t.finish(name);
   return t.k;
 }
@@ -508,7 +530,12 @@ bool supportedSingleOp(Operation *op, std::string &why) {
     }
     if (auto s = dyn_cast<SoftmaxOp>(op)) {
       if (s.getMode() != "softmax" && s.getMode() != "log_softmax") return why = "hardmax", false;
-      if (s.getMask() || s.getScale().convertToFloat() != 1.f) return why = "a fused softmax scale / mask", false;
+      if (s.getMask()) {
+        int64_t rank = llvm::cast<RankedTensorType>(s.getInput().getType()).getRank();
+        int64_t mrank = llvm::cast<RankedTensorType>(s.getMask().getType()).getRank();
+        if (s.getMode() != "softmax" || (s.getAxis() != rank - 1 && s.getAxis() != -1) || mrank > rank)
+          return why = "a fused mask off the last axis", false;
+      }
     }
     if (auto ln = dyn_cast<LayerNormOp>(op)) {
       int64_t rank = llvm::cast<RankedTensorType>(ln.getInput().getType()).getRank();
@@ -596,7 +623,7 @@ FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<Operation *> ops, llvm::
   if (auto p = dyn_cast<AvgPoolOp>(op)) return poolKernel(p, false, ext, result, name);
   if (auto r = dyn_cast<ReduceMeanOp>(op)) return reduceKernel("mean", r.getAxes(), ext[0], result, name);
   if (auto r = dyn_cast<ReduceOp>(op)) return reduceKernel(r.getKind(), r.getAxes(), ext[0], result, name);
-  if (auto s = dyn_cast<SoftmaxOp>(op)) return softmaxKernel(s, ext[0], name);
+  if (auto s = dyn_cast<SoftmaxOp>(op)) return softmaxKernel(s, ext, name);
   if (auto l = dyn_cast<LayerNormOp>(op)) return layerNormKernel(l, ext, name);
   if (auto t = dyn_cast<TransposeOp>(op)) return transposeKernel(t, ext[0], result, name);
   if (auto c = dyn_cast<ConcatOp>(op)) return concatKernel(c, ext, result, name);
