@@ -4,7 +4,9 @@
 // inputs of the signature's shapes (the shape program and the arena plan) and
 // running the plan's dispatch loop (bindings, grids, scratch) on stub kernels.
 //
-// This target loads with verify_digests = 0, so mutations reach the
+// Each input is first loaded as a file with digests on (FuzzCommon.h
+// loadAsFile: the file reader plans its hashing from the unverified header
+// and manifest). Then it loads with verify_digests = 0, so mutations reach the
 // FlatBuffers verifier and the plan checks instead of stopping at a BLAKE3
 // or BLAKE2b digest (which a fuzzer cannot forge; the digest checks
 // themselves are covered by the unit tests and the corruption sweep). The
@@ -27,6 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   if (bytes.size() >= sizeof(v4f_file_header_t))  // file_size: let truncations through
     for (int i = 0; i < 8; ++i) bytes[16 + i] = static_cast<uint8_t>(uint64_t(bytes.size()) >> (8 * i));
+  v4f_fuzz::loadAsFile(bytes);
   v4f_model_t *model = v4f_fuzz::loadModel(bytes);
   if (!model) return 0;
   v4f_session_t *session = nullptr;
