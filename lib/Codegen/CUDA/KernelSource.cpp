@@ -365,7 +365,7 @@ FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, llvm::ArrayRef<CudaTensor> ext
     t.os << "  const long long c" << (rank - 1) << " = 0;\n  (void)t_;\n";
     std::string offset = mdims == llvm::ArrayRef<int64_t>(X.dims) ? "row * " + lit(A) : broadcastOffset(mdims, X.dims);
     t.os << "  const float* mask = (const float*)a.bindings[2] + (" << offset << ");\n";
-    v = "(" + v + " + mask[j * " + lit(int64_t(mdims.back() == 1 ? 0 : 1)) + "])";
+    v = "(" + v + " + mask[j * " + lit(int64_t(mdims.empty() || mdims.back() == 1 ? 0 : 1)) + "])";
   }
   t.os << "  float m = -__int_as_float(0x7f800000);\n";
   t.os << "  for (long long j = lane; j < " << lit(A) << "; j += 32) m = fmaxf(m, " << v << ");\n";
