@@ -142,8 +142,9 @@ class Bundle:
 
 def e2e_cases(b: Bundle):
     import models
-    fp16 = {"mlp", "cnn", "transformer", "packed_matmuls", "softmax_rows", "layer_norm_rows", "gelu_epilogue",
-            "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs", "pinned_batch", "pinned_shape"}
+    fp16 = {"mlp", "cnn", "transformer", "fused_attention", "packed_matmuls", "softmax_rows", "layer_norm_rows",
+            "gelu_epilogue", "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs", "pinned_batch",
+            "pinned_shape"}
     n = 0
     for name, gen in models.all_generators().items():
         if "/" in name and not name.startswith("opset_variants/"):

@@ -5,14 +5,16 @@
 // then probabilities @ V — is three dispatch regions whose intermediates (the
 // [.., S, L] scores and probabilities) make a round trip through memory, plus
 // the transposes that put Q, K, V into head-major order and the output back.
-// This pass merges those regions into one, which the CPU kernel generator
-// lowers as one fused kernel (AttentionKernels.cpp): per block of query rows
-// the scores stay in the worker's scratch (L1/L2), and the absorbed
-// transposes become strided reads and writes.
+// This pass merges those regions into one, which the kernel generators
+// lower as one fused kernel: on the CPU (lib/Codegen/CPU/AttentionKernels.cpp)
+// per block of query rows the scores stay in the worker's scratch (L1/L2);
+// on the GPU (lib/Codegen/CUDA/AttentionKernel.cpp) per block of query rows
+// an online softmax runs over tiles of keys in shared memory. Either way the
+// absorbed transposes become strided reads and writes.
 //
 // It runs after v4f-form-dispatch-regions and v4f-assign-placement and
-// leaves regions placed on the GPU alone (the CUDA generator has no fused
-// attention kernel).
+// merges only regions placed alike (all on the CPU or all on the GPU), within
+// the limits of that side's kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -37,13 +39,18 @@ namespace {
 /// and the unfused kernels are as good.
 constexpr int64_t kMaxScoreBytes = 1 << 20;
 
+/// The GPU kernel keeps a tile of keys and of values, D and D2 floats wide,
+/// in shared memory (48 KB with the query block): head dims up to 128
+/// (kMaxAttentionHeadDim of lib/Codegen/CUDA/KernelText.h).
+constexpr int64_t kMaxCudaHeadDim = 128;
+
 /// The op computing region result `v` when `v` is the result of a
 /// one-op region used exactly once, else null.
 template <typename OpT> OpT soleProducer(Value v) {
   auto region = v.getDefiningOp<DispatchOp>();
   if (!region || !v.hasOneUse()) return {};
   auto op = dyn_cast<OpT>(&*region.getBodyOps().begin());
-  return op && soleCpuRegion(op) == region ? op : OpT();
+  return op && soleRegion(op) == region ? op : OpT();
 }
 
 bool staticF32(Value v, int64_t rank) {
@@ -73,7 +80,7 @@ struct Attention {
 /// permutation, they are read element by element; V and the output: their
 /// last dim stays last, their rows are read and written as vectors).
 std::optional<Attention> match(SoftmaxOp softmax) {
-  DispatchOp softmaxRegion = soleCpuRegion(softmax);
+  DispatchOp softmaxRegion = soleRegion(softmax);
   if (!softmaxRegion || softmax.getMode() != "softmax") return std::nullopt;
   auto scoresType = softmax.getInput().getType();
   int64_t rank = scoresType.getRank();
@@ -85,7 +92,7 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   if (!probs.hasOneUse()) return std::nullopt;
   // (Regions are not isolated: the use is the consuming op inside its region.)
   auto m2 = dyn_cast<MatMulOp>(probs.getUses().begin()->getOwner());
-  DispatchOp m2Region = soleCpuRegion(m2);
+  DispatchOp m2Region = soleRegion(m2);
   if (!m2Region) return std::nullopt;
   if (!m2 || !plainMatMul(m2) || m2.getLhs() != probs || !staticF32(m2.getRhs(), rank) ||
       !staticF32(m2.getResult(), rank))
@@ -97,7 +104,10 @@ std::optional<Attention> match(SoftmaxOp softmax) {
     return std::nullopt;
   int64_t S = q.getDimSize(rank - 2), D = q.getDimSize(rank - 1), L = kt.getDimSize(rank - 1);
   if (kt.getDimSize(rank - 2) != D || v.getDimSize(rank - 2) != L || S < 1 || D < 1 || L < 1) return std::nullopt;
-  if (int64_t(sizeof(float)) * (L + D + 1) * 16 > kMaxScoreBytes) return std::nullopt;
+  const StringRef placement = placementOf(softmaxRegion);
+  if (placement == "cuda" ? D > kMaxCudaHeadDim || v.getDimSize(rank - 1) > kMaxCudaHeadDim
+                          : int64_t(sizeof(float)) * (L + D + 1) * 16 > kMaxScoreBytes)
+    return std::nullopt;
   if (auto mask = softmax.getMask(); mask && !llvm::cast<RankedTensorType>(mask.getType()).hasStaticShape())
     return std::nullopt;
   Attention a;
@@ -119,10 +129,14 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   Value out = m2Region.getResult(0);
   if (out.hasOneUse() && rank == 4)
     if (auto t = dyn_cast<TransposeOp>(out.getUses().begin()->getOwner()); t && absorbable(t, 3, 3))
-      if (DispatchOp outRegion = soleCpuRegion(t)) a.regions.push_back(outRegion);
-  // Program order, and every region in the same block.
+      if (DispatchOp outRegion = soleRegion(t)) a.regions.push_back(outRegion);
+  // Program order, every region in the same block and placed alike (a
+  // transpose placed elsewhere stays outside; the core must agree).
   Block *block = softmaxRegion->getBlock();
   if (llvm::any_of(a.regions, [&](DispatchOp r) { return r->getBlock() != block; })) return std::nullopt;
+  if (placementOf(cast<DispatchOp>(m1->getParentOp())) != placement || placementOf(m2Region) != placement)
+    return std::nullopt;
+  llvm::erase_if(a.regions, [&](DispatchOp r) { return placementOf(r) != placement; });
   llvm::sort(a.regions, [](DispatchOp x, DispatchOp y) { return x->isBeforeInBlock(y); });
   return a;
 }

@@ -9,17 +9,28 @@
 
 namespace v4f {
 
-/// The dispatch region holding `op` when the region holds only `op`, has
-/// one result and is not placed on the GPU (`v4f.placement` = "cuda": the
-/// CUDA generator has no fused kernels for what these passes merge); else
-/// null.
-inline DispatchOp soleCpuRegion(mlir::Operation *op) {
+/// Where `region` runs: its `v4f.placement` ("cuda" or "cpu"; "cpu" when
+/// v4f-assign-placement did not run).
+inline llvm::StringRef placementOf(DispatchOp region) {
+  auto placement = region->getAttrOfType<mlir::StringAttr>("v4f.placement");
+  return placement ? placement.getValue() : llvm::StringRef("cpu");
+}
+
+/// The dispatch region holding `op` when the region holds only `op` and has
+/// one result, wherever it is placed; else null.
+inline DispatchOp soleRegion(mlir::Operation *op) {
   auto region = llvm::dyn_cast_or_null<DispatchOp>(op ? op->getParentOp() : nullptr);
   if (!region || region.getNumResults() != 1) return {};
   if (std::distance(region.getBodyOps().begin(), region.getBodyOps().end()) != 1) return {};
-  if (auto placement = region->getAttrOfType<mlir::StringAttr>("v4f.placement"); placement && placement == "cuda")
-    return {};
   return region;
+}
+
+/// soleRegion(op) when that region is not placed on the GPU (the CUDA
+/// generator has no fused kernels for what the CPU-only fusion passes
+/// merge); else null.
+inline DispatchOp soleCpuRegion(mlir::Operation *op) {
+  DispatchOp region = soleRegion(op);
+  return region && placementOf(region) != "cuda" ? region : DispatchOp();
 }
 
 /// The op of the one-op CPU region (soleCpuRegion) that produces `v`, when

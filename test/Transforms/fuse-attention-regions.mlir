@@ -3,8 +3,8 @@
 
 // BERT's attention: the head transposes of Q, K (to K^T) and V, the scores
 // matmul, the scaled masked softmax, the value matmul and the transpose back
-// become one region (one fused kernel on the CPU). On the GPU nothing is
-// merged: the CUDA generator has no fused attention kernel.
+// become one region (one fused kernel on the CPU, and on the GPU when all of
+// them are placed there: lib/Codegen/CUDA/AttentionKernel.cpp).
 // CHECK-LABEL: func.func @bert
 // CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> {
 // CHECK-NEXT: v4f.transpose %arg0
@@ -18,7 +18,17 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[R]]
 // CUDA-LABEL: func.func @bert
-// CUDA-COUNT-7: v4f.dispatch -> {{.*}} attributes {v4f.placement = "cuda"}
+// CUDA: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> attributes {v4f.placement = "cuda"} {
+// CUDA-NEXT: v4f.transpose %arg0
+// CUDA-NEXT: v4f.transpose %arg1
+// CUDA-NEXT: v4f.transpose %arg2
+// CUDA-NEXT: v4f.matmul
+// CUDA-NEXT: v4f.softmax
+// CUDA-NEXT: v4f.matmul
+// CUDA-NEXT: v4f.transpose
+// CUDA-NEXT: v4f.dispatch_return
+// CUDA-NEXT: }
+// CUDA-NEXT: return %[[R]]
 func.func @bert(%q: tensor<1x16x4x8xf32>, %k: tensor<1x16x4x8xf32>, %v: tensor<1x16x4x8xf32>,
                 %mask: tensor<1x1x1x16xf32>) -> tensor<1x16x4x8xf32> {
   %0 = v4f.transpose %q {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x16x4x8xf32>) -> tensor<1x4x16x8xf32>

@@ -66,16 +66,6 @@ Source sourceOf(Value v, DispatchOp region) {
 
 } // namespace
 
-bool isAttentionRegion(ArrayRef<Operation *> ops) {
-  int matmuls = 0, softmaxes = 0;
-  for (Operation *op : ops) {
-    if (isa<MatMulOp>(op)) ++matmuls;
-    else if (isa<SoftmaxOp>(op)) ++softmaxes;
-    else if (!isa<TransposeOp>(op)) return false;
-  }
-  return matmuls == 2 && softmaxes == 1;
-}
-
 LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
                             llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
   SoftmaxOp softmax;

@@ -116,8 +116,6 @@ mlir::LogicalResult emitElementwiseChain(DispatchContext &ctx, llvm::ArrayRef<ml
                                          llvm::ArrayRef<mlir::Value> externals,
                                          llvm::ArrayRef<TensorInfo> externalInfos, const TensorInfo &result,
                                          const std::string &name);
-/// Whether a region's ops are those v4f-fuse-attention-regions merges.
-bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
 /// The fused attention kernel of such a region (AttentionKernels.cpp);
 /// `infoOf` gives the infos of the values it reads from outside.
 mlir::LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, llvm::ArrayRef<mlir::Operation *> ops,

@@ -579,6 +579,11 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
   SmallVector<Operation *> ops;
   for (Operation &op : dispatch.getBodyOps()) ops.push_back(&op);
   if (ops.empty()) return reason = "an empty region", false;
+  if (ops.size() > 1 && isAttentionRegion(ops)) {
+    std::string why;
+    if (!attentionSupported(ops, why)) return reason = why, false;
+    return true;
+  }
   for (Operation *op : ops) {
     std::string why;
     if (!supportedSingleOp(op, why)) {
@@ -615,6 +620,7 @@ FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<Operation *> ops, llvm::
                                          llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
                                          const std::string &name, const CudaOptions &options) {
   Operation *op = ops.front();
+  if (ops.size() > 1 && isAttentionRegion(ops)) return attentionKernel(ops, externals, ext, result, name);
   if (ops.size() > 1 || isNamedElementwise(op) || isa<ElementwiseOp>(op))
     return elementwiseKernel(ops, externals, ext, result, name);
   if (auto mm = dyn_cast<MatMulOp>(op)) return matmulKernel(mm, ext, result, name, options);

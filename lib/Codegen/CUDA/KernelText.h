@@ -151,6 +151,16 @@ mlir::FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor>
 mlir::FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
                                        const std::string &name, const CudaOptions &options);
 
+/// Fused attention (AttentionKernel.cpp): a region merged by
+/// v4f-fuse-attention-regions (isAttentionRegion), head dims up to
+/// kMaxAttentionHeadDim (the pass applies the same limit to regions placed
+/// on the GPU: the kernel's key and value tiles live in shared memory).
+inline constexpr int64_t kMaxAttentionHeadDim = 128;
+bool attentionSupported(llvm::ArrayRef<mlir::Operation *> ops, std::string &why);
+mlir::FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<mlir::Operation *> ops, llvm::ArrayRef<mlir::Value> externals,
+                                            llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
+                                            const std::string &name);
+
 } // namespace cudagen
 } // namespace v4f
 

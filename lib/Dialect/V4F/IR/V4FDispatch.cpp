@@ -36,6 +36,16 @@ bool isBufferView(Operation *op) {
   return isa<ReshapeOp, UnsqueezeOp>(op);
 }
 
+bool isAttentionRegion(ArrayRef<Operation *> ops) {
+  int matmuls = 0, softmaxes = 0;
+  for (Operation *op : ops) {
+    if (isa<MatMulOp>(op)) ++matmuls;
+    else if (isa<SoftmaxOp>(op)) ++softmaxes;
+    else if (!isa<TransposeOp>(op)) return false;
+  }
+  return matmuls == 2 && softmaxes == 1;
+}
+
 } // namespace v4f
 
 using namespace v4f;

@@ -43,6 +43,10 @@ bool isStorageOnlyType(mlir::Type t);
 /// (no kernel; they stay outside v4f.dispatch regions).
 bool isFusibleElementwise(mlir::Operation *op);
 bool isBufferView(mlir::Operation *op);
+/// Whether a region's ops are those v4f-fuse-attention-regions merges: two
+/// matmuls, one softmax, transposes (one fused attention kernel on the CPU
+/// and on the GPU).
+bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
 /// Attaches the shape rules (ShapeRuleOpInterface) to the ops that have one
 /// (V4FShapeRules.cpp); called when the dialect is loaded.
 void attachShapeRules(mlir::MLIRContext &ctx);
