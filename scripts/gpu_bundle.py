@@ -68,7 +68,7 @@ class Bundle:
         self.log.append(msg)
 
     def add_case(self, name: str, kind: str, model: onnx.ModelProto, inputs: dict, flags=(), fp16=False,
-                 compress=False, expect_matmul=False, mixed=False) -> bool:
+                 compress=False, expect_matmul=False, mixed=False, tf32=False) -> bool:
         cdir = self.out / "cases" / sanitize(name)
         if cdir.exists():
             shutil.rmtree(cdir)
@@ -85,6 +85,8 @@ class Bundle:
         variants = {"gpu": ["--target=cuda"]}
         if fp16:
             variants["gpu-fp16"] = ["--target=cuda", "--precision=fp16"]
+        if tf32:
+            variants["gpu-tf32"] = ["--target=cuda", "--precision=tf32"]
         if mixed:
             # The cost model's placement: small dispatches stay on the CPU, with copies between.
             variants["gpu-mixed"] = ["--target=cpu,cuda"]
@@ -145,6 +147,8 @@ def e2e_cases(b: Bundle):
     fp16 = {"mlp", "cnn", "transformer", "fused_attention", "packed_matmuls", "softmax_rows", "layer_norm_rows",
             "gelu_epilogue", "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs", "pinned_batch",
             "pinned_shape"}
+    # FP32 models on TF32 tensor cores: products and convolutions.
+    tf32 = {"mlp", "cnn", "transformer", "packed_matmuls", "im2col_rows"}
     n = 0
     for name, gen in models.all_generators().items():
         if "/" in name and not name.startswith("opset_variants/"):
@@ -154,7 +158,7 @@ def e2e_cases(b: Bundle):
         case = gen()
         for i, inputs in enumerate(case.input_sets[:1]):
             n += b.add_case(f"e2e_{name}", "e2e", case.model, inputs, case.compile_flags, fp16=name in fp16,
-                            mixed=name in fp16)
+                            mixed=name in fp16, tf32=name in tf32)
     return n
 
 
@@ -204,11 +208,11 @@ def gemm_cases(b: Bundle):
         z = helper.make_tensor_value_info("c", TensorProto.FLOAT, out)
         m = helper.make_model(helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], name, [x, y], [z]),
                               opset_imports=[helper.make_opsetid("", 17)])
-        # Small integers: every product and sum is exact in FP16 x FP16 -> FP32
-        # and in FP32, so the GPU machine recomputes the expected output with
+        # Small integers: every product and sum is exact in FP16 x FP16 -> FP32,
+        # TF32 x TF32 -> FP32 and in FP32, so the GPU machine recomputes the expected output with
         # numpy (a 17 MB output need not travel).
         inputs = {"a": rng.integers(0, 4, a_shape).astype(np.float32), "b": rng.integers(0, 4, b_shape).astype(np.float32)}
-        n += b.add_case(f"e2e_{name}", "e2e", m, inputs, fp16=True, expect_matmul=True)
+        n += b.add_case(f"e2e_{name}", "e2e", m, inputs, fp16=True, expect_matmul=True, tf32=True)
     return n
 
 
@@ -283,7 +287,7 @@ def bench_cases(b: Bundle):
         bdir = b.out / "bench"
         bdir.mkdir(parents=True, exist_ok=True)
         onnx.save(m, bdir / f"gemm{size}.onnx")
-        for prec in ("fp32", "fp16"):
+        for prec in ("fp32", "fp16", "tf32"):
             r = run([b.v4fc, "compile", bdir / f"gemm{size}.onnx", "-o", bdir / f"gemm{size}-{prec}.v4f",
                      "--target=cuda", f"--precision={prec}"])
             if r.returncode:

@@ -62,9 +62,15 @@ def max_rel(got, exp):
     return float(np.max(np.abs(g[fin] - e[fin])) / max(1e-30, float(np.max(np.abs(e[fin])))))
 
 
+def low_precision(variant: str) -> bool:
+    """Variants whose matrix products round their operands (FP16, TF32): 1e-2."""
+    return variant.endswith(("fp16", "tf32"))
+
+
 def check_outputs(meta: dict, cdir: Path, odir: Path, fp16: bool):
     """A case's outputs written to odir against the CPU artifact's (case.json):
-    (problems, the largest error relative to the largest output)."""
+    (problems, the largest error relative to the largest output); `fp16`: a
+    low-precision variant (low_precision())."""
     import re
     problems, worst = [], 0.0
     for o, f in meta["outputs"].items():
@@ -143,7 +149,7 @@ def main():
             if rc:
                 rec.update(status="FAIL", why=log.strip()[-600:])
             else:
-                problems, worst = check_outputs(meta, cdir, odir, variant.endswith("fp16"))
+                problems, worst = check_outputs(meta, cdir, odir, low_precision(variant))
                 rec.update(status="FAIL" if problems else "ok", max_rel_err=worst)
                 if problems:
                     rec["why"] = "; ".join(problems)[:600]
@@ -153,7 +159,7 @@ def main():
     # Benchmarks: whole runs (host<->device copies included) and the GPU
     # dispatches alone (CUDA events, --profile).
     for art in heavy + sorted((bundle / "bench").glob("*.v4f")) + [
-            cdir / v for cdir in cases for v in ("gpu.v4f", "gpu-fp16.v4f")
+            cdir / v for cdir in cases for v in ("gpu.v4f", "gpu-fp16.v4f", "gpu-tf32.v4f")
             if cdir.name in ("e2e_transformer", "e2e_cnn", "real_bert_tiny", "real_resnet_tiny") and (cdir / v).exists()]:
         if time.time() - start > args.deadline * 0.92:
             break

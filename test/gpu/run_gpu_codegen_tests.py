@@ -4,8 +4,8 @@ the ONNX node-suite models the CPU passes is generated and compiled by NVRTC,
 and the result is confirmed by tools that read it, not by v4fc's word.
 
 For every model:
-  1. `v4fc compile --target=cuda` (and `--precision=fp16` for the e2e models with
-     matrix products) must succeed (a model the CPU compiles but the GPU path
+  1. `v4fc compile --target=cuda` (and `--precision=fp16`, some `--precision=tf32`,
+     for the e2e models with matrix products) must succeed (a model the CPU compiles but the GPU path
      refuses is a failure: unsupported ops must fall back to the CPU, not fail);
   2. `v4fc inspect --extract-cuda` writes the module's images; each cubin must be
      an ELF of machine EM_CUDA (190) for the requested arch (e_flags) that
@@ -160,10 +160,12 @@ def main() -> int:
     jobs = []
     fp16 = {"mlp", "cnn", "transformer", "resnet50", "packed_matmuls", "gelu_epilogue", "layer_norm_rows",
             "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs"}
+    tf32 = {"mlp", "cnn", "transformer", "resnet50", "packed_matmuls", "im2col_rows"}  # FP32 on TF32 tensor cores
     for name, gen in models.all_generators().items():
         if "/" in name and not name.startswith("opset_variants/"):
             continue  # the same models compiled for other CPU ISAs
-        jobs.append(("e2e:" + name, gen, ["fp32", "fp16"] if name in fp16 else ["fp32"], True))
+        precisions = ["fp32"] + (["fp16"] if name in fp16 else []) + (["tf32"] if name in tf32 else [])
+        jobs.append(("e2e:" + name, gen, precisions, True))
     if not args.no_node:
         suite, tests = rnt.passing_tests()
         for i, t in enumerate(tests[::args.node_every]):

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
 
 import gpu_bundle  # noqa: E402
-from gpu_check import check_outputs  # noqa: E402
+from gpu_check import check_outputs, low_precision  # noqa: E402
 from run_gpu_codegen_tests import nvrtc_available  # noqa: E402
 
 
@@ -98,7 +98,7 @@ def check_case(args, cxx: str, driver: Path, cdir: Path):
             else:
                 results.append((name, "FAIL", 0.0, r.stderr.strip()[-800:]))
             continue
-        problems, worst = check_outputs(meta, cdir, odir, variant.endswith("fp16"))
+        problems, worst = check_outputs(meta, cdir, odir, low_precision(variant))
         results.append((name, "FAIL" if problems else "ok", worst, "; ".join(problems)[:800]))
     return results
 
@@ -163,7 +163,7 @@ def main() -> int:
     by = {}
     for name, status, worst, _ in results:
         kind = name.split("_")[0]  # e2e, node, real
-        v = "fp16" if "fp16]" in name else ("mixed" if "mixed]" in name else "fp32")
+        v = next((p for p in ("fp16", "tf32", "mixed") if f"{p}]" in name), "fp32")
         s = by.setdefault((kind, v), {"ok": 0, "FAIL": 0, "cpu-only": 0, "worst": 0.0})
         s[status] += 1
         if status == "ok":

@@ -119,8 +119,8 @@ bool parseTargetOptions(const CompileOptions &opts, v4f::CompilerOptions &copts,
     pos = comma + 1;
   }
   std::sort(copts.cudaArchs.begin(), copts.cudaArchs.end());
-  if (copts.cudaPrecision == "bf16" && copts.cudaArchs.front() < 80) {
-    error = "--precision=bf16 needs sm_80 or newer (--cuda-arch " + opts.cudaArch + ")";
+  if ((copts.cudaPrecision == "bf16" || copts.cudaPrecision == "tf32") && copts.cudaArchs.front() < 80) {
+    error = "--precision=" + copts.cudaPrecision + " needs sm_80 or newer (--cuda-arch " + opts.cudaArch + ")";
     return false;
   }
   return true;
@@ -366,9 +366,9 @@ int main(int argc, char **argv) {
                       "GPU archs to compile cubins for, e.g. sm_80,sm_90 (PTX for the lowest is added for newer GPUs)")
       ->capture_default_str();
   compile->add_option("--precision", copts.precision,
-                      "Matrix products on the GPU: fp32, or fp16 / bf16 tensor cores with FP32 accumulation (tensors "
-                      "stay float32 in memory)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+                      "Matrix products on the GPU: fp32, or fp16 / bf16 / tf32 tensor cores with FP32 accumulation "
+                      "(tensors stay float32 in memory; tf32 rounds the operands to a 10-bit mantissa)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "tf32"}))
       ->capture_default_str();
   compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
                       "composite ops still whole), llvm (optimized LLVM IR), obj, cuda (the generated CUDA C++; needs --target with cuda)")

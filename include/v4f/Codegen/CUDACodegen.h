@@ -27,8 +27,9 @@ namespace v4f {
 struct CudaOptions {
   /// --cuda-arch: compute capabilities (90 = sm_90); cubins for each, PTX for the lowest.
   std::vector<int> archs = {90};
-  /// --precision: "fp32" (FP32 FMA), "fp16" or "bf16" (tensor cores, FP32
-  /// accumulation, FP32 tensors in memory) for the GPU's matrix products.
+  /// --precision: "fp32" (FP32 FMA), "fp16", "bf16" or "tf32" (tensor cores
+  /// on operands rounded to that format, FP32 accumulation, FP32 tensors in
+  /// memory) for the GPU's matrix products.
   std::string precision = "fp32";
 };
 

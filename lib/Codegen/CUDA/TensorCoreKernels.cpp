@@ -1,9 +1,10 @@
 //===- TensorCoreKernels.cpp - matmul and conv as CUDA C++ ---------------===//
 //
 // Matrix products (FP32 SIMT 64x64 tiles, or WMMA tensor cores with FP32
-// accumulation: 128x128 tiles for large products, 64x64 / 32x32 otherwise,
-// the next K slice prefetched into registers) and convolutions (implicit
-// GEMM on tensor cores for FP16/BF16 and groups 1, else direct).
+// accumulation from FP16, BF16 or TF32 operands: 128x128 tiles for large
+// FP16/BF16 products, 64x64 / 32x32 otherwise, the next K slice prefetched
+// into registers) and convolutions (implicit GEMM on tensor cores for
+// FP16/BF16/TF32 and groups 1, else direct).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelText.h"
@@ -48,18 +49,33 @@ std::string batchOffsets(llvm::ArrayRef<int64_t> aDims, llvm::ArrayRef<int64_t> 
   return s;
 }
 
+/// The tensor-core formats of --precision: the element type tiles are stored
+/// in (shared memory), the conversion from float, the WMMA fragment's
+/// element type, the K slice of a tile and the fragment's K.
+struct WmmaFormat {
+  std::string storage, cvt, fragment;
+  int sliceK, fragmentK;
+};
+
+WmmaFormat wmmaFormat(const std::string &precision) {
+  if (precision == "tf32") // float tiles rounded to TF32 as they are stored; 16x16x8 fragments
+    return {"float", "nvcuda::wmma::__float_to_tf32", "nvcuda::wmma::precision::tf32", 16, 8};
+  if (precision == "bf16") return {"__nv_bfloat16", "__float2bfloat16_rn", "__nv_bfloat16", 32, 16};
+  return {"__half", "__float2half_rn", "__half", 32, 16};
+}
+
 /// The body of a tensor-core product over TxT output tiles (4 warps in 2x2,
-/// each a quarter as WMMA 16x16x16 fragments, K in slices of 32 converted to
-/// FP16/BF16 in double-buffered shared memory with the next slice prefetched
-/// into registers, FP32 accumulators staged through shared memory for the
+/// each a quarter as WMMA fragments, K in slices of 32 (16 for TF32: its
+/// float tiles take twice the shared memory) converted to FP16/BF16/TF32 in
+/// double-buffered shared memory with the next slice prefetched into
+/// registers, FP32 accumulators staged through shared memory for the
 /// epilogue). `aLoad` / `bLoad` are the float values of
 /// A[gm][gk] / B[gkb][gn] (in range; zero is loaded outside), `epilogue`
 /// stores `acc_` of output (gm, gn); M, N, K, m0 and n0 are in scope.
 /// T = 64, or 32 when 64x64 tiles would leave most of a 132-SM GPU idle.
 void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t N, int64_t batch,
                    const std::string &aLoad, const std::string &bLoad, const std::string &epilogue) {
-  std::string T = options.precision == "fp16" ? "__half" : "__nv_bfloat16";
-  std::string cvt = options.precision == "fp16" ? "__float2half_rn" : "__float2bfloat16_rn";
+  const WmmaFormat f = wmmaFormat(options.precision);
   int64_t T64 = ((M + 63) / 64) * ((N + 63) / 64) * batch;
   const int Tt = T64 < 132 ? 32 : 64, F = Tt / 32, Bld = Tt + 8, Cld = Tt + 4;
   t.k.grid[0] = (N + Tt - 1) / Tt;
@@ -76,16 +92,20 @@ void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t
     rep("@F@", std::to_string(F));
     rep("@BLD@", std::to_string(Bld));
     rep("@CLD@", std::to_string(Cld));
-    rep("@AN@", std::to_string(Tt * 32));
+    rep("@AN@", std::to_string(Tt * f.sliceK));
     rep("@CN@", std::to_string(Tt * Tt));
-    rep("@CVT@", cvt);
+    rep("@KS@", std::to_string(f.sliceK));
+    rep("@KF@", std::to_string(f.fragmentK));
+    rep("@ALD@", std::to_string(f.sliceK + 8));
+    rep("@FT@", f.fragment);
+    rep("@CVT@", f.cvt);
     rep("@ALOAD@", aLoad);
     rep("@BLOAD@", bLoad);
     return text;
   };
   t.os << sub("  const int m0 = blockIdx.y * @T@, n0 = blockIdx.x * @T@;\n");
-  t.os << "  typedef " << T << " T;\n";
-  t.os << sub("  __shared__ __align__(32) T As[2][@T@][40];\n  __shared__ __align__(32) T Bs[2][32][@BLD@];\n"
+  t.os << "  typedef " << f.storage << " T;\n";
+  t.os << sub("  __shared__ __align__(32) T As[2][@T@][@ALD@];\n  __shared__ __align__(32) T Bs[2][@KS@][@BLD@];\n"
               "  __shared__ __align__(32) float Cs[@T@][@CLD@];\n");
   // The next K slice is loaded into registers while the tensor cores work on
   // the current one (double-buffered shared memory, one barrier per slice):
@@ -96,7 +116,7 @@ void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t
     #pragma unroll
     for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
       const int e = threadIdx.x + 128 * i_;
-      { const int m = e / 32, k = e % 32, gm = m0 + m, gk = k0 + k;
+      { const int m = e / @KS@, k = e % @KS@, gm = m0 + m, gk = k0 + k;
         ra[i_] = (gm < M && gk < K) ? @ALOAD@ : 0.f; }
       { const int kb = e / @T@, n = e % @T@, gkb = k0 + kb, gn = n0 + n;
         rb[i_] = (gkb < K && gn < N) ? @BLOAD@ : 0.f; }
@@ -106,28 +126,28 @@ void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t
     #pragma unroll
     for (int i_ = 0; i_ < @AN@ / 128; ++i_) {
       const int e = threadIdx.x + 128 * i_;
-      As[buf][e / 32][e % 32] = @CVT@(ra[i_]);
+      As[buf][e / @KS@][e % @KS@] = @CVT@(ra[i_]);
       Bs[buf][e / @T@][e % @T@] = @CVT@(rb[i_]);
     }
   };
-  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[@F@][@F@];
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, @KF@, float> acc[@F@][@F@];
   #pragma unroll
   for (int r = 0; r < @F@; ++r)
     #pragma unroll
     for (int c = 0; c < @F@; ++c) nvcuda::wmma::fill_fragment(acc[r][c], 0.f);
-  const int slices = (K + 31) / 32;
+  const int slices = (K + @KS@ - 1) / @KS@;
   load(0);
   store(0);
   __syncthreads();
   for (int s = 0; s < slices; ++s) {
     const int buf = s & 1;
-    if (s + 1 < slices) load((s + 1) * 32);
+    if (s + 1 < slices) load((s + 1) * @KS@);
     #pragma unroll
-    for (int kk = 0; kk < 32; kk += 16) {
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> af[@F@];
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major> bf[@F@];
+    for (int kk = 0; kk < @KS@; kk += @KF@) {
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, @KF@, @FT@, nvcuda::wmma::row_major> af[@F@];
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, @KF@, @FT@, nvcuda::wmma::row_major> bf[@F@];
       #pragma unroll
-      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[buf][wm + 16 * r][kk], 40);
+      for (int r = 0; r < @F@; ++r) nvcuda::wmma::load_matrix_sync(af[r], &As[buf][wm + 16 * r][kk], @ALD@);
       #pragma unroll
       for (int c = 0; c < @F@; ++c) nvcuda::wmma::load_matrix_sync(bf[c], &Bs[buf][kk][wn + 16 * c], @BLD@);
       #pragma unroll
@@ -180,7 +200,7 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
   std::string tile64 = "  const int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;\n";
   std::string epilogue = std::string("      float v = acc_;\n") + (bias ? "      v += bias[gn];\n" : "") +
                          "      v = " + act + ";\n      C[cOff + (long long)gm * N + gn] = v;\n";
-  bool tensorCores = options.precision == "fp16" || options.precision == "bf16";
+  bool tensorCores = options.precision != "fp32";
   if (!tensorCores) {
     t.k.block[0] = 256;
     t.os << tile64;
@@ -228,14 +248,15 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     t.k.source = t.finish(name);
     return t.k;
   }
-  std::string T = options.precision == "fp16" ? "__half" : "__nv_bfloat16";
-  std::string cvt = options.precision == "fp16" ? "__float2half_rn" : "__float2bfloat16_rn";
+  const WmmaFormat f = wmmaFormat(options.precision);
+  const std::string &T = f.storage, &cvt = f.cvt;
   // Large products (at least two waves of 128x128 tiles on a 132-SM GPU):
   // 128x128x32 tiles, 8 warps of 64x32 (4x2 WMMA fragments), the next K
   // slice loaded into registers while the tensor cores work on the current
   // one (double-buffered shared memory, one barrier per slice).
+  // (FP16/BF16: TF32's float tiles would not fit its shared memory.)
   int64_t bigTiles = ((M + 127) / 128) * ((N + 127) / 128) * batch;
-  if (bigTiles >= 264) {
+  if (bigTiles >= 264 && options.precision != "tf32") {
     bool exact = M % 128 == 0 && N % 128 == 0 && K % 32 == 0;
     t.k.grid[0] = (N + 127) / 128;
     t.k.grid[1] = (M + 127) / 128;
@@ -343,7 +364,7 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   t.k.flops = 2.0 * double(total) * ICg * KH * KW;
   std::string act =
       activation(op.getActivation(), "v", op.getActAlpha().convertToFloat(), op.getActBeta().convertToFloat());
-  if ((options.precision == "fp16" || options.precision == "bf16") && groups == 1) {
+  if (options.precision != "fp32" && groups == 1) {
     // Implicit GEMM on tensor cores: C[oc][n] = W[oc][c,kh,kw] x im2col(X)[c,kh,kw][n]
     // with n = (image, oh, ow); the im2col matrix is never stored, each
     // B tile element is read from X where the tile load needs it.
