@@ -567,6 +567,7 @@ bool supportedSingleOp(Operation *op, std::string &why) {
     if (!et.isIntOrFloat() || et.getIntOrFloatBitWidth() < 8) return why = "sub-byte or bool elements", false;
     return true;
   }
+  if (isa<GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp>(op)) return indexingSupported(op, why);
   why = "'" + op->getName().getStringRef().str() + "' has no CUDA kernel yet";
   return false;
 }
@@ -634,6 +635,10 @@ FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<Operation *> ops, llvm::
   if (auto t = dyn_cast<TransposeOp>(op)) return transposeKernel(t, ext[0], result, name);
   if (auto c = dyn_cast<ConcatOp>(op)) return concatKernel(c, ext, result, name);
   if (auto g = dyn_cast<GatherOp>(op)) return gatherKernel(g, ext, result, name);
+  if (auto g = dyn_cast<GatherElementsOp>(op)) return gatherElementsKernel(g, ext, result, name);
+  if (auto g = dyn_cast<GatherNDOp>(op)) return gatherNDKernel(g, ext, result, name);
+  if (auto s = dyn_cast<ScatterElementsOp>(op)) return scatterElementsKernel(s, ext, result, name);
+  if (auto s = dyn_cast<ScatterNDOp>(op)) return scatterNDKernel(s, ext, result, name);
   return op->emitOpError("has no CUDA kernel"), failure();
 }
 

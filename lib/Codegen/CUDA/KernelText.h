@@ -151,6 +151,17 @@ mlir::FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor>
 mlir::FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
                                        const std::string &name, const CudaOptions &options);
 
+/// Data addressed by run-time indices (IndexingKernels.cpp).
+bool indexingSupported(mlir::Operation *op, std::string &why);
+mlir::FailureOr<CudaKernel> gatherElementsKernel(GatherElementsOp op, llvm::ArrayRef<CudaTensor> ext,
+                                                 const CudaTensor &result, const std::string &name);
+mlir::FailureOr<CudaKernel> gatherNDKernel(GatherNDOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
+                                           const std::string &name);
+mlir::FailureOr<CudaKernel> scatterElementsKernel(ScatterElementsOp op, llvm::ArrayRef<CudaTensor> ext,
+                                                  const CudaTensor &result, const std::string &name);
+mlir::FailureOr<CudaKernel> scatterNDKernel(ScatterNDOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
+                                            const std::string &name);
+
 /// Fused attention (AttentionKernel.cpp): a region merged by
 /// v4f-fuse-attention-regions (isAttentionRegion), head dims up to
 /// kMaxAttentionHeadDim (the pass applies the same limit to regions placed
