@@ -144,9 +144,9 @@ class Bundle:
 
 def e2e_cases(b: Bundle):
     import models
-    fp16 = {"mlp", "cnn", "transformer", "fused_attention", "packed_matmuls", "softmax_rows", "layer_norm_rows",
-            "gelu_epilogue", "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs", "pinned_batch",
-            "pinned_shape"}
+    fp16 = {"mlp", "cnn", "transformer", "fused_attention", "sdpa_attention", "packed_matmuls", "softmax_rows",
+            "layer_norm_rows", "gelu_epilogue", "packed_convs", "conv_packed_b", "im2col_rows", "depthwise_convs",
+            "pinned_batch", "pinned_shape"}
     # FP32 models on TF32 tensor cores: products and convolutions.
     tf32 = {"mlp", "cnn", "transformer", "packed_matmuls", "im2col_rows"}
     n = 0

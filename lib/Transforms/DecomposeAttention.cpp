@@ -215,7 +215,7 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
 FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, Value bias) {
   // softmax_precision: the softmax runs in float32, at least as precise as
   // float16/bfloat16; a float64 request is computed in float32 too.
-  Value probs = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(3), c.b.getStringAttr("softmax"), c.b.getF32FloatAttr(1.f));
+  Value probs = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(3), c.b.getStringAttr("softmax"), c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
   if (!bias) return probs;
   auto bt = typeOf(bias);
   // A causal mask alone (offset >= 0) always allows key 0.

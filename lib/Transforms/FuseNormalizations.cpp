@@ -9,9 +9,12 @@
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace v4f {
 #define GEN_PASS_DEF_FUSENORMALIZATIONS
@@ -137,7 +140,11 @@ struct FuseLayerNorm : OpRewritePattern<DivOp> {
 /// softmax(x / c), softmax(x + mask) over the last axis (c a scalar
 /// constant, mask any float tensor broadcasting to x, the intermediates
 /// used only here) is one softmax with `scale` and `mask`: one pass over
-/// each row instead of a dispatch writing the scaled, masked scores.
+/// each row instead of a dispatch writing the scaled, masked scores. When x
+/// is a matmul of operands multiplied by scalar constants (torch's
+/// scaled_dot_product_attention export scales Q and K^T by sqrt(scale)
+/// each), the constants move into the softmax's scale and the matmul reads
+/// the unscaled operands (what v4f-fuse-attention-regions then matches).
 struct FuseScaledMaskedSoftmax : OpRewritePattern<SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -174,9 +181,75 @@ struct FuseScaledMaskedSoftmax : OpRewritePattern<SoftmaxOp> {
           break;
         }
     }
-    if (x == softmax.getInput()) return failure();
+    // Scalar factors of the scores' matmul operands.
+    bool operandsScaled = false;
+    if (auto mm = singleUse<MatMulOp>(x); mm && !mm.getBias() && mm.getActivation() == "none") {
+      for (unsigned i = 0; i < 2; ++i) {
+        auto mul = singleUse<MulOp>(mm->getOperand(i));
+        if (!mul) continue;
+        for (int j = 0; j < 2; ++j)
+          if (auto c = scalarConstant(mul->getOperand(1 - j)); c && mul->getOperand(j).getType() == mul.getType()) {
+            scale *= *c;
+            rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(i, mul->getOperand(j)); });
+            operandsScaled = true;
+            break;
+          }
+      }
+    }
+    if (x == softmax.getInput() && !operandsScaled) return failure();
     rewriter.replaceOpWithNewOp<SoftmaxOp>(softmax, xType, x, mask, softmax.getAxisAttr(), softmax.getModeAttr(),
-                                           rewriter.getF32FloatAttr(scale));
+                                           rewriter.getF32FloatAttr(scale), softmax.getNanToZeroAttr());
+    return success();
+  }
+};
+
+/// The exporters' guard of a fully masked row, Where(IsNaN(p), 0, p) of a
+/// softmax p along the last axis (two v4f.elementwise ops: `cmpf uno` and
+/// `select`), is the softmax's `nan_to_zero`: no pass over the
+/// probabilities, and the softmax stays next to its matmuls for
+/// v4f-fuse-attention-regions. Only when p has no other user (the others
+/// would see the zeros).
+struct FuseSoftmaxNanGuard : OpRewritePattern<ElementwiseOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The op of `e`'s body when the body is that one op and its yield.
+  template <typename OpT> static OpT soleBodyOp(ElementwiseOp e) {
+    Block &body = e.getBody().front();
+    if (!llvm::hasSingleElement(body.without_terminator())) return {};
+    auto op = dyn_cast<OpT>(&body.front());
+    return op && body.getTerminator()->getOperand(0) == op->getResult(0) ? op : OpT();
+  }
+
+  /// The operand of `e` that body value `v` is, or null.
+  static Value operandOf(ElementwiseOp e, Value v) {
+    auto arg = llvm::dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &e.getBody().front() ? e->getOperand(arg.getArgNumber()) : Value();
+  }
+
+  LogicalResult matchAndRewrite(ElementwiseOp where, PatternRewriter &rewriter) const override {
+    auto select = soleBodyOp<arith::SelectOp>(where);
+    if (!select) return failure();
+    Value cond = operandOf(where, select.getCondition()), p = operandOf(where, select.getFalseValue());
+    Value zero = operandOf(where, select.getTrueValue());
+    std::optional<float> z;
+    if (zero) z = scalarConstant(zero);
+    else if (auto c = select.getTrueValue().getDefiningOp<arith::ConstantOp>())
+      if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue())) z = float(f.getValueAsDouble());
+    auto softmax = p ? p.getDefiningOp<SoftmaxOp>() : SoftmaxOp();
+    auto isNan = cond ? cond.getDefiningOp<ElementwiseOp>() : ElementwiseOp();
+    if (!z || *z != 0.f || std::signbit(*z) || !softmax || !isNan || softmax.getNanToZero() ||
+        softmax.getMode() != "softmax" || softmax.getAxis() != softmax.getType().getRank() - 1 ||
+        where.getType() != softmax.getType() || !cond.hasOneUse())
+      return failure();
+    auto cmp = soleBodyOp<arith::CmpFOp>(isNan);
+    if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::UNO || cmp.getLhs() != cmp.getRhs() ||
+        operandOf(isNan, cmp.getLhs()) != p)
+      return failure();
+    for (Operation *user : p.getUsers())
+      if (user != where.getOperation() && user != isNan.getOperation()) return failure();
+    rewriter.modifyOpInPlace(softmax, [&] { softmax.setNanToZero(true); });
+    rewriter.replaceOp(where, softmax.getResult());
+    rewriter.eraseOp(isNan);
     return success();
   }
 };
@@ -192,7 +265,7 @@ struct FuseNormalizationsPass : v4f::impl::FuseNormalizationsBase<FuseNormalizat
 } // namespace
 
 void v4f::populateFuseNormalizationPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseLayerNorm, FuseScaledMaskedSoftmax>(patterns.getContext());
+  patterns.add<FuseLayerNorm, FuseScaledMaskedSoftmax, FuseSoftmaxNanGuard>(patterns.getContext());
 }
 
 std::unique_ptr<Pass> v4f::createFuseNormalizationsPass() { return std::make_unique<FuseNormalizationsPass>(); }

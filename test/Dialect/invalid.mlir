@@ -407,8 +407,16 @@ func.func @integer_matmul_zp(%a: tensor<3x4xui8>, %z: tensor<2xui8>) -> tensor<3
 // -----
 
 func.func @softmax_mask_axis(%x: tensor<2x3x4xf32>, %m: tensor<1x3x1xf32>) -> tensor<2x3x4xf32> {
-  // expected-error @+1 {{a scale or mask needs mode softmax along the last axis}}
+  // expected-error @+1 {{a scale, mask or nan_to_zero needs mode softmax along the last axis}}
   %0 = v4f.softmax %x mask(%m : tensor<1x3x1xf32>) {axis = 1 : i64} : tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @softmax_nan_to_zero_mode(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{a scale, mask or nan_to_zero needs mode softmax along the last axis}}
+  %0 = v4f.softmax %x {axis = 2 : i64, mode = "log_softmax", nan_to_zero = true} : tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
 

@@ -121,3 +121,73 @@ func.func @scaled_masked_softmax(%x: tensor<1x2x4x4xf32>, %m: tensor<1x1x1x4xf32
   %y5 = v4f.softmax %a5 {axis = 3 : i64, mode = "log_softmax"} : tensor<1x2x4x4xf32>
   return %y0, %y1, %y2, %y3, %d3, %y4, %y5 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// torch's scaled_dot_product_attention export: Q and K^T each multiplied by
+// sqrt(scale), the scores plus a mask, Softmax, then Where(IsNaN(p), 0, p).
+// The factors move into the softmax's scale (0.5 * 0.25), the matmul reads
+// the unscaled operands, and the guard becomes nan_to_zero. A guard whose
+// softmax has another user stays, and so does a guard selecting a nonzero
+// value.
+// CHECK-LABEL: func @sdpa_export
+// CHECK: %[[S:.*]] = v4f.matmul %arg0, %arg1 :
+// CHECK-NEXT: %[[P:.*]] = v4f.softmax %[[S]] mask(%arg2 : tensor<1x1x1x4xf32>) {axis = 3 : i64, nan_to_zero = true, scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[O:.*]] = v4f.matmul %[[P]], %arg0 :
+// CHECK: %[[Q:.*]] = v4f.softmax %arg3 {axis = 3 : i64} :
+// CHECK: v4f.elementwise %[[Q]]
+// CHECK: arith.cmpf uno
+// CHECK: v4f.elementwise
+// CHECK: arith.select
+// CHECK: %[[R:.*]] = v4f.softmax %arg3 {axis = 3 : i64} :
+// CHECK: v4f.elementwise %[[R]]
+// CHECK: return %[[O]]
+func.func @sdpa_export(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %m: tensor<1x1x1x4xf32>,
+                       %x: tensor<1x2x4x4xf32>)
+    -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %a = arith.constant dense<0.5> : tensor<f32>
+  %b = arith.constant dense<0.25> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<1xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  %qs = v4f.mul %q, %a : (tensor<1x2x4x8xf32>, tensor<f32>) -> tensor<1x2x4x8xf32>
+  %ks = v4f.mul %b, %kt : (tensor<f32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  %s = v4f.matmul %qs, %ks : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %sm = v4f.add %s, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = v4f.softmax %sm {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %n = v4f.elementwise %p : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi1> {
+  ^bb0(%e: f32):
+    %c = arith.cmpf uno, %e, %e : f32
+    v4f.yield %c : i1
+  }
+  %g = v4f.elementwise %n, %zero, %p : (tensor<1x2x4x4xi1>, tensor<1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  ^bb0(%c: i1, %z: f32, %v: f32):
+    %r = arith.select %c, %z, %v : f32
+    v4f.yield %r : f32
+  }
+  %o = v4f.matmul %g, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  // The probabilities have another user: the guard stays.
+  %p2 = v4f.softmax %x {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %n2 = v4f.elementwise %p2 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi1> {
+  ^bb0(%e: f32):
+    %c = arith.cmpf uno, %e, %e : f32
+    v4f.yield %c : i1
+  }
+  %g2 = v4f.elementwise %n2, %zero, %p2 : (tensor<1x2x4x4xi1>, tensor<1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  ^bb0(%c: i1, %z: f32, %v: f32):
+    %r = arith.select %c, %z, %v : f32
+    v4f.yield %r : f32
+  }
+  // NaN -> 1 is not the guard.
+  %p3 = v4f.softmax %x {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %n3 = v4f.elementwise %p3 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi1> {
+  ^bb0(%e: f32):
+    %c = arith.cmpf uno, %e, %e : f32
+    v4f.yield %c : i1
+  }
+  %g3 = v4f.elementwise %n3, %one, %p3 : (tensor<1x2x4x4xi1>, tensor<1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  ^bb0(%c: i1, %z: f32, %v: f32):
+    %r = arith.select %c, %z, %v : f32
+    v4f.yield %r : f32
+  }
+  return %o, %g2, %p2, %g3 : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

@@ -432,6 +432,43 @@ def make_fused_attention(flags=()) -> Case:
     return Case(m, [inputs], note="BERT-style heads, rank 3 with a full mask, no mask", compile_flags=list(flags))
 
 
+def make_sdpa_attention(flags=()) -> Case:
+    """Attention as torch's scaled_dot_product_attention exports it: Q and
+    K^T each multiplied by sqrt(1/sqrt(D)), a boolean key mask turned into
+    Where(mask, 0, -inf) and added, Softmax, then Where(IsNaN(p), 0, p) --
+    v4f-fuse-normalizations folds the factors into the softmax's scale and
+    the guard into its nan_to_zero, so v4f-fuse-attention-regions fuses the
+    whole. Batch item 1 has every key masked: its rows are NaN before the
+    guard and its output is 0. 2 x 4 heads, 40 queries and keys (two tiles
+    of 32 on the GPU), D = 16."""
+    g = GraphBuilder(seed=53)
+    B, S, H, D = 2, 40, 4, 16
+    heads = lambda x, perm: g.op("Transpose", [g.op("Reshape", [x, g.const(np.array([B, S, H, D], np.int64))])],
+                                 perm=perm)
+    root = g.const(np.array(np.sqrt(1.0 / np.sqrt(D)), np.float32))
+    q = g.op("Mul", [heads("xq", [0, 2, 1, 3]), root])
+    kt = g.op("Mul", [heads("xk", [0, 2, 3, 1]), root])
+    v = heads("xv", [0, 2, 1, 3])
+    keep = g.op("Greater", ["keys", g.const(np.array(0.5, np.float32))])
+    bias = g.op("Where", [keep, g.const(np.array(0.0, np.float32)), g.const(np.array(-np.inf, np.float32))])
+    p = g.op("Softmax", [g.op("Add", [g.op("MatMul", [q, kt]), bias])], axis=-1)
+    p = g.op("Where", [g.op("IsNaN", [p]), g.const(np.array([0.0], np.float32)), p])
+    o = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[0, 2, 1, 3])
+    g.op("Reshape", [o, g.const(np.array([B, S, H * D], np.int64))], out_names=["y"])
+    m = g.model("sdpa_attention",
+                [_vi("xq", F32, [B, S, H * D]), _vi("xk", F32, [B, S, H * D]), _vi("xv", F32, [B, S, H * D]),
+                 _vi("keys", F32, [B, 1, 1, S])],
+                [_vi("y", F32, [B, S, H * D])])
+    rng = np.random.default_rng(153)
+    keys = np.ones([B, 1, 1, S], np.float32)
+    keys[0, ..., 29:] = 0
+    keys[1] = 0
+    inputs = {"xq": _randn(rng, [B, S, H * D]), "xk": _randn(rng, [B, S, H * D]), "xv": _randn(rng, [B, S, H * D]),
+              "keys": keys}
+    return Case(m, [inputs], note="torch SDPA export: scaled operands, -inf mask, NaN guard; one item fully masked",
+                compile_flags=list(flags))
+
+
 def make_pointwise_depthwise(flags=()) -> Case:
     """Inverted-residual expansions that v4f-fuse-pointwise-depthwise merges
     with their depthwise conv (the expanded tensor is over 1 MB, so it never
@@ -763,6 +800,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         gens["channels_last_followers" + suffix] = lambda f=flags: make_channels_last_followers(f)
         gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
         gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
+        gens["sdpa_attention" + suffix] = lambda f=flags: make_sdpa_attention(f)
         gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
         gens["depthwise_pointwise" + suffix] = lambda f=flags: make_depthwise_pointwise(f)
         gens["small_input_convs" + suffix] = lambda f=flags: make_small_input_convs(f)

@@ -81,6 +81,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("channels_last",     1e-5,  1e-5),   # K <= 432 sums of O(1) terms
     ("softmax_rows",      1e-5,  1e-6),   # probabilities in [0, 1]
     ("fused_attention",   1e-4,  1e-5),
+    ("sdpa_attention",    1e-4,  1e-5),
     ("pointwise_depthwise", 1e-5, 1e-5),  # K = 8 sums, then 9 / 25 taps, of O(1) terms   # K = 24 / 40 / 16 sums of O(1) logits (exp amplifies), weighted sums of O(1) values
     ("small_input_convs", 1e-5, 1e-5),   # K <= 147 sums of O(1) terms
     ("depthwise_pointwise", 1e-4, 1e-5),  # 9 / 25 taps, then K <= 512 sums of O(1) terms

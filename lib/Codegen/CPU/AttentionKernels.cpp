@@ -233,8 +233,14 @@ LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, ArrayRef<Op
           Value row = kb->add(r0, kb->c(r));
           Value inv = kb->splat(kb->load(f32, scratch, kb->add(kb->c(invOff), row)), QB);
           Value oRow = kb->add(oOff, kb->add(kb->mul(kb->add(s0, row), kb->c(oS)), kb->c(c0)));
+          // nan_to_zero: a row whose sum is NaN (every score -inf, or a NaN
+          // or +inf score) had all its probabilities NaN, now 0: output 0.
+          Value bad = softmax.getNanToZero()
+                          ? b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, inv, inv).getResult()
+                          : Value();
           for (int64_t w = 0; w < vecs; ++w) {
             Value y = b.create<arith::MulFOp>(loc, acc[size_t(r * vecs + w)], inv);
+            if (bad) y = b.create<arith::SelectOp>(loc, bad, kb->cf(0.f, vt), y);
             Value at = kb->add(oRow, kb->c(w * QB));
             if (masks[w])
               kb->maskedStore(y, Out, at, masks[w]);

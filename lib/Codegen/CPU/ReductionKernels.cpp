@@ -192,6 +192,7 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   auto softmaxOp = cast<SoftmaxOp>(op);
   const float scale = softmaxOp.getScale().convertToFloat();
   const bool fused = softmaxOp.getMask() || scale != 1.f;
+  const bool nanToZero = softmaxOp.getNanToZero();
   if (mode == "softmax" && staticInner && *staticInner == 1) {
     constexpr int64_t kLanes = kRowLanes;
     OpBuilder &b = kb->b;
@@ -281,11 +282,17 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
       Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
                                                 b.create<arith::AddFOp>(loc, vsum[0], te));
       Value inv = kb->splat(divf(*kb, kb->cf(1.f), sum), kLanes);
+      // nan_to_zero: a row is all NaN (a NaN or +inf score, or every score
+      // -inf) or has none; its NaNs become 0.
+      auto guard = [&](Value y) -> Value {
+        if (!nanToZero) return y;
+        return b.create<arith::SelectOp>(loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, y, y), zero, y);
+      };
       kb->forLoop(kb->c(0), full, kb->c(kLanes), [&](Value j) {
-        kb->store(b.create<arith::MulFOp>(loc, kb->load(vt, Y, at(j)), inv), Y, at(j));
+        kb->store(guard(b.create<arith::MulFOp>(loc, kb->load(vt, Y, at(j)), inv)), Y, at(j));
       });
-      kb->maskedStore(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv), Y, at(full),
-                      tailMask);
+      kb->maskedStore(guard(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv)), Y,
+                      at(full), tailMask);
       Xp = kb->binding(1);
     });
     kb->finish();
@@ -294,7 +301,7 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
     ctx.addDispatch(*kb, bindings, groups, name);
     return success();
   }
-  if (fused) return op->emitOpError("a fused scale / mask needs softmax along the last axis");
+  if (fused || nanToZero) return op->emitOpError("a fused scale / mask / nan_to_zero needs softmax along the last axis");
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);

@@ -21,7 +21,7 @@
 // shuffled from their lanes, by the value rows. The [S, L] scores never
 // exist in memory, and the absorbed transposes are strides of the reads and
 // of the output's writes. A row whose keys are all masked to -inf gives
-// 0 / 0 = NaN, as the unfused softmax does.
+// 0 / 0 = NaN, as the unfused softmax does (0 under nan_to_zero).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelText.h"
@@ -219,10 +219,13 @@ FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<Operation *> ops, llvm::Arr
   os << "  #pragma unroll\n  for (int r = 0; r < " << R << "; ++r) {\n";
   os << "    const long long s = s0 + warp * " << R << " + r;\n";
   os << "    if (s >= " << lit(S) << ") continue;\n";
+  // nan_to_zero: a row with no positive sum (every score -inf, or a NaN or
+  // +inf score) had all its probabilities NaN, now 0: its output is 0.
   os << "    const float inv = 1.f / l_[r];\n";
+  const std::string y = softmax.getNanToZero() ? "(l_[r] > 0.f ? acc[r][c] * inv : 0.f)" : "acc[r][c] * inv";
   os << "    #pragma unroll\n    for (int c = 0; c < " << cols << "; ++c)\n";
   os << "      if (lane + 32 * c < " << D2 << ") O[oo + s * " << lit(oS) << " + (long long)(lane + 32 * c) * "
-     << lit(oC) << "] = acc[r][c] * inv;\n";
+     << lit(oC) << "] = " << y << ";\n";
   os << "  }\n";
   t.k.source = t.finish(name, std::to_string(kWarps * 32));
   return t.k;

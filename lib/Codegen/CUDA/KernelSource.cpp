@@ -170,12 +170,18 @@ bool elementwiseSupported(Operation *op, std::string &why) {
   if (isNamedElementwise(op)) return true;
   auto ew = dyn_cast<ElementwiseOp>(op);
   if (!ew) return false;
+  // float32, or bool between the ops of a fused chain (cudaSupportsRegion
+  // requires float32 at the region's borders).
+  auto f32OrBool = [](Type t) {
+    auto r = llvm::dyn_cast<RankedTensorType>(t);
+    return isF32Tensor(t) || (r && r.hasStaticShape() && r.getElementType().isInteger(1));
+  };
   for (Value v : op->getOperands())
-    if (!isF32Tensor(v.getType())) {
+    if (!f32OrBool(v.getType())) {
       why = "an elementwise op with non-float32 operands";
       return false;
     }
-  if (!isF32Tensor(op->getResult(0).getType())) {
+  if (!f32OrBool(op->getResult(0).getType())) {
     why = "an elementwise op with a non-float32 result";
     return false;
   }
@@ -223,7 +229,8 @@ FailureOr<CudaKernel> elementwiseKernel(llvm::ArrayRef<Operation *> ops, llvm::A
       if (expr.empty()) return op->emitOpError("has no CUDA kernel"), failure();
     }
     std::string v = "v" + std::to_string(counter++);
-    t.os << "  const float " << v << " = " << expr << ";\n";
+    const bool boolean = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isInteger(1);
+    t.os << "  const " << (boolean ? "bool " : "float ") << v << " = " << expr << ";\n";
     names[op->getResult(0)] = v;
   }
   t.os << "  ((float*)a.bindings[0])[i] = " << names.lookup(ops.back()->getResult(0)) << ";\n";
@@ -377,7 +384,8 @@ FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, llvm::ArrayRef<CudaTensor> ext
          << lit(inner) << "] = " << v << " - m - ls;\n";
   else
     t.os << "  const float r = 1.f / s;\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * "
-         << lit(inner) << "] = expf(" << v << " - m) * r;\n";
+         << lit(inner) << "] = "
+         << (op.getNanToZero() ? "v4f_nan_to_zero(expf(" + v + " - m) * r)" : "expf(" + v + " - m) * r") << ";\n";
   t.k.source = t.finish(name);
   return t.k;
 }
@@ -610,9 +618,15 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
                     std::to_string(V4F_CUDA_MAX_BINDINGS_COUNT - 1),
            false;
   if (ops.size() > 1 || isNamedElementwise(ops[0]) || isa<ElementwiseOp>(ops[0])) {
+    // float32 at the borders (bool values may pass between the chain's ops).
     for (Operation *op : ops)
-      for (Value v : op->getOperands())
-        if (!isF32Tensor(v.getType())) return reason = "elementwise over non-float32 tensors", false;
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if ((!def || def->getParentOp() != region) && !isF32Tensor(v.getType()))
+          return reason = "elementwise over non-float32 tensors", false;
+      }
+    if (!isF32Tensor(ops.back()->getResult(0).getType()))
+      return reason = "elementwise with a non-float32 result", false;
   }
   return true;
 }
@@ -666,6 +680,7 @@ __device__ __forceinline__ float v4f_maximumf(float x, float y) {
 __device__ __forceinline__ float v4f_minimumf(float x, float y) {
   return (x != x || y != y) ? __int_as_float(0x7fc00000) : fminf(x, y);
 }
+__device__ __forceinline__ float v4f_nan_to_zero(float x) { return x != x ? 0.f : x; }
 __device__ __forceinline__ float v4f_warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;

@@ -100,7 +100,7 @@ LogicalResult importSCE(NodeContext &c) {
   if (!st.getElementType().isF32()) return c.fail("scores must be float32");
   if (st.getRank() < 2) return c.fail("scores must be [N, C, ...]");
   // log_softmax over the class axis (the softmax kernel handles any axis).
-  Value logp = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(1), c.b.getStringAttr("log_softmax"), c.b.getF32FloatAttr(1.f));
+  Value logp = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(1), c.b.getStringAttr("log_softmax"), c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
   auto r = negativeLogLikelihood(c, logp, c.input(1), c.hasInput(2) ? c.input(2) : Value());
   if (failed(r)) return failure();
   c.setOutput(0, *r);

@@ -305,7 +305,7 @@ LogicalResult importSoftmax(NodeContext &c) {
   auto axis = normalizeAxis(c.attrs.getInt("axis", c.opset < 13 ? 1 : -1), in.getRank());
   if (!axis) return c.fail("axis out of range");
   if (c.opset >= 13 || *axis == in.getRank() - 1) {
-    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), Value(), c.b.getI64IntegerAttr(*axis), mode, c.b.getF32FloatAttr(1.f)));
+    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), Value(), c.b.getI64IntegerAttr(*axis), mode, c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false)));
     return success();
   }
   // Before opset 13 the input is coerced to 2-D around `axis`.
@@ -314,7 +314,7 @@ LogicalResult importSoftmax(NodeContext &c) {
   if (dynamicDims > 1) return c.fail("opset<13 Softmax on more than one dynamic dim is not supported");
   auto flat = flatten2D(c, c.input(0), *axis);
   if (failed(flat)) return failure();
-  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, Value(), c.b.getI64IntegerAttr(1), mode, c.b.getF32FloatAttr(1.f));
+  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, Value(), c.b.getI64IntegerAttr(1), mode, c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
   SmallVector<int64_t> sources(in.getRank(), -1);
   c.setOutput(0, makeReshape(c, s, in.getShape(), sources));
   return success();

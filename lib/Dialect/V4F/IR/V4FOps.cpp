@@ -458,8 +458,8 @@ LogicalResult SoftmaxOp::verify() {
   if (getAxis() < 0 || getAxis() >= rank)
     return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
   bool scaled = getScale().convertToFloat() != 1.f;
-  if ((getMask() || scaled) && (getMode() != "softmax" || getAxis() != rank - 1))
-    return emitOpError("a scale or mask needs mode softmax along the last axis");
+  if ((getMask() || scaled || getNanToZero()) && (getMode() != "softmax" || getAxis() != rank - 1))
+    return emitOpError("a scale, mask or nan_to_zero needs mode softmax along the last axis");
   if (auto m = getMask()) {
     auto mt = llvm::cast<RankedTensorType>(m.getType());
     auto in = getInput().getType();

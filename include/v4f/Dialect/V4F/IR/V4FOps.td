@@ -260,6 +260,9 @@ def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]
     Attention's scaled, masked softmax in one pass (v4f-fuse-normalizations):
     with `scale` and an additive `mask` (broadcast to the input; softmax
     mode along the last axis only) the softmax is of `x * scale + mask`.
+    `nan_to_zero` (softmax along the last axis) replaces NaN probabilities
+    by 0, as exporters guard a fully masked row (`Where(IsNaN(p), 0, p)`,
+    torch's scaled_dot_product_attention): a row is all NaN or has none.
 
     ```mlir
     %y = v4f.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
@@ -268,7 +271,8 @@ def V4F_SoftmaxOp : V4F_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]
   }];
   let arguments = (ins V4F_FloatTensor:$input, Optional<V4F_FloatTensor>:$mask, I64Attr:$axis,
                    DefaultValuedAttr<StrAttr, "\"softmax\"">:$mode,
-                   DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+                   DefaultValuedAttr<F32Attr, "1.0f">:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$nan_to_zero);
   let results = (outs V4F_FloatTensor:$result);
   let assemblyFormat = "$input (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict `:` type($input)";
   let hasVerifier = 1;
