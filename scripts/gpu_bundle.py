@@ -301,6 +301,9 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "gpu-check"))
     ap.add_argument("--node-every", type=int, default=8, help="take every N-th passing node test")
     ap.add_argument("--no-node", action="store_true")
+    ap.add_argument("--max-case-mib", type=float, default=6.0,
+                    help="leave out cases larger than this (a device call carries 64 MiB in all; the emulator "
+                         "test runs them on the CPU)")
     args = ap.parse_args()
     b = Bundle(args)
     if b.out.exists():
@@ -319,6 +322,13 @@ def main():
     ne = e2e_cases(b) + gemm_cases(b) + real_cases(b) + heavy_cases(b)
     nn = 0 if args.no_node else node_cases(b, args.node_every)
     bench_cases(b)
+    for cdir in sorted((b.out / "cases").iterdir()):
+        mib = sum(f.stat().st_size for f in cdir.rglob("*") if f.is_file()) / 2**20
+        if mib > args.max_case_mib and not cdir.name.startswith("heavy_"):
+            b.note(f"left out {cdir.name}: {mib:.1f} MiB (--max-case-mib {args.max_case_mib})")
+            shutil.rmtree(cdir)
+            ne -= cdir.name.startswith(("e2e_", "real_"))
+            nn -= cdir.name.startswith("node_")
     (b.out / "bundle.log").write_text("\n".join(b.log) + "\n")
     size = sum(f.stat().st_size for f in b.out.rglob("*") if f.is_file())
     print(f"bundle {b.out}: {ne} e2e cases, {nn} node cases, {size / 2**20:.1f} MiB")
