@@ -37,12 +37,6 @@ namespace cudagen {
 
 namespace {
 
-std::vector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
 llvm::ArrayRef<int64_t> shapeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getShape(); }
 
 /// The external value an attention operand is read from and the strides of

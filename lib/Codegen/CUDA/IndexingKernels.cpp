@@ -27,12 +27,6 @@ namespace cudagen {
 
 namespace {
 
-std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
-}
-
 const char *indexType(const CudaTensor &indices) {
   return indices.elementType.isInteger(64) ? "long long" : "int";
 }
@@ -97,7 +91,7 @@ FailureOr<CudaKernel> gatherElementsKernel(GatherElementsOp op, llvm::ArrayRef<C
   const CudaTensor &D = ext[0], &I = ext[1];
   const int64_t rank = D.dims.size(), axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
   const int64_t total = product(I.dims), eb = elementBytesOf(D.elementType);
-  std::vector<int64_t> ds = stridesOf(D.dims);
+  std::vector<int64_t> ds = contiguousStrides(D.dims);
   KernelText t;
   t.bind(-1, 2, total * eb);
   t.bind(0, 1, product(D.dims) * eb);
@@ -121,7 +115,7 @@ FailureOr<CudaKernel> gatherNDKernel(GatherNDOp op, llvm::ArrayRef<CudaTensor> e
   const int64_t b = op.getBatchDims(), q = I.dims.back();
   const int64_t inner = product(D.dims, b + q), total = product(result.dims), eb = elementBytesOf(D.elementType);
   const int64_t perBatch = product(I.dims, b, I.dims.size() - 1); // tuples per batch index
-  std::vector<int64_t> ds = stridesOf(D.dims);
+  std::vector<int64_t> ds = contiguousStrides(D.dims);
   KernelText t;
   t.bind(-1, 2, total * eb);
   t.bind(0, 1, product(D.dims) * eb);
@@ -146,7 +140,7 @@ FailureOr<CudaKernel> scatterElementsKernel(ScatterElementsOp op, llvm::ArrayRef
   const CudaTensor &D = ext[0], &I = ext[1], &U = ext[2];
   const int64_t rank = D.dims.size(), axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
   const int64_t count = product(I.dims), eb = elementBytesOf(D.elementType);
-  std::vector<int64_t> ds = stridesOf(D.dims), us = stridesOf(U.dims);
+  std::vector<int64_t> ds = contiguousStrides(D.dims), us = contiguousStrides(U.dims);
   KernelText t;
   t.bind(-1, 2, product(D.dims) * eb);
   t.bind(0, 1, product(D.dims) * eb);
@@ -173,7 +167,7 @@ FailureOr<CudaKernel> scatterNDKernel(ScatterNDOp op, llvm::ArrayRef<CudaTensor>
   const CudaTensor &D = ext[0], &I = ext[1], &U = ext[2];
   const int64_t q = I.dims.back(), inner = product(D.dims, q), tuples = product(I.dims, 0, I.dims.size() - 1);
   const int64_t eb = elementBytesOf(D.elementType);
-  std::vector<int64_t> ds = stridesOf(D.dims);
+  std::vector<int64_t> ds = contiguousStrides(D.dims);
   KernelText t;
   t.bind(-1, 2, product(D.dims) * eb);
   t.bind(0, 1, product(D.dims) * eb);

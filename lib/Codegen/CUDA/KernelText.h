@@ -44,6 +44,13 @@ inline int64_t product(llvm::ArrayRef<int64_t> dims, size_t begin = 0, size_t en
   return p;
 }
 
+/// Row-major strides (in elements) of a contiguous tensor of shape `dims`.
+inline std::vector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
 inline int64_t elementBytesOf(Type t) {
   unsigned bits = t.getIntOrFloatBitWidth();
   return bits < 8 ? 1 : bits / 8;
