@@ -644,6 +644,9 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
     # GEMM edges with compile-time packed weights (models_gemm.py).
     import models_gemm
     gens.update(models_gemm.generators())
+    # Softmax, LayerNorm and attention rows (models_rows.py).
+    import models_rows
+    gens.update(models_rows.generators())
     for k, fn in OPSET_VARIANTS.items():
         gens[f"opset_variants/{k}"] = fn
     return gens
