@@ -661,25 +661,21 @@ ISA_VARIANTS = (("", ()), ("/avx2", ("--target-cpu=x86-64-v3",)), ("/sse", ("--t
                 ("/multi_isa", ("--target-cpu=x86-64-v2,x86-64-v3,x86-64-v4",)))
 
 
+def isa_variants(makers: Dict[str, Callable[..., Case]]) -> Dict[str, Callable[[], Case]]:
+    """Each maker (called with the compile flags) under every ISA_VARIANTS suffix."""
+    return {name + suffix: (lambda make=make, f=flags: make(f))
+            for suffix, flags in ISA_VARIANTS for name, make in makers.items()}
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
-    gens: Dict[str, Callable[[], Case]] = {}
-    for suffix, flags in ISA_VARIANTS:
-        gens["packed_matmuls" + suffix] = lambda f=flags: make_packed_matmuls(f)
-        gens["packed_convs" + suffix] = lambda f=flags: make_packed_convs(f)
-        gens["depthwise_convs" + suffix] = lambda f=flags: make_depthwise_convs(f)
-        gens["depthwise_static" + suffix] = lambda f=flags: make_depthwise_static(f)
-        gens["gemm_edges" + suffix] = lambda f=flags: make_gemm_edges(f)
-        gens["im2col_rows" + suffix] = lambda f=flags: make_im2col_rows(f)
-        gens["conv_packed_b" + suffix] = lambda f=flags: make_conv_packed_b(f)
-        gens["channel_lanes_convs" + suffix] = lambda f=flags: make_channel_lanes_convs(f)
-        gens["winograd_convs" + suffix] = lambda f=flags: make_winograd_convs(f)
-        gens["maxpool_3x3s2" + suffix] = lambda f=flags: make_maxpool_3x3s2(f)
-        gens["channel_scaled_convs" + suffix] = lambda f=flags: make_channel_scaled_convs(f)
-        gens["pointwise_rows" + suffix] = lambda f=flags: make_pointwise_rows(f)
-        gens["channels_last" + suffix] = lambda f=flags: make_channels_last(f)
-        gens["channels_last_followers" + suffix] = lambda f=flags: make_channels_last_followers(f)
-        gens["pointwise_depthwise" + suffix] = lambda f=flags: make_pointwise_depthwise(f)
-        gens["depthwise_pointwise" + suffix] = lambda f=flags: make_depthwise_pointwise(f)
-        gens["small_input_convs" + suffix] = lambda f=flags: make_small_input_convs(f)
-        gens["gelu_epilogue" + suffix] = lambda f=flags: make_gelu_epilogue(f)
-    return gens
+    return isa_variants({
+        "packed_matmuls": make_packed_matmuls, "packed_convs": make_packed_convs,
+        "depthwise_convs": make_depthwise_convs, "depthwise_static": make_depthwise_static,
+        "gemm_edges": make_gemm_edges, "im2col_rows": make_im2col_rows, "conv_packed_b": make_conv_packed_b,
+        "channel_lanes_convs": make_channel_lanes_convs, "winograd_convs": make_winograd_convs,
+        "maxpool_3x3s2": make_maxpool_3x3s2, "channel_scaled_convs": make_channel_scaled_convs,
+        "pointwise_rows": make_pointwise_rows, "channels_last": make_channels_last,
+        "channels_last_followers": make_channels_last_followers, "pointwise_depthwise": make_pointwise_depthwise,
+        "depthwise_pointwise": make_depthwise_pointwise, "small_input_convs": make_small_input_convs,
+        "gelu_epilogue": make_gelu_epilogue,
+    })

@@ -3,7 +3,7 @@ with scale and mask, LayerNorm (the op and as exporters write it), attention
 that v4f-fuse-attention-regions merges into one kernel (as exporters and as
 torch's scaled_dot_product_attention write it). Part of models.py's
 all_generators(); each case also runs compiled for AVX2 and SSE tiles and as
-a multi-ISA artifact (models_gemm.ISA_VARIANTS)."""
+a multi-ISA artifact (models_gemm.isa_variants)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Callable, Dict
 import numpy as np
 
 from models import F32, Case, GraphBuilder, _randn, _vi
-from models_gemm import ISA_VARIANTS
+from models_gemm import isa_variants
 
 
 def make_softmax_rows(flags=()) -> Case:
@@ -143,10 +143,5 @@ def make_sdpa_attention(flags=()) -> Case:
 
 
 def generators() -> Dict[str, Callable[[], Case]]:
-    gens: Dict[str, Callable[[], Case]] = {}
-    for suffix, flags in ISA_VARIANTS:
-        gens["softmax_rows" + suffix] = lambda f=flags: make_softmax_rows(f)
-        gens["fused_attention" + suffix] = lambda f=flags: make_fused_attention(f)
-        gens["sdpa_attention" + suffix] = lambda f=flags: make_sdpa_attention(f)
-        gens["layer_norm_rows" + suffix] = lambda f=flags: make_layer_norm_rows(f)
-    return gens
+    return isa_variants({"softmax_rows": make_softmax_rows, "fused_attention": make_fused_attention,
+                         "sdpa_attention": make_sdpa_attention, "layer_norm_rows": make_layer_norm_rows})
