@@ -1,7 +1,7 @@
 // libFuzzer target: the .npy reader of v4f-run and v4fc --input-value
-// (tools/v4f-run/Npy.cpp). Any bytes: a parsed array or an error, never a
+// (lib/Support/Npy.cpp). Any bytes: a parsed array or an error, never a
 // crash, an overflow or an allocation beyond the input's own size.
-#include "Npy.h"
+#include "v4f/Support/Npy.h"
 
 #include <cstddef>
 #include <cstdint>

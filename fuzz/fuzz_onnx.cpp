@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   codegen.addNestedPass<mlir::func::FuncOp>(v4f::createFormDispatchRegionsPass());
   codegen.addPass(v4f::createSelectCPUStrategy());
   codegen.addPass(v4f::createPackWeights());
-  codegen.addPass(v4f::createGenerateCPUKernelsPass(&generated));
+  codegen.addPass(v4f::createBuildPlanPass(&generated));
   if (mlir::failed(codegen.run(*module)) && diagnostics.empty()) __builtin_trap();
   return 0;
 }

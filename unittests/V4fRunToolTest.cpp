@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "Npy.h"
+#include "v4f/Support/Npy.h"
 #include "TestArtifacts.h"
 #include "v4f/artifact_format.h"
 

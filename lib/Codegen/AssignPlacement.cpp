@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CUDACodegen.h"
+#include "v4f/Codegen/Passes.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,6 +27,8 @@
 using namespace mlir;
 
 namespace v4f {
+#define GEN_PASS_DEF_ASSIGNPLACEMENT
+#include "v4f/Codegen/Passes.h.inc"
 
 namespace {
 
@@ -63,18 +66,8 @@ double regionFlops(DispatchOp region) {
 
 enum Side : uint8_t { kHost = 1, kDevice = 2 };
 
-struct AssignPlacementPass : PassWrapper<AssignPlacementPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AssignPlacementPass)
-  AssignPlacementPass() = default;
-  AssignPlacementPass(const AssignPlacementPass &other) : PassWrapper(other) {}
-  explicit AssignPlacementPass(const PlacementOptions &o) {
-    targets = std::string(o.cpu && o.cuda ? "cpu,cuda" : o.cuda ? "cuda" : "cpu");
-  }
-  StringRef getArgument() const final { return "v4f-assign-placement"; }
-  StringRef getDescription() const final {
-    return "Place every dispatch region on the CPU or the CUDA GPU (v4f.placement)";
-  }
-  Option<std::string> targets{*this, "targets", llvm::cl::desc("cpu, cuda or cpu,cuda"), llvm::cl::init("cpu")};
+struct AssignPlacementPass : impl::AssignPlacementBase<AssignPlacementPass> {
+  using AssignPlacementBase::AssignPlacementBase;
 
   void runOnOperation() override {
     bool cuda = StringRef(targets).contains("cuda"), cpu = StringRef(targets).contains("cpu");
@@ -147,18 +140,11 @@ struct AssignPlacementPass : PassWrapper<AssignPlacementPass, OperationPass<Modu
 
 } // namespace
 
-bool isPlacedOnCuda(Operation *op) {
-  if (!op) return false;
-  auto region = llvm::dyn_cast<DispatchOp>(op);
-  if (!region) region = op->getParentOfType<DispatchOp>();
-  if (!region) return false;
-  auto p = region->getAttrOfType<StringAttr>("v4f.placement");
-  return p && p.getValue() == "cuda";
-}
 
-std::unique_ptr<Pass> createAssignPlacementPass(const PlacementOptions &options) {
-  return std::make_unique<AssignPlacementPass>(options);
+std::unique_ptr<Pass> createAssignPlacementPass(const PlacementOptions &o) {
+  AssignPlacementOptions options;
+  options.targets = o.cpu && o.cuda ? "cpu,cuda" : o.cuda ? "cuda" : "cpu";
+  return createAssignPlacement(options);
 }
-std::unique_ptr<Pass> createAssignPlacementPass() { return std::make_unique<AssignPlacementPass>(); }
 
 } // namespace v4f

@@ -1,19 +1,23 @@
-//===- GenerateKernels.cpp - v4f-cpu-generate-kernels ---------------------===//
+//===- BuildPlan.cpp - v4f-build-plan: the plan and every target's kernels -===//
 //
-// The pass form of kernel generation (buildExecutablePlan): the graph module
-// becomes the kernel module, the plan goes to the pipeline's sink. Running it
-// from v4f-opt shows the generated kernels of any small graph.
+// Runs the plan builder (lib/Plan) with the CPU as host target and, when the
+// pipeline asks for CUDA, the CUDA target: the graph module becomes the CPU
+// kernel module, the plan (and the CUDA translation unit) go to the
+// pipeline's sink. Running it from v4f-opt shows the generated kernels of
+// any small graph.
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Codegen/Passes.h"
+#include "v4f/Plan/PlanBuilder.h"
 
 #include "mlir/IR/Builders.h"
 
 #include <map>
 
 namespace v4f {
-#define GEN_PASS_DEF_GENERATECPUKERNELS
+#define GEN_PASS_DEF_BUILDPLAN
 #include "v4f/Codegen/Passes.h.inc"
 } // namespace v4f
 
@@ -22,15 +26,23 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsPass> {
-  explicit GenerateCPUKernelsPass(GeneratedKernels *sink) : sink(sink) {}
+struct BuildPlanPass : impl::BuildPlanBase<BuildPlanPass> {
+  explicit BuildPlanPass(GeneratedKernels *sink) : sink(sink) {}
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
     GeneratedKernels local;
     GeneratedKernels &out = sink ? *sink : local;
-    if (failed(buildExecutablePlan(module, *kernels, out.plan, out.constants, out.withCuda ? &out.cuda : nullptr))) return signalPassFailure();
+    PlanContext ctx(out.plan, out.constants);
+    std::unique_ptr<HostPlanTarget> cpu = createCPUPlanTarget(ctx, *kernels);
+    std::unique_ptr<PlanTarget> cuda;
+    if (out.withCuda) cuda = createCudaPlanTarget(out.cuda);
+    SmallVector<PlanTarget *> targets;
+    if (cuda) targets.push_back(cuda.get());
+    PlanBuilder builder(ctx, *cpu, targets);
+    if (cuda) builder.cpuNotes = &out.cuda.cpuRegions;
+    if (failed(builder.build(module))) return signalPassFailure();
 
     // Which dispatches run each kernel, for the reader of the IR.
     const PlanExecutable &exe = out.plan.executables.front();
@@ -60,8 +72,8 @@ struct GenerateCPUKernelsPass : impl::GenerateCPUKernelsBase<GenerateCPUKernelsP
 
 } // namespace
 
-std::unique_ptr<Pass> createGenerateCPUKernelsPass(GeneratedKernels *sink) {
-  return std::make_unique<GenerateCPUKernelsPass>(sink);
+std::unique_ptr<Pass> createBuildPlanPass(GeneratedKernels *sink) {
+  return std::make_unique<BuildPlanPass>(sink);
 }
 
 } // namespace v4f

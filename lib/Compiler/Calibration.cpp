@@ -1,7 +1,7 @@
 //===- Calibration.cpp - running the float model at compile time ----------===//
 #include "Calibration.h"
 
-#include "../../tools/v4f-run/Npz.h"
+#include "v4f/Support/Npz.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
 #include "v4f/Transforms/Passes.h"

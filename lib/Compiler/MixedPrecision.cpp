@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "MixedPrecision.h"
 
-#include "../../tools/v4f-run/Npy.h"
+#include "v4f/Support/Npy.h"
 #include "v4f/artifact_format.h"
 
 #include <algorithm>

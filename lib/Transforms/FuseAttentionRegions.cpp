@@ -20,6 +20,7 @@
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
 #include "RegionFusion.h"
+#include "v4f/Codegen/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -38,11 +39,6 @@ namespace {
 /// transposed query block): beyond this the scores would not stay in cache
 /// and the unfused kernels are as good.
 constexpr int64_t kMaxScoreBytes = 1 << 20;
-
-/// The GPU kernel keeps a tile of keys and of values, D and D2 floats wide,
-/// in shared memory (48 KB with the query block): head dims up to 128
-/// (kMaxAttentionHeadDim of lib/Codegen/CUDA/KernelText.h).
-constexpr int64_t kMaxCudaHeadDim = 128;
 
 /// The op computing region result `v` when `v` is the result of a
 /// one-op region used exactly once, else null.
@@ -105,7 +101,7 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   int64_t S = q.getDimSize(rank - 2), D = q.getDimSize(rank - 1), L = kt.getDimSize(rank - 1);
   if (kt.getDimSize(rank - 2) != D || v.getDimSize(rank - 2) != L || S < 1 || D < 1 || L < 1) return std::nullopt;
   const StringRef placement = placementOf(softmaxRegion);
-  if (placement == "cuda" ? D > kMaxCudaHeadDim || v.getDimSize(rank - 1) > kMaxCudaHeadDim
+  if (placement == "cuda" ? D > kCudaMaxAttentionHeadDim || v.getDimSize(rank - 1) > kCudaMaxAttentionHeadDim
                           : int64_t(sizeof(float)) * (L + D + 1) * 16 > kMaxScoreBytes)
     return std::nullopt;
   if (auto mask = softmax.getMask(); mask && !llvm::cast<RankedTensorType>(mask.getType()).hasStaticShape())
@@ -146,7 +142,7 @@ struct FuseAttentionRegionsPass : impl::FuseAttentionRegionsBase<FuseAttentionRe
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp s) { softmaxes.push_back(s); });
     for (SoftmaxOp s : softmaxes)
-      if (auto a = match(s)) mergeRegions(a->regions);
+      if (auto a = match(s)) mergeRegions(a->regions, kFusedAttention);
   }
 };
 

@@ -18,6 +18,7 @@
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
 #include "RegionFusion.h"
+#include "v4f/Codegen/KernelLimits.h"
 
 namespace v4f {
 #define GEN_PASS_DEF_FUSEDEPTHWISEPOINTWISE
@@ -33,26 +34,14 @@ namespace {
 /// Smallest depthwise result worth fusing (smaller ones make their round
 /// trip through L2 at little cost).
 constexpr int64_t kMinIntermediateBytes = 1 << 20;
-/// Largest per-worker scratch of the fused kernel with one output row per
-/// block (a channel's input rows and one depthwise row of every channel):
-/// beyond L2 the rows it re-reads would come from memory, and the unfused
-/// kernels are as good.
-constexpr int64_t kMaxScratchBytes = 512 << 10;
-/// Widest vector of any CPU target (the scratch rows are padded to it).
-constexpr int64_t kMaxLanes = 16;
-
-/// The fused kernel's scratch for `dw` with one output row per block: the
-/// (KH - 1) dh + 1 input rows of a channel (a vector holding the left
-/// padding, the row and its right padding rounded up to vectors, two
-/// vectors of slack) and one output row of every channel in vectors.
+/// The fused kernel's scratch for `dw` with one output row per block at the
+/// widest vectors (KernelLimits.h).
 int64_t scratchBytes(ConvOp dw) {
   auto x = dw.getInput().getType().getShape(), y = dw.getType().getShape();
   auto w = dw.getWeight().getType().getShape();
-  const int64_t rowFloats =
-      kMaxLanes + (x[3] + dw.getPads()[3] + kMaxLanes - 1) / kMaxLanes * kMaxLanes + 2 * kMaxLanes;
-  const int64_t window = (w[2] - 1) * dw.getDilations()[0] + 1;
-  const int64_t outRow = (y[3] + kMaxLanes - 1) / kMaxLanes * kMaxLanes;
-  return (window * rowFloats + x[1] * outRow) * int64_t(sizeof(float));
+  DepthwisePointwiseScratch scratch =
+      depthwisePointwiseScratch(x[3], dw.getPads()[3], y[3], w[2], dw.getDilations()[0], kCpuMaxVectorLanes);
+  return scratch.floats(/*rows=*/1, x[1], dw.getStrides()[0]) * int64_t(sizeof(float));
 }
 
 /// The depthwise and pointwise regions to merge around `pointwise`.
@@ -62,7 +51,7 @@ std::optional<std::pair<DispatchOp, DispatchOp>> matchDepthwisePointwise(ConvOp 
   auto depthwise = dyn_cast_or_null<ConvOp>(soleProducer(pointwise.getInput(), pwRegion));
   if (!depthwise || !isDepthwise(depthwise) || depthwise.getResidual()) return std::nullopt;
   if (depthwise.getType().getNumElements() * int64_t(sizeof(float)) < kMinIntermediateBytes) return std::nullopt;
-  if (scratchBytes(depthwise) > kMaxScratchBytes) return std::nullopt;
+  if (scratchBytes(depthwise) > kCpuMaxDepthwisePointwiseScratchBytes) return std::nullopt;
   // The residual operand of the 1x1 conv is defined before its region, so
   // the merged region (placed where the 1x1 conv's is) still sees it.
   return std::make_pair(cast<DispatchOp>(depthwise->getParentOp()), pwRegion);
@@ -73,7 +62,7 @@ struct FuseDepthwisePointwisePass : impl::FuseDepthwisePointwiseBase<FuseDepthwi
     SmallVector<ConvOp> convs;
     getOperation().walk([&](ConvOp c) { convs.push_back(c); });
     for (ConvOp pw : convs)
-      if (auto match = matchDepthwisePointwise(pw)) mergeRegions({match->first, match->second});
+      if (auto match = matchDepthwisePointwise(pw)) mergeRegions({match->first, match->second}, kFusedDepthwisePointwise);
   }
 };
 

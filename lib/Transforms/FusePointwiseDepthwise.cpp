@@ -67,6 +67,7 @@ struct FusePointwiseDepthwisePass : impl::FusePointwiseDepthwiseBase<FusePointwi
       pwOp->moveBefore(dw);
       pw.getResult(0).replaceAllUsesWith(inner);
       pw->erase();
+      dwRegion->setAttr(kFusedKernelAttr, StringAttr::get(dwRegion->getContext(), kFusedPointwiseDepthwise));
     }
   }
 };

@@ -85,12 +85,14 @@ inline bool isDepthwise(ConvOp c) {
 /// Moves the ops of `regions` (program order, one block; each one's result
 /// used only by the next ones, the last one's anywhere; each one's other
 /// operands defined before the last one) into one region placed where the
-/// last one was, with the last one's attributes (placement).
-inline void mergeRegions(llvm::ArrayRef<DispatchOp> regions) {
+/// last one was, with the last one's attributes (placement), and records
+/// the fused kernel the merge was for (`kind`, kFusedKernelAttr).
+inline void mergeRegions(llvm::ArrayRef<DispatchOp> regions, llvm::StringRef kind) {
   DispatchOp last = regions.back();
   mlir::OpBuilder b(last);
   auto fused = b.create<DispatchOp>(last.getLoc(), last.getResultTypes());
   for (mlir::NamedAttribute attr : last->getDiscardableAttrs()) fused->setAttr(attr.getName(), attr.getValue());
+  fused->setAttr(kFusedKernelAttr, b.getStringAttr(kind));
   mlir::Block *body = b.createBlock(&fused.getBody());
   b.setInsertionPointToEnd(body);
   mlir::Value lastValue;

@@ -32,3 +32,25 @@ func.func @nested(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+// -----
+
+func.func @fused_kernel_unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has an unknown fused kernel kind 'winograd'}}
+  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = "winograd"} {
+    %1 = v4f.relu %x : tensor<4xf32>
+    v4f.dispatch_return %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_kernel_wrong_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is a fused 'attention' region whose ops are not that kernel's}}
+  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = "attention"} {
+    %1 = v4f.relu %x : tensor<4xf32>
+    %2 = v4f.relu %1 : tensor<4xf32>
+    v4f.dispatch_return %2 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @transpose_elsewhere
 // CHECK: v4f.dispatch -> tensor<1x2x8x8xf32> attributes {v4f.placement = "cpu"} {
 // CHECK-NEXT: v4f.transpose %arg0
-// CHECK: v4f.dispatch -> tensor<1x2x8x8xf32> attributes {v4f.placement = "cuda"} {
+// CHECK: v4f.dispatch -> tensor<1x2x8x8xf32> attributes {v4f.fused_kernel = "attention", v4f.placement = "cuda"} {
 // CHECK-NEXT: v4f.transpose %arg1
 // CHECK-NEXT: v4f.matmul
 // CHECK-NEXT: v4f.softmax
@@ -71,7 +71,7 @@ func.func @core_split(%q: tensor<2x8x8xf32>, %kt: tensor<2x8x8xf32>, %v: tensor<
 // regions on the CPU merge.
 // CHECK-LABEL: func.func @wide_heads
 // CHECK-COUNT-3: v4f.dispatch -> {{.*}} "cuda"
-// CHECK: v4f.dispatch -> tensor<2x8x160xf32> attributes {v4f.placement = "cpu"} {
+// CHECK: v4f.dispatch -> tensor<2x8x160xf32> attributes {v4f.fused_kernel = "attention", v4f.placement = "cpu"} {
 // CHECK-NEXT: v4f.matmul
 // CHECK-NEXT: v4f.softmax
 // CHECK-NEXT: v4f.matmul

@@ -6,7 +6,7 @@
 // become one region (one fused kernel on the CPU, and on the GPU when all of
 // them are placed there: lib/Codegen/CUDA/AttentionKernel.cpp).
 // CHECK-LABEL: func.func @bert
-// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> {
+// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> attributes {v4f.fused_kernel = "attention"} {
 // CHECK-NEXT: v4f.transpose %arg0
 // CHECK-NEXT: v4f.transpose %arg1
 // CHECK-NEXT: v4f.transpose %arg2
@@ -18,7 +18,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[R]]
 // CUDA-LABEL: func.func @bert
-// CUDA: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> attributes {v4f.placement = "cuda"} {
+// CUDA: %[[R:.*]] = v4f.dispatch -> tensor<1x16x4x8xf32> attributes {v4f.fused_kernel = "attention", v4f.placement = "cuda"} {
 // CUDA-NEXT: v4f.transpose %arg0
 // CUDA-NEXT: v4f.transpose %arg1
 // CUDA-NEXT: v4f.transpose %arg2
@@ -51,7 +51,7 @@ func.func @bert(%q: tensor<1x16x4x8xf32>, %k: tensor<1x16x4x8xf32>, %v: tensor<1
 // CHECK-NEXT: v4f.transpose %arg2 {perm = array<i64: 0, 1, 3, 2>}
 // CHECK: v4f.dispatch ->
 // CHECK-NEXT: v4f.transpose %arg0
-// CHECK: %[[F:.*]] = v4f.dispatch -> tensor<1x2x8x8xf32> {
+// CHECK: %[[F:.*]] = v4f.dispatch -> tensor<1x2x8x8xf32> attributes {v4f.fused_kernel = "attention"} {
 // CHECK-NEXT: v4f.matmul
 // CHECK-NEXT: v4f.softmax
 // CHECK-NEXT: v4f.matmul

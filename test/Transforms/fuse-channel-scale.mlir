@@ -1,6 +1,6 @@
 // RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions,v4f-fuse-channel-scale))" -split-input-file | FileCheck %s
 // RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-assign-placement{targets=cuda},func.func(v4f-fuse-channel-scale))" -split-input-file | FileCheck %s --check-prefix=CUDA
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions,v4f-fuse-channel-scale),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" -split-input-file | FileCheck %s --check-prefix=GEN
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions,v4f-fuse-channel-scale),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-build-plan)" -split-input-file | FileCheck %s --check-prefix=GEN
 
 // A squeeze-and-excite block's end (MobileNetV3): the per-image channel
 // scale s [N, C, 1, 1] times x, read only by the 1x1 projection conv: the
@@ -8,11 +8,11 @@
 // conv of x with its packed weight scaled per image; the GPU keeps both).
 // The scale may be either operand, and a [1, C, 1, 1] scale broadcasts.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<2x24x14x14xf32> {
+// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<2x24x14x14xf32> attributes {v4f.fused_kernel = "channel_scaled_conv"} {
 // CHECK-NEXT: %[[M:.*]] = v4f.mul %{{.*}}, %arg0
 // CHECK-NEXT: v4f.conv %[[M]], %{{.*}} bias(%{{.*}})
 // CHECK-NEXT: v4f.dispatch_return
-// CHECK: v4f.dispatch -> tensor<2x24x14x14xf32> {
+// CHECK: v4f.dispatch -> tensor<2x24x14x14xf32> attributes {v4f.fused_kernel = "channel_scaled_conv"} {
 // CHECK-NEXT: %[[M2:.*]] = v4f.mul %arg0, %arg2
 // CHECK-NEXT: v4f.conv %[[M2]]
 // CHECK-NEXT: v4f.dispatch_return

@@ -6,7 +6,7 @@
 // conv joins the projection's region, in front of it (one fused kernel on
 // the CPU; the GPU keeps both). A residual of the 1x1 conv stays its operand.
 // CHECK-LABEL: func.func @first_block
-// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x16x112x112xf32> {
+// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x16x112x112xf32> attributes {v4f.fused_kernel = "depthwise_pointwise"} {
 // CHECK-NEXT: %[[D:.*]] = v4f.conv %arg0, %{{.*}} bias(%{{.*}}) {{{.*}}activation = "clip"{{.*}}groups = 32
 // CHECK-NEXT: v4f.conv %[[D]], %{{.*}} bias(%{{.*}}) residual(%arg1)
 // CHECK-NEXT: v4f.dispatch_return
@@ -32,7 +32,7 @@ func.func @first_block(%x: tensor<1x32x112x112xf32>, %r: tensor<1x16x112x112xf32
 // the expansion takes the depthwise conv into its region first, and that
 // two-op region keeps the projection out.
 // CHECK-LABEL: func.func @expanded_block
-// CHECK: v4f.dispatch -> tensor<1x96x56x56xf32> {
+// CHECK: v4f.dispatch -> tensor<1x96x56x56xf32> attributes {v4f.fused_kernel = "pointwise_depthwise"} {
 // CHECK-NEXT: v4f.conv
 // CHECK-NEXT: v4f.conv {{.*}}groups = 96
 // CHECK-NEXT: v4f.dispatch_return

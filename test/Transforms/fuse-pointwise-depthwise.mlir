@@ -5,7 +5,7 @@
 // read only by the stride-2 depthwise conv: the 1x1 conv joins the depthwise
 // region, in front of it (one fused kernel on the CPU; the GPU keeps both).
 // CHECK-LABEL: func.func @expansion
-// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x96x56x56xf32> {
+// CHECK: %[[R:.*]] = v4f.dispatch -> tensor<1x96x56x56xf32> attributes {v4f.fused_kernel = "pointwise_depthwise"} {
 // CHECK-NEXT: %[[E:.*]] = v4f.conv %arg0, %{{.*}} bias(%{{.*}}) {{{.*}}activation = "clip"
 // CHECK-NEXT: v4f.conv %[[E]], %{{.*}} bias(%{{.*}}) {{{.*}}activation = "clip"{{.*}}groups = 96
 // CHECK-NEXT: v4f.dispatch_return

@@ -4,8 +4,8 @@
 // lit tests and for reproducing a pipeline step by hand.
 //
 //===----------------------------------------------------------------------===//
-#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Codegen/Passes.h"
+#include "v4f/Codegen/Pipelines.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Transforms/Passes.h"
 
@@ -27,8 +27,7 @@ int main(int argc, char **argv) {
                       mlir::cf::ControlFlowDialect>();
   v4f::registerV4FPasses();
   v4f::registerV4FCodegenPasses();
-  mlir::registerPass([] { return v4f::createAssignPlacementPass(); });
-  v4f::registerCPULowerToLLVMPipeline();
+  v4f::registerV4FPipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

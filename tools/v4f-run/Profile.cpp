@@ -12,7 +12,6 @@
 #endif
 
 namespace v4frun {
-namespace {
 
 std::string jsonEscape(const char *s) {
   std::string out;
@@ -31,6 +30,9 @@ std::string jsonEscape(const char *s) {
   }
   return out;
 }
+
+namespace {
+
 
 #if defined(__x86_64__)
 // 12 independent accumulators hide the FMA latency (4 cycles, 2 ports).

@@ -9,6 +9,9 @@
 
 namespace v4frun {
 
+/// `s` escaped for a JSON string (quotes, backslashes, control characters).
+std::string jsonEscape(const char *s);
+
 /// Per-dispatch totals over the profiled runs.
 struct Hotspot {
   uint32_t dispatch = 0;

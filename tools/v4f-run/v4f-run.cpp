@@ -20,7 +20,7 @@
 
 #include <sys/stat.h>
 
-#include "Npy.h"
+#include "v4f/Support/Npy.h"
 #include "Profile.h"
 #include "v4f/artifact_format.h"
 #include "v4f/runtime.h"
@@ -295,20 +295,6 @@ std::string sanitizeFileName(const std::string &name) {
   return s;
 }
 
-std::string jsonEscape(const std::string &text) {
-  std::string s;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      s += '\\', s += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      s += buf;
-    } else
-      s += c;
-  }
-  return s;
-}
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -442,7 +428,7 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
                  " \"load_ms\": %.6f, \"first_run_ms\": %.6f, \"mean_ms\": %.6f, \"p50_ms\": %.6f,\n"
                  " \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,\n"
                  " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu,\n \"samples_ms\": [",
-                 jsonEscape(opt.model).c_str(), v4f_session_thread_count(session),
+                 v4frun::jsonEscape(opt.model.c_str()).c_str(), v4f_session_thread_count(session),
                  opt.warmup, opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99,
                  times.front(), times.back(), throughput, v4f_session_peak_memory(session));
     for (size_t i = 0; i < samples.size(); ++i)

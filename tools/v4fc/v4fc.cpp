@@ -9,7 +9,7 @@
 #include "Inspect.h"
 #include "Sign.h"
 #include "Tune.h"
-#include "../v4f-run/Npy.h"
+#include "v4f/Support/Npy.h"
 
 #include "v4f/Artifact/ArtifactWriter.h"
 #include "v4f/Compiler/Compiler.h"

@@ -2,7 +2,6 @@
 #ifndef V4F_CODEGEN_CPUCODEGEN_H
 #define V4F_CODEGEN_CPUCODEGEN_H
 
-#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
@@ -31,6 +30,15 @@ struct CPUTarget {
 CPUTargetAttr getCPUTargetAttr(mlir::MLIRContext *ctx, const CPUTarget &target);
 /// The GEMM tiling v4f-select-cpu-strategy picks for `target`.
 GemmTilingAttr chooseGemmTiling(CPUTargetAttr target);
+/// The register and cache tiling v4f-select-cpu-strategy (or v4f-apply-tuning)
+/// chose for a GEMM-based op (#v4f.gemm_tiling).
+inline constexpr const char *kTilingAttr = "v4f.tiling";
+/// Set on a 1x1 conv whose GEMM runs each register tile across all of its
+/// workgroup's columns (pointwiseRowTilesOuter at its final tiling):
+/// recorded with the tiling, read by the conv kernel and the layout pass.
+inline constexpr const char *kRowTilesOuterAttr = "v4f.row_tiles_outer";
+/// Records kRowTilesOuterAttr on `conv` for its current tiling and algorithm.
+void recordRowTilesOuter(ConvOp conv);
 /// The attribute naming a conv's kernel when it is not im2col + GEMM.
 inline constexpr const char *kConvAlgorithmAttr = "v4f.conv_algorithm";
 /// Whether `conv` takes the direct depthwise kernel: each group reads one
@@ -53,8 +61,8 @@ bool readsInputAsB(ConvOp conv);
 /// output than input channels per group) over many pixels (at least
 /// 2 x NB, or a run-time count), so its output rows are the streams to keep
 /// few. A reducing conv keeps each K x NR panel of its input in L1 instead
-/// (ResNet-50's 256 -> 64 convs at 2 threads: 0.80 ms with panels outside,
-/// 0.90 ms with row tiles outside).
+/// (measurements: bench/results/history.md, "Measurements behind code
+/// decisions").
 bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling);
 /// The tiling of a 1x1 conv's GEMM (readsInputAsB, no conv_algorithm),
 /// from the target's `tiling`. For pointwiseRowTilesOuter the column block
@@ -64,11 +72,11 @@ bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling);
 /// pixels, takes all output channels of a group in its row block MB
 /// (rounded up to MR; equal blocks while the MB x K-block slice of the
 /// weight fills at most a quarter of L2): each column panel of the input
-/// then passes through L1 once, where row blocks of 64 read it once each
-/// (ResNet-50's 512 -> 128 convs at 28 x 28, two threads: 1.40 -> 1.14 ms).
+/// then passes through L1 once, where row blocks of 64 read it once each.
 /// Not with few pixels: a workgroup of few column panels would re-read its
 /// MB rows of weight from L2 per panel (MobileNetV2's 64 -> 384 convs at
-/// 14 x 14, two threads: 47 -> 59 us with all 384 rows).
+/// 14 x 14; measurements: bench/results/history.md, "Measurements behind
+/// code decisions").
 GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes);
 /// Whether `conv` can compute output channels in vector lanes
 /// (v4f.conv_algorithm = "channel_lanes"): float, one group, a constant
@@ -115,7 +123,7 @@ bool meanReadsChannelsLast(mlir::Operation *op);
 bool followsDataLayout(mlir::Operation *op);
 /// Whether `op` is a v4f.split of a 4-D float tensor along its channels
 /// (axis 1), whose parts may be stored channels-last when its input is
-/// (each part's pixels keep their C_k adjacent channels; DispatchBuilder.cpp
+/// (each part's pixels keep their C_k adjacent channels; DataMovementKernels.cpp
 /// emitSplit): YOLOv8's C2f blocks split a conv's channels in two.
 bool splitsChannels(mlir::Operation *op);
 
@@ -163,26 +171,13 @@ bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &er
 /// feature set, and more than 8 targets.
 bool resolveCPUTargetList(const std::string &list, std::vector<CPUTarget> &targets, std::string &error);
 
-/// The CUDA half of kernel generation: options in; the translation unit of
-/// the regions placed on the GPU and each entry point's interface table out
-/// (empty source: none was placed there).
-struct CudaKernels {
-  CudaOptions options;
-  std::string source;
-  std::vector<std::vector<uint32_t>> interfaces;
-  /// "<dispatch>: <reason>" for every region kept on the CPU (v4f.placement_reason).
-  std::vector<std::string> cpuRegions;
-};
-
-/// Turns the graph (func @main whose work is in v4f.dispatch regions) into dispatch kernels
-/// (appended to `kernels` as func.func in the scf/arith/math/vector/llvm
-/// dialects) and the execution plan; packs constants into `constants`.
-/// With `cuda`, regions placed on the GPU (v4f-assign-placement) become
-/// dispatches of a CUDA executable (its image is left to buildCudaModule)
-/// and transfers are inserted at the placement borders.
-mlir::LogicalResult buildExecutablePlan(mlir::ModuleOp graph, mlir::ModuleOp kernels,
-                                        ExecutablePlan &plan, std::vector<uint8_t> &constants,
-                                        CudaKernels *cuda = nullptr);
+class HostPlanTarget;
+class PlanContext;
+/// The CPU as the plan's host target (CPUPlanTarget.cpp): appends the CPU
+/// executable to the plan; the kernels of the regions placed on the CPU
+/// (and of the plan's own copies and checks) become functions of `kernels`
+/// (func.func in the scf/arith/math/vector/llvm dialects).
+std::unique_ptr<HostPlanTarget> createCPUPlanTarget(PlanContext &ctx, mlir::ModuleOp kernels);
 
 /// Translates to LLVM IR, optimizes at O3 for `target`, and emits an ELF
 /// object. `llvmIR`, when non-null, receives the optimized IR text.

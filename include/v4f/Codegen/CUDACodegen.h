@@ -1,11 +1,13 @@
 //===- CUDACodegen.h - the CUDA target: kernels as CUDA C++, NVRTC -*- C++ -*-===//
 //
 // The GPU half of codegen (lib/Codegen/CUDA). It shares the dispatch regions
-// (v4f-form-dispatch-regions: the fusion decisions) and the plan builder with
-// the CPU target: `v4f-assign-placement` marks each region "cuda" or "cpu",
-// the plan builder asks generateCudaKernel for the CUDA C++ of every region
-// placed on the GPU, and buildCudaModule compiles the translation unit with
-// NVRTC into a cubin per arch plus PTX (the v4f CUDA module, kernel_abi.h).
+// (v4f-form-dispatch-regions, the fusion passes) and the plan builder
+// (lib/Plan) with the CPU target: `v4f-assign-placement` marks each region
+// "cuda" or "cpu", the plan builder hands every region placed on the GPU to
+// the CUDA plan target (createCudaPlanTarget), which asks
+// generateCudaKernel for its CUDA C++, and buildCudaModule compiles the
+// translation unit with NVRTC into a cubin per arch plus PTX (the v4f CUDA
+// module, kernel_abi.h).
 // Why CUDA C++ through NVRTC rather than MLIR's GPU/NVVM dialects:
 // docs/gpu.md ("Design").
 //
@@ -77,17 +79,22 @@ std::string cudaPrelude(const CudaOptions &options);
 bool buildCudaModule(const std::string &source, const std::vector<std::vector<uint32_t>> &interfaces,
                      const CudaOptions &options, std::vector<uint8_t> &image, std::string &error);
 
-/// v4f-assign-placement (AssignPlacement.cpp): sets `v4f.placement` =
-/// "cuda" | "cpu" on every v4f.dispatch region, and `v4f.placement_reason`
-/// on the regions that stay on the CPU while the GPU was asked for.
-struct PlacementOptions {
-  bool cpu = true, cuda = false;  // --target=cpu | cuda | cpu,cuda
+/// The CUDA half of kernel generation: options in; the translation unit of
+/// the regions placed on the GPU and each entry point's interface table out
+/// (empty source: none was placed there).
+struct CudaKernels {
+  CudaOptions options;
+  std::string source;
+  std::vector<std::vector<uint32_t>> interfaces;
+  /// "<dispatch>: <reason>" for every region kept on the CPU (v4f.placement_reason).
+  std::vector<std::string> cpuRegions;
 };
-std::unique_ptr<mlir::Pass> createAssignPlacementPass(const PlacementOptions &options);
-std::unique_ptr<mlir::Pass> createAssignPlacementPass();
 
-/// The placement of a region: true when it is marked for the GPU.
-bool isPlacedOnCuda(mlir::Operation *op);
+class PlanTarget;
+/// The plan target of the regions placed on the GPU (CudaPlanTarget.cpp):
+/// one CUDA kernel and dispatch each, transfers at the placement borders;
+/// the translation unit and interfaces land in `out` when the plan is done.
+std::unique_ptr<PlanTarget> createCudaPlanTarget(CudaKernels &out);
 
 } // namespace v4f
 

@@ -15,13 +15,14 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
+#include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Plan/ExecutablePlan.h"
 
 #include <memory>
 
 namespace v4f {
 
-/// Where v4f-cpu-generate-kernels leaves the plan and the constants.
+/// Where v4f-build-plan leaves the plan and the constants.
 struct GeneratedKernels {
   ExecutablePlan plan;
   std::vector<uint8_t> constants;
@@ -30,7 +31,14 @@ struct GeneratedKernels {
   bool withCuda = false;
   CudaKernels cuda;
 };
-std::unique_ptr<mlir::Pass> createGenerateCPUKernelsPass(GeneratedKernels *sink = nullptr);
+std::unique_ptr<mlir::Pass> createBuildPlanPass(GeneratedKernels *sink = nullptr);
+
+/// v4f-assign-placement for the targets the compile asks for (--target=cpu |
+/// cuda | cpu,cuda).
+struct PlacementOptions {
+  bool cpu = true, cuda = false;
+};
+std::unique_ptr<mlir::Pass> createAssignPlacementPass(const PlacementOptions &options);
 
 #define GEN_PASS_DECL
 #include "v4f/Codegen/Passes.h.inc"

@@ -4,6 +4,28 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AssignPlacement : Pass<"v4f-assign-placement", "mlir::ModuleOp"> {
+  let summary = "Place every dispatch region on the CPU or the CUDA GPU (v4f.placement)";
+  let description = [{
+    Input invariants: runs after v4f-form-dispatch-regions.
+    Output: every `v4f.dispatch` gets `v4f.placement` = "cuda" or "cpu".
+    With only the GPU asked for (`targets=cuda`) every region the CUDA
+    target has a kernel for (`cudaSupportsRegion`) goes to the GPU; with both
+    (`targets=cpu,cuda`) a cost model decides: the region's work at each
+    device's rate plus a launch, plus moving every operand that lives on the
+    other side (region by region in program order, so a chain stays where
+    its producer is unless the work pays for the copy). A region that stays
+    on the CPU while the GPU was asked for carries `v4f.placement_reason`
+    (no GPU kernel, dynamic dims, run-time control flow, or the cost model),
+    which --verbose and `v4fc inspect` report.
+    Preserves: semantics (only attributes are added).
+  }];
+  let options = [
+    Option<"targets", "targets", "std::string", /*default=*/"\"cpu\"", "cpu, cuda or cpu,cuda">
+  ];
+  let dependentDialects = ["v4f::V4FDialect"];
+}
+
 def SelectCPUStrategy : Pass<"v4f-select-cpu-strategy", "mlir::ModuleOp"> {
   let summary = "Choose tile and vector sizes for each dispatch from the CPU target";
   let description = [{
@@ -160,26 +182,33 @@ def ApplyTuning : Pass<"v4f-apply-tuning", "mlir::ModuleOp"> {
   let dependentDialects = ["v4f::V4FDialect"];
 }
 
-def GenerateCPUKernels : Pass<"v4f-cpu-generate-kernels", "mlir::ModuleOp"> {
-  let summary = "Lower dispatch regions to CPU kernels and build the execution plan";
+def BuildPlan : Pass<"v4f-build-plan", "mlir::ModuleOp"> {
+  let summary = "Build the execution plan and generate the kernels of every dispatch region";
   let description = [{
     Input invariants: func @main whose work is in `v4f.dispatch` regions
-    (v4f-form-dispatch-regions), GEMM-based roots carrying `v4f.tiling`
-    (v4f-select-cpu-strategy).
-    Output: the module holds the kernels instead of the graph: one
+    (v4f-form-dispatch-regions), each with `v4f.placement` when the GPU was
+    asked for (v4f-assign-placement), fused regions with their
+    `v4f.fused_kernel` kind (the fusion passes), CPU GEMM-based roots
+    carrying `v4f.tiling` (v4f-select-cpu-strategy).
+    Output: the plan builder (lib/Plan) walks the graph: inputs, outputs,
+    constants, buffers, the shape program, run-time If and Loop; it hands
+    every region to the target it is placed on. The CPU target's regions
+    become kernels: the module holds them instead of the graph, one
     `func.func @v4f_kernel_N(!llvm.ptr) -> i32` per distinct kernel body
-    (kernel ABI v2: the argument is the dispatch state), built from
+    (the argument is the dispatch state, kernel_abi.h), built from
     scf/arith/math/vector/llvm ops, each with `v4f.dispatches`, the names of
     the dispatches that run it. A fused elementwise region is one kernel; a
     conv without a pointwise shape is an im2col kernel (writing B straight
-    into b_panels) and a GEMM kernel.
+    into b_panels) and a GEMM kernel. The CUDA target's regions (only when
+    the pipeline asks for CUDA) become CUDA C++ kernels, handed to the
+    caller with the plan.
     The execution plan (buffers, lifetimes, shape program, dispatches) and
     the packed constants go to the caller (the compile pipeline); the module
     attribute `v4f.plan` summarizes them for tests.
     Preserves: semantics; every dim is a shape-program register, so dynamic
     shapes stay dynamic.
   }];
-  let constructor = "v4f::createGenerateCPUKernelsPass()";
+  let constructor = "v4f::createBuildPlanPass()";
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::math::MathDialect", "mlir::vector::VectorDialect",
                            "mlir::arith::ArithDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::cf::ControlFlowDialect"];

@@ -7,7 +7,7 @@
 // docs/tuning.md describes the loop.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Codegen/Passes.h"
 #include "v4f/Codegen/Tuning.h"
@@ -38,7 +38,7 @@ std::string TuningConfig::describe() const {
 namespace {
 
 bool isTunable(Operation *op) {
-  if (!op->hasAttrOfType<GemmTilingAttr>("v4f.tiling")) return false;
+  if (!op->hasAttrOfType<GemmTilingAttr>(kTilingAttr)) return false;
   if (auto mm = llvm::dyn_cast<MatMulOp>(op)) return mm.getType().getElementType().isF32();
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
     auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
@@ -49,7 +49,7 @@ bool isTunable(Operation *op) {
 }
 
 TuningConfig currentConfig(Operation *op) {
-  auto t = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto t = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   TuningConfig c;
   if (auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr)) c.algorithm = algorithm.getValue().str();
   c.mr = t.getMr();
@@ -63,10 +63,11 @@ TuningConfig currentConfig(Operation *op) {
 
 void applyConfig(Operation *op, const TuningConfig &c) {
   MLIRContext *ctx = op->getContext();
-  op->setAttr("v4f.tiling", GemmTilingAttr::get(ctx, c.mr, c.nr, c.lanes, c.mb, c.nb, c.kc));
+  op->setAttr(kTilingAttr, GemmTilingAttr::get(ctx, c.mr, c.nr, c.lanes, c.mb, c.nb, c.kc));
   if (llvm::isa<ConvOp>(op)) {
     if (c.algorithm.empty()) op->removeAttr(kConvAlgorithmAttr);
     else op->setAttr(kConvAlgorithmAttr, StringAttr::get(ctx, c.algorithm));
+    recordRowTilesOuter(llvm::cast<ConvOp>(op));
   }
 }
 
@@ -80,7 +81,7 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
   bool winograd = false;
   if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
     // The other algorithms the conv can take, with the same register tile.
-    auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+    auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
     // Each with the cost model's cache blocks for that algorithm at this
     // register tile (a 1x1 conv's GEMM takes pointwiseTiling's).
     auto withAlgorithm = [&](llvm::StringRef algorithm) {

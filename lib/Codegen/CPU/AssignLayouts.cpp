@@ -41,10 +41,11 @@
 // output stays channels-first costs it the transposing store (switchable).
 // A max pool that read channels-last and stored channels-first (9 masked
 // loads or a load per distinct input pixel per 16 outputs, transposed
-// stores) ran ResNet-50's stem pool in 244-450 us against the
-// pixels-in-lanes stride-2 kernel's 134-247, more than the stem conv saved
-// (70-100 us): a pool, pad or gather stores what it reads, never
-// converting, so it joins its input's group (whose readers then decide).
+// stores) ran ResNet-50's stem pool slower than the pixels-in-lanes
+// stride-2 kernel by more than the stem conv saved (measurements:
+// bench/results/history.md, "Measurements behind code decisions"): a pool,
+// pad or gather stores what it reads, never converting, so it joins its
+// input's group (whose readers then decide).
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Codegen/CPUCodegen.h"
@@ -107,7 +108,7 @@ Operation *soleOpOfRegion(Operation *op) {
   return std::distance(ops.begin(), ops.end()) == 1 ? op : nullptr;
 }
 
-GemmTilingAttr tilingOf(Operation *op) { return op->getAttrOfType<GemmTilingAttr>("v4f.tiling"); }
+GemmTilingAttr tilingOf(Operation *op) { return op->getAttrOfType<GemmTilingAttr>(kTilingAttr); }
 
 struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
   void runOnOperation() override {
@@ -196,7 +197,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
           conv->setAttr(kConvAlgorithmAttr, b.getStringAttr("channel_lanes"));
           // The tiling channel-lanes convs take (select-cpu-strategy's
           // pixels-in-lanes blocks of a 1x1 conv mean rows of channels).
-          conv->setAttr("v4f.tiling", channelLanesTiling(conv, target));
+          conv->setAttr(kTilingAttr, channelLanesTiling(conv, target));
           ++switched;
         };
         for (unsigned m : members) {
@@ -219,9 +220,10 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
   /// in lanes. Its output may stay channels-first, whose transposing store
   /// the cost model prices at LANES / K of its FMAs (isChannelLanesConv);
   /// up to a quarter the in-place row reads made up for it, at a half they
-  /// did not: MobileNetV2 (AVX-512, 2 threads, per-dispatch minima) 32 ->
-  /// 192 at 28 x 28 (K = 32): 66-69 -> 79 us each; 64 -> 384 at 14 x 14
-  /// (K = 64) within 3 %; ResNet-50's 512 -> 128 at 28 x 28: 1146 -> 994.
+  /// did not (AVX-512: MobileNetV2's 32 -> 192 at 28 x 28, K = 32, ran
+  /// slower switched, its 64 -> 384 at 14 x 14, K = 64, as fast, ResNet-50's
+  /// 512 -> 128 at 28 x 28 faster; measurements: bench/results/history.md,
+  /// "Measurements behind code decisions").
   static bool switchable(ConvOp reader) {
     if (reader->hasAttr(kConvAlgorithmAttr)) return true; // channel_lanes already
     if (prefersPixelLanes(reader)) return false;
@@ -233,19 +235,19 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
   /// Whether `conv` runs faster computing pixels in lanes than channels in
   /// lanes whatever the layouts: an expanding 1x1 conv over at least two
   /// column blocks of the pixels-in-lanes kernel that runs its register
-  /// tiles across the columns (pointwiseRowTilesOuter). That kernel writes
+  /// tiles across the columns (kRowTilesOuterAttr). That kernel writes
   /// its output rows as a few long streams already and reads its input as
-  /// B in place. ResNet-50 on the AVX-512 Xeon, 2 threads, per-dispatch
-  /// minima: stage 1's 64 -> 256 convs at 56 x 56 (P = 3136 >= 2 x 1024)
-  /// 1553-1659 us; channels in lanes with a channels-last output 1737-2025
-  /// (tiles of 8 or 12 pixels, K blocks of 64 or 192); stage 2's 128 -> 512
-  /// at 28 x 28 (P = 784): 1674 -> 1601 us channels-last, and its group's
-  /// other convs 10-20 % faster. Such a conv neither writes nor reads a
+  /// B in place. On the AVX-512 Xeon, ResNet-50's stage-1 64 -> 256 convs at
+  /// 56 x 56 (P = 3136 >= 2 x 1024) ran slower with channels in lanes and a
+  /// channels-last output, whatever the tiling, while stage 2's 128 -> 512
+  /// at 28 x 28 (P = 784) and its group's other convs gained from
+  /// channels-last (measurements: bench/results/history.md, "Measurements
+  /// behind code decisions"). Such a conv neither writes nor reads a
   /// channels-last tensor, so its groups stay channels-first.
   static bool prefersPixelLanes(ConvOp conv) {
     GemmTilingAttr tiling = tilingOf(conv);
     auto y = conv.getType();
-    return tiling && !conv->hasAttr(kConvAlgorithmAttr) && pointwiseRowTilesOuter(conv, tiling) &&
+    return tiling && conv->hasAttr(kRowTilesOuterAttr) &&
            (y.isDynamicDim(2) || y.isDynamicDim(3) || y.getDimSize(2) * y.getDimSize(3) >= 2 * tiling.getNb());
   }
 };

@@ -22,7 +22,9 @@
 // rows must be contiguous (the pass checks).
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+#include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -66,14 +68,14 @@ Source sourceOf(Value v, DispatchOp region) {
 
 } // namespace
 
-LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
+LogicalResult emitAttention(CPUKernelContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
                             llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
   SoftmaxOp softmax;
   for (Operation *op : ops)
     if (auto s = dyn_cast<SoftmaxOp>(op)) softmax = s;
   auto m1 = softmax.getInput().getDefiningOp<MatMulOp>();
   auto m2 = cast<MatMulOp>(*softmax->getUsers().begin());
-  auto tiling = m1->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = m1->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return m1.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   const int64_t QB = tiling.getLanes();
   if (QB != 4 && QB != 8 && QB != 16) return m1.emitOpError("fused attention: unsupported vector width");
@@ -267,6 +269,10 @@ LogicalResult emitAttention(DispatchContext &ctx, DispatchOp region, ArrayRef<Op
   ctx.addDispatch(*kb, bindings, groups, name, sp.constant((D + L + 1) * QB * int64_t(sizeof(float))));
   ctx.plan.dispatches.back().flops = sp.constant(2 * batches * S * L * (D + D2));
   return success();
+}
+
+void registerAttentionKernels(CPUKernelRegistry &registry) {
+  registry.addRegionKernel(kFusedAttention, emitAttention);
 }
 
 } // namespace v4f

@@ -7,21 +7,21 @@
 // condition, a trip count computed by kernels).
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 #include "v4f/kernel_abi.h"
 
 using namespace mlir;
 
 namespace v4f {
 
-void emitWriteRegister(DispatchContext &ctx, Reg value, uint32_t buffer, const std::string &name) {
+void emitWriteRegister(CPUKernelContext &ctx, Reg value, uint32_t buffer, const std::string &name) {
   auto kb = ctx.newKernel(name);
   kb->store(kb->dim(value), kb->binding(0), kb->c(0));
   kb->finish();
   ctx.addDispatch(*kb, {buffer}, ctx.shapes.constant(1), name);
 }
 
-bool emitDimsCheck(DispatchContext &ctx, const std::vector<Reg> &a, const std::vector<Reg> &b,
+bool emitDimsCheck(CPUKernelContext &ctx, const std::vector<Reg> &a, const std::vector<Reg> &b,
                    const std::string &name) {
   auto &sp = ctx.shapes;
   std::vector<std::pair<Reg, Reg>> pairs;
@@ -44,7 +44,7 @@ bool emitDimsCheck(DispatchContext &ctx, const std::vector<Reg> &a, const std::v
   return true;
 }
 
-void emitScalarToI64(DispatchContext &ctx, const TensorInfo &src, uint32_t buffer, const std::string &name,
+void emitScalarToI64(CPUKernelContext &ctx, const TensorInfo &src, uint32_t buffer, const std::string &name,
                      std::optional<int64_t> clampAbove) {
   auto kb = ctx.newKernel(name);
   OpBuilder &b = kb->b;

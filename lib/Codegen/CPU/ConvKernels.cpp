@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
+#include "KernelRegistry.h"
 #include "WeightPacking.h"
 #include "v4f/Codegen/CPUCodegen.h"
 
@@ -38,12 +39,12 @@ namespace {
 /// [j sw + pw] (Xp the padded input), so that pixel (oh, ow)'s tap at row r,
 /// column q reads Xq[c][r % sh][q % sw][oh + r / sh][ow + q / sw]: the pixels
 /// of a row tile read neighbouring floats, as with stride 1, instead of
-/// every sh-th (a stride-2 conv touched twice the cache lines per K step;
-/// ResNet-50's stride-2 3x3 convs ran at 62 % of the FMA peak against 83 %
-/// for their stride-1 neighbours). The copy is C x (H + pads) x (W + pads)
+/// every sh-th (a stride-2 conv touched twice the cache lines per K step, and
+/// ResNet-50's stride-2 3x3 convs reached a lower share of the FMA peak than
+/// their stride-1 neighbours). The copy is C x (H + pads) x (W + pads)
 /// floats rounded up to whole phases, a fraction of the K x P im2col matrix
 /// it replaces (ResNet-50 stage 3: 0.26 MB against 1.8 MB per conv).
-LogicalResult emitImplicitChannelLanes(DispatchContext &ctx, GemmSpec s, const TensorInfo &X, int64_t Cg,
+LogicalResult emitImplicitChannelLanes(CPUKernelContext &ctx, GemmSpec s, const TensorInfo &X, int64_t Cg,
                                        int64_t KH, int64_t KW, int64_t OW, ArrayRef<int64_t> strides,
                                        ArrayRef<int64_t> dil, ArrayRef<int64_t> pads) {
   auto &sp = ctx.shapes;
@@ -195,7 +196,7 @@ ConvEpilogueSlots bindConvEpilogue(ConvOp conv, ArrayRef<TensorInfo> operands, s
   return slots;
 }
 
-LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result, std::optional<uint32_t> scaledWeight) {
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
@@ -286,7 +287,7 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     return success();
   }
   if (pointwise) {
-    s.rowTilesOuter = pointwiseRowTilesOuter(conv, op->getAttrOfType<GemmTilingAttr>("v4f.tiling"));
+    s.rowTilesOuter = op->hasAttr(kRowTilesOuterAttr); // recorded with the tiling
     s.bBuf = X.buffer;
     s.bOffset = [HW, Cg](KernelBuilder &kb, Value b) { return kb.mul(b, kb.mul(kb.c(Cg), kb.dim(HW))); };
     emitGemm(ctx, s);
@@ -335,8 +336,10 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     // Planes known only at run time (exported vision models with symbolic
     // H, W): a one-workgroup dispatch writes the same table for this run's
     // shapes into a transient (row by row, no division per column; one per
-    // vector of columns for the flags). MobileNetV3-small at 224 x 224: its
-    // stem conv 224 -> ~110 us, as with static planes.
+    // vector of columns for the flags), so a conv over symbolic planes
+    // (MobileNetV3-small's stem) gathers as it does with static planes
+    // (measurements: bench/results/history.md, "Measurements behind code
+    // decisions").
     tableColsR = sp.mul(sp.ceilDiv(P, sp.constant(kNR)), sp.constant(kNR));
     Reg limit = sp.constant((int64_t(1) << 30) - 1);
     tableOk = sp.select(sp.lt(limit, HW), sp.constant(0), sp.select(sp.lt(limit, P), sp.constant(0), sp.constant(1)));
@@ -487,7 +490,8 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
     // (stride 2) when it lies inside one output row and inside the input,
     // otherwise a masked gather whose mask leaves out the padding and the
     // columns past P. (ResNet-50 stages 2-3, 28- and 14-wide rows: their
-    // im2col went element by element before, 0.9 ms for one 3x3 conv.)
+    // im2col went element by element before; measurements:
+    // bench/results/history.md, "Measurements behind code decisions".)
     auto tableChunks = [&] {
       Value Tab = kb->binding(*tableSlot);
       auto i32 = b.getI32Type();
@@ -543,11 +547,11 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // K block into scratch instead: the data stays in L2 and nothing is written
   // to memory. Their workgroups own all rows of a column block, at least 8
   // blocks where P allows (ResNet-50 stage 2, P = 784: 7 blocks of 128; its
-  // 3x3 convs had materialized a 3.6 MB im2col, which does not get faster on
-  // 2 threads: stage 2 at 2 threads 8.75 -> 8.1 ms, the 256-channel 3x3 conv
-  // of bench/suite.py 6.54 -> 6.23 ms at 1 thread, 3.60 -> 3.43 at 2). The
-  // others materialize im2col: with few column blocks each would be packed
-  // once per row block. When P is known only at run time
+  // 3x3 convs had materialized a 3.6 MB im2col, whose memory traffic does
+  // not get faster on 2 threads; measurements: bench/results/history.md,
+  // "Measurements behind code decisions"). The others materialize im2col:
+  // with few column blocks each would be packed once per row block. When P
+  // is known only at run time
   // (symbolic H, W: exported vision models), both are planned and a guard
   // register picks one per run (not inside a run-time loop, whose first
   // dispatch's guard means "skip the loop"), and the im2col matrix takes
@@ -638,68 +642,9 @@ LogicalResult emitConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   return success();
 }
 
-bool isChannelScaledConvRegion(ArrayRef<Operation *> ops) {
-  if (ops.size() != 2) return false;
-  auto mul = dyn_cast<MulOp>(ops[0]);
-  auto conv = dyn_cast<ConvOp>(ops[1]);
-  return mul && conv && conv.getInput() == mul.getResult();
-}
-
-LogicalResult emitChannelScaledConv(DispatchContext &ctx, ArrayRef<Operation *> ops,
-                                    llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
-  auto mul = cast<MulOp>(ops[0]);
-  auto conv = cast<ConvOp>(ops[1]);
-  // s is the [N or 1, C, 1, 1] operand (v4f-fuse-channel-scale).
-  auto isScale = [&](Value v) {
-    auto t = llvm::cast<RankedTensorType>(v.getType());
-    return t.getRank() == 4 && t.getDimSize(2) == 1 && t.getDimSize(3) == 1 && v.getType() != mul.getType();
-  };
-  Value scale = isScale(mul.getLhs()) ? mul.getLhs() : mul.getRhs();
-  Value x = scale == mul.getLhs() ? mul.getRhs() : mul.getLhs();
-  auto packing = packingOf(conv);
-  const TensorInfo &W = infoOf(conv.getWeight());
-  if (!packing || !W.constant)
-    return conv.emitOpError("channel-scaled conv: the weight is not a packed constant (run v4f-pack-weights)");
-  auto wShape = conv.getWeight().getType().getShape();
-  const int64_t OC = wShape[0], C = wShape[1], K = C * wShape[2] * wShape[3], panel = packing->panel;
-  const int64_t mat = packedMatrixFloats(OC, K, panel), rowsPerImage = mat / panel;
-  const TensorInfo &X = infoOf(x), &S = infoOf(scale);
-  auto &sp = ctx.shapes;
-  // The prologue: per image, the packed weight with row k of every panel
-  // (input channel k / (KH KW)) scaled by s[n, k / (KH KW)].
-  uint32_t packed = ctx.packedWeight(W, *packing, 1, K, OC);
-  uint32_t scaled = ctx.newTransient(sp.mul(X.dims[0], sp.constant(mat * int64_t(sizeof(float)))));
-  Reg rows = sp.mul(X.dims[0], sp.constant(rowsPerImage));
-  auto [groups, perGroup] = ctx.splitRows(rows, sp.constant(panel));
-  std::string name = dispatchName(conv) + " weight scale";
-  auto kb = ctx.newKernel(name);
-  constexpr int64_t L = 8;
-  Type vt = kb->vec(L);
-  Value Out = kb->binding(0), In = kb->binding(1), Sb = kb->binding(2);
-  Value sBatch = kb->dim(S.dims[0]);
-  auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(perGroup));
-  kb->forLoop(begin, end, kb->c(1), [&](Value row) {
-    Value n = kb->div(row, kb->c(rowsPerImage)), r = kb->rem(row, kb->c(rowsPerImage));
-    Value channel = kb->div(kb->rem(r, kb->c(K)), kb->c(wShape[2] * wShape[3]));
-    Value sn = kb->select(kb->cmp(arith::CmpIPredicate::eq, sBatch, kb->c(1)), kb->c(0), n);
-    Value sv = kb->splat(kb->load(kb->f32(), Sb, kb->add(kb->mul(sn, kb->c(C)), channel)), L);
-    for (int64_t j = 0; j < panel; j += L) {
-      Value from = kb->add(kb->mul(r, kb->c(panel)), kb->c(j));
-      Value to = kb->add(kb->mul(n, kb->c(mat)), from);
-      if (j + L <= panel) {
-        kb->store(kb->b.create<arith::MulFOp>(kb->loc, kb->load(vt, In, from), sv), Out, to);
-      } else {
-        Value mask = kb->laneMask(kb->c(panel - j), L);
-        kb->maskedStore(kb->b.create<arith::MulFOp>(kb->loc, kb->maskedLoad(vt, In, from, mask), sv), Out, to, mask);
-      }
-    }
-  });
-  kb->finish();
-  ctx.addDispatch(*kb, {scaled, packed, S.buffer}, groups, name);
-  // The conv of x with the scaled weights.
-  SmallVector<TensorInfo> operands{X};
-  for (Value v : conv->getOperands().drop_front()) operands.push_back(infoOf(v));
-  return emitConv(ctx, conv, operands, result, scaled);
+void registerConvKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<ConvOp>([](CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                  const TensorInfo &result) { return emitConv(ctx, op, operands, result); });
 }
 
 } // namespace v4f

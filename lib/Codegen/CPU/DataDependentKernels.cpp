@@ -27,7 +27,10 @@
 // exact operation order and early-outs.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+
+#include "v4f/Plan/PlanBuilder.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -53,11 +56,11 @@ Value cmpf(KernelBuilder &kb, CmpFPredicate p, Value a, Value b) {
 }
 Value isNan(KernelBuilder &kb, Value a) { return cmpf(kb, CmpFPredicate::UNO, a, a); }
 
-Reg bytesOf(DispatchContext &ctx, const TensorInfo &t) {
+Reg bytesOf(CPUKernelContext &ctx, const TensorInfo &t) {
   return ctx.shapes.mul(ctx.numel(t), ctx.shapes.constant(elementBytes(t.elementType)));
 }
 
-TensorInfo newResult(DispatchContext &ctx, Value v, std::vector<Reg> dims) {
+TensorInfo newResult(CPUKernelContext &ctx, Value v, std::vector<Reg> dims) {
   TensorInfo t;
   t.dims = std::move(dims);
   t.elementType = llvm::cast<RankedTensorType>(v.getType()).getElementType();
@@ -67,7 +70,7 @@ TensorInfo newResult(DispatchContext &ctx, Value v, std::vector<Reg> dims) {
 
 } // namespace
 
-LogicalResult emitUnique(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitUnique(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          SmallVectorImpl<TensorInfo> &results) {
   auto u = cast<UniqueOp>(op);
   auto &sp = ctx.shapes;
@@ -182,7 +185,7 @@ LogicalResult emitUnique(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   return success();
 }
 
-LogicalResult emitNonMaxSuppression(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitNonMaxSuppression(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                     SmallVectorImpl<TensorInfo> &results) {
   auto nms = cast<NonMaxSuppressionOp>(op);
   auto &sp = ctx.shapes;
@@ -316,6 +319,79 @@ LogicalResult emitNonMaxSuppression(DispatchContext &ctx, Operation *op, ArrayRe
   if (hasScoreThreshold) bindings.push_back(operands[4].buffer);
   ctx.addDispatch(*kb, std::move(bindings), sp.constant(1), dispatchName(op));
   return success();
+}
+
+/// NonZero: one dispatch counts the non-zero elements into an 8-byte buffer,
+/// whose value (a DataValue register, bounded by the element count) sizes
+/// the result; a second writes the coordinates.
+static LogicalResult emitNonZero(CPUKernelContext &ctx, PlanBuilder &pb, Operation *nonZeroOp,
+                                 ArrayRef<TensorInfo> operands) {
+  auto op = cast<NonZeroOp>(nonZeroOp);
+  const TensorInfo &X = operands[0];
+  Reg n = ctx.numel(X);
+  size_t rank = X.dims.size();
+  Type scalar = bodyScalarType(X.elementType);
+  auto nonZero = [&](KernelBuilder &kb, Value i) -> Value {
+    Value x = kb.load(X.elementType, kb.binding(1), i);
+    if (llvm::isa<FloatType>(scalar))
+      return kb.b.create<arith::CmpFOp>(kb.loc, arith::CmpFPredicate::UNE, x,
+                                        kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getFloatAttr(scalar, 0.0)));
+    return kb.b.create<arith::CmpIOp>(kb.loc, arith::CmpIPredicate::ne, x,
+                                      kb.b.create<arith::ConstantOp>(kb.loc, kb.b.getIntegerAttr(scalar, 0)));
+  };
+  uint32_t countBuf = ctx.newTransient(ctx.shapes.constant(8));
+  {
+    auto kb = ctx.newKernel("nonzero count");
+    auto total = kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)},
+                             [&](Value i, ValueRange acc) -> SmallVector<Value> {
+      return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
+    });
+    kb->store(total[0], kb->binding(0), kb->c(0));
+    kb->finish();
+    ctx.addDispatch(*kb, {countBuf, X.buffer}, ctx.shapes.constant(1), dispatchName(op) + " count");
+  }
+  Reg count = ctx.shapes.dataValue(countBuf, 0, n);
+  TensorInfo result;
+  result.dims = {ctx.shapes.constant(std::max<int64_t>(rank, 1)), count};
+  result.elementType = llvm::cast<RankedTensorType>(op.getType()).getElementType();
+  result.buffer = ctx.newTransient(pb.bytesOf(result));
+  pb.infos[op.getResult()] = result;
+  auto kb = ctx.newKernel("nonzero coordinates");
+  Value C = kb->dim(count);
+  std::vector<Value> dims;
+  for (Reg d : X.dims) dims.push_back(kb->dim(d));
+  kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange acc) -> SmallVector<Value> {
+    Value hit = nonZero(*kb, i);
+    kb->ifThen(hit, [&]() {
+      // Unravel i into coordinates, last dim fastest.
+      Value rest = i;
+      for (size_t d = rank; d-- > 0;) {
+        kb->store(kb->rem(rest, dims[d]), kb->binding(0), kb->add(kb->mul(kb->c(d), C), acc[0]));
+        rest = kb->div(rest, dims[d]);
+      }
+      if (rank == 0) kb->store(kb->c(0), kb->binding(0), acc[0]);
+    });
+    return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), hit))};
+  });
+  kb->finish();
+  ctx.addDispatch(*kb, {result.buffer, X.buffer}, ctx.shapes.constant(1), dispatchName(op));
+  return success();
+}
+
+/// Unique and NonMaxSuppression create their results' buffers themselves.
+template <LogicalResult (*Emit)(CPUKernelContext &, Operation *, ArrayRef<TensorInfo>, SmallVectorImpl<TensorInfo> &)>
+static LogicalResult emitWithResults(CPUKernelContext &ctx, PlanBuilder &pb, Operation *op,
+                                     ArrayRef<TensorInfo> operands) {
+  SmallVector<TensorInfo> results;
+  if (failed(Emit(ctx, op, operands, results))) return failure();
+  for (auto [r, t] : llvm::zip_equal(op->getResults(), results)) pb.infos[r] = t;
+  return success();
+}
+
+void registerDataDependentKernels(CPUKernelRegistry &registry) {
+  registry.addResultsKernel<NonZeroOp>(emitNonZero);
+  registry.addResultsKernel<UniqueOp>(emitWithResults<emitUnique>);
+  registry.addResultsKernel<NonMaxSuppressionOp>(emitWithResults<emitNonMaxSuppression>);
 }
 
 } // namespace v4f

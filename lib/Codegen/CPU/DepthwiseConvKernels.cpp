@@ -16,14 +16,14 @@
 // plain vector loads (stride 1: one load per tap; stride 2: two loads and
 // an even-lane shuffle); the chunks at the borders use lane-masked loads
 // that read the padding as 0 (masks built once per chunk and kernel column)
-// and masked stores. (Two-vector chunks were measured slower: at AVX-512's
-// 32 columns per chunk nearly every chunk of a 56-wide row is a border
-// chunk; stride 2 at 112 -> 56 went 1.69 -> 0.86 ms with one.) Bias,
-// residual and the fused activation apply before
-// the store, as in the GEMM epilogue.
+// and masked stores. (Two-vector chunks were slower: at AVX-512's 32
+// columns per chunk nearly every chunk of a 56-wide row is a border chunk;
+// measurements: bench/results/history.md, "Measurements behind code
+// decisions".) Bias, residual and the fused activation apply before the
+// store, as in the GEMM epilogue.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 #include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -45,10 +45,10 @@ constexpr int64_t kMaxRows = 4;
 constexpr int64_t kRowBlockInputBytes = 1 << 20;
 } // namespace
 
-LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                 const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling)
     return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   auto &sp = ctx.shapes;
@@ -64,12 +64,12 @@ LogicalResult emitDepthwiseConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   Reg Nb = X.dims[0], H = X.dims[2], Wd = X.dims[3], OH = result.dims[2], OW = result.dims[3];
   // Rows per work item: R output rows share their input rows, so each
   // loaded input vector feeds up to KH output rows (a 5x5 stride-1 kernel:
-  // 8 input rows of loads for 4 output rows instead of 20; MobileNetV3-small
-  // 0.88 -> 0.71 ms at 1 thread). With a static OH, R is the even split of
-  // OH into blocks of at most kMaxRows. Stride 2 over an input larger than
-  // kRowBlockInputBytes keeps one row per item: interleaving 2R + 1 input
-  // rows of a plane that streams from memory ran slower there (MobileNetV2's
-  // 96 x 112 x 112 -> 56: 216 us with 1 row, 280 with 4).
+  // 8 input rows of loads for 4 output rows instead of 20). With a static
+  // OH, R is the even split of OH into blocks of at most kMaxRows. Stride 2
+  // over an input larger than kRowBlockInputBytes keeps one row per item:
+  // interleaving 2R + 1 input rows of a plane that streams from memory ran
+  // slower there (MobileNetV2's 96 x 112 x 112 -> 56; measurements:
+  // bench/results/history.md, "Measurements behind code decisions").
   int64_t R = kMaxRows;
   std::optional<int64_t> hC = sp.constValue(H), wC = sp.constValue(Wd);
   if (sh == 2 && hC && wC && G * *hC * *wC * 4 > kRowBlockInputBytes) // G one-channel groups

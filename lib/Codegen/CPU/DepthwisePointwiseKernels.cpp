@@ -26,7 +26,11 @@
 // The depthwise result never exists in memory.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+#include "v4f/Codegen/CPUCodegen.h"
+
+#include "v4f/Codegen/KernelLimits.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -80,16 +84,10 @@ void emitPaddedRow(KernelBuilder &kb, Value x, Value plane, Value y, Value scrat
       });
 }
 
-bool isDepthwisePointwiseRegion(ArrayRef<Operation *> ops) {
-  if (ops.size() != 2) return false;
-  auto dw = dyn_cast<ConvOp>(ops[0]), pw = dyn_cast<ConvOp>(ops[1]);
-  return dw && pw && pw.getInput() == dw.getResult() && dw.getGroups() > 1 && pw.getGroups() == 1;
-}
-
-LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *> ops,
+static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
                                      llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
   auto dw = cast<ConvOp>(ops[0]), pw = cast<ConvOp>(ops[1]);
-  auto tiling = dw->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = dw->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   const int64_t L = tiling.getLanes();
   auto xShape = dw.getInput().getType().getShape(), yShape = pw.getType().getShape();
@@ -105,12 +103,14 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
   // input row from float L on (aligned stores), its right padding rounded
   // up to vectors, and two vectors of slack for the reads of the last output
   // chunk; output column ox reads from float L - padL + ox sw on.
-  const int64_t SW = L + (W + pads[3] + L - 1) / L * L + 2 * L, origin = L - padL;
-  const int64_t window = (KH - 1) * dh + 1;
+  // (KernelLimits.h: v4f-fuse-depthwise-pointwise sizes this scratch too.)
+  const DepthwisePointwiseScratch scratchShape = depthwisePointwiseScratch(W, pads[3], OW, KH, dh, L);
+  const int64_t SW = scratchShape.inputRowFloats, origin = L - padL;
+  const int64_t window = scratchShape.window;
   if (window < sh) return dw.emitOpError("fused depthwise + pointwise: stride wider than the window");
-  const int64_t DW = (OW + L - 1) / L * L; // a depthwise row, whole vectors
-  // Scratch floats: ((R - 1) sh + window) SW input rows + M R DW depthwise
-  // rows.
+  const int64_t DW = scratchShape.depthwiseRowFloats; // a depthwise row, whole vectors
+  // Scratch floats: scratchShape.floats(R, M, sh) = ((R - 1) sh + window) SW
+  // input rows + M R DW depthwise rows.
   const int64_t maxRows =
       std::max<int64_t>(1, (kBlockScratchBytes / int64_t(sizeof(float)) - (window - sh) * SW) / (M * DW + sh * SW));
   const int64_t R = std::min((OH + std::min(OH, kRowBlocks) - 1) / std::min(OH, kRowBlocks), maxRows);
@@ -220,6 +220,10 @@ LogicalResult emitDepthwisePointwise(DispatchContext &ctx, ArrayRef<Operation *>
   ctx.addDispatch(*kb, bindings, groups, name, sp.constant((rowBase + M * R * DW) * int64_t(sizeof(float))));
   ctx.plan.dispatches.back().flops = sp.constant(2 * N * M * OH * OW * (KH * KW + P));
   return success();
+}
+
+void registerDepthwisePointwiseKernels(CPUKernelRegistry &registry) {
+  registry.addRegionKernel(kFusedDepthwisePointwise, emitDepthwisePointwise);
 }
 
 } // namespace v4f

@@ -8,7 +8,7 @@
 #ifndef V4F_LIB_CODEGEN_CPU_GEMMEMITTER_H
 #define V4F_LIB_CODEGEN_CPU_GEMMEMITTER_H
 
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 
 #include <functional>
 #include <optional>
@@ -38,9 +38,9 @@ struct GemmSpec {
   /// panels outside made MB rows advance NR floats at a time, MB output +
   /// MB residual + K input streams that none followed. The KC x NB block of
   /// B is re-read from L2 per row tile instead of the KC x NR panel from L1
-  /// (v4f-select-cpu-strategy sizes NB for that: pointwiseTiling).
-  /// ResNet-50's four 64 -> 256 1x1 convs at 56x56: 3.7-4.0 -> 3.0 ms (1
-  /// thread), 2.2-2.4 -> 1.7-1.9 ms (2).
+  /// (v4f-select-cpu-strategy sizes NB for that: pointwiseTiling;
+  /// measurements: bench/results/history.md, "Measurements behind code
+  /// decisions").
   bool rowTilesOuter = false;
   /// Element offsets of A, B, C (and bias) for batch `b`, built in-kernel.
   std::function<mlir::Value(KernelBuilder &, mlir::Value)> aOffset, bOffset, cOffset, biasOffset;
@@ -59,7 +59,7 @@ struct GemmSpec {
   /// cOff + col * cColStride + r, one masked scatter per vector, once; the
   /// partial sums of earlier K blocks stay in the worker's scratch (MB x NB
   /// floats, the workgroup's tile). (Workgroups owning all rows instead, each
-  /// streaming only its slice of the weight, ran ResNet-50 2-4 % slower.)
+  /// streaming only its slice of the weight, ran ResNet-50 slower.)
   std::optional<int64_t> aKStride, cColStride;
   /// Implicit channels-in-lanes conv (no im2col matrix): with aKTable set,
   /// element (r, k) of A is at aOff + aRowBase(r) + table[k], the table an
@@ -74,7 +74,7 @@ struct GemmSpec {
 
 /// Emits the GEMM dispatch(es) of `spec`: workgroups of MB x NB output
 /// tiles, MR x NR register tiles over K blocks, the fused epilogue.
-void emitGemm(DispatchContext &ctx, const GemmSpec &spec);
+void emitGemm(CPUKernelContext &ctx, const GemmSpec &spec);
 
 /// Reads the op's #v4f.gemm_tiling into `s` (an error when it is missing).
 mlir::LogicalResult readTiling(mlir::Operation *op, GemmSpec &s);

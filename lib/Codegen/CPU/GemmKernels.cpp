@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
+#include "KernelRegistry.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "WeightPacking.h"
 
@@ -150,9 +151,9 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   // is prefetched into L2: tile j covers part j of T, NR / T floats per K
   // step. Its first row tile then finds its B in L2 instead of waiting on
   // DRAM: a batch-1 model reads each weight once per run, and a chunk's
-  // first tile used to load it line by line (BERT-base s128, 1 thread:
-  // 164 -> 143 ms; a 4 KB-ahead prefetch within the panel's own stream,
-  // which this replaces, gained less).
+  // first tile used to load it line by line (a 4 KB-ahead prefetch within
+  // the panel's own stream, which this replaces, gained less; measurements:
+  // bench/results/history.md, "Measurements behind code decisions").
   Value pfBase, pfStep;
   int64_t pfLines = s.nr / 16;
   if (s.prefetchB) {
@@ -181,9 +182,8 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
       b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at}), 0u, locality,
                                1u);
     };
-    // The next chunk's prefetch into L2 (above). (The 4 KB-ahead stream
-    // prefetch it replaced took BERT-base s16 fp32 from 47 to 35 ms at 1
-    // thread.)
+    // The next chunk's prefetch into L2 (above), which replaced a 4 KB-ahead
+    // prefetch within the panel's own stream.
     if (s.prefetchB)
       for (int64_t line = 0; line < pfLines; ++line)
         prefetch(B, kb.add(pfBase, kb.add(kb.mul(kb.sub(k, kblk.k0), pfStep), kb.c(line * 16))), 2u);
@@ -194,15 +194,17 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     // step) kStridedAAhead steps on. Both were usually written by the
     // previous dispatch, half of them by the other core, and plane rows of
     // 196 floats defeat the hardware prefetchers: MobileNetV2's depthwise ->
-    // 1x1 384 -> 64 ran as fast on 2 threads as on 1 (the model at 2
-    // threads: 3.41 -> 3.25 ms with the B prefetch).
+    // 1x1 384 -> 64 ran as fast on 2 threads as on 1 without the B prefetch
+    // (measurements: bench/results/history.md, "Measurements behind code
+    // decisions").
     if (!s.bPacked && !s.packB) {
       // Past this K block's last row, the block's first rows of the next
       // column panel, which the next tile of the row-tiles-outside order and
       // the next panel of the other order read first (ahead of the block
       // they went to rows nobody read soon: MobileNetV2's 32 -> 16 conv at
-      // 112 x 112, K = 32, prefetched only its second half; 2 threads:
-      // 121-128 -> 102-106 us). Prefetches do not fault past the buffer.
+      // 112 x 112, K = 32, prefetched only its second half; measurements:
+      // bench/results/history.md, "Measurements behind code decisions").
+      // Prefetches do not fault past the buffer.
       Value kAhead = kb.add(k, kb.c(kUnpackedBAhead));
       Value wrapped = kb.add(kb.add(bBase, kb.c(s.nr)), kb.mul(kb.sub(kAhead, kb.sub(kblk.k1, kblk.k0)), bStep));
       Value ahead = kb.select(kb.cmp(arith::CmpIPredicate::slt, kAhead, kblk.k1),
@@ -345,7 +347,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
 
 } // namespace
 
-void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
+void emitGemm(CPUKernelContext &ctx, const GemmSpec &spec) {
   auto &sp = ctx.shapes;
   GemmSpec s = spec;
   if (s.bPacked && !s.packB) {
@@ -369,10 +371,10 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
   nbReg = sp.min(sp.max(nbReg, sp.constant(kNR)), sp.constant(kNB));
   // Channels in lanes with one row block (ResNet stage 4: 49 pixel rows):
   // every workgroup re-reads the whole activation matrix, so only
-  // kMinWorkgroups / 2 of them (the stage-4 3x3 conv alone, 512 channels:
-  // 1.94 ms in 8 workgroups, 1.77 ms in 2). With several row blocks every
-  // row block re-reads its columns' weights instead, and the split above
-  // stays (stage 3 at 2 threads: 0.9 -> 1.1 ms with NB columns).
+  // kMinWorkgroups / 2 of them. With several row blocks every row block
+  // re-reads its columns' weights instead, and the split above stays (whole
+  // NB column blocks ran stage 3 slower; measurements:
+  // bench/results/history.md, "Measurements behind code decisions").
   std::optional<int64_t> rowBlocks = sp.constValue(mTiles);
   if (s.cColStride && rowBlocks && *rowBlocks == 1) {
     Reg wantCL = sp.ceilDiv(sp.constant(kMinWorkgroups / 2), sp.max(s.batches, sp.constant(1)));
@@ -495,7 +497,7 @@ void emitGemm(DispatchContext &ctx, const GemmSpec &spec) {
 
 /// Reads the op's #v4f.gemm_tiling into `s`.
 LogicalResult readTiling(Operation *op, GemmSpec &s) {
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling)
     return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   s.mr = tiling.getMr();
@@ -508,7 +510,7 @@ LogicalResult readTiling(Operation *op, GemmSpec &s) {
 }
 
 
-LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitMatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
   auto mm = cast<MatMulOp>(op);
   auto &sp = ctx.shapes;
@@ -572,5 +574,7 @@ LogicalResult emitMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   emitGemm(ctx, s);
   return success();
 }
+
+void registerGemmKernels(CPUKernelRegistry &registry) { registry.addOpKernel<MatMulOp>(emitMatMul); }
 
 } // namespace v4f

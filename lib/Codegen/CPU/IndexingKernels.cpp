@@ -17,7 +17,10 @@
 // outside the buffers.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+
+#include "v4f/Plan/PlanBuilder.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -93,7 +96,7 @@ std::vector<Value> strides(KernelBuilder &kb, ArrayRef<Reg> dims) {
 
 } // namespace
 
-LogicalResult emitScatterElements(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitScatterElements(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                   const TensorInfo &result) {
   auto se = cast<ScatterElementsOp>(op);
   auto &sp = ctx.shapes;
@@ -146,7 +149,7 @@ LogicalResult emitScatterElements(DispatchContext &ctx, Operation *op, ArrayRef<
   return success();
 }
 
-LogicalResult emitScatterND(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitScatterND(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                             const TensorInfo &result) {
   auto sn = cast<ScatterNDOp>(op);
   auto &sp = ctx.shapes;
@@ -193,7 +196,7 @@ LogicalResult emitScatterND(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   return success();
 }
 
-LogicalResult emitGatherND(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitGatherND(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                            const TensorInfo &result) {
   auto gn = cast<GatherNDOp>(op);
   auto &sp = ctx.shapes;
@@ -232,7 +235,7 @@ LogicalResult emitGatherND(DispatchContext &ctx, Operation *op, ArrayRef<TensorI
   return success();
 }
 
-LogicalResult emitTopK(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, Reg k,
+LogicalResult emitTopK(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, Reg k,
                        const TensorInfo &values, const TensorInfo &indices) {
   auto topk = cast<TopKOp>(op);
   auto &sp = ctx.shapes;
@@ -312,6 +315,38 @@ LogicalResult emitTopK(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   kb->finish(status(*kb, bad));
   ctx.addDispatch(*kb, {values.buffer, indices.buffer, X.buffer}, groups, name);
   return success();
+}
+
+/// TopK: both results have the input's dims with the axis dim = k's value.
+static LogicalResult emitTopKOp(CPUKernelContext &ctx, PlanBuilder &pb, Operation *topkOp,
+                                ArrayRef<TensorInfo> operands) {
+  auto op = cast<TopKOp>(topkOp);
+  const TensorInfo &X = operands[0];
+  int64_t axis = op.getAxis();
+  Reg k;
+  if (!op.getValues().getType().isDynamicDim(axis)) k = ctx.shapes.constant(op.getValues().getType().getDimSize(axis));
+  else if (operands[1].values) k = (*operands[1].values)[0];
+  else return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
+  TensorInfo results[2];
+  for (int i = 0; i < 2; ++i) {
+    results[i].dims = X.dims;
+    results[i].dims[axis] = k;
+    for (size_t d = 0; d < X.dims.size(); ++d) {
+      auto type = llvm::cast<RankedTensorType>(op->getResult(i).getType());
+      if (!type.isDynamicDim(d)) results[i].dims[d] = ctx.shapes.constant(type.getDimSize(d));
+    }
+    results[i].elementType = llvm::cast<RankedTensorType>(op->getResult(i).getType()).getElementType();
+    results[i].buffer = ctx.newTransient(pb.bytesOf(results[i]));
+    pb.infos[op->getResult(i)] = results[i];
+  }
+  return emitTopK(ctx, op, operands, k, results[0], results[1]);
+}
+
+void registerIndexingKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<ScatterElementsOp>(emitScatterElements);
+  registry.addOpKernel<ScatterNDOp>(emitScatterND);
+  registry.addOpKernel<GatherNDOp>(emitGatherND);
+  registry.addResultsKernel<TopKOp>(emitTopKOp);
 }
 
 } // namespace v4f

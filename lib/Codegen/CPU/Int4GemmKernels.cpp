@@ -12,7 +12,8 @@
 //    it into a float accumulator per group.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
 #include "QuantizedGemm.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
@@ -281,7 +282,7 @@ void emitW4A8Tile(KernelBuilder &kb, const W4A8Gemm &g, Value m, Value n, int ro
                    });
 }
 
-LogicalResult emitW4A8(DispatchContext &ctx, Int4MatMulOp op, const TensorInfo &A, ArrayRef<int8_t> q,
+LogicalResult emitW4A8(CPUKernelContext &ctx, Int4MatMulOp op, const TensorInfo &A, ArrayRef<int8_t> q,
                        ArrayRef<float> scales, std::optional<uint32_t> biasBuf, const TensorInfo &result,
                        GemmTilingAttr tiling) {
   auto &sp = ctx.shapes;
@@ -347,7 +348,7 @@ LogicalResult emitW4A8(DispatchContext &ctx, Int4MatMulOp op, const TensorInfo &
 
 } // namespace
 
-LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitInt4MatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                              const TensorInfo &result) {
   auto i4 = cast<Int4MatMulOp>(op);
   auto &sp = ctx.shapes;
@@ -413,5 +414,7 @@ LogicalResult emitInt4MatMul(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2 * g.K), sp.mul(g.R, g.N));
   return success();
 }
+
+void registerInt4GemmKernels(CPUKernelRegistry &registry) { registry.addOpKernel<Int4MatMulOp>(emitInt4MatMul); }
 
 } // namespace v4f

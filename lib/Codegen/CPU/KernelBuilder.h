@@ -13,7 +13,7 @@
 #ifndef V4F_LIB_CODEGEN_CPU_KERNELBUILDER_H
 #define V4F_LIB_CODEGEN_CPU_KERNELBUILDER_H
 
-#include "ShapeProgram.h"
+#include "v4f/Plan/ShapeProgram.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "WeightPacking.h"
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 #include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Codegen/Passes.h"
@@ -24,7 +24,7 @@ namespace v4f {
 
 std::optional<WeightPacking> packingOf(Operation *op) {
   auto attr = op->getAttrOfType<StringAttr>(kPackedWeightAttr);
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!attr || !tiling) return std::nullopt;
   if (attr.getValue() == "b_panels") return WeightPacking{WeightPacking::BPanels, tiling.getNr()};
   if (attr.getValue() == "a_panels") return WeightPacking{WeightPacking::APanels, tiling.getMr()};
@@ -46,7 +46,7 @@ struct PackWeightsPass : impl::PackWeightsBase<PackWeightsPass> {
   void runOnOperation() override {
     Builder b(&getContext());
     getOperation().walk([&](Operation *op) {
-      if (!op->hasAttr("v4f.tiling")) return;
+      if (!op->hasAttr(kTilingAttr)) return;
       if (auto mm = llvm::dyn_cast<MatMulOp>(op)) {
         // The result's batch dims must be B's own (a B broadcast over a
         // batch A has is read once per result batch from the same panels,
@@ -97,7 +97,7 @@ void packAPanels(const float *src, int64_t matrices, int64_t M, int64_t K, int64
 
 namespace v4f {
 
-uint32_t DispatchContext::packedWeight(const TensorInfo &weight, const WeightPacking &packing, int64_t matrices,
+uint32_t CPUKernelContext::packedWeight(const TensorInfo &weight, const WeightPacking &packing, int64_t matrices,
                                        int64_t K, int64_t cols) {
   auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(packing.kind), packing.panel);
   auto it = packedByWeight.find(key);

@@ -23,7 +23,9 @@
 // stays in L1.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+#include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -81,16 +83,10 @@ Value emitDepthwiseVector(KernelBuilder &kb, Value scratch, ArrayRef<Value> rows
   return acc;
 }
 
-bool isPointwiseDepthwiseRegion(ArrayRef<Operation *> ops) {
-  if (ops.size() != 2) return false;
-  auto pw = dyn_cast<ConvOp>(ops[0]), dw = dyn_cast<ConvOp>(ops[1]);
-  return pw && dw && dw.getInput() == pw.getResult() && dw.getGroups() > 1;
-}
-
-LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *> ops,
+static LogicalResult emitPointwiseDepthwise(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
                                      llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
   auto pw = cast<ConvOp>(ops[0]), dw = cast<ConvOp>(ops[1]);
-  auto tiling = dw->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = dw->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   const int64_t L = tiling.getLanes();
   auto xShape = pw.getInput().getType().getShape(), yShape = dw.getType().getShape();
@@ -247,6 +243,10 @@ LogicalResult emitPointwiseDepthwise(DispatchContext &ctx, ArrayRef<Operation *>
   ctx.addDispatch(*kb, bindings, groups, name, sp.constant(kChannels * chanStride * int64_t(sizeof(float))));
   ctx.plan.dispatches.back().flops = sp.constant(2 * N * M * (H * W * C + OH * OW * KH * KW));
   return success();
+}
+
+void registerPointwiseDepthwiseKernels(CPUKernelRegistry &registry) {
+  registry.addRegionKernel(kFusedPointwiseDepthwise, emitPointwiseDepthwise);
 }
 
 } // namespace v4f

@@ -1,5 +1,6 @@
 //===- PoolKernels.cpp - max / average pooling ----------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
 #include "RowVectorOps.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -29,9 +30,11 @@ Value poolMax(KernelBuilder &kb, Value x, Value y) {
 /// 2L floats, at the chunk's first input column and 2 further), then lane x
 /// takes the max of the first window's even and odd lanes and the second's
 /// even lanes. Inputs outside the plane read -inf (masked loads and a
-/// select). ResNet-50's stem pool (64 x 112 x 112 -> 56 x 56): 436 us with
-/// the general kernel's 8 lanes and 9 loads per window element at 1 thread.
-LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const TensorInfo &X, const TensorInfo &result,
+/// select). The general kernel, with 8 lanes and 9 loads per window element,
+/// was slow on ResNet-50's stem pool (64 x 112 x 112 -> 56 x 56;
+/// measurements: bench/results/history.md, "Measurements behind code
+/// decisions").
+LogicalResult emitMaxPool3x3s2(CPUKernelContext &ctx, Operation *op, const TensorInfo &X, const TensorInfo &result,
                                int64_t padT, int64_t padL, int64_t L) {
   auto &sp = ctx.shapes;
   Reg planes = sp.mul(X.dims[0], X.dims[1]);
@@ -72,9 +75,10 @@ LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const Tensor
         // With 8 lanes (AVX2), interior chunks (all 3 rows and the 2L + 2
         // columns inside the plane, L whole outputs) take plain loads and a
         // plain store, no masks: the masks' 64-bit lane compares cost AVX2
-        // 4x the time of AVX-512 at the same work (ResNet-50's stem pool at
-        // 1 thread: 966-1000 -> 634 us; AVX-512, whose compares write mask
-        // registers, ran 253 -> 303 us that way and keeps the masked path).
+        // several times AVX-512's time at the same work. AVX-512, whose
+        // compares write mask registers, ran slower that way and keeps the
+        // masked path (measurements: bench/results/history.md, "Measurements
+        // behind code decisions").
         auto interior = [&] { return andi(*kb, andi(*kb, kb->cmp(arith::CmpIPredicate::sge, y0, kb->c(0)),
                                         kb->cmp(arith::CmpIPredicate::slt, kb->add(y0, kb->c(2)), H)),
                               andi(*kb, andi(*kb, kb->cmp(arith::CmpIPredicate::sge, c0, kb->c(0)),
@@ -138,12 +142,13 @@ LogicalResult emitMaxPool3x3s2(DispatchContext &ctx, Operation *op, const Tensor
 /// (AVX-512), 8 otherwise. The average divides by
 /// the elements counted: those inside the input, or with count_include_pad
 /// those inside the padded input. A channel count that is not a multiple of
-/// L (or not known) takes one masked vector per group. YOLOv5's SPPF (5 x 5
-/// pools of 256 x 20 x 20, AVX-512, 1 thread): 1333 us each as a
-/// channels-first border, 355 us with one vector per window element and a
-/// bound check per element, 220-280 us this way with IEEE maximum, 104-142
-/// with nsz (a vmaxps and a NaN check per element; ORT's NCHWc pool: 79).
-LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const TensorInfo &X, const TensorInfo &result,
+/// L (or not known) takes one masked vector per group. The max takes nsz
+/// (poolMax: a vmaxps and a NaN check per element). Each of these steps made
+/// YOLOv5's SPPF pools (5 x 5 over 256 x 20 x 20) faster than a
+/// channels-first border, one vector per window element with a bound check
+/// per element, or IEEE maximum (measurements: bench/results/history.md,
+/// "Measurements behind code decisions").
+LogicalResult emitPoolChannelsLast(CPUKernelContext &ctx, Operation *op, const TensorInfo &X, const TensorInfo &result,
                                    bool isMax, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> d,
                                    ArrayRef<int64_t> p, bool includePad, int64_t L) {
   auto &sp = ctx.shapes;
@@ -233,7 +238,7 @@ LogicalResult emitPoolChannelsLast(DispatchContext &ctx, Operation *op, const Te
 
 } // namespace
 
-LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitPool(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   bool isMax = isa<MaxPoolOp>(op);
   ArrayRef<int64_t> k, s, d, p;
@@ -269,8 +274,9 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   // window element (i, j) the L inputs of a chunk are one masked load
   // (stride 1), two masked loads and an even-lane shuffle (stride 2) or a
   // masked gather (other strides); the mask leaves out the padding (never
-  // read) and the columns past OW. (ResNet-50's 3x3 / 2 max pool: 0.53 ms
-  // scalar.)
+  // read) and the columns past OW. (A scalar loop was slow on ResNet-50's
+  // 3x3 / 2 max pool; measurements: bench/results/history.md, "Measurements
+  // behind code decisions".)
   constexpr int64_t L = kRowLanes;
   OpBuilder &b = kb->b;
   Location loc = kb->loc;
@@ -411,5 +417,7 @@ LogicalResult emitPool(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   ctx.addDispatch(*kb, {result.buffer, X.buffer}, groups, name);
   return success();
 }
+
+void registerPoolKernels(CPUKernelRegistry &registry) { registry.addOpKernel<MaxPoolOp, AvgPoolOp>(emitPool); }
 
 } // namespace v4f

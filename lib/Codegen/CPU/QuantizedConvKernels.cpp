@@ -28,7 +28,8 @@
 // a tile never straddles two images.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
 #include "QuantizedGemm.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
@@ -77,7 +78,7 @@ Value splatIndex(KernelBuilder &kb, Value i64, int64_t lanes) {
 /// (binding 2: the top input row of every padded output column, then the
 /// left input column — columns past P have rows far below 0 —, then per
 /// vector of columns whether it lies inside one output row).
-void emitQuantizeIm2col(DispatchContext &ctx, const QConv &q, uint32_t bBuf, uint32_t xBuf,
+void emitQuantizeIm2col(CPUKernelContext &ctx, const QConv &q, uint32_t bBuf, uint32_t xBuf,
                         std::optional<uint32_t> posBuf) {
   auto &sp = ctx.shapes;
   const int64_t L = q.lanes;
@@ -257,7 +258,7 @@ struct GemmBindings {
 };
 
 /// Dispatch 2: the integer GEMM with the dequantizing epilogue.
-void emitQConvGemm(DispatchContext &ctx, const QConv &q, const GemmBindings &buffers) {
+void emitQConvGemm(CPUKernelContext &ctx, const QConv &q, const GemmBindings &buffers) {
   auto &sp = ctx.shapes;
   std::vector<uint32_t> bindings = {buffers.c, buffers.bq, buffers.a, buffers.scale};
   auto slot = [&](std::optional<uint32_t> buf) -> std::optional<unsigned> {
@@ -365,7 +366,7 @@ void emitQConvGemm(DispatchContext &ctx, const QConv &q, const GemmBindings &buf
 
 } // namespace
 
-LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitQuantizedConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                 const TensorInfo &result) {
   auto qc = cast<QuantizedConvOp>(op);
   auto &sp = ctx.shapes;
@@ -482,6 +483,10 @@ LogicalResult emitQuantizedConv(DispatchContext &ctx, Operation *op, ArrayRef<Te
   emitQuantizeIm2col(ctx, q, buffers.bq, X.buffer, posBuf);
   emitQConvGemm(ctx, q, buffers);
   return success();
+}
+
+void registerQuantizedConvKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<QuantizedConvOp>(emitQuantizedConv);
 }
 
 } // namespace v4f

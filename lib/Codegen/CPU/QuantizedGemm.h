@@ -8,7 +8,7 @@
 #ifndef V4F_LIB_CODEGEN_CPU_QUANTIZEDGEMM_H
 #define V4F_LIB_CODEGEN_CPU_QUANTIZEDGEMM_H
 
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 
 #include <functional>
 
@@ -51,7 +51,7 @@ mlir::Value pairwiseMulAdd(KernelBuilder &kb, mlir::Value a, mlir::Value b16, in
 /// edgeCols)` over MR-row tiles (then the power-of-two row edges) of every
 /// NR-column panel (the last one with `edgeCols` valid columns, null when
 /// the panel is whole). Returns the workgroup count.
-Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
+Reg emitGemmBlocks(CPUKernelContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
                    int64_t nb, const std::function<void(mlir::Value m, mlir::Value n, int rows, mlir::Value edgeCols)> &tile);
 
 /// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
@@ -70,7 +70,7 @@ void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, mlir
 /// int16 q - zp, or with `vnni` as u8 q + 128, and each row's scale into
 /// `scaleBuf`. Static with `staticScale` and `staticZp`; dynamic (symmetric,
 /// max |row| / 127) when `staticScale` is unset.
-void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, int32_t staticZp,
+void emitQuantizeRows(CPUKernelContext &ctx, std::optional<float> staticScale, int32_t staticZp,
                       const std::string &name, Reg rows, int64_t K, int64_t rowValues, bool vnni, int64_t L,
                       uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf);
 

@@ -23,7 +23,8 @@
 // targets get the same arithmetic as generic vector ops.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
 #include "QuantizedGemm.h"
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/Utils/ConstantValues.h"
@@ -43,7 +44,7 @@ using namespace mlir;
 namespace v4f {
 
 GemmTilingAttr requireGemmTiling(Operation *op) {
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   return tiling;
 }
@@ -112,7 +113,7 @@ Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool 
                                  b.create<vector::ShuffleOp>(loc, prod, prod, odd));
 }
 
-Reg emitGemmBlocks(DispatchContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
+Reg emitGemmBlocks(CPUKernelContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
                    int64_t nb, const std::function<void(Value m, Value n, int rows, Value edgeCols)> &tile) {
   auto &sp = ctx.shapes;
   Reg mTiles = sp.ceilDiv(R, sp.constant(mb));
@@ -184,8 +185,9 @@ void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, Valu
 namespace {
 
 /// How far ahead the integer GEMMs prefetch their weight stream: a page,
-/// about 30 K steps of a VNNI tile (measured: 1-2 KB gains half as much; 4-16
-/// KB all gain the same).
+/// about 30 K steps of a VNNI tile: a shorter distance hides less of the
+/// DRAM latency, a longer one gains nothing more (measurements:
+/// bench/results/history.md, "Measurements behind code decisions").
 constexpr int64_t kWeightPrefetchBytes = 4096;
 /// Weights smaller than this stay in cache between runs: no prefetch (and no
 /// prefetch code in every tile variant).
@@ -255,7 +257,8 @@ SmallVector<Value> emitQTileSums(KernelBuilder &kb, const QGemm &g, Value m, Val
     // The weight stream is the GEMM's memory traffic at few rows (a batch-1
     // transformer reads every weight once per run, from DRAM): prefetch it
     // kWeightPrefetchBytes ahead, one request per cache line of this step
-    // (BERT-base s16 dynamic int8, 1 thread: 12-15 -> 8-10 ms).
+    // (measurements: bench/results/history.md, "Measurements behind code
+    // decisions").
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
     for (int64_t line = 0; g.prefetch && line < g.step * g.nr; line += 64) {
       Value at = kb.add(wRow, kb.c(line + kWeightPrefetchBytes));
@@ -313,7 +316,7 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
                    });
 }
 
-void emitQGemm(DispatchContext &ctx, const QGemm &g) {
+void emitQGemm(CPUKernelContext &ctx, const QGemm &g) {
   auto &sp = ctx.shapes;
   auto kb = ctx.newKernel(g.name);
   Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, g.nr, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
@@ -340,7 +343,7 @@ Value lhsZeroPoint(KernelBuilder &kb, const IntegerGemm &ig, std::optional<unsig
 /// GEMM's row format (VNNI: the u8 bytes, int8 ones + 128; otherwise int16
 /// a - zp), zero-padded to whole K steps, and with a weight zero point each
 /// row's sum of a - zp.
-void emitPackIntegerRows(DispatchContext &ctx, const IntegerGemm &ig, uint32_t srcBuf) {
+void emitPackIntegerRows(CPUKernelContext &ctx, const IntegerGemm &ig, uint32_t srcBuf) {
   const QGemm &g = ig.g;
   const int64_t L = g.lanes, rowValues = g.steps * g.step;
   auto [groups, perGroup] = ctx.splitRows(g.R, ctx.shapes.constant(g.K), 16384);
@@ -403,7 +406,7 @@ void emitPackIntegerRows(DispatchContext &ctx, const IntegerGemm &ig, uint32_t s
 /// Dispatch 2 of v4f.integer_matmul: the integer GEMM storing the exact
 /// int32 sums, corrected for the VNNI offset (zU * colsum: zU the lhs zero
 /// point, + 128 for int8) and the weight zero points (zw[n] * rowsum).
-void emitIntegerGemm(DispatchContext &ctx, const IntegerGemm &ig) {
+void emitIntegerGemm(CPUKernelContext &ctx, const IntegerGemm &ig) {
   const QGemm &g = ig.g;
   auto &sp = ctx.shapes;
   auto kb = ctx.newKernel(g.name);
@@ -470,7 +473,7 @@ void emitIntegerGemm(DispatchContext &ctx, const IntegerGemm &ig) {
 /// 128 (the zero point kept) instead of int16.
 /// Static quantization: `staticScale` and zero point `staticZp`; dynamic when
 /// `staticScale` is unset.
-void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, int32_t staticZp,
+void emitQuantizeRows(CPUKernelContext &ctx, std::optional<float> staticScale, int32_t staticZp,
                       const std::string &name, Reg rows, int64_t K, int64_t rowValues, bool vnni, int64_t L,
                       uint32_t srcBuf, uint32_t qBuf, uint32_t scaleBuf) {
   bool dynamic = !staticScale;
@@ -530,7 +533,7 @@ void emitQuantizeRows(DispatchContext &ctx, std::optional<float> staticScale, in
   ctx.plan.dispatches.back().precision = "int8";
 }
 
-uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr, int64_t step) {
+uint32_t CPUKernelContext::packedInt8Weight(const TensorInfo &weight, int64_t K, int64_t N, int64_t nr, int64_t step) {
   auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(100 + step), nr);
   auto it = packedByWeight.find(key);
   if (it != packedByWeight.end()) return it->second;
@@ -546,7 +549,7 @@ uint32_t DispatchContext::packedInt8Weight(const TensorInfo &weight, int64_t K, 
 /// lhs `A` ([..., K]) by the constant int8 weight `W` ([K, N]) for the
 /// target's instruction (tiles, packed weight, VNNI column sums, the inner
 /// dim check); the caller fills in its activation side and epilogue.
-static QGemm integerGemm(DispatchContext &ctx, Operation *op, GemmTilingAttr tiling, const TensorInfo &A,
+static QGemm integerGemm(CPUKernelContext &ctx, Operation *op, GemmTilingAttr tiling, const TensorInfo &A,
                          const TensorInfo &W, ArrayRef<int64_t> wShape, const TensorInfo &result) {
   auto &sp = ctx.shapes;
   QGemm g;
@@ -580,7 +583,7 @@ static QGemm integerGemm(DispatchContext &ctx, Operation *op, GemmTilingAttr til
   return g;
 }
 
-LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitQuantizedMatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                   const TensorInfo &result) {
   auto qmm = cast<QuantizedMatMulOp>(op);
   auto &sp = ctx.shapes;
@@ -608,7 +611,7 @@ LogicalResult emitQuantizedMatMul(DispatchContext &ctx, Operation *op, ArrayRef<
   return success();
 }
 
-LogicalResult emitIntegerMatMul(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitIntegerMatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                 const TensorInfo &result) {
   auto im = cast<IntegerMatMulOp>(op);
   auto &sp = ctx.shapes;
@@ -631,6 +634,11 @@ LogicalResult emitIntegerMatMul(DispatchContext &ctx, Operation *op, ArrayRef<Te
   emitPackIntegerRows(ctx, ig, A.buffer);
   emitIntegerGemm(ctx, ig);
   return success();
+}
+
+void registerQuantizedGemmKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<QuantizedMatMulOp>(emitQuantizedMatMul);
+  registry.addOpKernel<IntegerMatMulOp>(emitIntegerMatMul);
 }
 
 } // namespace v4f

@@ -22,7 +22,10 @@
 // [0, seq] (V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE).
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+
+#include "v4f/Plan/PlanBuilder.h"
 #include "v4f/Dialect/V4F/IR/RecurrentMath.h"
 #include "v4f/kernel_abi.h"
 
@@ -219,7 +222,7 @@ private:
 
 } // namespace
 
-LogicalResult emitRecurrent(DispatchContext &ctx, RecurrentOp op, ArrayRef<TensorInfo> operands,
+LogicalResult emitRecurrent(CPUKernelContext &ctx, RecurrentOp op, ArrayRef<TensorInfo> operands,
                             ArrayRef<TensorInfo> results) {
   auto &sp = ctx.shapes;
   auto operandInfo = [&](Value v) -> const TensorInfo * {
@@ -313,5 +316,33 @@ LogicalResult emitRecurrent(DispatchContext &ctx, RecurrentOp op, ArrayRef<Tenso
   ctx.addDispatch(*kb, bindings, sp.mul(sp.constant(D), B), name, sp.constant(scratch));
   return success();
 }
+
+/// A whole recurrent layer: Y is [T, D, B, H] (layout 1: [B, T, D, H]), the
+/// states [D, B, H] (layout 1: [B, D, H]), T and B from X.
+static LogicalResult emitRecurrentOp(CPUKernelContext &ctx, PlanBuilder &pb, Operation *recurrentOp,
+                                     ArrayRef<TensorInfo> operands) {
+  auto op = cast<RecurrentOp>(recurrentOp);
+  const TensorInfo &X = operands[0];
+  bool layout = op.getLayout() != 0;
+  Reg T = X.dims[layout ? 1 : 0], B = X.dims[layout ? 0 : 1];
+  SmallVector<TensorInfo> results;
+  for (Value v : op->getResults()) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    TensorInfo t;
+    t.elementType = type.getElementType();
+    int64_t rank = type.getRank();
+    for (int64_t d = 0; d < rank; ++d) {
+      bool isT = rank == 4 && d == (layout ? 1 : 0), isB = d == (layout ? 0 : rank - 2);
+      t.dims.push_back(!type.isDynamicDim(d) ? ctx.shapes.constant(type.getDimSize(d)) : isT ? T : isB ? B : Reg());
+      if (type.isDynamicDim(d) && !isT && !isB) return op.emitOpError("has an unexpected dynamic result dim");
+    }
+    t.buffer = ctx.newTransient(pb.bytesOf(t));
+    pb.infos[v] = t;
+    results.push_back(t);
+  }
+  return emitRecurrent(ctx, op, operands, results);
+}
+
+void registerRecurrentKernels(CPUKernelRegistry &registry) { registry.addResultsKernel<RecurrentOp>(emitRecurrentOp); }
 
 } // namespace v4f

@@ -1,5 +1,8 @@
 //===- ReductionKernels.cpp - reduce_mean, softmax, layer_norm, reductions -===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+
+#include "v4f/Plan/ShapeValues.h"
 #include "RowVectorOps.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -52,7 +55,7 @@ struct VectorRow {
 };
 
 /// Mean over the contiguous dims [a0, a1) of `X` into buffer `dst`.
-void emitContiguousMean(DispatchContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0,
+void emitContiguousMean(CPUKernelContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0,
                         int64_t a1, uint32_t dst) {
   auto &sp = ctx.shapes;
   Reg outer = sp.product(X.dims, 0, a0);
@@ -101,7 +104,7 @@ void emitContiguousMean(DispatchContext &ctx, const std::string &name, const Ten
 /// [N, C] buffer `dst` (GlobalAveragePool after channels-last convs): each
 /// workgroup row sums 4 vectors of adjacent channels over the pixels, four
 /// independent accumulators, masked at the channel tail.
-void emitChannelsLastMean(DispatchContext &ctx, const std::string &name, const TensorInfo &X, uint32_t dst) {
+void emitChannelsLastMean(CPUKernelContext &ctx, const std::string &name, const TensorInfo &X, uint32_t dst) {
   auto &sp = ctx.shapes;
   constexpr int64_t kL = kRowLanes, kVecs = 4, kSpan = kL * kVecs;
   Reg P = sp.mul(X.dims[2], X.dims[3]), C = X.dims[1];
@@ -137,7 +140,7 @@ void emitChannelsLastMean(DispatchContext &ctx, const std::string &name, const T
 }
 } // namespace
 
-LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitReduceMean(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                              const TensorInfo &result) {
   auto axes = cast<ReduceMeanOp>(op).getAxes();
   const TensorInfo &X = operands[0];
@@ -170,7 +173,7 @@ LogicalResult emitReduceMean(DispatchContext &ctx, Operation *op, ArrayRef<Tenso
   return success();
 }
 
-LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitSoftmax(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
   int64_t axis = cast<SoftmaxOp>(op).getAxis();
   const TensorInfo &X = operands[0];
@@ -354,25 +357,6 @@ LogicalResult emitSoftmax(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
 
 namespace {
 
-/// Per-dim "reduced" flags (0/1 registers) of a v4f.reduce.
-FailureOr<std::vector<Reg>> reducedFlags(DispatchContext &ctx, ReduceOp op, ArrayRef<TensorInfo> operands) {
-  auto &sp = ctx.shapes;
-  size_t rank = operands[0].dims.size();
-  std::vector<Reg> flags(rank, sp.constant(0));
-  if (!op.getAxesTensor()) {
-    for (int64_t a : op.getAxes()) flags[a] = sp.constant(1);
-    return flags;
-  }
-  if (!operands[1].values)
-    return op.emitOpError("its axes are computed at run time in a way the CPU backend cannot follow yet");
-  Reg zero = sp.constant(0), rankReg = sp.constant(rank);
-  for (Reg a : *operands[1].values) {
-    Reg n = sp.select(sp.lt(a, zero), sp.add(a, rankReg), a);
-    for (size_t d = 0; d < rank; ++d) flags[d] = sp.max(flags[d], sp.eq(n, sp.constant(d)));
-  }
-  return flags;
-}
-
 bool isFloatType(Type t) { return llvm::isa<FloatType>(t); }
 
 Value reduceInit(KernelBuilder &kb, StringRef kind, Type elem) {
@@ -429,38 +413,7 @@ Value reduceFinish(KernelBuilder &kb, StringRef kind, Type elem, Value acc, Valu
 
 } // namespace
 
-FailureOr<std::vector<Reg>> reduceResultDims(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands) {
-  auto r = cast<ReduceOp>(op);
-  auto flags = reducedFlags(ctx, r, operands);
-  if (failed(flags)) return failure();
-  auto &sp = ctx.shapes;
-  const auto &D = operands[0].dims;
-  Reg zero = sp.constant(0), one = sp.constant(1);
-  std::vector<Reg> dims;
-  if (r.getKeepdims()) {
-    for (size_t d = 0; d < D.size(); ++d) dims.push_back(sp.select((*flags)[d], one, D[d]));
-    return dims;
-  }
-  size_t outRank = llvm::cast<RankedTensorType>(r.getType()).getRank();
-  // Output dim j is the j-th kept input dim.
-  std::vector<Reg> pos(D.size());
-  Reg before = zero;
-  for (size_t d = 0; d < D.size(); ++d) {
-    pos[d] = before;
-    before = sp.add(before, sp.eq((*flags)[d], zero));
-  }
-  for (size_t j = 0; j < outRank; ++j) {
-    Reg v = zero;
-    for (size_t d = 0; d < D.size(); ++d) {
-      Reg hit = sp.mul(sp.eq((*flags)[d], zero), sp.eq(pos[d], sp.constant(j)));
-      v = sp.select(hit, D[d], v);
-    }
-    dims.push_back(v);
-  }
-  return dims;
-}
-
-LogicalResult emitReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitReduce(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
   auto r = cast<ReduceOp>(op);
   auto flags = reducedFlags(ctx, r, operands);
@@ -523,7 +476,7 @@ LogicalResult emitReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   return success();
 }
 
-LogicalResult emitArgReduce(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitArgReduce(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                             const TensorInfo &result) {
   auto r = cast<ArgReduceOp>(op);
   auto &sp = ctx.shapes;
@@ -568,7 +521,7 @@ LogicalResult emitArgReduce(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   return success();
 }
 
-LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitLayerNorm(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                             const TensorInfo &result) {
   auto ln = cast<LayerNormOp>(op);
   int64_t axis = ln.getAxis();
@@ -640,6 +593,14 @@ LogicalResult emitLayerNorm(DispatchContext &ctx, Operation *op, ArrayRef<Tensor
   if (biasCount) bindings.push_back(operands[2].buffer);
   ctx.addDispatch(*kb, bindings, groups, name);
   return success();
+}
+
+void registerReductionKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<ReduceMeanOp>(emitReduceMean);
+  registry.addOpKernel<SoftmaxOp>(emitSoftmax);
+  registry.addOpKernel<ReduceOp>(emitReduce);
+  registry.addOpKernel<ArgReduceOp>(emitArgReduce);
+  registry.addOpKernel<LayerNormOp>(emitLayerNorm);
 }
 
 } // namespace v4f

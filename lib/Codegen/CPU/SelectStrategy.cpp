@@ -111,6 +111,14 @@ bool pointwiseRowTilesOuter(ConvOp conv, GemmTilingAttr tiling) {
   return p && p->manyPixels && p->OCg > p->Cg;
 }
 
+void recordRowTilesOuter(ConvOp conv) {
+  auto tiling = conv->getAttrOfType<GemmTilingAttr>(kTilingAttr);
+  if (tiling && !conv->hasAttr(kConvAlgorithmAttr) && pointwiseRowTilesOuter(conv, tiling))
+    conv->setAttr(kRowTilesOuterAttr, UnitAttr::get(conv.getContext()));
+  else
+    conv->removeAttr(kRowTilesOuterAttr);
+}
+
 GemmTilingAttr pointwiseTiling(ConvOp conv, GemmTilingAttr tiling, int64_t l2Bytes) {
   std::optional<PointwiseShape> p = pointwiseShape(conv, tiling);
   if (!p || !p->manyPixels) return tiling;
@@ -241,18 +249,21 @@ DirectCosts directCosts(ConvOp conv, GemmTilingAttr tiling) {
   // then one store per channel (GemmKernels.cpp), about 4 cycles per vector
   // against the K / 2 cycles of FMAs it accumulated, i.e. about LANES / K
   // more. (With one scatter per vector, 2 x LANES cycles, the factor was 4:
-  // ResNet-50's stage-3 1x1 convs of K = 256 ran 10 % slower with channels
-  // in lanes then, 16 % faster with the shuffles.)
+  // ResNet-50's stage-3 1x1 convs of K = 256 ran slower with channels in
+  // lanes then, faster with the shuffles; measurements:
+  // bench/results/history.md, "Measurements behind code decisions".)
   //
   // Pixels in lanes also pay for packing B (the im2col columns) unless the
   // conv reads its input as B directly (1x1, stride 1, no padding). Each
   // packed element feeds OC FMAs; the packing's shifted loads, border masks
-  // and stores measured 17-22 % of ResNet-50's stage-1/2 3x3 convs (OC = 64
-  // and 128, AVX-512, 1 thread), about 12 / OC. Channels in lanes read the
-  // input in place through the per-K offset table (a zero-padded copy when
-  // padded, split into stride phases when strided: a few % of one pass over
-  // the input), so those convs ran 12-22 % faster with channels in lanes,
-  // and the 7x7 stem (K = 147: 1 + 16 / 147 = 1.11 against 1.19) 15 %.
+  // and stores cost about 12 / OC of the work (fitted to ResNet-50's
+  // stage-1/2 3x3 convs, OC = 64 and 128, AVX-512, 1 thread). Channels in
+  // lanes read the input in place through the per-K offset table (a
+  // zero-padded copy when padded, split into stride phases when strided: a
+  // few % of one pass over the input), so those convs and the 7x7 stem
+  // (K = 147: 1 + 16 / 147 = 1.11 against 1.19) take channels in lanes and
+  // run faster (measurements: bench/results/history.md, "Measurements behind
+  // code decisions").
   int64_t K = wType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
   int64_t padded = (P + nr - 1) / nr * nr;
   double pixelLanes = double(padded) / double(P);
@@ -278,25 +289,30 @@ constexpr double kWinogradTransformCost = 20.0;
 /// Relative cost of streaming one byte of weights from memory, in FMAs: a
 /// batch-1 model's weights do not stay in cache between runs (ResNet-50:
 /// 100 MB), and Winograd's transformed weights are 16 / 9 of the direct
-/// conv's. ResNet-50's 7 x 7 x 512 convs (16.8 MB of transformed weights
-/// each) ran 1.6x slower with Winograd inside the model, about 7 GB/s per
-/// core, while computing at 91 G FMA/s: 13 FMAs per byte.
+/// conv's. The value is a core's FMA rate over the rate at which it streamed
+/// the transformed weights of ResNet-50's 7 x 7 x 512 convs (16.8 MB each),
+/// which by Winograd ran slower than the direct conv inside the model
+/// (measurements: bench/results/history.md, "Measurements behind code
+/// decisions").
 constexpr double kWeightByteCost = 13.0;
 
 /// Relative cost of the kernel's weight transform ("_direct_weights") per
 /// (output channel, input channel, xi) and tile block, in FMAs, when CP MR =
 /// LANES values are transformed per vector (WinogradConvKernels.cpp).
-/// Measured alone (AVX-512, 1 thread, direct weights in L3): 256 -> 256 at
-/// 14 x 14 by F(4x4) 160 us more than with the transformed weight stored, 6
-/// FMAs per (oc, c, xi); 512 -> 512 at 7 x 7 by F(2x2) 350 us, 7.4.
+/// Fitted to the time the transform added to convs run alone against the
+/// transformed weight stored (AVX-512, 1 thread, direct weights in L3:
+/// 256 -> 256 at 14 x 14 by F(4x4), 512 -> 512 at 7 x 7 by F(2x2);
+/// measurements: bench/results/history.md, "Measurements behind code
+/// decisions").
 constexpr double kWeightTransformCost = 7.0;
 
 /// Relative cost of streaming one byte of the direct weights the Winograd
 /// kernel transforms, in FMAs: read in bursts by the transform, with few
 /// FMAs to hide them behind, unlike the GEMMs' weights (kWeightByteCost).
 /// Inside ResNet-50 (1 thread) the 7 x 7 x 512 convs by F(2x2) from direct
-/// weights took 4.80 ms against the direct conv's 4.31 although alone they
-/// ran as fast (1.40 / 1.44 ms per conv).
+/// weights ran slower than the direct conv although alone they ran as fast
+/// (measurements: bench/results/history.md, "Measurements behind code
+/// decisions").
 constexpr double kBurstWeightByteCost = 20.0;
 
 /// The relative cost per useful FMA of `conv` by Winograd F(m x m, 3x3)
@@ -332,15 +348,14 @@ double winogradCost(ConvOp conv, const WinogradShape &ws, bool directWeights) {
 
 /// The Winograd algorithm `conv` takes (tile 2 or 4, the weight stored
 /// transformed or transformed by the kernel), tile 0 for the direct conv:
-/// the cheapest by the cost model. Measured on the Xeon alone
-/// (AVX-512 and AVX2 code, 1 thread) F(2x2, 3x3) took 0.53 / 0.50 of the
-/// direct conv's time for ResNet-50's 56 x 56 x 64 conv, 0.60 / 0.50 at
-/// 28 x 28 x 128, 0.63 / 0.61 at 14 x 14 x 256, 0.77 / 0.56 at 7 x 7 x 512,
-/// 0.71 / 0.57 at 7 x 7 x 128; 1.09 / 0.92 for a 13 x 11 conv of 20 -> 32
-/// channels, which the transforms' cost keeps on the direct conv. Inside
-/// ResNet-50 (weights streamed): 0.60 at 56 x 56 and 28 x 28, 0.90 at
-/// 14 x 14, 1.62 at 7 x 7, which the weight term keeps on the direct conv
-/// unless the kernel transforms the direct conv's weight.
+/// the cheapest by the cost model. Run alone, F(2x2, 3x3) beats the direct
+/// conv on each of ResNet-50's 3x3 convs, but gains little or nothing on a
+/// small conv of few channels (13 x 11, 20 -> 32), which the transforms'
+/// cost keeps on the direct conv. Inside ResNet-50 (weights streamed) its
+/// gain shrinks with the plane and turns into a loss at 7 x 7, which the
+/// weight term keeps on the direct conv unless the kernel transforms the
+/// direct conv's weight (measurements: bench/results/history.md,
+/// "Measurements behind code decisions").
 /// A tile size whose transformed input block ((m + 2)^2 x C x the block's
 /// tiles, in the worker's scratch or the shared transient) exceeds L2 is not
 /// considered (the GEMM re-reads it once per output-channel tile).
@@ -393,7 +408,7 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
     module.walk([&](Operation *op) {
       if (isPlacedOnCuda(op)) return; // the CUDA kernels take their weights as they are
       if (isa<MatMulOp, QuantizedMatMulOp, Int4MatMulOp, IntegerMatMulOp, ConvOp, QuantizedConvOp>(op))
-        op->setAttr("v4f.tiling", gemm);
+        op->setAttr(kTilingAttr, gemm);
       if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && isDirectDepthwise(conv))
         op->setAttr(kConvAlgorithmAttr, StringAttr::get(&getContext(), "depthwise"));
       else if (conv && isSmallInputConv(conv))
@@ -408,16 +423,18 @@ struct SelectCPUStrategyPass : impl::SelectCPUStrategyBase<SelectCPUStrategyPass
         // fewer tiles re-read each block of the streamed weight (AVX-512:
         // 24 accumulators + 2 weight vectors + the broadcast of 32).
         // v4fc tune picked 12 rows for all three stage-4 convs of this kind
-        // on the Xeon (5-9 % faster); 8 stayed best with 196 rows. Only
-        // 1x1 stride-1 convs, which read their input at one stride per row:
-        // the others read it implicitly at a per-pixel origin
-        // (ConvKernels.cpp), 12 of which do not fit the general registers
-        // next to the loop's pointers (ResNet-50's stage-4 3x3 conv: 2.7 ms
-        // with 12 rows, 1.43 with 8).
-        op->setAttr("v4f.tiling", channelLanesTiling(conv, target));
+        // on the Xeon; 8 stayed best with 196 rows. Only 1x1 stride-1 convs,
+        // which read their input at one stride per row: the others read it
+        // implicitly at a per-pixel origin (ConvKernels.cpp), 12 of which do
+        // not fit the general registers next to the loop's pointers
+        // (ResNet-50's stage-4 3x3 conv ran far slower with 12 rows than 8;
+        // measurements: bench/results/history.md, "Measurements behind code
+        // decisions").
+        op->setAttr(kTilingAttr, channelLanesTiling(conv, target));
       } else if (conv && readsInputAsB(conv)) {
-        op->setAttr("v4f.tiling", pointwiseTiling(conv, gemm, target.getL2CacheBytes()));
+        op->setAttr(kTilingAttr, pointwiseTiling(conv, gemm, target.getL2CacheBytes()));
       }
+      if (auto conv = llvm::dyn_cast<ConvOp>(op)) recordRowTilesOuter(conv);
     });
   }
 };

@@ -5,8 +5,9 @@
 // that the kernels read as push constants.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
-#include "ShapeValues.h"
+#include "CPUKernelContext.h"
+#include "KernelRegistry.h"
+#include "v4f/Plan/ShapeValues.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
 
@@ -19,7 +20,7 @@ using namespace mlir;
 
 namespace v4f {
 
-LogicalResult emitRange(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitRange(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                         const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto start = valuesOf(op, operands[0], "start"), delta = valuesOf(op, operands[2], "delta");
@@ -40,7 +41,7 @@ LogicalResult emitRange(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   return success();
 }
 
-LogicalResult emitGatherElements(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitGatherElements(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                  const TensorInfo &result) {
   auto ge = cast<GatherElementsOp>(op);
   const TensorInfo &D = operands[0], &I = operands[1];
@@ -82,7 +83,7 @@ LogicalResult emitGatherElements(DispatchContext &ctx, Operation *op, ArrayRef<T
   return success();
 }
 
-LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitTrilu(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                         const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto tr = cast<TriluOp>(op);
@@ -119,7 +120,7 @@ LogicalResult emitTrilu(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   return success();
 }
 
-LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitFill(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                        const TensorInfo &result) {
   auto fill = cast<FillOp>(op);
   Reg n = ctx.numel(result);
@@ -137,7 +138,7 @@ LogicalResult emitFill(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo>
   return success();
 }
 
-LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitPad(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                       const TensorInfo &result) {
   auto pad = cast<PadOp>(op);
   auto amounts = padAmounts(ctx, pad, operands);
@@ -208,7 +209,7 @@ LogicalResult emitPad(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> 
   return success();
 }
 
-LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitCumSum(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto cs = cast<CumSumOp>(op);
@@ -254,7 +255,7 @@ LogicalResult emitCumSum(DispatchContext &ctx, Operation *op, ArrayRef<TensorInf
   return success();
 }
 
-LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitShapeOf(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
   if (!result.values)
     return op->emitOpError("its scales must be a graph input or a constant (with static dims)");
@@ -267,13 +268,13 @@ LogicalResult emitShapeOf(DispatchContext &ctx, Operation *op, ArrayRef<TensorIn
   return success();
 }
 
-LogicalResult emitExpand(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitExpand(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {
   emitStridedCopy(ctx, dispatchName(op), operands[0], result, {}, ctx.shapes.constant(0), /*broadcastSource=*/true);
   return success();
 }
 
-LogicalResult emitSlice(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitSlice(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                         const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto p = sliceParams(ctx, cast<SliceOp>(op), operands);
@@ -289,6 +290,18 @@ LogicalResult emitSlice(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo
   }
   emitStridedCopy(ctx, dispatchName(op), X, result, strides, base, /*broadcastSource=*/false);
   return success();
+}
+
+void registerShapeValueKernels(CPUKernelRegistry &registry) {
+  registry.addOpKernel<ShapeOp, ScaledSizesOp>(emitShapeOf);
+  registry.addOpKernel<ExpandOp>(emitExpand);
+  registry.addOpKernel<SliceOp>(emitSlice);
+  registry.addOpKernel<RangeOp>(emitRange);
+  registry.addOpKernel<FillOp>(emitFill);
+  registry.addOpKernel<PadOp>(emitPad);
+  registry.addOpKernel<CumSumOp>(emitCumSum);
+  registry.addOpKernel<GatherElementsOp>(emitGatherElements);
+  registry.addOpKernel<TriluOp>(emitTrilu);
 }
 
 } // namespace v4f

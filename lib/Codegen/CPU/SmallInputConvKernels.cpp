@@ -19,7 +19,7 @@
 // residual, activation, stored (masked on a column tail).
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 #include "v4f/Codegen/CPUCodegen.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -41,10 +41,10 @@ constexpr int64_t kRowBlocks = 16;
 constexpr int64_t kBlockScratchBytes = 64 << 10;
 } // namespace
 
-LogicalResult emitSmallInputConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitSmallInputConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                  const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   if (!isSmallInputConv(conv)) return op->emitOpError("is marked small_input but is not such a conv");
   auto &sp = ctx.shapes;
@@ -98,10 +98,10 @@ LogicalResult emitSmallInputConv(DispatchContext &ctx, Operation *op, ArrayRef<T
   Value zero = kb->cf(0.f, vt);
   // The register tile: 8 channels x 2 vectors on AVX-512 (16 of its 32
   // registers; a tap's 2 input loads and 8 broadcasts feed 16 FMAs), 6 x 2
-  // with 16 registers (12 accumulators). Measured on the Xeon, 1 thread, a
-  // 7x7 stride-2 stem 3 -> 64 at 224 x 224: AVX-512 8 x 2 1661 us, 8 x 3
-  // 1709, 12 x 2 1668, 8 x 1 3058; AVX2 code 6 x 2 3895 us, 4 x 3 3816,
-  // 4 x 2 4107, 8 x 1 5233.
+  // with 16 registers (12 accumulators). On a 7x7 stride-2 stem the other
+  // tiles tried on the Xeon ran no faster beyond the noise, and tiles one
+  // vector wide much slower (measurements: bench/results/history.md,
+  // "Measurements behind code decisions").
   const int64_t kChannels = L >= 16 ? 8 : 6, vecsPerChunk = 2;
   SmallVector<int64_t> even(L), odd(L);
   for (int64_t t = 0; t < L; ++t) even[t] = 2 * t, odd[t] = 2 * t + 1;

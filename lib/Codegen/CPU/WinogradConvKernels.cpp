@@ -29,9 +29,9 @@
 // scales s fold into A^T), accumulating each chunk while it is in L1 and
 // prefetching the next chunk's weight meanwhile: for few tiles (small
 // planes, one or two tile blocks) U streamed from memory cost more than the
-// transform (ResNet-50's stage 3, 1 thread: 7.3 -> 4.8 ms for its six 3x3
-// convs, the artifact 18 MB smaller). The cost model chooses
-// (SelectStrategy.cpp).
+// transform, and the artifact shrinks (ResNet-50's stage 3: 18 MB). The cost
+// model chooses (SelectStrategy.cpp; measurements: bench/results/history.md,
+// "Measurements behind code decisions").
 //
 // A work item is one image, a block of NV x LANES tiles (tiles numbered
 // row-major over the image's ceil(OH / m) x ceil(OW / m) tiles, one tile
@@ -44,8 +44,8 @@
 //      lane's m + 2 inputs as elements q of each lane's m (strided
 //      shuffles) — lanes outside the segment, the zero padding and tiles
 //      past the image read 0, so the segments' values add up. (Gathers of
-//      the inputs cost twice the time on the Xeon: LLVM splits them by
-//      64-bit addresses.) With a single output-channel group the work item
+//      the inputs cost more on the Xeon: LLVM splits them by 64-bit
+//      addresses.) With a single output-channel group the work item
 //      transforms into its scratch; with several (few tile blocks: small
 //      planes), a separate "input transform" dispatch writes every block's
 //      V once into a transient the groups share.
@@ -61,7 +61,7 @@
 // generation"); the cost model that chooses m: SelectStrategy.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchContext.h"
+#include "CPUKernelContext.h"
 
 #include "v4f/Codegen/CPUCodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -123,10 +123,10 @@ WinogradShape winogradShape(ConvOp conv, GemmTilingAttr tiling, int64_t tile) {
   // At least 8 items per image: small planes (a few tile blocks) split their
   // output channels instead. Not with 6 tile blocks or more, which balance
   // two threads alone: split channels share one input-transform dispatch,
-  // whose transformed blocks then cross between the cores' caches
-  // (ResNet-50's stage 1, 7 blocks: 2 threads ran the transform 1.3x and
-  // the product 1.35x faster than 1; one group per block, the transform
-  // inline: the three convs 1.70 -> 1.45 ms at 2 threads, 2.22 -> 2.02 at 1).
+  // whose transformed blocks then cross between the cores' caches, so a
+  // second thread gains little on either; one group per block transforms
+  // inline instead (measurements: bench/results/history.md, "Measurements
+  // behind code decisions").
   w.ocGroups = w.tileBlocks >= 6 ? 1 : std::clamp<int64_t>((8 + w.tileBlocks - 1) / w.tileBlocks, 1, w.ocTiles);
   w.ocTilesPerGroup = (w.ocTiles + w.ocGroups - 1) / w.ocGroups;
   w.ocGroups = (w.ocTiles + w.ocTilesPerGroup - 1) / w.ocTilesPerGroup;
@@ -156,10 +156,10 @@ bool winogradTransformsWeights(Operation *op) {
   return algorithm && algorithm.getValue() == winogradAlgorithm(4, true);
 }
 
-LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                                const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
-  auto tiling = op->getAttrOfType<GemmTilingAttr>("v4f.tiling");
+  auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   std::optional<int64_t> tile = winogradTileOf(op);
   if (!tile || !winogradEligible(conv, tiling) || (winogradTransformsWeights(op) && *tile != 4))
@@ -400,8 +400,8 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
 
   // The last tile block holds the T - (TB - 1) NV L remaining tiles: it
   // runs only the vectors they fill (ResNet-50's stage 1: 196 tiles, 6
-  // blocks of 32 and one of 4 -- one vector, not two: its three convs 1241
-  // -> 1114 us at 2 threads, whose 7 equal work items split 4 / 3).
+  // blocks of 32 and one of 4 -- one vector, not two: 7 equal work items
+  // would split 4 / 3 between two threads).
   const int64_t lastNV = ws.lastVectors;
   auto forBlockVectors = [&](KernelBuilder &k, Value tb, const std::function<void(int64_t)> &body) {
     if (lastNV == NV) return body(NV);
@@ -518,8 +518,8 @@ LogicalResult emitWinogradConv(DispatchContext &ctx, Operation *op, ArrayRef<Ten
           // tile's channels [c0, c1) into the scratch, CP channels per vector
           // of VW floats (per column of g the 3-tap transform by G', then per
           // row), a chunk of CC channels at a time, each accumulated while in
-          // L1 (U' of all channels written to L2 and read back cost 30-40 %
-          // of the conv).
+          // L1 (U' of all channels written to L2 and read back cost a large
+          // share of the conv).
           Type vw = kb->vec(VW);
           auto taps = [&](Value g0, Value g1, Value g2) {
             // G' = [1 0 0; 1 1 1; 1 -1 1; 1 2 4; 1 -2 4; 0 0 1].

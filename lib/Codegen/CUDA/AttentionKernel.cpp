@@ -24,6 +24,7 @@
 // 0 / 0 = NaN, as the unfused softmax does (0 under nan_to_zero).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelRegistry.h"
 #include "KernelText.h"
 
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -73,9 +74,9 @@ SoftmaxOp attentionSoftmax(llvm::ArrayRef<Operation *> ops, std::string &why) {
   int64_t rank = softmax.getInput().getType().getRank();
   if (softmax.getMode() != "softmax" || (softmax.getAxis() != rank - 1 && softmax.getAxis() != -1))
     return why = "fused attention with a softmax off the keys' axis", SoftmaxOp();
-  if (m1.getLhs().getType().getDimSize(rank - 1) > kMaxAttentionHeadDim ||
-      m2.getType().getDimSize(rank - 1) > kMaxAttentionHeadDim)
-    return why = "fused attention with a head dim over " + std::to_string(kMaxAttentionHeadDim), SoftmaxOp();
+  if (m1.getLhs().getType().getDimSize(rank - 1) > kCudaMaxAttentionHeadDim ||
+      m2.getType().getDimSize(rank - 1) > kCudaMaxAttentionHeadDim)
+    return why = "fused attention with a head dim over " + std::to_string(kCudaMaxAttentionHeadDim), SoftmaxOp();
   return softmax;
 }
 
@@ -223,6 +224,12 @@ FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<Operation *> ops, llvm::Arr
   os << "  }\n";
   t.k.source = t.finish(name, std::to_string(kWarps * 32));
   return t.k;
+}
+
+void registerAttentionKernels(CudaKernelRegistry &registry) {
+  registry.addRegionKernel(kFusedAttention, attentionSupported, [](const KernelRequest &r) {
+    return attentionKernel(r.ops, r.externals, r.ext, r.result, r.name);
+  });
 }
 
 } // namespace cudagen

@@ -18,6 +18,7 @@
 // dispatch's name, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelRegistry.h"
 #include "KernelText.h"
 
 using namespace mlir;
@@ -39,7 +40,7 @@ std::string readIndex(const CudaTensor &indices, int binding, const std::string 
                       int64_t bound, const std::string &onBad) {
   return "  long long " + name + " = ((const " + indexType(indices) + "*)a.bindings[" + std::to_string(binding) +
          "])[" + at + "];\n  if (" + name + " < 0) " + name + " += " + lit(bound) + ";\n  if (" + name + " < 0 || " +
-         name + " >= " + lit(bound) + ") { v4f_fail(a, 1); " + onBad + " }\n";
+         name + " >= " + lit(bound) + ") { " + failWith(V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE) + onBad + " }\n";
 }
 
 /// The statement combining `v` into element `target` of the result (E
@@ -182,6 +183,21 @@ FailureOr<CudaKernel> scatterNDKernel(ScatterNDOp op, llvm::ArrayRef<CudaTensor>
   }
   s += combine(op.getReduction(), "off", "upd[j]");
   return scatterKernel(t, D, op.getReduction(), tuples * inner, s, name);
+}
+
+void registerIndexingKernels(CudaKernelRegistry &registry) {
+  registry.addOpKernel<GatherElementsOp>(indexingSupported, [](const KernelRequest &r) {
+    return gatherElementsKernel(cast<GatherElementsOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
+  registry.addOpKernel<GatherNDOp>(indexingSupported, [](const KernelRequest &r) {
+    return gatherNDKernel(cast<GatherNDOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
+  registry.addOpKernel<ScatterElementsOp>(indexingSupported, [](const KernelRequest &r) {
+    return scatterElementsKernel(cast<ScatterElementsOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
+  registry.addOpKernel<ScatterNDOp>(indexingSupported, [](const KernelRequest &r) {
+    return scatterNDKernel(cast<ScatterNDOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
 }
 
 } // namespace cudagen

@@ -10,6 +10,7 @@
 // warp per row with shuffle reductions).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelRegistry.h"
 #include "KernelText.h"
 #include "v4f/Codegen/CUDACodegen.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -31,213 +32,6 @@ namespace v4f {
 using namespace cudagen;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Elementwise
-//===----------------------------------------------------------------------===//
-
-/// C expression of a named elementwise op over operand expressions.
-std::string namedElementwise(Operation *op, llvm::ArrayRef<std::string> x) {
-  if (isa<AddOp>(op)) return "(" + x[0] + " + " + x[1] + ")";
-  if (isa<SubOp>(op)) return "(" + x[0] + " - " + x[1] + ")";
-  if (isa<MulOp>(op)) return "(" + x[0] + " * " + x[1] + ")";
-  if (isa<DivOp>(op)) return "(" + x[0] + " / " + x[1] + ")";
-  if (isa<ReluOp>(op)) return activation("relu", x[0], 0, 0);
-  if (isa<SigmoidOp>(op)) return activation("sigmoid", x[0], 0, 0);
-  if (isa<TanhOp>(op)) return "tanhf(" + x[0] + ")";
-  if (isa<ErfOp>(op)) return "erff(" + x[0] + ")";
-  if (isa<ExpOp>(op)) return "expf(" + x[0] + ")";
-  if (isa<SqrtOp>(op)) return "sqrtf(" + x[0] + ")";
-  if (auto l = dyn_cast<LeakyReluOp>(op)) return activation("leaky_relu", x[0], l.getAlpha().convertToFloat(), 0);
-  if (auto c = dyn_cast<ClipOp>(op))
-    return activation("clip", x[0], c.getMin().convertToFloat(), c.getMax().convertToFloat());
-  if (auto h = dyn_cast<HardSigmoidOp>(op))
-    return activation("hard_sigmoid", x[0], h.getAlpha().convertToFloat(), h.getBeta().convertToFloat());
-  if (isa<HardSwishOp>(op)) return activation("hard_swish", x[0], 0, 0);
-  return "";
-}
-
-bool isNamedElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
-             HardSigmoidOp, HardSwishOp>(op);
-}
-
-/// Translates a v4f.elementwise body (f32 / i1 scalars, arith and math ops)
-/// to statements; returns the result expression, or "" with `why` set.
-std::string translateBody(ElementwiseOp op, llvm::ArrayRef<std::string> inputs, std::string &stmts,
-                          std::string &why, unsigned &counter) {
-  Block &body = op.getBody().front();
-  llvm::DenseMap<Value, std::string> names;
-  for (auto [arg, x] : llvm::zip_equal(body.getArguments(), inputs)) names[arg] = x;
-  auto scalarType = [](Type t) -> const char * {
-    if (t.isF32()) return "float";
-    if (t.isInteger(1)) return "bool";
-    return nullptr;
-  };
-  for (Operation &inner : body) {
-    if (auto y = dyn_cast<YieldOp>(inner)) return names.lookup(y->getOperand(0));
-    if (inner.getNumResults() != 1) {
-      why = "its body has '" + inner.getName().getStringRef().str() + "'";
-      return "";
-    }
-    const char *type = scalarType(inner.getResult(0).getType());
-    if (!type) {
-      why = "its body computes a value of a type other than float32 or bool";
-      return "";
-    }
-    auto in = [&](unsigned i) { return names.lookup(inner.getOperand(i)); };
-    std::string e;
-    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
-      if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue())) e = lit(float(f.getValueAsDouble()));
-      else if (auto b = llvm::dyn_cast<IntegerAttr>(c.getValue())) e = b.getValue().isZero() ? "false" : "true";
-    } else if (isa<arith::AddFOp>(inner)) e = "(" + in(0) + " + " + in(1) + ")";
-    else if (isa<arith::SubFOp>(inner)) e = "(" + in(0) + " - " + in(1) + ")";
-    else if (isa<arith::MulFOp>(inner)) e = "(" + in(0) + " * " + in(1) + ")";
-    else if (isa<arith::DivFOp>(inner)) e = "(" + in(0) + " / " + in(1) + ")";
-    else if (isa<arith::RemFOp>(inner)) e = "fmodf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::NegFOp>(inner)) e = "(-" + in(0) + ")";
-    else if (isa<arith::MaximumFOp>(inner)) e = "v4f_maximumf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MinimumFOp>(inner)) e = "v4f_minimumf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MaxNumFOp>(inner)) e = "fmaxf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MinNumFOp>(inner)) e = "fminf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::SelectOp>(inner)) e = "(" + in(0) + " ? " + in(1) + " : " + in(2) + ")";
-    else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " && " + in(1) + ")";
-    else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " || " + in(1) + ")";
-    else if (isa<arith::XOrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " != " + in(1) + ")";
-    else if (auto cmp = dyn_cast<arith::CmpFOp>(inner)) {
-      std::string a = in(0), b = in(1);
-      switch (cmp.getPredicate()) {
-      case arith::CmpFPredicate::OEQ: e = "(" + a + " == " + b + ")"; break;
-      case arith::CmpFPredicate::OGT: e = "(" + a + " > " + b + ")"; break;
-      case arith::CmpFPredicate::OGE: e = "(" + a + " >= " + b + ")"; break;
-      case arith::CmpFPredicate::OLT: e = "(" + a + " < " + b + ")"; break;
-      case arith::CmpFPredicate::OLE: e = "(" + a + " <= " + b + ")"; break;
-      case arith::CmpFPredicate::ONE: e = "(" + a + " < " + b + " || " + a + " > " + b + ")"; break;
-      case arith::CmpFPredicate::UNE: e = "(" + a + " != " + b + ")"; break;
-      case arith::CmpFPredicate::UEQ: e = "!(" + a + " < " + b + " || " + a + " > " + b + ")"; break;
-      case arith::CmpFPredicate::UGT: e = "!(" + a + " <= " + b + ")"; break;
-      case arith::CmpFPredicate::UGE: e = "!(" + a + " < " + b + ")"; break;
-      case arith::CmpFPredicate::ULT: e = "!(" + a + " >= " + b + ")"; break;
-      case arith::CmpFPredicate::ULE: e = "!(" + a + " > " + b + ")"; break;
-      case arith::CmpFPredicate::ORD: e = "(" + a + " == " + a + " && " + b + " == " + b + ")"; break;
-      case arith::CmpFPredicate::UNO: e = "(" + a + " != " + a + " || " + b + " != " + b + ")"; break;
-      case arith::CmpFPredicate::AlwaysTrue: e = "true"; break;
-      case arith::CmpFPredicate::AlwaysFalse: e = "false"; break;
-      }
-    } else if (isa<math::ExpOp>(inner)) e = "expf(" + in(0) + ")";
-    else if (isa<math::Exp2Op>(inner)) e = "exp2f(" + in(0) + ")";
-    else if (isa<math::ExpM1Op>(inner)) e = "expm1f(" + in(0) + ")";
-    else if (isa<math::LogOp>(inner)) e = "logf(" + in(0) + ")";
-    else if (isa<math::Log2Op>(inner)) e = "log2f(" + in(0) + ")";
-    else if (isa<math::Log1pOp>(inner)) e = "log1pf(" + in(0) + ")";
-    else if (isa<math::TanhOp>(inner)) e = "tanhf(" + in(0) + ")";
-    else if (isa<math::SqrtOp>(inner)) e = "sqrtf(" + in(0) + ")";
-    else if (isa<math::RsqrtOp>(inner)) e = "(1.f / sqrtf(" + in(0) + "))";
-    else if (isa<math::AbsFOp>(inner)) e = "fabsf(" + in(0) + ")";
-    else if (isa<math::SinOp>(inner)) e = "sinf(" + in(0) + ")";
-    else if (isa<math::CosOp>(inner)) e = "cosf(" + in(0) + ")";
-    else if (isa<math::TanOp>(inner)) e = "tanf(" + in(0) + ")";
-    else if (isa<math::AsinOp>(inner)) e = "asinf(" + in(0) + ")";
-    else if (isa<math::AcosOp>(inner)) e = "acosf(" + in(0) + ")";
-    else if (isa<math::AtanOp>(inner)) e = "atanf(" + in(0) + ")";
-    else if (isa<math::SinhOp>(inner)) e = "sinhf(" + in(0) + ")";
-    else if (isa<math::CoshOp>(inner)) e = "coshf(" + in(0) + ")";
-    else if (isa<math::AsinhOp>(inner)) e = "asinhf(" + in(0) + ")";
-    else if (isa<math::AcoshOp>(inner)) e = "acoshf(" + in(0) + ")";
-    else if (isa<math::AtanhOp>(inner)) e = "atanhf(" + in(0) + ")";
-    else if (isa<math::ErfOp>(inner)) e = "erff(" + in(0) + ")";
-    else if (isa<math::FloorOp>(inner)) e = "floorf(" + in(0) + ")";
-    else if (isa<math::CeilOp>(inner)) e = "ceilf(" + in(0) + ")";
-    else if (isa<math::RoundEvenOp>(inner)) e = "rintf(" + in(0) + ")";
-    else if (isa<math::RoundOp>(inner)) e = "roundf(" + in(0) + ")";
-    else if (isa<math::TruncOp>(inner)) e = "truncf(" + in(0) + ")";
-    else if (isa<math::PowFOp>(inner)) e = "powf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<math::CopySignOp>(inner)) e = "copysignf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<math::FmaOp>(inner)) e = "fmaf(" + in(0) + ", " + in(1) + ", " + in(2) + ")";
-    if (e.empty()) {
-      why = "its body has '" + inner.getName().getStringRef().str() + "', which has no CUDA translation yet";
-      return "";
-    }
-    std::string v = "v" + std::to_string(counter++);
-    stmts += std::string("  const ") + type + " " + v + " = " + e + ";\n";
-    names[inner.getResult(0)] = v;
-  }
-  why = "its body has no yield";
-  return "";
-}
-
-bool elementwiseSupported(Operation *op, std::string &why) {
-  if (isNamedElementwise(op)) return true;
-  auto ew = dyn_cast<ElementwiseOp>(op);
-  if (!ew) return false;
-  // float32, or bool between the ops of a fused chain (cudaSupportsRegion
-  // requires float32 at the region's borders).
-  auto f32OrBool = [](Type t) {
-    auto r = llvm::dyn_cast<RankedTensorType>(t);
-    return isF32Tensor(t) || (r && r.hasStaticShape() && r.getElementType().isInteger(1));
-  };
-  for (Value v : op->getOperands())
-    if (!f32OrBool(v.getType())) {
-      why = "an elementwise op with non-float32 operands";
-      return false;
-    }
-  if (!f32OrBool(op->getResult(0).getType())) {
-    why = "an elementwise op with a non-float32 result";
-    return false;
-  }
-  std::string stmts;
-  unsigned counter = 0;
-  std::vector<std::string> inputs;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) inputs.push_back("x" + std::to_string(i));
-  if (translateBody(ew, inputs, stmts, why, counter).empty()) {
-    why = "an elementwise op whose " + why;
-    return false;
-  }
-  return true;
-}
-
-FailureOr<CudaKernel> elementwiseKernel(llvm::ArrayRef<Operation *> ops, llvm::ArrayRef<Value> externals,
-                                        llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
-                                        const std::string &name) {
-  KernelText t;
-  int64_t total = product(result.dims);
-  t.bind(-1, 2, total * 4);
-  for (size_t e = 0; e < externals.size(); ++e) t.bind(int(e), 1, product(ext[e].dims) * 4);
-  t.linear(total);
-  t.os << "  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
-  t.os << "  if (i >= " << lit(total) << ") return;\n";
-  t.os << coordinates(result.dims);
-  llvm::DenseMap<Value, std::string> names;
-  for (size_t e = 0; e < externals.size(); ++e) {
-    std::string v = "e" + std::to_string(e);
-    t.os << "  const float " << v << " = ((const float*)a.bindings[" << (e + 1) << "])["
-         << broadcastOffset(ext[e].dims, result.dims) << "];\n";
-    names[externals[e]] = v;
-  }
-  unsigned counter = 0;
-  for (Operation *op : ops) {
-    std::vector<std::string> x;
-    for (Value v : op->getOperands()) x.push_back(names.lookup(v));
-    std::string expr;
-    if (auto ew = dyn_cast<ElementwiseOp>(op)) {
-      std::string stmts, why;
-      expr = translateBody(ew, x, stmts, why, counter);
-      if (expr.empty()) return op->emitOpError("has no CUDA kernel: ") << why, failure();
-      t.os << stmts;
-    } else {
-      expr = namedElementwise(op, x);
-      if (expr.empty()) return op->emitOpError("has no CUDA kernel"), failure();
-    }
-    std::string v = "v" + std::to_string(counter++);
-    const bool boolean = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isInteger(1);
-    t.os << "  const " << (boolean ? "bool " : "float ") << v << " = " << expr << ";\n";
-    names[op->getResult(0)] = v;
-  }
-  t.os << "  ((float*)a.bindings[0])[i] = " << names.lookup(ops.back()->getResult(0)) << ";\n";
-  t.k.flops = double(total) * ops.size();
-  t.k.source = t.finish(name);
-  return t.k;
-}
 
 template <typename PoolOpT>
 FailureOr<CudaKernel> poolKernel(PoolOpT op, bool isMax, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
@@ -502,19 +296,115 @@ FailureOr<CudaKernel> gatherKernel(GatherOp op, llvm::ArrayRef<CudaTensor> ext, 
        << ", out_ = i / " << lit(inner * nIdx) << ";\n";
   t.os << "  long long j = ((const " << (idx64 ? "long long" : "int") << "*)a.bindings[2])[k];\n";
   t.os << "  if (j < 0) j += " << lit(A) << ";\n";
-  t.os << "  if (j < 0 || j >= " << lit(A) << ") { v4f_fail(a, 1); return; }\n";
+  t.os << "  if (j < 0 || j >= " << lit(A) << ") { " << failWith(V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE) << "return; }\n";
   t.os << "  ((E*)a.bindings[0])[i] = ((const E*)a.bindings[1])[(out_ * " << lit(A) << " + j) * " << lit(inner)
        << " + in_];\n";
   t.k.source = t.finish(name);
   return t.k;
 }
 
+bool reductionCommon(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  return true;
+}
+
+bool poolSupported(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  if (llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getRank() != 4)
+    return why = "pooling that is not 2-D", false;
+  return true;
+}
+
+bool softmaxSupported(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  auto s = cast<SoftmaxOp>(op);
+  if (s.getMode() != "softmax" && s.getMode() != "log_softmax") return why = "hardmax", false;
+  if (s.getMask()) {
+    int64_t rank = llvm::cast<RankedTensorType>(s.getInput().getType()).getRank();
+    int64_t mrank = llvm::cast<RankedTensorType>(s.getMask().getType()).getRank();
+    if (s.getMode() != "softmax" || (s.getAxis() != rank - 1 && s.getAxis() != -1) || mrank > rank)
+      return why = "a fused mask off the last axis", false;
+  }
+  return true;
+}
+
+bool layerNormSupported(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  auto ln = cast<LayerNormOp>(op);
+  int64_t rank = llvm::cast<RankedTensorType>(ln.getInput().getType()).getRank();
+  int64_t axis = ln.getAxis() < 0 ? ln.getAxis() + rank : ln.getAxis();
+  int64_t D = product(llvm::cast<RankedTensorType>(ln.getInput().getType()).getShape(), axis);
+  int64_t sn = llvm::cast<RankedTensorType>(ln.getScale().getType()).getNumElements();
+  int64_t bn = ln.getBias() ? llvm::cast<RankedTensorType>(ln.getBias().getType()).getNumElements() : 1;
+  if ((sn != D && sn != 1) || (bn != D && bn != 1)) return why = "a scale or bias that is not per normalized element", false;
+  return true;
+}
+
+bool reduceSupported(Operation *op, std::string &why) {
+  auto r = cast<ReduceOp>(op);
+  if (!allF32(op) || r.getAxesTensor()) return why = "a reduction over non-float32 data or run-time axes", false;
+  StringRef k = r.getKind();
+  if (!llvm::is_contained({"sum", "mean", "max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square"}, k))
+    return why = "reduction kind '" + k.str() + "'", false;
+  if (llvm::cast<RankedTensorType>(r.getInput().getType()).getNumElements() == 0) return why = "an empty reduction", false;
+  return true;
+}
+
+/// Transpose, concat and gather copy elements of at least a byte.
+bool byteElementsSupported(Operation *op, std::string &why) {
+  Value data = isa<GatherOp>(op) ? Value(cast<GatherOp>(op).getData()) : op->getResult(0);
+  Type et = llvm::cast<RankedTensorType>(data.getType()).getElementType();
+  if (!et.isIntOrFloat() || et.getIntOrFloatBitWidth() < 8) return why = "sub-byte or bool elements", false;
+  return true;
+}
+
+} // namespace
+
+namespace cudagen {
+
+void registerPoolKernels(CudaKernelRegistry &registry) {
+  registry.addOpKernel<MaxPoolOp>(poolSupported, [](const KernelRequest &r) {
+    return poolKernel(cast<MaxPoolOp>(r.ops.front()), true, r.ext, r.result, r.name);
+  });
+  registry.addOpKernel<AvgPoolOp>(poolSupported, [](const KernelRequest &r) {
+    return poolKernel(cast<AvgPoolOp>(r.ops.front()), false, r.ext, r.result, r.name);
+  });
+}
+
+void registerRowsKernels(CudaKernelRegistry &registry) {
+  registry.addOpKernel<ReduceMeanOp>(reductionCommon, [](const KernelRequest &r) {
+    return reduceKernel("mean", cast<ReduceMeanOp>(r.ops.front()).getAxes(), r.ext[0], r.result, r.name);
+  });
+  registry.addOpKernel<ReduceOp>(reduceSupported, [](const KernelRequest &r) {
+    auto op = cast<ReduceOp>(r.ops.front());
+    return reduceKernel(op.getKind(), op.getAxes(), r.ext[0], r.result, r.name);
+  });
+  registry.addOpKernel<SoftmaxOp>(softmaxSupported, [](const KernelRequest &r) {
+    return softmaxKernel(cast<SoftmaxOp>(r.ops.front()), r.ext, r.name);
+  });
+  registry.addOpKernel<LayerNormOp>(layerNormSupported, [](const KernelRequest &r) {
+    return layerNormKernel(cast<LayerNormOp>(r.ops.front()), r.ext, r.name);
+  });
+}
+
+void registerDataMovementKernels(CudaKernelRegistry &registry) {
+  registry.addOpKernel<TransposeOp>(byteElementsSupported, [](const KernelRequest &r) {
+    return transposeKernel(cast<TransposeOp>(r.ops.front()), r.ext[0], r.result, r.name);
+  });
+  registry.addOpKernel<ConcatOp>(byteElementsSupported, [](const KernelRequest &r) {
+    return concatKernel(cast<ConcatOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
+  registry.addOpKernel<GatherOp>(byteElementsSupported, [](const KernelRequest &r) {
+    return gatherKernel(cast<GatherOp>(r.ops.front()), r.ext, r.result, r.name);
+  });
+}
+
+} // namespace cudagen
+
+namespace {
+
+/// Whether `op` has a CUDA kernel (a registered family's, on static shapes).
 bool supportedSingleOp(Operation *op, std::string &why) {
-  auto allF32 = [&]() {
-    for (Value v : op->getOperands())
-      if (!isF32Tensor(v.getType())) return false;
-    return isF32Tensor(op->getResult(0).getType());
-  };
   auto staticTypes = [&]() {
     for (Value v : op->getOperands())
       if (!llvm::cast<RankedTensorType>(v.getType()).hasStaticShape()) return false;
@@ -524,60 +414,12 @@ bool supportedSingleOp(Operation *op, std::string &why) {
     why = "dynamic dims (CUDA kernels are specialized on static shapes)";
     return false;
   }
-  if (isNamedElementwise(op) || isa<ElementwiseOp>(op)) return elementwiseSupported(op, why);
-  if (isa<MatMulOp, ConvOp, MaxPoolOp, AvgPoolOp, ReduceMeanOp, SoftmaxOp, LayerNormOp>(op)) {
-    if (!allF32()) {
-      why = "non-float32 operands";
-      return false;
-    }
-    if (auto mm = dyn_cast<MatMulOp>(op))
-      if (activation(mm.getActivation(), "v", 0, 0).empty()) return why = "an unknown activation", false;
-    if (auto c = dyn_cast<ConvOp>(op)) {
-      if (llvm::cast<RankedTensorType>(c.getInput().getType()).getRank() != 4) return why = "a conv that is not 2-D", false;
-      if (activation(c.getActivation(), "v", 0, 0).empty()) return why = "an unknown activation", false;
-    }
-    if (auto s = dyn_cast<SoftmaxOp>(op)) {
-      if (s.getMode() != "softmax" && s.getMode() != "log_softmax") return why = "hardmax", false;
-      if (s.getMask()) {
-        int64_t rank = llvm::cast<RankedTensorType>(s.getInput().getType()).getRank();
-        int64_t mrank = llvm::cast<RankedTensorType>(s.getMask().getType()).getRank();
-        if (s.getMode() != "softmax" || (s.getAxis() != rank - 1 && s.getAxis() != -1) || mrank > rank)
-          return why = "a fused mask off the last axis", false;
-      }
-    }
-    if (auto ln = dyn_cast<LayerNormOp>(op)) {
-      int64_t rank = llvm::cast<RankedTensorType>(ln.getInput().getType()).getRank();
-      int64_t axis = ln.getAxis() < 0 ? ln.getAxis() + rank : ln.getAxis();
-      int64_t D = product(llvm::cast<RankedTensorType>(ln.getInput().getType()).getShape(), axis);
-      int64_t sn = llvm::cast<RankedTensorType>(ln.getScale().getType()).getNumElements();
-      int64_t bn = ln.getBias() ? llvm::cast<RankedTensorType>(ln.getBias().getType()).getNumElements() : 1;
-      if ((sn != D && sn != 1) || (bn != D && bn != 1)) return why = "a scale or bias that is not per normalized element", false;
-    }
-    if (isa<MaxPoolOp, AvgPoolOp>(op) && llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getRank() != 4)
-      return why = "pooling that is not 2-D", false;
-    return true;
+  CudaKernelRegistry::OpKernel kernel = cudaKernels().opKernel(op);
+  if (!kernel.supports) {
+    why = "'" + op->getName().getStringRef().str() + "' has no CUDA kernel yet";
+    return false;
   }
-  if (auto r = dyn_cast<ReduceOp>(op)) {
-    if (!allF32() || r.getAxesTensor()) return why = "a reduction over non-float32 data or run-time axes", false;
-    StringRef k = r.getKind();
-    if (!llvm::is_contained({"sum", "mean", "max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square"}, k))
-      return why = "reduction kind '" + k.str() + "'", false;
-    if (llvm::cast<RankedTensorType>(r.getInput().getType()).getNumElements() == 0) return why = "an empty reduction", false;
-    return true;
-  }
-  if (isa<TransposeOp, ConcatOp>(op)) {
-    Type et = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-    if (!et.isIntOrFloat() || et.getIntOrFloatBitWidth() < 8) return why = "sub-byte or bool elements", false;
-    return true;
-  }
-  if (auto g = dyn_cast<GatherOp>(op)) {
-    Type et = llvm::cast<RankedTensorType>(g.getData().getType()).getElementType();
-    if (!et.isIntOrFloat() || et.getIntOrFloatBitWidth() < 8) return why = "sub-byte or bool elements", false;
-    return true;
-  }
-  if (isa<GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp>(op)) return indexingSupported(op, why);
-  why = "'" + op->getName().getStringRef().str() + "' has no CUDA kernel yet";
-  return false;
+  return kernel.supports(op, why);
 }
 
 } // namespace
@@ -588,9 +430,11 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
   SmallVector<Operation *> ops;
   for (Operation &op : dispatch.getBodyOps()) ops.push_back(&op);
   if (ops.empty()) return reason = "an empty region", false;
-  if (ops.size() > 1 && isAttentionRegion(ops)) {
+  if (StringRef kind = fusedKernelOf(region); !kind.empty()) {
+    CudaKernelRegistry::RegionKernel kernel = cudaKernels().regionKernel(kind);
+    if (!kernel.supports) return reason = "a fused '" + kind.str() + "' region has no CUDA kernel", false;
     std::string why;
-    if (!attentionSupported(ops, why)) return reason = why, false;
+    if (!kernel.supports(ops, why)) return reason = why, false;
     return true;
   }
   for (Operation *op : ops) {
@@ -617,7 +461,7 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
     return reason = std::to_string(operands) + " operands, more than a CUDA kernel's " +
                     std::to_string(V4F_CUDA_MAX_BINDINGS_COUNT - 1),
            false;
-  if (ops.size() > 1 || isNamedElementwise(ops[0]) || isa<ElementwiseOp>(ops[0])) {
+  if (isElementwiseRegion(ops)) {
     // float32 at the borders (bool values may pass between the chain's ops).
     for (Operation *op : ops)
       for (Value v : op->getOperands()) {
@@ -634,26 +478,18 @@ bool cudaSupportsRegion(Operation *region, std::string &reason) {
 FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<Operation *> ops, llvm::ArrayRef<Value> externals,
                                          llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
                                          const std::string &name, const CudaOptions &options) {
+  KernelRequest request{ops, externals, ext, result, name, options};
   Operation *op = ops.front();
-  if (ops.size() > 1 && isAttentionRegion(ops)) return attentionKernel(ops, externals, ext, result, name);
-  if (ops.size() > 1 || isNamedElementwise(op) || isa<ElementwiseOp>(op))
-    return elementwiseKernel(ops, externals, ext, result, name);
-  if (auto mm = dyn_cast<MatMulOp>(op)) return matmulKernel(mm, ext, result, name, options);
-  if (auto c = dyn_cast<ConvOp>(op)) return convKernel(c, ext, result, name, options);
-  if (auto p = dyn_cast<MaxPoolOp>(op)) return poolKernel(p, true, ext, result, name);
-  if (auto p = dyn_cast<AvgPoolOp>(op)) return poolKernel(p, false, ext, result, name);
-  if (auto r = dyn_cast<ReduceMeanOp>(op)) return reduceKernel("mean", r.getAxes(), ext[0], result, name);
-  if (auto r = dyn_cast<ReduceOp>(op)) return reduceKernel(r.getKind(), r.getAxes(), ext[0], result, name);
-  if (auto s = dyn_cast<SoftmaxOp>(op)) return softmaxKernel(s, ext, name);
-  if (auto l = dyn_cast<LayerNormOp>(op)) return layerNormKernel(l, ext, name);
-  if (auto t = dyn_cast<TransposeOp>(op)) return transposeKernel(t, ext[0], result, name);
-  if (auto c = dyn_cast<ConcatOp>(op)) return concatKernel(c, ext, result, name);
-  if (auto g = dyn_cast<GatherOp>(op)) return gatherKernel(g, ext, result, name);
-  if (auto g = dyn_cast<GatherElementsOp>(op)) return gatherElementsKernel(g, ext, result, name);
-  if (auto g = dyn_cast<GatherNDOp>(op)) return gatherNDKernel(g, ext, result, name);
-  if (auto s = dyn_cast<ScatterElementsOp>(op)) return scatterElementsKernel(s, ext, result, name);
-  if (auto s = dyn_cast<ScatterNDOp>(op)) return scatterNDKernel(s, ext, result, name);
-  return op->emitOpError("has no CUDA kernel"), failure();
+  if (StringRef kind = fusedKernelOf(op->getParentOp()); !kind.empty()) {
+    CudaKernelRegistry::RegionKernel kernel = cudaKernels().regionKernel(kind);
+    if (!kernel.generate) return op->getParentOp()->emitOpError("has no CUDA kernel for its fused kind"), failure();
+    return kernel.generate(request);
+  }
+  // A region of several ops is a chain of elementwise ops: the elementwise
+  // family's kernel, found through its first op.
+  CudaKernelRegistry::OpKernel kernel = cudaKernels().opKernel(op);
+  if (!kernel.generate) return op->emitOpError("has no CUDA kernel"), failure();
+  return kernel.generate(request);
 }
 
 std::string cudaPrelude(const CudaOptions &options) {
@@ -661,17 +497,18 @@ std::string cudaPrelude(const CudaOptions &options) {
   if (options.precision == "fp16") s += "#include <cuda_fp16.h>\n#include <mma.h>\n";
   if (options.precision == "bf16") s += "#include <cuda_bf16.h>\n#include <mma.h>\n";
   if (options.precision == "tf32") s += "#include <mma.h>\n";
-  s += R"(typedef struct {
-  unsigned long long bindings[24];
-  unsigned long long binding_lengths[24];
-  long long push_constants[16];
-  unsigned long long error;
-  unsigned int binding_count;
-  unsigned int dispatch_index;
-} v4f_cuda_args_t;
-static_assert(sizeof(v4f_cuda_args_t) == 528, "kernel_abi.h layout");
-
-__device__ __forceinline__ void v4f_fail(const v4f_cuda_args_t& a, unsigned code) {
+  // The args struct of kernel_abi.h (v4f_cuda_args_t), from its constants.
+  s += "typedef struct {\n"
+       "  unsigned long long bindings[" + std::to_string(V4F_CUDA_MAX_BINDINGS) + "];\n"
+       "  unsigned long long binding_lengths[" + std::to_string(V4F_CUDA_MAX_BINDINGS) + "];\n"
+       "  long long push_constants[" + std::to_string(V4F_CUDA_MAX_PUSH_CONSTANTS) + "];\n"
+       "  unsigned long long error;\n"
+       "  unsigned int binding_count;\n"
+       "  unsigned int dispatch_index;\n"
+       "} v4f_cuda_args_t;\n"
+       "static_assert(sizeof(v4f_cuda_args_t) == " + std::to_string(sizeof(v4f_cuda_args_t)) +
+       ", \"kernel_abi.h layout\");\n\n";
+  s += R"(__device__ __forceinline__ void v4f_fail(const v4f_cuda_args_t& a, unsigned code) {
   if (a.error) atomicCAS((unsigned*)a.error, 0u, ((a.dispatch_index + 1u) << 8) | code);
 }
 __device__ __forceinline__ float v4f_maximumf(float x, float y) {

@@ -11,7 +11,9 @@
 #define V4F_LIB_CODEGEN_CUDA_KERNELTEXT_H
 
 #include "v4f/Codegen/CUDACodegen.h"
+#include "v4f/Codegen/KernelLimits.h"
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
+#include "v4f/kernel_abi.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,7 +28,11 @@ using mlir::Type;
 using mlir::RankedTensorType;
 using llvm::StringRef;
 
-inline constexpr size_t V4F_CUDA_MAX_BINDINGS_COUNT = 24; // kernel_abi.h V4F_CUDA_MAX_BINDINGS
+/// The kernel ABI (kernel_abi.h) as the generated CUDA C++ spells it: the
+/// args struct's array sizes and the error codes v4f_fail reports.
+inline constexpr size_t V4F_CUDA_MAX_BINDINGS_COUNT = V4F_CUDA_MAX_BINDINGS;
+/// `v4f_fail(a, CODE); ` for kernel_abi.h's error `code`.
+inline std::string failWith(unsigned code) { return "v4f_fail(a, " + std::to_string(code) + "); "; }
 
 inline std::string lit(float f) {
   uint32_t bits;
@@ -93,7 +99,7 @@ struct KernelText {
     o << "  if (a.binding_count != " << bindingBytes.size();
     for (size_t j = 0; j < bindingBytes.size(); ++j)
       o << " || a.binding_lengths[" << j << "] < " << bindingBytes[j] << "ULL";
-    o << ") { v4f_fail(a, 3); return; }\n";
+    o << ") { " << failWith(V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE) << "return; }\n";
     o << body << "}\n\n";
     return s;
   }
@@ -150,6 +156,17 @@ inline bool isF32Tensor(Type t) {
   return r && r.getElementType().isF32() && r.hasStaticShape();
 }
 
+/// Whether every operand and the result of `op` are static float32 tensors.
+inline bool allF32(mlir::Operation *op) {
+  for (mlir::Value v : op->getOperands())
+    if (!isF32Tensor(v.getType())) return false;
+  return isF32Tensor(op->getResult(0).getType());
+}
+
+/// Whether a region's ops are one elementwise kernel (ElementwiseKernel.cpp):
+/// several ops (a fused chain) or one elementwise op.
+bool isElementwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
+
 
 /// Matrix products and convolutions (TensorCoreKernels.cpp): FP32 FMA, or
 /// FP16/BF16 tensor cores per `options.precision`.
@@ -170,10 +187,9 @@ mlir::FailureOr<CudaKernel> scatterNDKernel(ScatterNDOp op, llvm::ArrayRef<CudaT
                                             const std::string &name);
 
 /// Fused attention (AttentionKernel.cpp): a region merged by
-/// v4f-fuse-attention-regions (isAttentionRegion), head dims up to
-/// kMaxAttentionHeadDim (the pass applies the same limit to regions placed
-/// on the GPU: the kernel's key and value tiles live in shared memory).
-inline constexpr int64_t kMaxAttentionHeadDim = 128;
+/// v4f-fuse-attention-regions (v4f.fused_kernel = "attention"), head dims
+/// up to kCudaMaxAttentionHeadDim (KernelLimits.h; the pass applies the same
+/// limit to regions placed on the GPU).
 bool attentionSupported(llvm::ArrayRef<mlir::Operation *> ops, std::string &why);
 mlir::FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<mlir::Operation *> ops, llvm::ArrayRef<mlir::Value> externals,
                                             llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,

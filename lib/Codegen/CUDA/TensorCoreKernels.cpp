@@ -7,6 +7,7 @@
 // FP16/BF16/TF32 and groups 1, else direct).
 //
 //===----------------------------------------------------------------------===//
+#include "KernelRegistry.h"
 #include "KernelText.h"
 
 using namespace mlir;
@@ -417,6 +418,33 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   return t.k;
 }
 
+
+namespace {
+
+bool matmulSupported(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  if (activation(cast<MatMulOp>(op).getActivation(), "v", 0, 0).empty()) return why = "an unknown activation", false;
+  return true;
+}
+
+bool convSupported(Operation *op, std::string &why) {
+  if (!allF32(op)) return why = "non-float32 operands", false;
+  auto c = cast<ConvOp>(op);
+  if (llvm::cast<RankedTensorType>(c.getInput().getType()).getRank() != 4) return why = "a conv that is not 2-D", false;
+  if (activation(c.getActivation(), "v", 0, 0).empty()) return why = "an unknown activation", false;
+  return true;
+}
+
+} // namespace
+
+void registerMatrixProductsKernels(CudaKernelRegistry &registry) {
+  registry.addOpKernel<MatMulOp>(matmulSupported, [](const KernelRequest &r) {
+    return matmulKernel(cast<MatMulOp>(r.ops.front()), r.ext, r.result, r.name, r.options);
+  });
+  registry.addOpKernel<ConvOp>(convSupported, [](const KernelRequest &r) {
+    return convKernel(cast<ConvOp>(r.ops.front()), r.ext, r.result, r.name, r.options);
+  });
+}
 
 } // namespace cudagen
 } // namespace v4f

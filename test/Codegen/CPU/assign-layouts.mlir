@@ -1,6 +1,6 @@
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-assign-cpu-layouts)" | FileCheck %s
 // RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-assign-cpu-layouts)" | FileCheck %s --check-prefix=V3
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-assign-cpu-layouts,v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-assign-cpu-layouts,v4f-pack-weights,v4f-build-plan)" | FileCheck %s --check-prefix=GEN
 
 // A residual trunk at 28 x 28 (ResNet-50 stage 2): the expanding 1x1 conv
 // %t0 and the one that adds it as its residual (%t1) form one group; the

@@ -1,4 +1,4 @@
-// RUN: not v4f-opt %s -split-input-file --v4f-cpu-generate-kernels 2>&1 | FileCheck %s
+// RUN: not v4f-opt %s -split-input-file --v4f-build-plan 2>&1 | FileCheck %s
 
 // Kernel generation refuses work outside dispatch regions and GEMM roots
 // without a strategy, naming the pass that was skipped.

@@ -1,5 +1,5 @@
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-cpu-generate-kernels)" | FileCheck %s
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=V4
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-build-plan)" | FileCheck %s
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-build-plan)" | FileCheck %s --check-prefix=V4
 
 // Kernel generation for every dispatch kind: each graph below becomes a
 // module of kernels (ABI v3: one dispatch-state pointer, entry checks), each kernel named

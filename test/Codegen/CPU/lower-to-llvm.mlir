@@ -1,4 +1,4 @@
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-cpu-generate-kernels,v4f-cpu-lower-to-llvm)" | FileCheck %s
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-build-plan,v4f-cpu-lower-to-llvm)" | FileCheck %s
 
 // The whole CPU pipeline after the graph passes, as v4fc runs it: the
 // softmax kernel ends in the LLVM dialect with its exp approximated by

@@ -1,5 +1,5 @@
 // RUN: v4f-opt %s --split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=BYTES
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-pack-weights,v4f-build-plan)" | FileCheck %s --check-prefix=BYTES
 
 // A constant B is packed into 16-column panels (AVX2's nr); a B computed at
 // run time is not. 8 x 5 floats pack into one zero-padded 8 x 16 panel: 512

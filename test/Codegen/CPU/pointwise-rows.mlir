@@ -1,6 +1,6 @@
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 | FileCheck %s --check-prefix=V4
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 | FileCheck %s --check-prefix=V3
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-build-plan)" | FileCheck %s --check-prefix=GEN
 
 // A 1x1 stride-1 conv that writes more than it reads (more output than
 // input channels per group) over at least 2 x NB pixels runs each register

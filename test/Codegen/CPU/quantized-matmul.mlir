@@ -1,7 +1,7 @@
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-cpu-generate-kernels)" | FileCheck %s
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=V4
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v2},v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=V2
-// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=icelake-server},v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=VNNI
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v3},v4f-build-plan)" | FileCheck %s
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-build-plan)" | FileCheck %s --check-prefix=V4
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v2},v4f-build-plan)" | FileCheck %s --check-prefix=V2
+// RUN: v4f-opt %s --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=icelake-server},v4f-build-plan)" | FileCheck %s --check-prefix=VNNI
 
 // An int8 matmul is two dispatches: the rows of x quantized to int16 pairs
 // (dynamic: the row's max |x| by a vector max and a reduction, values

@@ -1,7 +1,7 @@
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v4 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SEL42
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v3 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SEL3
 // RUN: v4f-opt %s -split-input-file --v4f-select-cpu-strategy=target-cpu=x86-64-v2 --v4f-pack-weights | FileCheck %s --check-prefixes=SEL,SEL42
-// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-cpu-generate-kernels)" | FileCheck %s --check-prefix=GEN
+// RUN: v4f-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(v4f-form-dispatch-regions),v4f-select-cpu-strategy{target-cpu=x86-64-v4},v4f-pack-weights,v4f-build-plan)" | FileCheck %s --check-prefix=GEN
 
 // v4f-select-cpu-strategy gives 3x3 stride-1 convs Winograd F(m x m, 3x3)
 // (WinogradConvKernels.cpp) where its cost model puts it below the direct

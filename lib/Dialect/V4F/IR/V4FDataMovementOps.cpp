@@ -430,8 +430,9 @@ namespace {
 /// (or %x, or `(x * x) * x`). The first two are exact (x * x is pow(x, 2)
 /// correctly rounded); the cube rounds twice (within 2 ulp of pow), as
 /// x*x*x in the exporters' own source does (GPT-2's tanh GELU). A multiply
-/// vectorizes where powf is a long polynomial: BERT's 24 LayerNorm squarings
-/// took 0.95 ms each at sequence 128, an add 0.03 ms.
+/// vectorizes where powf is a long polynomial per element, so BERT's 24
+/// LayerNorm squarings cost about what an add does (measurements:
+/// bench/results/history.md, "Measurements behind code decisions").
 struct PowByConstant : OpRewritePattern<ElementwiseOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ElementwiseOp op, PatternRewriter &rewriter) const override {

@@ -29,7 +29,6 @@ namespace v4f {
 mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a,
                                     llvm::ArrayRef<int64_t> b,
                                     llvm::SmallVectorImpl<int64_t> &out);
-/// Output extent of a conv/pool window along one axis; kDynamic if `in` is.
 /// The scalar type an element of type `t` has inside a v4f.elementwise body:
 /// unsigned integers become signless of the same width.
 mlir::Type bodyScalarType(mlir::Type t);
@@ -47,9 +46,24 @@ bool isBufferView(mlir::Operation *op);
 /// matmuls, one softmax, transposes (one fused attention kernel on the CPU
 /// and on the GPU).
 bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
+/// The fused kernel a fusion pass chose for a v4f.dispatch region it merged,
+/// recorded on the region as `v4f.fused_kernel = "<kind>"`: codegen emits
+/// that kind's registered kernel and never re-matches the region's ops. A
+/// region without it holds one op, or a chain of elementwise ops.
+inline constexpr const char *kFusedKernelAttr = "v4f.fused_kernel";
+inline constexpr const char *kFusedAttention = "attention";                     // v4f-fuse-attention-regions
+inline constexpr const char *kFusedChannelScaledConv = "channel_scaled_conv";   // v4f-fuse-channel-scale
+inline constexpr const char *kFusedPointwiseDepthwise = "pointwise_depthwise";  // v4f-fuse-pointwise-depthwise
+inline constexpr const char *kFusedDepthwisePointwise = "depthwise_pointwise";  // v4f-fuse-depthwise-pointwise
+/// Whether `op` is (or is inside) a dispatch region placed on the GPU
+/// (`v4f.placement = "cuda"`, v4f-assign-placement).
+bool isPlacedOnCuda(mlir::Operation *op);
+/// The `v4f.fused_kernel` kind of dispatch region `region`, "" when none.
+llvm::StringRef fusedKernelOf(mlir::Operation *region);
 /// Attaches the shape rules (ShapeRuleOpInterface) to the ops that have one
 /// (V4FShapeRules.cpp); called when the dialect is loaded.
 void attachShapeRules(mlir::MLIRContext &ctx);
+/// Output extent of a conv/pool window along one axis; kDynamic if `in` is.
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);

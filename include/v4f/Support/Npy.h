@@ -1,4 +1,4 @@
-//===- Npy.h - Minimal .npy reader/writer for v4f-run ----------*- C++ -*-===//
+//===- Npy.h - .npy reader/writer for the tools and the compiler -*- C++ -*-===//
 //
 // NumPy format versions 1-3, little-endian (or byte-sized) C-order arrays of
 // the dtypes the runtime knows. Fortran order and big-endian data are refused.

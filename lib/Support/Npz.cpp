@@ -1,5 +1,5 @@
 //===- Npz.cpp - .npz (zip of .npy) reader ---------------------------------===//
-#include "Npz.h"
+#include "v4f/Support/Npz.h"
 
 #include <zlib.h>
 

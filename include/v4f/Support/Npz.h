@@ -9,7 +9,7 @@
 #ifndef V4F_TOOLS_V4F_RUN_NPZ_H
 #define V4F_TOOLS_V4F_RUN_NPZ_H
 
-#include "Npy.h"
+#include "v4f/Support/Npy.h"
 
 #include <string>
 #include <utility>

@@ -1,5 +1,5 @@
 //===- Npy.cpp - Minimal .npy reader/writer for v4f-run -------------------===//
-#include "Npy.h"
+#include "v4f/Support/Npy.h"
 
 #include <cstdio>
 #include <cstring>
