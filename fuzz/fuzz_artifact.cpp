@@ -27,7 +27,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
-  if (bytes.size() >= sizeof(v4f_file_header_t))  // file_size: let truncations through
+  if (bytes.size() >= sizeof(v4f_file_header_t)) // file_size: let truncations through
     for (int i = 0; i < 8; ++i) bytes[16 + i] = static_cast<uint8_t>(uint64_t(bytes.size()) >> (8 * i));
   v4f_fuzz::loadAsFile(bytes);
   v4f_model_t *model = v4f_fuzz::loadModel(bytes);
@@ -42,7 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool ok = n <= 64;
     for (size_t i = 0; i < n && ok; ++i) {
       v4f_tensor_info_t info;
-      if (v4f_model_input_info(model, i, &info)) { ok = false; break; }
+      if (v4f_model_input_info(model, i, &info)) {
+        ok = false;
+        break;
+      }
       v4f_tensor_t &t = inputs[i];
       memset(&t, 0, sizeof t);
       t.dtype = info.dtype;
@@ -54,7 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (count > (1u << 20)) ok = false;
       }
       size_t es = v4f_dtype_size(info.dtype);
-      if (!ok || es == 0) { ok = false; break; }
+      if (!ok || es == 0) {
+        ok = false;
+        break;
+      }
       buffers[i].assign(count * es, 0);
       t.data = buffers[i].data();
       t.byte_size = buffers[i].size();

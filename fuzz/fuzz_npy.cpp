@@ -17,9 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (d < 0) abort();
       count *= static_cast<size_t>(d);
     }
-    if (array.data.size() > size) abort();  // the data comes from the input
+    if (array.data.size() > size) abort(); // the data comes from the input
   } else if (error.empty()) {
-    abort();  // a refusal always says why
+    abort(); // a refusal always says why
   }
   return 0;
 }

@@ -90,10 +90,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                         fbb.CreateVector(outRegs), nin));
   buffers.push_back(fb::CreateBuffer(fbb, fb::BufferKind::Output, 0, 0, outSize));
   std::vector<std::string> labels = {"Add 'a'", "Mul 'b'"};
-  auto manifest = fb::CreateManifest(fbb, fbb.CreateString("fuzz"), fbb.CreateString("shape"), 0, 0,
-                                     fbb.CreateVector(inSigs), fbb.CreateVector(outSigs),
-                                     fbb.CreateVectorOfStructs(program), fbb.CreateVector(buffers), 0, 0,
-                                     fbb.CreateVectorOfStrings(labels));
+  auto manifest =
+      fb::CreateManifest(fbb, fbb.CreateString("fuzz"), fbb.CreateString("shape"), 0, 0, fbb.CreateVector(inSigs),
+                         fbb.CreateVector(outSigs), fbb.CreateVectorOfStructs(program), fbb.CreateVector(buffers), 0, 0,
+                         fbb.CreateVectorOfStrings(labels));
   fb::FinishManifestBuffer(fbb, manifest);
 
   std::vector<uint8_t> file(sizeof(v4f_file_header_t) + fbb.GetSize(), 0);

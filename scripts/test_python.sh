@@ -9,7 +9,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD_DIR="${V4F_BUILD_DIR:-build}"
-VENV="$ROOT/$BUILD_DIR/python-venv"
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+VENV="$BUILD_DIR/python-venv"
 
 echo "[python] fresh venv at $VENV"
 python3 -m venv --clear "$VENV"

@@ -8,7 +8,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD_DIR="${V4F_BUILD_DIR:-build}"
-VENV="$ROOT/$BUILD_DIR/serve-venv"
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+VENV="$BUILD_DIR/serve-venv"
 REQS="$ROOT/test/serve/requirements.txt"
 STAMP="$VENV/.requirements.sha256"
 want=$( (sha256sum "$REQS"; python3 --version) | sha256sum | cut -d' ' -f1)
@@ -18,6 +19,6 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$REQS"
   echo "$want" > "$STAMP"
 fi
-export V4F_BUILD_DIR="$ROOT/$BUILD_DIR"
+export V4F_BUILD_DIR="$BUILD_DIR"
 echo "[serve] pytest test/serve"
 exec timeout 900 "$VENV/bin/python" -m pytest -q -p no:cacheprovider test/serve "$@"

@@ -22,8 +22,7 @@ std::vector<std::string> listDir(const std::string &dir) {
   std::vector<std::string> names;
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-        names.push_back(e->d_name);
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
     closedir(d);
   }
   return names;
@@ -79,8 +78,7 @@ TEST(ArtifactWriter, HeaderAndSectionLayout) {
   EXPECT_EQ(constants.size, 16u);
   EXPECT_EQ(std::memcmp(file.data() + constants.offset, addScaleConstants().data(), 16), 0);
   // Padding between sections is zero.
-  for (uint64_t i = lib.offset + lib.size; i < constants.offset; ++i)
-    ASSERT_EQ(file[i], 0) << "padding byte " << i;
+  for (uint64_t i = lib.offset + lib.size; i < constants.offset; ++i) ASSERT_EQ(file[i], 0) << "padding byte " << i;
 }
 
 TEST(ArtifactWriter, RoundTripsThePlan) {
@@ -109,8 +107,7 @@ TEST(ArtifactWriter, RoundTripsThePlan) {
   EXPECT_EQ(m->outputs[0]->buffer, 4u);
   ASSERT_EQ(m->shape_program.size(), plan.shapeProgram.size());
   for (size_t i = 0; i < plan.shapeProgram.size(); ++i) {
-    EXPECT_EQ(static_cast<uint8_t>(m->shape_program[i].op()),
-              static_cast<uint8_t>(plan.shapeProgram[i].op));
+    EXPECT_EQ(static_cast<uint8_t>(m->shape_program[i].op()), static_cast<uint8_t>(plan.shapeProgram[i].op));
     EXPECT_EQ(m->shape_program[i].a(), plan.shapeProgram[i].a);
     EXPECT_EQ(m->shape_program[i].b(), plan.shapeProgram[i].b);
     EXPECT_EQ(m->shape_program[i].imm(), plan.shapeProgram[i].imm);
@@ -140,9 +137,7 @@ TEST(ArtifactWriter, WritesFileAtomicallyAndLoads) {
   std::string dir = makeTempDir();
   std::string path = dir + "/model.v4f";
   std::string error;
-  ASSERT_TRUE(v4f::writeArtifactFile(path, addScalePlan(),
-                                     addScaleConstants(), error))
-      << error;
+  ASSERT_TRUE(v4f::writeArtifactFile(path, addScalePlan(), addScaleConstants(), error)) << error;
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"model.v4f"}) << "no temporary left behind";
   EXPECT_EQ(readFileBytes(path), buildAddScaleArtifact());
   v4f_model_t *model = nullptr;
@@ -161,12 +156,11 @@ TEST(ArtifactWriter, FailedWriteLeavesNothing) {
   EXPECT_NE(error.find("cannot create a temporary file"), std::string::npos) << error;
   // Renaming over a directory fails after the data was written.
   ASSERT_EQ(mkdir((dir + "/taken").c_str(), 0755), 0);
-  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/taken", addScalePlan(),
-                                      addScaleConstants(), error));
+  EXPECT_FALSE(v4f::writeArtifactFile(dir + "/taken", addScalePlan(), addScaleConstants(), error));
   EXPECT_NE(error.find("rename failed"), std::string::npos) << error;
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"taken"});
   rmdir((dir + "/taken").c_str());
   rmdir(dir.c_str());
 }
 
-}  // namespace
+} // namespace

@@ -63,14 +63,14 @@ std::vector<uint8_t> mutate(const std::vector<uint8_t> &bytes, std::mt19937_64 &
   std::vector<uint8_t> m = bytes;
   size_t pos = rng() % m.size();
   switch (rng() % 3) {
-    case 0: m[pos] ^= static_cast<uint8_t>(1u << (rng() % 8)); break;
-    case 1:
-      for (size_t i = pos, end = std::min(m.size(), pos + 1 + rng() % 64); i < end; ++i)
-        m[i] = static_cast<uint8_t>(rng());
-      break;
-    default:
-      for (size_t i = pos, end = std::min(m.size(), pos + 1 + rng() % 64); i < end; ++i) m[i] = 0;
-      break;
+  case 0: m[pos] ^= static_cast<uint8_t>(1u << (rng() % 8)); break;
+  case 1:
+    for (size_t i = pos, end = std::min(m.size(), pos + 1 + rng() % 64); i < end; ++i)
+      m[i] = static_cast<uint8_t>(rng());
+    break;
+  default:
+    for (size_t i = pos, end = std::min(m.size(), pos + 1 + rng() % 64); i < end; ++i) m[i] = 0;
+    break;
   }
   return m;
 }
@@ -121,4 +121,4 @@ TEST(CorruptionSweep, SignedArtifactRefusesEveryMutation) {
   }
 }
 
-}  // namespace
+} // namespace

@@ -27,9 +27,9 @@ std::vector<uint8_t> cudaModule() {
   const char ptx[] = "// not run by these tests\n.version 8.0\n.target sm_90\n";
   std::vector<uint8_t> m(256, 0);
   std::memcpy(m.data(), V4F_CUDA_MODULE_MAGIC, 8);
-  put32(m, 8, 1);   // entry points
-  put32(m, 12, 1);  // images
-  put32(m, 16, 5);  // interface words
+  put32(m, 8, 1);  // entry points
+  put32(m, 12, 1); // images
+  put32(m, 16, 5); // interface words
   put32(m, 24, V4F_CUDA_IMAGE_PTX);
   put32(m, 28, 90);
   put64(m, 32, 256);
@@ -117,7 +117,8 @@ TEST(CudaPlan, LoadsAndRefusesClearlyWithoutADriver) {
   st = v4f_session_create(model, &options, nullptr, &session);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(v4f_status_code(st), V4F_STATUS_UNSUPPORTED);
-  EXPECT_NE(std::string(v4f_status_message(st)).find("has GPU dispatches"), std::string::npos) << v4f_status_message(st);
+  EXPECT_NE(std::string(v4f_status_message(st)).find("has GPU dispatches"), std::string::npos)
+      << v4f_status_message(st);
   v4f_status_free(st);
   options.device = 7;
   st = v4f_session_create(model, &options, nullptr, &session);
@@ -163,13 +164,13 @@ TEST(CudaPlan, HostileCudaModulesAreRefused) {
   put64(m, 40, 1u << 30);
   refused(m, "CUDA image 0 is out of bounds");
   m = cudaModule();
-  put64(m, 32, 8);  // overlaps the header
+  put64(m, 32, 8); // overlaps the header
   refused(m, "CUDA image 0 is out of bounds");
   m = cudaModule();
   m.back() = 'x';
   refused(m, "(PTX) is not NUL-terminated");
   m = cudaModule();
-  put32(m, 48, 40);  // 40 bindings
+  put32(m, 48, 40); // 40 bindings
   refused(m, "declares 40 bindings");
   m = cudaModule();
   put32(m, 16, 9);
@@ -177,7 +178,8 @@ TEST(CudaPlan, HostileCudaModulesAreRefused) {
   // The dispatch must match its CUDA kernel's interface.
   ExecutablePlan p = cudaPlan();
   p.dispatches[1].pushConstants = {2};
-  expectLoadError(serialize(p, cudaModule()), "binds 3 buffers and 1 push constants, but its kernel 'v4f_cuda_0' takes 3 and 2");
+  expectLoadError(serialize(p, cudaModule()),
+                  "binds 3 buffers and 1 push constants, but its kernel 'v4f_cuda_0' takes 3 and 2");
   // A transfer with two bindings, or on the CPU executable.
   p = cudaPlan();
   insertTransfers(p);

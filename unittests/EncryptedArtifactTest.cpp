@@ -115,7 +115,7 @@ TEST(EncryptedArtifact, KeyFromACallbackByKeyId) {
   Loaded l;
   load(bytes, nullptr, l, true, keyService, &service);
   ASSERT_NE(l.model, nullptr) << l.error;
-  EXPECT_EQ(service.calls, 2);  // code and constants
+  EXPECT_EQ(service.calls, 2); // code and constants
   expectRuns(l.model);
   // A service without that key: refused, naming the key id.
   KeyService other{makeKey(), {}, 0};
@@ -175,4 +175,4 @@ TEST(EncryptedArtifact, KeyFiles) {
   rmdir(dir);
 }
 
-}  // namespace
+} // namespace

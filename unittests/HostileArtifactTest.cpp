@@ -23,8 +23,7 @@ constexpr uint64_t kHugeOffset = 0xFFFFFFFFFFFFFFC0ull;
 // Index of the section of `kind` in the manifest.
 size_t sectionIndex(const fbt::ManifestT &m, uint32_t kind) {
   for (size_t i = 0; i < m.sections.size(); ++i)
-    if (m.sections[i]->kind == kind)
-      return i;
+    if (m.sections[i]->kind == kind) return i;
   ADD_FAILURE() << "no section of kind " << kind;
   return 0;
 }
@@ -38,10 +37,8 @@ TEST(HostileArtifact, WellFormedArtifactLoads) {
 TEST(HostileArtifact, TruncatedAtEveryPosition) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   std::vector<size_t> lengths;
-  for (size_t n = 0; n <= 256 && n < file.size(); ++n)
-    lengths.push_back(n);
-  for (size_t n = 257; n < file.size(); n += 61)
-    lengths.push_back(n);
+  for (size_t n = 0; n <= 256 && n < file.size(); ++n) lengths.push_back(n);
+  for (size_t n = 257; n < file.size(); n += 61) lengths.push_back(n);
   lengths.push_back(file.size() - 1);
   for (size_t n : lengths) {
     std::vector<uint8_t> cut(file.begin(), file.begin() + static_cast<long>(n));
@@ -65,8 +62,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   v4f_status_t s = v4f_model_load_file(path.c_str(), nullptr, nullptr, &model);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
-  EXPECT_EQ(std::string(v4f_status_message(s)),
-            path + ": artifact format 6.0 is newer than this runtime (5.2)");
+  EXPECT_EQ(std::string(v4f_status_message(s)), path + ": artifact format 6.0 is newer than this runtime (5.2)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -89,13 +85,13 @@ TEST(HostileArtifact, FileSizeMismatch) {
 TEST(HostileArtifact, ManifestOutOfBoundsOrOverflowing) {
   std::vector<uint8_t> base = buildAddScaleArtifact();
   std::vector<uint8_t> file = base;
-  putU64(file, 24, kHugeOffset);  // offset + size wraps around
+  putU64(file, 24, kHugeOffset); // offset + size wraps around
   expectLoadError(file, "manifest (offset 18446744073709551552");
   file = base;
-  putU64(file, 32, ~uint64_t(0));  // size alone overflows
+  putU64(file, 32, ~uint64_t(0)); // size alone overflows
   expectLoadError(file, "is out of bounds");
   file = base;
-  putU64(file, 24, 0);  // overlaps the header
+  putU64(file, 24, 0); // overlaps the header
   expectLoadError(file, "is out of bounds");
   file = base;
   putU64(file, 32, getU64(base, 32) + 1);
@@ -128,19 +124,16 @@ TEST(HostileArtifact, ManifestFailingFlatBuffersVerification) {
 TEST(HostileArtifact, SectionOutOfBoundsOrOverflowing) {
   std::vector<uint8_t> base = buildAddScaleArtifact();
   std::vector<uint8_t> file = base;
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = kHugeOffset;
-  });
+  editManifest(file,
+               [](fbt::ManifestT &m) { m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = kHugeOffset; });
   expectLoadError(file, "section 1 (constants, offset 18446744073709551552, size 16) is out of bounds");
   file = base;
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.sections[sectionIndex(m, V4F_SECTION_CPU_LIBRARY)]->size = ~uint64_t(0) - 32;
-  });
+  editManifest(
+      file, [](fbt::ManifestT &m) { m.sections[sectionIndex(m, V4F_SECTION_CPU_LIBRARY)]->size = ~uint64_t(0) - 32; });
   expectLoadError(file, "section 0 (cpu-library");
   file = base;
-  editManifest(file, [&](fbt::ManifestT &m) {
-    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->size = base.size();
-  });
+  editManifest(file,
+               [&](fbt::ManifestT &m) { m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->size = base.size(); });
   expectLoadError(file, "is out of bounds");
   file = base;
   editManifest(file, [](fbt::ManifestT &m) { m.sections[0]->offset = 0; });
@@ -149,9 +142,7 @@ TEST(HostileArtifact, SectionOutOfBoundsOrOverflowing) {
 
 TEST(HostileArtifact, MisalignedSection) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset += 4;
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset += 4; });
   expectLoadError(file, "section 1 (constants) offset");
   expectLoadError(file, "is not a multiple of 64");
 }
@@ -159,9 +150,8 @@ TEST(HostileArtifact, MisalignedSection) {
 TEST(HostileArtifact, SectionOverlappingManifest) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   uint64_t manifestOffset = getU64(file, 24);
-  editManifest(file, [&](fbt::ManifestT &m) {
-    m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = manifestOffset;
-  });
+  editManifest(file,
+               [&](fbt::ManifestT &m) { m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset = manifestOffset; });
   expectLoadError(file, "overlaps the manifest");
 }
 
@@ -178,9 +168,8 @@ TEST(HostileArtifact, UnknownAndDuplicateSections) {
 TEST(HostileArtifact, ConstantsDigestMismatch) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   uint64_t constantsOffset = 0;
-  editManifest(file, [&](fbt::ManifestT &m) {
-    constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset;
-  });
+  editManifest(
+      file, [&](fbt::ManifestT &m) { constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset; });
   file[constantsOffset + 3] ^= 1;
   expectLoadError(file, "section 1 (constants) digest mismatch");
   // Skipping digest verification is an explicit opt-out.
@@ -207,9 +196,8 @@ TEST(HostileArtifact, LargeSectionDigestOnSeveralThreads) {
   v4f_status_free(s);
   std::vector<uint8_t> probe = base;
   uint64_t constantsOffset = 0;
-  editManifest(probe, [&](fbt::ManifestT &m) {
-    constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset;
-  });
+  editManifest(
+      probe, [&](fbt::ManifestT &m) { constantsOffset = m.sections[sectionIndex(m, V4F_SECTION_CONSTANTS)]->offset; });
   for (uint64_t at : {uint64_t(100), uint64_t(9) << 20, (uint64_t(20) << 20) + 4}) {
     std::vector<uint8_t> file = base;
     file[constantsOffset + at] ^= 0x80;
@@ -263,9 +251,8 @@ TEST(HostileArtifact, ExecutablesThisRuntimeCannotRun) {
   });
   expectLoadError(file, "which is not a CPU library section");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.executables.push_back(std::make_unique<fbt::ExecutableT>(*m.executables[0]));
-  });
+  editManifest(
+      file, [](fbt::ManifestT &m) { m.executables.push_back(std::make_unique<fbt::ExecutableT>(*m.executables[0])); });
   expectLoadError(file, "executables 0 and 1 share section");
 }
 
@@ -304,9 +291,7 @@ TEST(HostileArtifact, BadPlanVariantsAreRefused) {
   });
   expectLoadError(file, "plan variant 1 has sections or variants of its own");
   file = buildWithVariant();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.variants[0]->variants.push_back(std::make_unique<fbt::ManifestT>());
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.variants[0]->variants.push_back(std::make_unique<fbt::ManifestT>()); });
   expectLoadError(file, "plan variant 1 has sections or variants of its own");
   file = buildWithVariant();
   editManifest(file, [](fbt::ManifestT &m) {
@@ -326,7 +311,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
   file[8] = 1;
   file[9] = 0;
-  file[10] = 0;  // minor
+  file[10] = 0; // minor
   file[11] = 0;
   expectLoadError(file, "artifact format 1.0 is older than this runtime (5.2) and no longer supported: "
                         "recompile the model");
@@ -369,14 +354,11 @@ TEST(HostileArtifact, PlanReferencesMissingRegister) {
   expectLoadError(file, "input 0 'x' dim 1 refers to shape register 8");
   file = buildAddScaleArtifact();
   // Instruction 2 (Mul) reading register 5, defined only later.
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program[2] = fbt::ShapeInstr(fbt::ShapeOp::Mul, 0, 5, 0);
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.shape_program[2] = fbt::ShapeInstr(fbt::ShapeOp::Mul, 0, 5, 0); });
   expectLoadError(file, "shape program instruction 2 reads register 5, which is not defined before it");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program[3] = fbt::ShapeInstr(static_cast<fbt::ShapeOp>(200), 0, 0, 0);
-  });
+  editManifest(
+      file, [](fbt::ManifestT &m) { m.shape_program[3] = fbt::ShapeInstr(static_cast<fbt::ShapeOp>(200), 0, 0, 0); });
   expectLoadError(file, "shape program instruction 3 has unknown op 200");
 }
 
@@ -385,14 +367,10 @@ TEST(HostileArtifact, PlanReferencesMissingInput) {
   editManifest(file, [](fbt::ManifestT &m) { m.buffers[1]->index = 2; });
   expectLoadError(file, "buffer 1 refers to input 2, but there are 2 inputs");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 3, 0, 0);
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 3, 0, 0); });
   expectLoadError(file, "shape program instruction 0 reads input 3, but there are 2 inputs");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 1, 2, 0);
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.shape_program[0] = fbt::ShapeInstr(fbt::ShapeOp::InputDim, 1, 2, 0); });
   expectLoadError(file, "shape program instruction 0 reads dim 2 of input 1, which has rank 2");
 }
 
@@ -454,8 +432,7 @@ TEST(HostileArtifact, CallerBuffersAreOnlyTheSignaturesAndNoLargerThanTheTensors
   });
   std::string error;
   ASSERT_NO_FATAL_FAILURE(error = runAddScaleOnce(file, 0));
-  EXPECT_NE(error.find("input 0 'x': byte_size is 16, but the model reads 1048576 bytes"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("input 0 'x': byte_size is 16, but the model reads 1048576 bytes"), std::string::npos) << error;
 }
 
 // Found by fuzz_artifact: a plan whose transient buffer claims 2 TiB. The
@@ -469,7 +446,7 @@ TEST(HostileArtifact, HugeArenaIsAnErrorNotAnAbort) {
   });
   for (uint64_t limit : {uint64_t(256) << 20, uint64_t(0)}) {
 #if V4F_SANITIZED
-    if (limit == 0) continue;  // the sanitizer's allocator aborts on 2 TiB instead of failing
+    if (limit == 0) continue; // the sanitizer's allocator aborts on 2 TiB instead of failing
 #endif
     int32_t code = 0;
     std::string error;
@@ -494,21 +471,18 @@ TEST(HostileArtifact, InconsistentSignatureAndBuffers) {
   expectLoadError(file, "buffer 2 has lifetime [0, 2] outside the 2 dispatches");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) {
-    m.buffers[2]->first_use = 1;  // still bound by dispatch 0
+    m.buffers[2]->first_use = 1; // still bound by dispatch 0
   });
   expectLoadError(file, "dispatch 0 'add' binds transient buffer 2 outside its lifetime [1, 1]");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.buffers[3]->constant_offset = 64; });
   expectLoadError(file, "constant offset 64 is misaligned or outside the 16-byte constants section");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program[5] = fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, 1 << 20);
-  });
+  editManifest(file,
+               [](fbt::ManifestT &m) { m.shape_program[5] = fbt::ShapeInstr(fbt::ShapeOp::Const, 0, 0, 1 << 20); });
   expectLoadError(file, "constant range (offset 0, size 1048576) is outside");
   file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.inputs[0]->buffer = 1;
-  });
+  editManifest(file, [](fbt::ManifestT &m) { m.inputs[0]->buffer = 1; });
   expectLoadError(file, "refers to buffer 1, which is not input 0");
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) { m.buffers[2]->kind = static_cast<fbt::BufferKind>(9); });
@@ -532,8 +506,7 @@ TEST(HostileArtifact, NoLibraryOrNotAnElf) {
                   "the CPU library section is not an ELF file");
   std::vector<uint8_t> broken = testKernelLibrary();
   broken.resize(200);
-  expectLoadError(buildArtifact(addScalePlan(), broken, addScaleConstants()),
-                  "cannot load the CPU library");
+  expectLoadError(buildArtifact(addScalePlan(), broken, addScaleConstants()), "cannot load the CPU library");
 }
 
 TEST(HostileArtifact, KernelAbiVersionMismatch) {
@@ -548,8 +521,8 @@ TEST(HostileArtifact, MissingCpuFeaturesAreNamed) {
   v4f_model_options_t options;
   v4f_model_options_init(&options);
   options.disabled_cpu_features = "avx2, amx-tile";
-  std::string message = expectLoadError(
-      file, "artifact requires CPU features not available on this machine: ", &options);
+  std::string message =
+      expectLoadError(file, "artifact requires CPU features not available on this machine: ", &options);
   EXPECT_NE(message.find("avx2"), std::string::npos) << message;
   EXPECT_NE(message.find("amx-tile"), std::string::npos) << message;
 
@@ -590,7 +563,6 @@ TEST(HostileArtifact, RandomByteFlipsNeverCrash) {
   }
 }
 
-
 // Format 2.1: compile-time bounds of symbolic dims (v4fc --dim N=MIN..MAX)
 // are verified at load: one per dim or none, only on symbolic dims,
 // 1 <= min <= max (or -1, -1 for an unbounded dim).
@@ -607,7 +579,7 @@ TEST(HostileArtifact, BadDimBoundsAreRefused) {
   file = buildAddScaleArtifact();
   editManifest(file, [](fbt::ManifestT &m) {
     m.inputs[0]->dim_min = {1, 1};
-    m.inputs[0]->dim_max = {4, 4};  // dim 1 is static
+    m.inputs[0]->dim_max = {4, 4}; // dim 1 is static
   });
   expectLoadError(file, "input 0 'x' dim 1 has bad bounds [1, 4]");
   file = buildAddScaleArtifact();
@@ -666,7 +638,8 @@ TEST(HostileArtifact, BadLoopsAreRefused) {
     });
     return file;
   };
-  expectLoadError(withLoop(1, 1, 0, 4), "loop 0 'loop 'L'' covers dispatches [1, 1), which is empty or outside the 2 dispatches");
+  expectLoadError(withLoop(1, 1, 0, 4),
+                  "loop 0 'loop 'L'' covers dispatches [1, 1), which is empty or outside the 2 dispatches");
   expectLoadError(withLoop(0, 3, 0, 4), "covers dispatches [0, 3), which is empty or outside the 2 dispatches");
   expectLoadError(withLoop(0, 2, 1000, 4), "loop 0 'loop 'L'' trip count refers to shape register 1000");
   expectLoadError(withLoop(0, 2, 0, 0), "loop 0 'loop 'L'' has a non-positive iteration bound 0");
@@ -692,9 +665,8 @@ TEST(HostileArtifact, BadLoopsAreRefused) {
 
 TEST(HostileArtifact, BroadcastLabelOutOfRangeIsRefused) {
   std::vector<uint8_t> file = buildAddScaleArtifact();
-  editManifest(file, [](fbt::ManifestT &m) {
-    m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Broadcast, 0, 0, 3));
-  });
+  editManifest(file,
+               [](fbt::ManifestT &m) { m.shape_program.push_back(fbt::ShapeInstr(fbt::ShapeOp::Broadcast, 0, 0, 3)); });
   expectLoadError(file, "names label 3, which does not exist");
 }
 

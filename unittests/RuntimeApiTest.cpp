@@ -20,13 +20,13 @@ using v4f::PlanBuffer;
 namespace {
 
 // Fails the test with the status message when `s` is an error.
-#define ASSERT_OK(expr)                                                              \
-  do {                                                                               \
-    v4f_status_t s_ = (expr);                                                        \
-    bool ok_ = s_ == nullptr;                                                        \
-    std::string m_ = v4f_status_message(s_);                                         \
-    v4f_status_free(s_);                                                             \
-    ASSERT_TRUE(ok_) << #expr << ": " << m_;                                         \
+#define ASSERT_OK(expr)                                                                                                \
+  do {                                                                                                                 \
+    v4f_status_t s_ = (expr);                                                                                          \
+    bool ok_ = s_ == nullptr;                                                                                          \
+    std::string m_ = v4f_status_message(s_);                                                                           \
+    v4f_status_free(s_);                                                                                               \
+    ASSERT_TRUE(ok_) << #expr << ": " << m_;                                                                           \
   } while (0)
 
 // Expects `expr` to fail with `code` and a message containing `substring`.
@@ -34,13 +34,12 @@ void expectError(v4f_status_t s, v4f_status_code_t code, const std::string &subs
   ASSERT_NE(s, nullptr) << "expected an error containing '" << substring << "'";
   std::string message = v4f_status_message(s);
   EXPECT_EQ(v4f_status_code(s), code) << message;
-  EXPECT_NE(message.find(substring), std::string::npos)
-      << "message '" << message << "' lacks '" << substring << "'";
+  EXPECT_NE(message.find(substring), std::string::npos) << "message '" << message << "' lacks '" << substring << "'";
   v4f_status_free(s);
 }
 
 struct Loaded {
-  std::vector<uint8_t> file;  // load_memory needs the bytes for the model's lifetime
+  std::vector<uint8_t> file; // load_memory needs the bytes for the model's lifetime
   v4f_model_t *model = nullptr;
   v4f_session_t *session = nullptr;
   ~Loaded() {
@@ -199,15 +198,15 @@ TEST(RuntimeApi, MultiIsaArtifactWithNoFittingPlanNamesTheBaselinesFeatures) {
   v4f_model_options_init(&options);
   options.disabled_cpu_features = "sse4.1,avx2";
   v4f_model_t *model = nullptr;
-  expectError(v4f_model_load_memory(file.data(), file.size(), &options, nullptr, &model),
-              V4F_STATUS_UNSUPPORTED, "requires CPU features not available on this machine: sse4.1");
+  expectError(v4f_model_load_memory(file.data(), file.size(), &options, nullptr, &model), V4F_STATUS_UNSUPPORTED,
+              "requires CPU features not available on this machine: sse4.1");
   EXPECT_EQ(model, nullptr);
 }
 
 TEST(RuntimeApi, MissingFileNamesThePath) {
   v4f_model_t *model = nullptr;
-  expectError(v4f_model_load_file("/nonexistent/dir/m.v4f", nullptr, nullptr, &model),
-              V4F_STATUS_NOT_FOUND, "/nonexistent/dir/m.v4f: cannot open");
+  expectError(v4f_model_load_file("/nonexistent/dir/m.v4f", nullptr, nullptr, &model), V4F_STATUS_NOT_FOUND,
+              "/nonexistent/dir/m.v4f: cannot open");
   EXPECT_EQ(model, nullptr);
 }
 
@@ -229,8 +228,7 @@ TEST(RuntimeApi, GuardedDispatchRunsOnlyWhenItsRegisterIsNonZero) {
     plan.shapeProgram.push_back({v4f::ShapeOpKind::Const, 0, 0, taken});
     plan.dispatches[1].guard = static_cast<v4f::Reg>(plan.shapeProgram.size() - 1);
     Loaded l;
-    ASSERT_NO_FATAL_FAILURE(
-        loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 1, l));
+    ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 1, l));
     if (taken) {
       runAddScale(l.session, 3);
       continue;
@@ -258,7 +256,7 @@ TEST(RuntimeApi, FeedbackFeedsAnOutputBackWithoutCopying) {
     y[i] = 1.f;
   }
   std::vector<float> expect = x;
-  std::vector<const void*> seen;
+  std::vector<const void *> seen;
   for (int run = 0; run < 4; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     if (run == 3) {
@@ -275,7 +273,7 @@ TEST(RuntimeApi, FeedbackFeedsAnOutputBackWithoutCopying) {
     ASSERT_GE(output.byte_size, n * 4);
     ASSERT_EQ(output.dims[0], batch);
     for (size_t i = 0; i < n; ++i) expect[i] = (expect[i] + y[i]) * static_cast<float>(i % 4 + 1);
-    const float* out = static_cast<const float*>(output.data);
+    const float *out = static_cast<const float *>(output.data);
     for (size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], expect[i]) << "element " << i;
     seen.push_back(output.data);
   }
@@ -305,8 +303,7 @@ TEST(RuntimeApi, RunsOnFourThreads) {
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 4, l));
   EXPECT_EQ(v4f_session_thread_count(l.session), 4);
-  for (int i = 0; i < 20; ++i)
-    runAddScale(l.session, 1 + i * 7);
+  for (int i = 0; i < 20; ++i) runAddScale(l.session, 1 + i * 7);
 }
 
 // Kernel ABI v2: a 3-D workgroup grid {x: 5, y: 3, z: 2} and 256 bytes of
@@ -399,11 +396,11 @@ TEST(RuntimeApi, ProfilingRecordsEveryDispatchOfTheLastRun) {
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildAddScaleArtifact(), 2, l));
   EXPECT_EQ(v4f_session_profile_count(l.session), 0u);
   runAddScale(l.session, 3);
-  EXPECT_EQ(v4f_session_profile_count(l.session), 0u);  // off by default
+  EXPECT_EQ(v4f_session_profile_count(l.session), 0u); // off by default
   ASSERT_OK(v4f_session_set_profiling(l.session, 1));
   runAddScale(l.session, 3);
   runAddScale(l.session, 5);
-  ASSERT_EQ(v4f_session_profile_count(l.session), 2u);  // the last run only: add, scale
+  ASSERT_EQ(v4f_session_profile_count(l.session), 2u); // the last run only: add, scale
   v4f_dispatch_profile_t a{}, b{};
   ASSERT_OK(v4f_session_profile_entry(l.session, 0, &a));
   ASSERT_OK(v4f_session_profile_entry(l.session, 1, &b));
@@ -413,8 +410,8 @@ TEST(RuntimeApi, ProfilingRecordsEveryDispatchOfTheLastRun) {
   EXPECT_EQ(b.dispatch_index, 1u);
   EXPECT_GT(a.workgroups, 0);
   EXPECT_NE(a.kernel, nullptr);
-  EXPECT_GE(b.start_ns, a.start_ns + a.duration_ns);  // dispatches run in order
-  EXPECT_EQ(a.flops, -1.0);                             // not counted by this artifact
+  EXPECT_GE(b.start_ns, a.start_ns + a.duration_ns); // dispatches run in order
+  EXPECT_EQ(a.flops, -1.0);                          // not counted by this artifact
   expectError(v4f_session_profile_entry(l.session, 2, &a), V4F_STATUS_INVALID_ARGUMENT,
               "index 2 out of range (the last run recorded 2 entries)");
   expectError(v4f_session_profile_entry(l.session, 0, nullptr), V4F_STATUS_INVALID_ARGUMENT, "entry is NULL");
@@ -436,27 +433,23 @@ TEST(RuntimeApi, ResolveOutputShapesWithoutRunning) {
   EXPECT_EQ(output.dims[0], 7);
   EXPECT_EQ(output.dims[1], 4);
   EXPECT_EQ(output.byte_size, 7u * 4u * 4u);
-  EXPECT_EQ(v4f_session_peak_memory(l.session), 128u);  // 112 bytes, 64-aligned
+  EXPECT_EQ(v4f_session_peak_memory(l.session), 128u); // 112 bytes, 64-aligned
 }
 
 TEST(RuntimeApi, PeakMemoryReusesNonOverlappingLifetimes) {
   // 5x5 float32 = 100 bytes per transient, 128 once aligned.
   for (bool overlapAll : {false, true}) {
     Loaded l;
-    ASSERT_NO_FATAL_FAILURE(loadAndCreate(
-        buildArtifact(chainPlan(5, 5, overlapAll), testKernelLibrary(), {}), 3, l));
+    ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(chainPlan(5, 5, overlapAll), testKernelLibrary(), {}), 3, l));
     EXPECT_EQ(v4f_session_peak_memory(l.session), 0u);
     std::vector<float> x(25), y(25);
-    for (int i = 0; i < 25; ++i)
-      x[static_cast<size_t>(i)] = static_cast<float>(i) - 3.f;
+    for (int i = 0; i < 25; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i) - 3.f;
     v4f_tensor_t in = makeTensor(x.data(), 100, V4F_DTYPE_FLOAT32, {5, 5});
     v4f_tensor_t out = makeTensor(y.data(), 100, 0, {});
     ASSERT_OK(v4f_session_run(l.session, &in, 1, &out, 1));
-    for (size_t i = 0; i < 25; ++i)
-      ASSERT_FLOAT_EQ(y[i], 16.f * x[i]);
+    for (size_t i = 0; i < 25; ++i) ASSERT_FLOAT_EQ(y[i], 16.f * x[i]);
     // A lives [0,1], B [1,2], C [2,3]: A and C share an offset.
-    EXPECT_EQ(v4f_session_peak_memory(l.session), overlapAll ? 3u * 128u : 2u * 128u)
-        << "overlapAll=" << overlapAll;
+    EXPECT_EQ(v4f_session_peak_memory(l.session), overlapAll ? 3u * 128u : 2u * 128u) << "overlapAll=" << overlapAll;
   }
 }
 
@@ -469,8 +462,7 @@ TEST(RuntimeApi, CustomAllocatorSeesEveryAllocation) {
   allocator.alloc = [](void *user, size_t size, size_t alignment) -> void * {
     auto *c = static_cast<Counter *>(user);
     void *p = nullptr;
-    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
-      return nullptr;
+    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0) return nullptr;
     ++c->live;
     ++c->total;
     return p;
@@ -524,9 +516,7 @@ TEST_F(RunErrors, InconsistentSymbolicDim) {
   expectError(run({2, 4}, {3, 4}), V4F_STATUS_INVALID_ARGUMENT, "('batch') is 3 but input 0 'x'");
 }
 
-TEST_F(RunErrors, NegativeDim) {
-  expectError(run({-2, 4}, {-2, 4}), V4F_STATUS_INVALID_ARGUMENT, "dim 0 is negative");
-}
+TEST_F(RunErrors, NegativeDim) { expectError(run({-2, 4}, {-2, 4}), V4F_STATUS_INVALID_ARGUMENT, "dim 0 is negative"); }
 
 TEST_F(RunErrors, InputBufferTooSmall) {
   inputs[0] = makeTensor(x, 8, V4F_DTYPE_FLOAT32, {2, 4});
@@ -552,13 +542,12 @@ TEST_F(RunErrors, WrongTensorCounts) {
 
 TEST(RuntimeApi, KernelErrorNamesTheDispatch) {
   v4f::ExecutablePlan plan = addScalePlan();
-  plan.dispatches[1].entryPoint = 2;  // test_fail
+  plan.dispatches[1].entryPoint = 2; // test_fail
   plan.dispatches[1].name = "node/Scale_7";
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 4, l));
   float x[8] = {}, out[8];
-  v4f_tensor_t inputs[2] = {makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4}),
-                            makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4})};
+  v4f_tensor_t inputs[2] = {makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4}), makeTensor(x, 32, V4F_DTYPE_FLOAT32, {2, 4})};
   v4f_tensor_t output = makeTensor(out, 32, 0, {});
   expectError(v4f_session_run(l.session, inputs, 2, &output, 1), V4F_STATUS_KERNEL_ERROR,
               "dispatch 1 'node/Scale_7' (kernel 'test_fail') failed with code 1");
@@ -569,23 +558,23 @@ TEST(RuntimeApi, ShapeProgramErrors) {
   v4f::ShapeInstruction div;
   div.op = v4f::ShapeOpKind::FloorDiv;
   div.a = 1;
-  div.b = 0;  // 4 / batch
+  div.b = 0; // 4 / batch
   plan.shapeProgram.push_back(div);
   Loaded l;
   ASSERT_NO_FATAL_FAILURE(loadAndCreate(buildArtifact(plan, testKernelLibrary(), addScaleConstants()), 1, l));
   v4f_tensor_t inputs[2] = {makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4}),
                             makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {0, 4})};
   v4f_tensor_t output{};
-  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1),
-              V4F_STATUS_INVALID_ARGUMENT, "divides by zero");
+  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1), V4F_STATUS_INVALID_ARGUMENT,
+              "divides by zero");
   int64_t huge = int64_t(1) << 62;
   inputs[0] = makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {huge, 4});
   inputs[1] = makeTensor(nullptr, 0, V4F_DTYPE_FLOAT32, {huge, 4});
-  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1),
-              V4F_STATUS_INVALID_ARGUMENT, "overflows int64");
+  expectError(v4f_session_resolve_output_shapes(l.session, inputs, 2, &output, 1), V4F_STATUS_INVALID_ARGUMENT,
+              "overflows int64");
 }
 
-}  // namespace
+} // namespace
 
 // A FIFO with no writer (or a directory) as the model file: refused at
 // once, never a hang waiting for a writer.
@@ -624,13 +613,14 @@ TEST(RuntimeApi, MaxArenaBytesRefusesLargerShapes) {
   options.max_arena_bytes = need;
   v4f_session_t *session = nullptr;
   ASSERT_OK(v4f_session_create(model, &options, nullptr, &session));
-  runAddScale(session, 64);  // exactly the limit: fine
+  runAddScale(session, 64); // exactly the limit: fine
   std::vector<float> x(65 * 4, 1.f), y(65 * 4, 1.f), out(65 * 4);
   v4f_tensor_t in[2] = {makeTensor(x.data(), x.size() * 4, V4F_DTYPE_FLOAT32, {65, 4}),
                         makeTensor(y.data(), y.size() * 4, V4F_DTYPE_FLOAT32, {65, 4})};
   v4f_tensor_t o = makeTensor(out.data(), out.size() * 4, 0, {});
-  expectError(v4f_session_run(session, in, 2, &o, 1), V4F_STATUS_RESOURCE_EXHAUSTED, "over the session's max_arena_bytes");
-  runAddScale(session, 3);  // the session still works
+  expectError(v4f_session_run(session, in, 2, &o, 1), V4F_STATUS_RESOURCE_EXHAUSTED,
+              "over the session's max_arena_bytes");
+  runAddScale(session, 3); // the session still works
   v4f_session_release(session);
   v4f_model_release(model);
 }
@@ -685,7 +675,7 @@ TEST(RuntimeApi, SessionsShareOneThreadPool) {
   options.thread_count = 0;
   v4f_session_t *sessions[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < 3; ++i) ASSERT_OK(v4f_session_create(models[i % 2], &options, nullptr, &sessions[i]));
-  v4f_thread_pool_release(pool);  // the sessions keep it alive
+  v4f_thread_pool_release(pool); // the sessions keep it alive
   for (auto *s : sessions) EXPECT_EQ(v4f_session_thread_count(s), 3);
   std::vector<std::thread> threads;
   for (int i = 0; i < 3; ++i)

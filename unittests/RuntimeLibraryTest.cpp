@@ -12,11 +12,9 @@ namespace {
 std::string runCommand(const std::string &command) {
   std::string output;
   FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe)
-    return output;
+  if (!pipe) return output;
   char buf[512];
-  while (fgets(buf, sizeof(buf), pipe))
-    output += buf;
+  while (fgets(buf, sizeof(buf), pipe)) output += buf;
   pclose(pipe);
   return output;
 }
@@ -24,21 +22,19 @@ std::string runCommand(const std::string &command) {
 TEST(RuntimeLibrary, DependsOnlyOnTheCLibraryFamily) {
   std::string out = runCommand(std::string(V4F_READELF_PATH) + " -d " V4F_RUNTIME_LIBRARY_PATH);
   ASSERT_NE(out.find("NEEDED"), std::string::npos) << out;
-  const std::set<std::string> allowed = {"libc.so.6", "libm.so.6", "libpthread.so.0",
-                                         "libdl.so.2", "ld-linux-x86-64.so.2"};
+  const std::set<std::string> allowed = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2",
+                                         "ld-linux-x86-64.so.2"};
   size_t pos = 0;
   while ((pos = out.find("Shared library: [", pos)) != std::string::npos) {
     pos += 17;
     std::string lib = out.substr(pos, out.find(']', pos) - pos);
-    if (V4F_SANITIZED && lib.find("san") != std::string::npos)
-      continue;
+    if (V4F_SANITIZED && lib.find("san") != std::string::npos) continue;
     EXPECT_TRUE(allowed.count(lib)) << "unexpected dependency " << lib;
   }
 }
 
 TEST(RuntimeLibrary, StrippedSizeUnder300KB) {
-  if (V4F_SANITIZED)
-    GTEST_SKIP() << "sanitizer builds are not size-representative";
+  if (V4F_SANITIZED) GTEST_SKIP() << "sanitizer builds are not size-representative";
   std::string copy = ::testing::TempDir() + "libv4f_runtime.stripped." + std::to_string(getpid());
   std::string cmd = std::string(V4F_STRIP_PATH) + " -o " + copy + " " V4F_RUNTIME_LIBRARY_PATH;
   ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
@@ -49,4 +45,4 @@ TEST(RuntimeLibrary, StrippedSizeUnder300KB) {
   unlink(copy.c_str());
 }
 
-}  // namespace
+} // namespace

@@ -24,7 +24,7 @@ ExecutablePlan planWithExtraInput(int32_t dtype, std::vector<int64_t> dims, std:
   PlanBuffer b;
   b.kind = BufferKind::Input;
   b.index = 2;
-  b.sizeReg = 3;  // constant 4 bytes
+  b.sizeReg = 3; // constant 4 bytes
   p.buffers.push_back(b);
   s.buffer = p.buffers.size() - 1;
   p.inputs.push_back(s);
@@ -48,7 +48,7 @@ TEST(ShapeProgram, InputValueMustReadAnIntegerInput) {
   ExecutablePlan p = addScalePlan();
   ShapeInstruction read;
   read.op = ShapeOpKind::InputValue;
-  read.a = 0;  // input x is float32
+  read.a = 0; // input x is float32
   read.b = 0;
   p.shapeProgram.push_back(read);
   auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
@@ -61,7 +61,7 @@ TEST(ShapeProgram, SelectConditionMustBeDefinedEarlier) {
   sel.op = ShapeOpKind::Select;
   sel.a = 0;
   sel.b = 1;
-  sel.imm = static_cast<int64_t>(p.shapeProgram.size());  // itself
+  sel.imm = static_cast<int64_t>(p.shapeProgram.size()); // itself
   p.shapeProgram.push_back(sel);
   auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
   expectLoadError(file, "selects on register");
@@ -71,7 +71,7 @@ TEST(ShapeProgram, InputScaledDimMustReadAFloat32Input) {
   ExecutablePlan p = planWithExtraInput(V4F_DTYPE_INT64, {}, {});
   ShapeInstruction read;
   read.op = ShapeOpKind::InputScaledDim;
-  read.a = 2;  // `extra` is int64
+  read.a = 2; // `extra` is int64
   read.b = 0;
   read.imm = 1;
   p.shapeProgram.push_back(read);
@@ -85,7 +85,7 @@ TEST(ShapeProgram, InputScaledDimScalesAnEarlierRegister) {
   read.op = ShapeOpKind::InputScaledDim;
   read.a = 2;
   read.b = 0;
-  read.imm = static_cast<int64_t>(p.shapeProgram.size());  // itself
+  read.imm = static_cast<int64_t>(p.shapeProgram.size()); // itself
   p.shapeProgram.push_back(read);
   auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
   expectLoadError(file, "scales register");
@@ -95,7 +95,7 @@ TEST(ShapeProgram, DataValueMustReadATransientBuffer) {
   ExecutablePlan p = addScalePlan();
   ShapeInstruction read;
   read.op = ShapeOpKind::DataValue;
-  read.a = 0;  // an input buffer
+  read.a = 0; // an input buffer
   read.b = 0;
   read.imm = 1;
   p.shapeProgram.push_back(read);
@@ -107,19 +107,19 @@ TEST(ShapeProgram, DataValueBufferMustHoldTheElement) {
   ExecutablePlan p = addScalePlan();
   ShapeInstruction read;
   read.op = ShapeOpKind::DataValue;
-  read.a = 2;  // the transient buffer, sized n*4 bytes (not a constant)
+  read.a = 2; // the transient buffer, sized n*4 bytes (not a constant)
   read.b = 0;
   read.imm = 1;
   p.shapeProgram.push_back(read);
   auto file = buildArtifact(p, testKernelLibrary(), addScaleConstants());
   expectLoadError(file, "does not have a constant size");
   // A constant 8-byte buffer holds element 0 but not element 1.
-  p.buffers[2].sizeReg = 6;  // constant 8
+  p.buffers[2].sizeReg = 6; // constant 8
   p.shapeProgram.back().b = 1;
   expectLoadError(buildArtifact(p, testKernelLibrary(), addScaleConstants()), "does not have a constant size");
   p.shapeProgram.back().b = 0;
-  p.shapeProgram.back().imm = static_cast<int64_t>(p.shapeProgram.size());  // itself
+  p.shapeProgram.back().imm = static_cast<int64_t>(p.shapeProgram.size()); // itself
   expectLoadError(buildArtifact(p, testKernelLibrary(), addScaleConstants()), "bounds by register");
 }
 
-}  // namespace
+} // namespace

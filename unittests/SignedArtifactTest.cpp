@@ -33,8 +33,7 @@ struct LoadResult {
   ~LoadResult() { v4f_model_release(model); }
 };
 
-void load(const std::vector<uint8_t> &bytes, int32_t policy, const std::vector<v4f::PublicKey> &keys,
-          LoadResult &r) {
+void load(const std::vector<uint8_t> &bytes, int32_t policy, const std::vector<v4f::PublicKey> &keys, LoadResult &r) {
   v4f_model_options_t o;
   v4f_model_options_init(&o);
   o.signature_policy = policy;
@@ -219,4 +218,4 @@ TEST(SignedArtifact, PublicKeyFiles) {
   v4f_status_free(s);
 }
 
-}  // namespace
+} // namespace

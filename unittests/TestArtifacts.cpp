@@ -51,8 +51,7 @@ ShapeInstruction instr(ShapeOpKind op, uint32_t a, uint32_t b, int64_t imm = 0) 
 }
 ShapeInstruction constant(int64_t v) { return instr(ShapeOpKind::Const, 0, 0, v); }
 
-PlanBuffer buffer(BufferKind kind, uint32_t index, uint32_t sizeReg, uint32_t first = 0,
-                  uint32_t last = 0) {
+PlanBuffer buffer(BufferKind kind, uint32_t index, uint32_t sizeReg, uint32_t first = 0, uint32_t last = 0) {
   PlanBuffer b;
   b.kind = kind;
   b.index = index;
@@ -62,8 +61,8 @@ PlanBuffer buffer(BufferKind kind, uint32_t index, uint32_t sizeReg, uint32_t fi
   return b;
 }
 
-PlanDispatch dispatch(uint32_t kernel, std::vector<uint32_t> bindings,
-                      std::vector<uint32_t> push, uint32_t wgReg, std::string name) {
+PlanDispatch dispatch(uint32_t kernel, std::vector<uint32_t> bindings, std::vector<uint32_t> push, uint32_t wgReg,
+                      std::string name) {
   PlanDispatch d;
   d.executable = 0;
   d.entryPoint = kernel;
@@ -88,8 +87,7 @@ PlanExecutable testCpuExecutable(std::vector<std::string> entryPoints) {
   return e;
 }
 
-namespace {
-} // namespace
+namespace {} // namespace
 
 ExecutablePlan addScalePlan() {
   ExecutablePlan p;
@@ -98,10 +96,14 @@ ExecutablePlan addScalePlan() {
   p.executables = {testCpuExecutable({"test_add_f32", "test_scale_f32", "test_fail"})};
   // r0 batch, r1 4, r2 n = batch*4, r3 4 bytes, r4 n*4 bytes, r5 16 (constant
   // bytes), r6 8, r7 workgroups = min(n, 8).
-  p.shapeProgram = {instr(ShapeOpKind::InputDim, 0, 0), constant(4),
-                    instr(ShapeOpKind::Mul, 0, 1),      constant(4),
-                    instr(ShapeOpKind::Mul, 2, 3),      constant(16),
-                    constant(8),                        instr(ShapeOpKind::Min, 2, 6)};
+  p.shapeProgram = {instr(ShapeOpKind::InputDim, 0, 0),
+                    constant(4),
+                    instr(ShapeOpKind::Mul, 0, 1),
+                    constant(4),
+                    instr(ShapeOpKind::Mul, 2, 3),
+                    constant(16),
+                    constant(8),
+                    instr(ShapeOpKind::Min, 2, 6)};
   TensorSignature x;
   x.name = "x";
   x.dtype = DType::Float32;
@@ -121,8 +123,7 @@ ExecutablePlan addScalePlan() {
   c.constantOffset = 0;
   p.buffers = {buffer(BufferKind::Input, 0, 4), buffer(BufferKind::Input, 1, 4),
                buffer(BufferKind::Transient, 0, 4, 0, 1), c, buffer(BufferKind::Output, 0, 4)};
-  p.dispatches = {dispatch(0, {0, 1, 2}, {2}, 7, "add"),
-                  dispatch(1, {2, 3, 4}, {2, 1}, 7, "scale")};
+  p.dispatches = {dispatch(0, {0, 1, 2}, {2}, 7, "add"), dispatch(1, {2, 3, 4}, {2, 1}, 7, "scale")};
   return p;
 }
 
@@ -139,8 +140,8 @@ ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll) {
   p.modelName = "chain";
   p.executables = {testCpuExecutable({"test_add_f32"})};
   // r0 rows, r1 cols, r2 n, r3 bytes, r4 workgroups (4).
-  p.shapeProgram = {constant(rows), constant(cols), instr(ShapeOpKind::Mul, 0, 1),
-                    constant(rows * cols * 4), constant(4)};
+  p.shapeProgram = {constant(rows), constant(cols), instr(ShapeOpKind::Mul, 0, 1), constant(rows * cols * 4),
+                    constant(4)};
   TensorSignature x;
   x.name = "x";
   x.dtype = DType::Float32;
@@ -153,11 +154,10 @@ ExecutablePlan chainPlan(int64_t rows, int64_t cols, bool overlapAll) {
   p.inputs = {x};
   p.outputs = {out};
   uint32_t a0 = 0, a1 = 1, b0 = 1, b1 = 2, c0 = 2, c1 = 3;
-  if (overlapAll)
-    a0 = b0 = c0 = 0, a1 = b1 = c1 = 3;
+  if (overlapAll) a0 = b0 = c0 = 0, a1 = b1 = c1 = 3;
   p.buffers = {buffer(BufferKind::Input, 0, 3), buffer(BufferKind::Transient, 0, 3, a0, a1),
-               buffer(BufferKind::Transient, 0, 3, b0, b1),
-               buffer(BufferKind::Transient, 0, 3, c0, c1), buffer(BufferKind::Output, 0, 3)};
+               buffer(BufferKind::Transient, 0, 3, b0, b1), buffer(BufferKind::Transient, 0, 3, c0, c1),
+               buffer(BufferKind::Output, 0, 3)};
   p.dispatches = {dispatch(0, {0, 0, 1}, {2}, 4, "a"), dispatch(0, {1, 1, 2}, {2}, 4, "b"),
                   dispatch(0, {2, 2, 3}, {2}, 4, "c"), dispatch(0, {3, 3, 4}, {2}, 4, "d")};
   return p;
@@ -180,14 +180,12 @@ std::vector<uint8_t> buildAddScaleArtifact() {
 
 uint64_t getU64(const std::vector<uint8_t> &file, size_t offset) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i)
-    v = (v << 8) | file[offset + static_cast<size_t>(i)];
+  for (int i = 7; i >= 0; --i) v = (v << 8) | file[offset + static_cast<size_t>(i)];
   return v;
 }
 
 void putU64(std::vector<uint8_t> &file, size_t offset, uint64_t value) {
-  for (int i = 0; i < 8; ++i)
-    file[offset + static_cast<size_t>(i)] = static_cast<uint8_t>(value >> (8 * i));
+  for (int i = 0; i < 8; ++i) file[offset + static_cast<size_t>(i)] = static_cast<uint8_t>(value >> (8 * i));
 }
 
 void editManifest(std::vector<uint8_t> &file, const std::function<void(fbtest::ManifestT &)> &edit) {
@@ -214,8 +212,7 @@ void redigestManifest(std::vector<uint8_t> &file) {
 v4f_status_t tryLoad(const std::vector<uint8_t> &file, const v4f_model_options_t *options) {
   v4f_model_t *model = nullptr;
   v4f_status_t status = v4f_model_load_memory(file.data(), file.size(), options, nullptr, &model);
-  if (status)
-    EXPECT_EQ(model, nullptr);
+  if (status) EXPECT_EQ(model, nullptr);
   v4f_model_release(model);
   // The same bytes as a file: v4f_model_load_file reads them with its own
   // reader, which hashes digest-tree leaves as they arrive, planned from the
@@ -235,8 +232,7 @@ v4f_status_t tryLoad(const std::vector<uint8_t> &file, const v4f_model_options_t
     EXPECT_TRUE(fromFileMessage == path + ": " + fromMemory || fromFileMessage == fromMemory)
         << "from memory: " << fromMemory << "; from a file: " << fromFileMessage;
   }
-  if (fileStatus)
-    EXPECT_EQ(fromFile, nullptr);
+  if (fileStatus) EXPECT_EQ(fromFile, nullptr);
   v4f_model_release(fromFile);
   v4f_status_free(fileStatus);
   return status;
@@ -247,8 +243,7 @@ std::string expectLoadError(const std::vector<uint8_t> &file, const std::string 
   v4f_status_t status = tryLoad(file, options);
   EXPECT_NE(status, nullptr) << "expected an error containing '" << substring << "'";
   std::string message = v4f_status_message(status);
-  EXPECT_NE(message.find(substring), std::string::npos)
-      << "message '" << message << "' lacks '" << substring << "'";
+  EXPECT_NE(message.find(substring), std::string::npos) << "message '" << message << "' lacks '" << substring << "'";
   v4f_status_free(status);
   return message;
 }
@@ -259,8 +254,7 @@ v4f_tensor_t makeTensor(void *data, size_t bytes, int32_t dtype, std::vector<int
   t.byte_size = bytes;
   t.dtype = dtype;
   t.rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i)
-    t.dims[i] = dims[i];
+  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
   return t;
 }
 

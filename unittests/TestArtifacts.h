@@ -38,8 +38,7 @@ PlanExecutable testCpuExecutable(std::vector<std::string> entryPoints);
 
 // serializeArtifact with `library` as the image of every executable, failing
 // the test on error.
-std::vector<uint8_t> buildArtifact(ExecutablePlan plan,
-                                   const std::vector<uint8_t> &library,
+std::vector<uint8_t> buildArtifact(ExecutablePlan plan, const std::vector<uint8_t> &library,
                                    const std::vector<uint8_t> &constants);
 std::vector<uint8_t> buildAddScaleArtifact();
 

@@ -26,11 +26,9 @@ Result runTool(const std::string &args) {
   std::string command = std::string(V4F_RUN_PATH) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe)
-    return r;
+  if (!pipe) return r;
   char buf[512];
-  while (fgets(buf, sizeof(buf), pipe))
-    r.output += buf;
+  while (fgets(buf, sizeof(buf), pipe)) r.output += buf;
   int status = pclose(pipe);
   r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -44,9 +42,7 @@ protected:
     dir = tmpl;
     model = dir + "/add_scale.v4f";
     std::string error;
-    ASSERT_TRUE(v4f::writeArtifactFile(model, addScalePlan(),
-                                       addScaleConstants(), error))
-        << error;
+    ASSERT_TRUE(v4f::writeArtifactFile(model, addScalePlan(), addScaleConstants(), error)) << error;
   }
   void TearDown() override { std::system(("rm -rf " + dir).c_str()); }
   std::string dir, model;
@@ -62,8 +58,8 @@ TEST_F(V4fRunTool, NpyInputsGiveExactOutputs) {
   std::string error;
   ASSERT_TRUE(v4frun::writeNpy(dir + "/x.npy", V4F_DTYPE_FLOAT32, shape, 2, x.data(), 48, error));
   ASSERT_TRUE(v4frun::writeNpy(dir + "/y.npy", V4F_DTYPE_FLOAT32, shape, 2, y.data(), 48, error));
-  Result r = runTool(model + " --input x=" + dir + "/x.npy --input y=" + dir +
-                     "/y.npy --output-dir " + dir + " --threads 2");
+  Result r =
+      runTool(model + " --input x=" + dir + "/x.npy --input y=" + dir + "/y.npy --output-dir " + dir + " --threads 2");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("output out/0"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[3, 4] = [1, 4, 9, 16, 5, 12, 21, 32, ...]"), std::string::npos) << r.output;
@@ -75,21 +71,18 @@ TEST_F(V4fRunTool, NpyInputsGiveExactOutputs) {
   ASSERT_EQ(out.data.size(), 48u);
   float values[12];
   std::memcpy(values, out.data.data(), 48);
-  for (int i = 0; i < 12; ++i)
-    EXPECT_FLOAT_EQ(values[i], (float(i) + 1.f) * float(i % 4 + 1));
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(values[i], (float(i) + 1.f) * float(i % 4 + 1));
 }
 
 TEST_F(V4fRunTool, RandomInputsAndBenchmarkJson) {
-  Result r = runTool(model + " --dim batch=5 --benchmark 20 --warmup 2 --threads 1 --json " + dir +
-                     "/bench.json");
+  Result r = runTool(model + " --dim batch=5 --benchmark 20 --warmup 2 --threads 1 --json " + dir + "/bench.json");
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_NE(r.output.find("input  x                    float32  [5, 4] (random)"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("input  x                    float32  [5, 4] (random)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("latency p50/p90/p99"), std::string::npos) << r.output;
   std::vector<uint8_t> json = readFileBytes(dir + "/bench.json");
   std::string text(json.begin(), json.end());
-  for (const char *key : {"\"mean_ms\"", "\"p50_ms\"", "\"p90_ms\"", "\"p99_ms\"",
-                          "\"throughput_per_s\"", "\"iterations\": 20"})
+  for (const char *key :
+       {"\"mean_ms\"", "\"p50_ms\"", "\"p90_ms\"", "\"p99_ms\"", "\"throughput_per_s\"", "\"iterations\": 20"})
     EXPECT_NE(text.find(key), std::string::npos) << key << " in " << text;
   // Every timed run's sample, in run order: 20 numbers.
   size_t at = text.find("\"samples_ms\": [");
@@ -99,7 +92,9 @@ TEST_F(V4fRunTool, RandomInputsAndBenchmarkJson) {
   // Deterministic random inputs: two runs print the same values.
   Result again = runTool(model + " --dim batch=5 --threads 1");
   Result once = runTool(model + " --dim batch=5 --threads 3");
-  auto outputLine = [](const std::string &s) { return s.substr(s.find("output"), s.find("load time") - s.find("output")); };
+  auto outputLine = [](const std::string &s) {
+    return s.substr(s.find("output"), s.find("load time") - s.find("output"));
+  };
   EXPECT_EQ(outputLine(again.output), outputLine(once.output));
 }
 
@@ -135,16 +130,14 @@ TEST_F(V4fRunTool, ErrorsNameTheFile) {
   ASSERT_TRUE(v4frun::writeNpy(dir + "/bad.npy", V4F_DTYPE_FLOAT32, shape, 2, x.data(), 60, error));
   r = runTool(model + " --input x=" + dir + "/bad.npy");
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_NE(r.output.find("bad.npy: shape [3, 5] does not match input 'x' [batch, 4]"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("bad.npy: shape [3, 5] does not match input 'x' [batch, 4]"), std::string::npos) << r.output;
 
   std::vector<int32_t> xi(12);
   int64_t good[2] = {3, 4};
   ASSERT_TRUE(v4frun::writeNpy(dir + "/int.npy", V4F_DTYPE_INT32, good, 2, xi.data(), 48, error));
   r = runTool(model + " --input x=" + dir + "/int.npy");
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_NE(r.output.find("int.npy: dtype int32 does not match input 'x' (float32)"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("int.npy: dtype int32 does not match input 'x' (float32)"), std::string::npos) << r.output;
 
   FILE *f = std::fopen((dir + "/fortran.npy").c_str(), "wb");
   std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }";
@@ -157,15 +150,14 @@ TEST_F(V4fRunTool, ErrorsNameTheFile) {
   std::fclose(f);
   r = runTool(model + " --input x=" + dir + "/fortran.npy");
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_NE(r.output.find("fortran.npy: Fortran-order arrays are not supported"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("fortran.npy: Fortran-order arrays are not supported"), std::string::npos) << r.output;
 
   r = runTool(model + " --input nope=" + dir + "/int.npy");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.output.find("--input 'nope' does not name an input"), std::string::npos) << r.output;
 }
 
-}  // namespace
+} // namespace
 
 // Hostile arguments get a clear error and exit 1: out-of-range counts are
 // not wrapped, a --dim that names no symbolic dim is not ignored, inputs

@@ -121,8 +121,10 @@ int main(int argc, char **argv) {
     double t0 = now_ms();
     if (check(v4f_session_run(session, inputs, 3, outputs, 3), "run")) return 1;
     double ms = now_ms() - t0;
-    if (step == 0) first_ms = ms;
-    else decode_ms += ms;
+    if (step == 0)
+      first_ms = ms;
+    else
+      decode_ms += ms;
     /* Argmax over the last position's logits. */
     int64_t S = outputs[lo].dims[1], V = outputs[lo].dims[2];
     const float *row = logits + (S - 1) * V;
@@ -135,8 +137,7 @@ int main(int argc, char **argv) {
   printf("\n");
   printf("prompt: %d tokens in %.3f ms\n", n_prompt, first_ms);
   if (n_new > 1)
-    printf("decode: %ld tokens in %.3f ms = %.1f tokens/s\n", n_new - 1, decode_ms,
-           (n_new - 1) / (decode_ms / 1e3));
+    printf("decode: %ld tokens in %.3f ms = %.1f tokens/s\n", n_new - 1, decode_ms, (n_new - 1) / (decode_ms / 1e3));
   free(logits);
   free(prompt);
   v4f_session_release(session);

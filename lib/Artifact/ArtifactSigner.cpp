@@ -23,13 +23,11 @@ constexpr const char *kPublicTag = "v4f-ed25519-public-key";
 
 uint64_t getU64(const uint8_t *p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i)
-    v = (v << 8) | p[i];
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
 void putU64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; ++i)
-    p[i] = static_cast<uint8_t>(v >> (8 * i));
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 bool sodiumReady(std::string &error) {
@@ -46,8 +44,7 @@ bool fromHex(const std::string &hex, uint8_t *out, size_t size) {
 }
 
 // Reads "<tag> <hex>" (or just "<hex>" when `bareOk`).
-bool readKeyFile(const std::string &path, const char *tag, bool bareOk, uint8_t *out,
-                 size_t size, std::string &error) {
+bool readKeyFile(const std::string &path, const char *tag, bool bareOk, uint8_t *out, size_t size, std::string &error) {
   std::ifstream in(path);
   if (!in) {
     error = path + ": cannot read the key file: " + std::strerror(errno);
@@ -57,8 +54,8 @@ bool readKeyFile(const std::string &path, const char *tag, bool bareOk, uint8_t 
   in >> first >> second;
   std::string hex = second.empty() && bareOk ? first : second;
   if ((second.empty() ? !bareOk : first != tag) || !fromHex(hex, out, size)) {
-    error = path + ": not a " + std::string(tag) + " file ('" + tag + " <" +
-            std::to_string(2 * size) + " hex digits>')";
+    error =
+        path + ": not a " + std::string(tag) + " file ('" + tag + " <" + std::to_string(2 * size) + " hex digits>')";
     return false;
   }
   return true;
@@ -139,8 +136,7 @@ bool locate(const std::vector<uint8_t> &bytes, uint64_t &content, const v4f_sign
   }
   uint64_t sig = getU64(bytes.data() + 48);
   content = bytes.size();
-  if (sig == 0)
-    return true;
+  if (sig == 0) return true;
   if (bytes.size() < sizeof(v4f_file_header_t) + sizeof(v4f_signature_t) ||
       sig != bytes.size() - sizeof(v4f_signature_t)) {
     detail = "the signature offset is not the file's last 128 bytes";
@@ -162,8 +158,7 @@ std::string octal(unsigned mode) {
 // A secret key file: refused when others can read it, then "<tag> <hex>".
 bool readSecretKeyFile(const std::string &path, const char *tag, const char *what, uint8_t *out, size_t size,
                        std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     error = path + ": the " + what + " is readable by others (mode " + octal(st.st_mode) + "); chmod 600 it";
@@ -193,17 +188,14 @@ bool writeSecretFile(const std::string &path, const std::string &text, std::stri
 std::string toHex(const uint8_t *data, size_t size) {
   static const char *d = "0123456789abcdef";
   std::string s;
-  for (size_t i = 0; i < size; ++i)
-    s += d[data[i] >> 4], s += d[data[i] & 15];
+  for (size_t i = 0; i < size; ++i) s += d[data[i] >> 4], s += d[data[i] & 15];
   return s;
 }
 
-bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
-                         std::string &error) {
+bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes, std::string &error) {
   std::string dir = ".";
   size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos)
-    dir = slash == 0 ? "/" : path.substr(0, slash);
+  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
   std::string tmpl = (dir == "/" ? std::string("/") : dir + "/") + ".v4f-tmp-XXXXXX";
   std::vector<char> tmpPath(tmpl.begin(), tmpl.end());
   tmpPath.push_back('\0');
@@ -222,17 +214,14 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
   while (done < bytes.size()) {
     ssize_t w = write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       return fail("write failed");
     }
     done += static_cast<size_t>(w);
   }
   // mkstemp creates 0600; an artifact is an ordinary output file.
-  if (fchmod(fd, 0644) != 0)
-    return fail("chmod failed");
-  if (fsync(fd) != 0)
-    return fail("fsync failed");
+  if (fchmod(fd, 0644) != 0) return fail("chmod failed");
+  if (fsync(fd) != 0) return fail("fsync failed");
   if (close(fd) != 0) {
     error = path + ": close failed: " + std::strerror(errno);
     unlink(tmpPath.data());
@@ -247,8 +236,7 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
 }
 
 bool generateSigningKeyFiles(const std::string &path, SigningKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   SigningKey fresh;
   crypto_sign_ed25519_keypair(fresh.publicKey.data(), fresh.secret.data());
   std::string text = std::string(kSecretTag) + " " + toHex(fresh.secret.data(), fresh.secret.size()) + "\n";
@@ -258,11 +246,9 @@ bool generateSigningKeyFiles(const std::string &path, SigningKey &key, std::stri
     std::string pub = std::string(kPublicTag) + " " + toHex(fresh.publicKey.data(), 32) + "\n";
     std::vector<uint8_t> pubBytes(pub.begin(), pub.end());
     ok = writeFileAtomically(path + ".pub", pubBytes, error);
-    if (!ok)
-      unlink(path.c_str());
+    if (!ok) unlink(path.c_str());
   }
-  if (ok)
-    key = fresh;  // `key` is untouched on failure
+  if (ok) key = fresh; // `key` is untouched on failure
   sodium_memzero(fresh.secret.data(), fresh.secret.size());
   return ok;
 }
@@ -275,26 +261,23 @@ bool loadSigningKey(const std::string &path, SigningKey &key, std::string &error
 }
 
 bool loadPublicKey(const std::string &path, PublicKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   return readKeyFile(path, kPublicTag, true, key.data(), key.size(), error);
 }
 
 bool signArtifactBytes(std::vector<uint8_t> &bytes, const SigningKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   uint64_t content = 0;
   const v4f_signature_t *old = nullptr;
-  if (!locate(bytes, content, old, error))
-    return false;
-  bytes.resize(content);  // drop an existing signature
+  if (!locate(bytes, content, old, error)) return false;
+  bytes.resize(content); // drop an existing signature
   v4f_signature_t t;
   std::memset(&t, 0, sizeof t);
   std::memcpy(t.magic, V4F_SIGNATURE_MAGIC, 8);
   t.algorithm = V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE;
   std::memcpy(t.public_key, key.publicKey.data(), 32);
-  putU64(bytes.data() + 16, content + sizeof t);  // file_size
-  putU64(bytes.data() + 48, content);             // signature_offset
+  putU64(bytes.data() + 16, content + sizeof t); // file_size
+  putU64(bytes.data() + 48, content);            // signature_offset
   uint8_t hash[64];
   size_t hashSize = signedDigest(t.algorithm, bytes.data(), bytes.size(), hash);
   crypto_sign_ed25519_detached(t.signature, nullptr, hash, hashSize, key.secret.data());
@@ -303,8 +286,8 @@ bool signArtifactBytes(std::vector<uint8_t> &bytes, const SigningKey &key, std::
   return true;
 }
 
-SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const PublicKey *trusted,
-                                      PublicKey &signer, std::string &detail) {
+SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const PublicKey *trusted, PublicKey &signer,
+                                      std::string &detail) {
   std::string error;
   if (!sodiumReady(error)) {
     detail = error;
@@ -312,15 +295,13 @@ SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const P
   }
   uint64_t content = 0;
   const v4f_signature_t *t = nullptr;
-  if (!locate(bytes, content, t, detail))
-    return SignatureCheck::Malformed;
+  if (!locate(bytes, content, t, detail)) return SignatureCheck::Malformed;
   if (!t) {
     detail = "the artifact is not signed";
     return SignatureCheck::Unsigned;
   }
   bool reservedZero = t->reserved0 == 0;
-  for (uint8_t b : t->reserved)
-    reservedZero = reservedZero && b == 0;
+  for (uint8_t b : t->reserved) reservedZero = reservedZero && b == 0;
   if (std::memcmp(t->magic, V4F_SIGNATURE_MAGIC, 8) != 0 ||
       (t->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE &&
        t->algorithm != V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512) ||
@@ -343,17 +324,14 @@ SignatureCheck checkArtifactSignature(const std::vector<uint8_t> &bytes, const P
   return SignatureCheck::Valid;
 }
 
-
 bool generateEncryptionKeyFile(const std::string &path, EncryptionKey &key, std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   EncryptionKey fresh;
   crypto_secretstream_xchacha20poly1305_keygen(fresh.data());
   std::string text = std::string(kEncryptionTag) + " " + toHex(fresh.data(), fresh.size()) + "\n";
   bool ok = writeSecretFile(path, text, error);
   sodium_memzero(text.data(), text.size());
-  if (ok)
-    key = fresh;  // `key` is untouched on failure
+  if (ok) key = fresh; // `key` is untouched on failure
   sodium_memzero(fresh.data(), fresh.size());
   return ok;
 }
@@ -372,8 +350,7 @@ std::array<uint8_t, 16> encryptionKeyId(const EncryptionKey &key) {
 
 bool encryptSection(const std::vector<uint8_t> &plain, const EncryptionKey &key, std::vector<uint8_t> &out,
                     std::string &error) {
-  if (!sodiumReady(error))
-    return false;
+  if (!sodiumReady(error)) return false;
   static_assert(crypto_secretstream_xchacha20poly1305_HEADERBYTES == V4F_CIPHER_HEADER_BYTES, "header size");
   static_assert(crypto_secretstream_xchacha20poly1305_ABYTES == V4F_CIPHER_CHUNK_OVERHEAD, "chunk overhead");
   size_t chunks = plain.empty() ? 1 : (plain.size() + V4F_CIPHER_CHUNK - 1) / V4F_CIPHER_CHUNK;
@@ -388,8 +365,8 @@ bool encryptSection(const std::vector<uint8_t> &plain, const EncryptionKey &key,
     size_t n = std::min<size_t>(V4F_CIPHER_CHUNK, plain.size() - in);
     unsigned long long written = 0;
     uint8_t tag = c + 1 == chunks ? crypto_secretstream_xchacha20poly1305_TAG_FINAL : 0;
-    if (crypto_secretstream_xchacha20poly1305_push(&state, out.data() + at, &written, plain.data() + in, n,
-                                                   nullptr, 0, tag) != 0) {
+    if (crypto_secretstream_xchacha20poly1305_push(&state, out.data() + at, &written, plain.data() + in, n, nullptr, 0,
+                                                   tag) != 0) {
       error = "encryption failed";
       return false;
     }

@@ -43,7 +43,7 @@ void putU64(uint8_t *p, uint64_t v) {
 
 // The plan's enums mirror the schema's; a change on either side must fail
 // to compile here rather than write wrong numbers.
-#define V4F_SAME_ENUM(plan, schema)                                                                \
+#define V4F_SAME_ENUM(plan, schema)                                                                                    \
   static_assert(static_cast<int>(plan) == static_cast<int>(schema), #plan " differs from the schema")
 V4F_SAME_ENUM(ShapeOpKind::Const, fb::ShapeOp::Const);
 V4F_SAME_ENUM(ShapeOpKind::InputDim, fb::ShapeOp::InputDim);
@@ -77,25 +77,23 @@ V4F_SAME_ENUM(ExecutableFormat::CudaModule, fb::ExecutableFormat::CudaModule);
 V4F_SAME_ENUM(ExecutableFormat::CudaModule, fb::ExecutableFormat::MAX);
 #undef V4F_SAME_ENUM
 
-flatbuffers::Offset<fb::TensorSig>
-buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) {
+flatbuffers::Offset<fb::TensorSig> buildTensorSig(flatbuffers::FlatBufferBuilder &fbb, const TensorSignature &sig) {
   auto name = fbb.CreateString(sig.name);
   auto dims = fbb.CreateVector(sig.dims);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> dimNames;
-  if (!sig.dimNames.empty())
-    dimNames = fbb.CreateVectorOfStrings(sig.dimNames);
+  if (!sig.dimNames.empty()) dimNames = fbb.CreateVectorOfStrings(sig.dimNames);
   auto dimRegs = fbb.CreateVector(sig.dimRegs);
   flatbuffers::Offset<flatbuffers::Vector<int64_t>> dimMin, dimMax;
   if (!sig.dimMin.empty()) dimMin = fbb.CreateVector(sig.dimMin);
   if (!sig.dimMax.empty()) dimMax = fbb.CreateVector(sig.dimMax);
-  return fb::CreateTensorSig(fbb, name, static_cast<int32_t>(sig.dtype), dims, dimNames, dimRegs,
-                             sig.buffer, dimMin, dimMax);
+  return fb::CreateTensorSig(fbb, name, static_cast<int32_t>(sig.dtype), dims, dimNames, dimRegs, sig.buffer, dimMin,
+                             dimMax);
 }
 
 struct SectionInfo {
   uint32_t kind;
   uint64_t offset;
-  const std::vector<uint8_t> *bytes;  // as stored (ciphertext when encrypted)
+  const std::vector<uint8_t> *bytes; // as stored (ciphertext when encrypted)
   uint8_t cipher = V4F_CIPHER_NONE;
   uint64_t plainSize = 0;
   std::array<uint8_t, 16> keyId{};
@@ -105,15 +103,15 @@ uint32_t sectionKind(ExecutableTarget target) {
   return target == ExecutableTarget::Cpu ? V4F_SECTION_CPU_LIBRARY : V4F_SECTION_GPU_MODULE;
 }
 
-flatbuffers::Offset<fb::Executable> buildExecutable(flatbuffers::FlatBufferBuilder &fbb,
-                                                    const PlanExecutable &e, uint32_t section) {
+flatbuffers::Offset<fb::Executable> buildExecutable(flatbuffers::FlatBufferBuilder &fbb, const PlanExecutable &e,
+                                                    uint32_t section) {
   auto triple = fbb.CreateString(e.triple);
   auto cpu = fbb.CreateString(e.cpu);
   auto features = fbb.CreateVectorOfStrings(e.features);
   auto entries = fbb.CreateVectorOfStrings(e.entryPoints);
   return fb::CreateExecutable(fbb, static_cast<fb::ExecutableTarget>(e.target),
-                              static_cast<fb::ExecutableFormat>(e.format), section, e.abiVersion,
-                              triple, cpu, features, entries);
+                              static_cast<fb::ExecutableFormat>(e.format), section, e.abiVersion, triple, cpu, features,
+                              entries);
 }
 
 /// One plan as a Manifest table: the artifact's own (with `sections`,
@@ -131,12 +129,11 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     std::vector<flatbuffers::Offset<fb::Section>> sectionOffsets;
     for (const SectionInfo &s : *sections) {
       flatbuffers::Offset<flatbuffers::Vector<uint8_t>> keyId;
-      if (s.cipher != V4F_CIPHER_NONE)
-        keyId = fbb.CreateVector(s.keyId.data(), s.keyId.size());
+      if (s.cipher != V4F_CIPHER_NONE) keyId = fbb.CreateVector(s.keyId.data(), s.keyId.size());
       Digest digest = artifactDigest(s.bytes->data(), s.bytes->size());
       auto digestVec = fbb.CreateVector(digest.data(), digest.size());
-      sectionOffsets.push_back(fb::CreateSection(fbb, s.kind, s.offset, s.bytes->size(), digestVec, s.cipher,
-                                                 s.plainSize, keyId));
+      sectionOffsets.push_back(
+          fb::CreateSection(fbb, s.kind, s.offset, s.bytes->size(), digestVec, s.cipher, s.plainSize, keyId));
     }
     sectionVec = fbb.CreateVector(sectionOffsets);
     if (!plan.variants.empty()) {
@@ -165,8 +162,8 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
 
   std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
   for (const PlanBuffer &b : plan.buffers)
-    buffers.push_back(fb::CreateBuffer(fbb, static_cast<fb::BufferKind>(b.kind), b.index,
-                                       b.constantOffset, b.sizeReg, b.firstUse, b.lastUse));
+    buffers.push_back(fb::CreateBuffer(fbb, static_cast<fb::BufferKind>(b.kind), b.index, b.constantOffset, b.sizeReg,
+                                       b.firstUse, b.lastUse));
   auto bufferVec = fbb.CreateVector(buffers);
 
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
@@ -177,9 +174,8 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     auto name = fbb.CreateString(d.name);
     auto precision = d.precision.empty() ? 0 : fbb.CreateString(d.precision);
     auto blockDim = d.blockDim.empty() ? 0 : fbb.CreateVector(d.blockDim);
-    dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push,
-                                            workgroups, d.scratchSize, name,
-                                            d.guard ? int64_t(*d.guard) : int64_t(-1),
+    dispatches.push_back(fb::CreateDispatch(fbb, d.executable, d.entryPoint, bindings, push, workgroups, d.scratchSize,
+                                            name, d.guard ? int64_t(*d.guard) : int64_t(-1),
                                             d.flops ? int64_t(*d.flops) : int64_t(-1), precision, blockDim,
                                             static_cast<uint8_t>(d.transfer)));
   }
@@ -197,8 +193,8 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> labelVec;
   if (!plan.shapeLabels.empty()) labelVec = fbb.CreateVectorOfStrings(plan.shapeLabels);
 
-  return fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec, outVec, programVec,
-                            bufferVec, dispatchVec, loopVec, labelVec, variantVec, plan.staticArenaBytes);
+  return fb::CreateManifest(fbb, producer, modelName, sectionVec, executableVec, inVec, outVec, programVec, bufferVec,
+                            dispatchVec, loopVec, labelVec, variantVec, plan.staticArenaBytes);
 }
 
 std::vector<uint8_t> buildManifest(const ExecutablePlan &plan, const std::vector<SectionInfo> &sections,
@@ -210,9 +206,8 @@ std::vector<uint8_t> buildManifest(const ExecutablePlan &plan, const std::vector
 
 } // namespace
 
-bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
-                       std::vector<uint8_t> &out, std::string &error,
-                       const EncryptionKey *encryptionKey) {
+bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants, std::vector<uint8_t> &out,
+                       std::string &error, const EncryptionKey *encryptionKey) {
   for (const TensorSignature &sig : plan.inputs) {
     if ((!sig.dimMin.empty() && sig.dimMin.size() != sig.dims.size()) ||
         (!sig.dimMax.empty() && sig.dimMax.size() != sig.dims.size())) {
@@ -262,8 +257,7 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
     offset = sizeof(v4f_file_header_t);
     for (size_t i = 0; i < sections.size(); ++i) {
       SectionInfo &sec = sections[i];
-      if (!encryptSection(*sec.bytes, *encryptionKey, ciphertexts[i], error))
-        return false;
+      if (!encryptSection(*sec.bytes, *encryptionKey, ciphertexts[i], error)) return false;
       sec.cipher = V4F_CIPHER_XCHACHA20POLY1305_SECRETSTREAM;
       sec.plainSize = sec.bytes->size();
       sec.keyId = keyId;
@@ -288,18 +282,15 @@ bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &c
   putU32(h + V4F_HEADER_OFFSET_DIGEST_ALGORITHM, V4F_DIGEST_ALGORITHM_BLAKE3_TREE);
   Digest manifestDigest = artifactDigest(manifest.data(), manifest.size());
   std::memcpy(h + V4F_HEADER_OFFSET_MANIFEST_DIGEST, manifestDigest.data(), manifestDigest.size());
-  for (const SectionInfo &s : sections)
-    std::memcpy(h + s.offset, s.bytes->data(), s.bytes->size());
+  for (const SectionInfo &s : sections) std::memcpy(h + s.offset, s.bytes->data(), s.bytes->size());
   std::memcpy(h + manifestOffset, manifest.data(), manifest.size());
   return true;
 }
 
-bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
-                       const std::vector<uint8_t> &constants, std::string &error,
-                       const SigningKey *signingKey, const EncryptionKey *encryptionKey) {
+bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
+                       std::string &error, const SigningKey *signingKey, const EncryptionKey *encryptionKey) {
   std::vector<uint8_t> bytes;
-  if (!serializeArtifact(plan, constants, bytes, error, encryptionKey))
-    return false;
+  if (!serializeArtifact(plan, constants, bytes, error, encryptionKey)) return false;
   // Signed in memory: a signed artifact is never on disk unsigned.
   if (signingKey && !signArtifactBytes(bytes, *signingKey, error)) {
     error = path + ": " + error;

@@ -140,7 +140,6 @@ struct AssignPlacementPass : impl::AssignPlacementBase<AssignPlacementPass> {
 
 } // namespace
 
-
 std::unique_ptr<Pass> createAssignPlacementPass(const PlacementOptions &o) {
   AssignPlacementOptions options;
   options.targets = o.cpu && o.cuda ? "cpu,cuda" : o.cuda ? "cuda" : "cpu";

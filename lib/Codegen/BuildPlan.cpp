@@ -58,13 +58,15 @@ struct BuildPlanPass : impl::BuildPlanBase<BuildPlanPass> {
 
     // The graph is replaced by the kernels.
     for (Operation &op : llvm::make_early_inc_range(*module.getBody())) op.erase();
-    for (Operation &op : llvm::make_early_inc_range(*kernels->getBody())) op.moveBefore(module.getBody(), module.getBody()->end());
-    module->setAttr("v4f.plan", b.getDictionaryAttr({
-        b.getNamedAttr("dispatches", b.getI64IntegerAttr(out.plan.dispatches.size())),
-        b.getNamedAttr("kernels", b.getI64IntegerAttr(exe.entryPoints.size())),
-        b.getNamedAttr("buffers", b.getI64IntegerAttr(out.plan.buffers.size())),
-        b.getNamedAttr("shape_registers", b.getI64IntegerAttr(out.plan.shapeProgram.size())),
-        b.getNamedAttr("constant_bytes", b.getI64IntegerAttr(out.constants.size()))}));
+    for (Operation &op : llvm::make_early_inc_range(*kernels->getBody()))
+      op.moveBefore(module.getBody(), module.getBody()->end());
+    module->setAttr(
+        "v4f.plan",
+        b.getDictionaryAttr({b.getNamedAttr("dispatches", b.getI64IntegerAttr(out.plan.dispatches.size())),
+                             b.getNamedAttr("kernels", b.getI64IntegerAttr(exe.entryPoints.size())),
+                             b.getNamedAttr("buffers", b.getI64IntegerAttr(out.plan.buffers.size())),
+                             b.getNamedAttr("shape_registers", b.getI64IntegerAttr(out.plan.shapeProgram.size())),
+                             b.getNamedAttr("constant_bytes", b.getI64IntegerAttr(out.constants.size()))}));
   }
 
   GeneratedKernels *sink;
@@ -72,8 +74,6 @@ struct BuildPlanPass : impl::BuildPlanBase<BuildPlanPass> {
 
 } // namespace
 
-std::unique_ptr<Pass> createBuildPlanPass(GeneratedKernels *sink) {
-  return std::make_unique<BuildPlanPass>(sink);
-}
+std::unique_ptr<Pass> createBuildPlanPass(GeneratedKernels *sink) { return std::make_unique<BuildPlanPass>(sink); }
 
 } // namespace v4f

@@ -30,11 +30,10 @@ namespace {
 struct CodegenPipelineCLOptions : mlir::PassPipelineOptions<CodegenPipelineCLOptions> {
   Option<std::string> targets{*this, "targets", llvm::cl::desc("cpu, cuda or cpu,cuda (v4fc --target)"),
                               llvm::cl::init("cpu")};
-  Option<std::string> targetCpu{*this, "target-cpu",
-                                llvm::cl::desc("the CPU target when the module has no v4f.target"),
+  Option<std::string> targetCpu{*this, "target-cpu", llvm::cl::desc("the CPU target when the module has no v4f.target"),
                                 llvm::cl::init("")};
-  Option<bool> channelsLast{*this, "channels-last",
-                            llvm::cl::desc("v4f-assign-cpu-layouts (v4fc --cpu-layouts)"), llvm::cl::init(true)};
+  Option<bool> channelsLast{*this, "channels-last", llvm::cl::desc("v4f-assign-cpu-layouts (v4fc --cpu-layouts)"),
+                            llvm::cl::init(true)};
 };
 
 } // namespace

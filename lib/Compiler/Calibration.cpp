@@ -27,7 +27,8 @@ namespace {
 
 std::string shapeText(llvm::ArrayRef<int64_t> dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
   return s + "]";
 }
 
@@ -198,7 +199,7 @@ bool InProcessModel::load(std::vector<uint8_t> artifact, std::string &error) {
   std::memcpy(buffer_->data, artifact.data(), artifact.size());
   v4f_model_options_t options;
   v4f_model_options_init(&options);
-  options.verify_digests = 0;  // made a moment ago in this process
+  options.verify_digests = 0; // made a moment ago in this process
   if (!takeStatus(v4f_model_load_memory(buffer_->data, artifact.size(), &options, nullptr, &model_),
                   "loading the in-process artifact", error))
     return false;
@@ -253,7 +254,7 @@ struct TapStats {
   double min = std::numeric_limits<double>::infinity();
   double max = -std::numeric_limits<double>::infinity();
   std::vector<uint64_t> valueHist, absHist;
-  std::vector<float> kept;  // rows of the first samples, for the error
+  std::vector<float> kept; // rows of the first samples, for the error
   int64_t K = 0;
 };
 
@@ -288,7 +289,7 @@ void measureLayer(const std::vector<float> &x, int64_t K, DenseElementsAttr weig
   ActivationQuant aq = activationQuantFromRange(lo, hi);
   size_t rows = x.size() / size_t(K);
   std::vector<double> xq(static_cast<size_t>(K));
-  float inv = 1.f / aq.scale;  // as the kernel: a * (1 / s)
+  float inv = 1.f / aq.scale; // as the kernel: a * (1 / s)
   double signal = 0, noise = 0, maxErr = 0;
   for (size_t r = 0; r < rows; ++r) {
     const float *xr = x.data() + r * size_t(K);
@@ -314,7 +315,8 @@ void measureLayer(const std::vector<float> &x, int64_t K, DenseElementsAttr weig
 } // namespace
 
 bool calibrateActivations(ModuleOp module, const SampleSet &set, const CalibrationMethod &method, bool perChannel,
-                      const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers, std::string &error) {
+                          const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers,
+                          std::string &error) {
   layers.clear();
   func::FuncOp func = mainOf(module);
   if (!func) return true;
@@ -340,15 +342,17 @@ bool calibrateActivations(ModuleOp module, const SampleSet &set, const Calibrati
     error = "calibration: " + error;
     return false;
   }
-  size_t first = func.getFunctionType().getNumResults() - taps.size();  // the taps follow the model's results
+  size_t first = func.getFunctionType().getNumResults() - taps.size(); // the taps follow the model's results
   std::vector<TapStats> stats(taps.size());
   std::vector<InProcessModel::Output> outs;
   bool histograms = method.kind != CalibrationMethod::MinMax;
   for (int pass = 0; pass < (histograms ? 2 : 1); ++pass) {
     if (pass == 1)
       for (TapStats &t : stats) {
-        if (method.kind == CalibrationMethod::Percentile) t.valueHist.assign(kCalibrationBins, 0);
-        else t.absHist.assign(kCalibrationBins, 0);
+        if (method.kind == CalibrationMethod::Percentile)
+          t.valueHist.assign(kCalibrationBins, 0);
+        else
+          t.absHist.assign(kCalibrationBins, 0);
       }
     for (int64_t s = 0; s < set.samples; ++s) {
       if (!model.run(set, s, outs, error)) {
@@ -364,7 +368,8 @@ bool calibrateActivations(ModuleOp module, const SampleSet &set, const Calibrati
           for (size_t i = 0; i < n; ++i) {
             if (!std::isfinite(x[i])) {
               error = "calibration: the float model computes NaN or infinity at the input of " +
-                      std::string(isa<ConvOp>(taps[t]) ? "conv" : "matmul") + " '" + firstNodeName(taps[t]->getLoc()) + "' on sample " + std::to_string(s) + " of " + set.path;
+                      std::string(isa<ConvOp>(taps[t]) ? "conv" : "matmul") + " '" + firstNodeName(taps[t]->getLoc()) +
+                      "' on sample " + std::to_string(s) + " of " + set.path;
               return false;
             }
             st.min = std::min(st.min, double(x[i]));

@@ -30,7 +30,8 @@ namespace v4f {
 
 /// Compiles a (cloned, optimized) graph module for this host into artifact
 /// bytes; consumes the module.
-using HostArtifactCompiler = std::function<bool(mlir::ModuleOp graph, std::vector<uint8_t> &artifact, std::string &error)>;
+using HostArtifactCompiler =
+    std::function<bool(mlir::ModuleOp graph, std::vector<uint8_t> &artifact, std::string &error)>;
 
 /// The arrays of a calibration or validation .npz matched to the model's
 /// inputs: one sample is a slice along the first axis.
@@ -38,12 +39,12 @@ struct SampleSet {
   std::string path;
   struct Input {
     std::string name;
-    int32_t dtype = 0;             // V4F_DTYPE_*
-    std::vector<int64_t> dims;     // one sample's dims (as the model sees them)
+    int32_t dtype = 0;         // V4F_DTYPE_*
+    std::vector<int64_t> dims; // one sample's dims (as the model sees them)
     size_t sampleBytes = 0;
-    std::vector<uint8_t> data;     // all samples
+    std::vector<uint8_t> data; // all samples
   };
-  std::vector<Input> inputs;       // in the model's input order
+  std::vector<Input> inputs; // in the model's input order
   int64_t samples = 0;
 };
 
@@ -87,8 +88,8 @@ std::string firstNodeName(mlir::Location loc);
 struct CalibratedLayer {
   mlir::Location loc;
   std::string node;
-  double min = 0, max = 0;   // observed
-  float lo = 0, hi = 0;      // chosen range
+  double min = 0, max = 0; // observed
+  float lo = 0, hi = 0;    // chosen range
   /// The layer alone (its float input, its product without bias) on the
   /// first calibration samples: 10 log10(sum y^2 / sum (y - yq)^2) and
   /// max |y - yq|; NaN when not measured (weight not constant, convs).
@@ -98,9 +99,9 @@ struct CalibratedLayer {
 /// Runs the float graph `module` on `set` and sets `v4f.calibration` on
 /// every top-level v4f.matmul and ungrouped v4f.conv with a float32
 /// activation.
-bool calibrateActivations(mlir::ModuleOp module, const SampleSet &set, const CalibrationMethod &method,
-                      bool perChannel, const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers,
-                      std::string &error);
+bool calibrateActivations(mlir::ModuleOp module, const SampleSet &set, const CalibrationMethod &method, bool perChannel,
+                          const HostArtifactCompiler &compile, std::vector<CalibratedLayer> &layers,
+                          std::string &error);
 
 } // namespace v4f
 

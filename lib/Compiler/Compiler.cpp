@@ -63,8 +63,7 @@ std::set<std::string> nodeNames(mlir::ModuleOp module) {
 
 } // namespace
 
-bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out,
-                      std::string &error) {
+bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out, std::string &error) {
   Phases phases{options};
   mlir::MLIRContext context;
   context.loadDialect<V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::scf::SCFDialect,
@@ -112,8 +111,8 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
   }
   if (!quantMode.empty() && quantMode != "dynamic-int8" && quantMode != "int8" && quantMode != "int4-weight" &&
       quantMode != "w4a8") {
-    error = "--quantize: unknown mode '" + options.quantize +
-            "' (int8, dynamic-int8, int4-weight[:GROUP] or w4a8[:GROUP])";
+    error =
+        "--quantize: unknown mode '" + options.quantize + "' (int8, dynamic-int8, int4-weight[:GROUP] or w4a8[:GROUP])";
     return false;
   }
   if (options.int4ZeroPoints && quantMode != "int4-weight") {
@@ -254,8 +253,8 @@ bool compileONNXModel(const std::string &path, const CompilerOptions &options, C
         all.insert(all.end(), more.begin(), more.end());
         return quantizeModule(*copy, all, false, err) && compileHost(*copy, bytes, err);
       };
-      if (!selectMixedPrecision(floatArtifact, validation, labels.empty() ? nullptr : &labels,
-                                options.accuracyBudget, ranked, compileQuantized, mixed, error)) {
+      if (!selectMixedPrecision(floatArtifact, validation, labels.empty() ? nullptr : &labels, options.accuracyBudget,
+                                ranked, compileQuantized, mixed, error)) {
         error = path + ": " + error;
         return false;
       }

@@ -38,12 +38,12 @@ bool loadLabels(const std::string &path, int64_t samples, std::vector<int64_t> &
     else if (array.dtype == V4F_DTYPE_INT32)
       v = reinterpret_cast<const int32_t *>(array.data.data())[i];
     else {
-      error = "--labels " + path + ": dtype " + v4f_dtype_format_name(array.dtype) + "; want int64 or int32 class indices";
+      error =
+          "--labels " + path + ": dtype " + v4f_dtype_format_name(array.dtype) + "; want int64 or int32 class indices";
       return false;
     }
     if (v < 0) {
-      error = "--labels " + path + ": label " + std::to_string(v) + " of sample " + std::to_string(i) +
-              " is negative";
+      error = "--labels " + path + ": label " + std::to_string(v) + " of sample " + std::to_string(i) + " is negative";
       return false;
     }
     labels.push_back(v);
@@ -66,14 +66,14 @@ bool predict(const std::vector<uint8_t> &artifact, const SampleSet &set, std::ve
     const InProcessModel::Output &out = outputs.front();
     if (out.dtype != V4F_DTYPE_FLOAT32 || out.dims.empty() || out.dims.back() < 1) {
       error = std::string("--accuracy-budget: output 0 of the model must be float32 scores with a class axis last "
-                          "(it is ") + v4f_dtype_format_name(out.dtype) + " of rank " + std::to_string(out.dims.size()) + ")";
+                          "(it is ") +
+              v4f_dtype_format_name(out.dtype) + " of rank " + std::to_string(out.dims.size()) + ")";
       return false;
     }
     int64_t C = out.dims.back(), rows = int64_t(out.elements()) / C;
     rowsPerSample = rows;
     const float *x = out.f32();
-    for (int64_t r = 0; r < rows; ++r)
-      classes.push_back(std::max_element(x + r * C, x + (r + 1) * C) - (x + r * C));
+    for (int64_t r = 0; r < rows; ++r) classes.push_back(std::max_element(x + r * C, x + (r + 1) * C) - (x + r * C));
   }
   return true;
 }

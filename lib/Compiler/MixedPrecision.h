@@ -36,11 +36,11 @@ struct AccuracyTrial {
 };
 
 struct MixedPrecisionResult {
-  std::string metric;                 // "top-1 accuracy" / "top-1 agreement with float32"
+  std::string metric; // "top-1 accuracy" / "top-1 agreement with float32"
   double budget = 0, floatMetric = 0;
-  std::vector<AccuracyTrial> trials;  // in the order they ran
+  std::vector<AccuracyTrial> trials; // in the order they ran
   AccuracyTrial chosen;
-  std::vector<QuantCandidate> keptFloat;  // the most sensitive layers, kept float32
+  std::vector<QuantCandidate> keptFloat; // the most sensitive layers, kept float32
 };
 
 /// Quantizes a clone of the float graph with these node names excluded

@@ -93,17 +93,16 @@ std::vector<QuantCandidate> rankQuantCandidates(mlir::ModuleOp module, const std
           for (int64_t k = 0; k < K; ++k) t[k * N + n] = values[n * K + k];
         values.swap(t);
       }
-      c.sqnrDb = weightQuantizationSqnrDb(values.data(), K, N, mode, options.perChannel, groupSize,
-                                          options.int4ZeroPoints);
+      c.sqnrDb =
+          weightQuantizationSqnrDb(values.data(), K, N, mode, options.perChannel, groupSize, options.int4ZeroPoints);
     }
     out.push_back(c);
   });
   // Most sensitive first; graph order among equals.
   std::vector<size_t> order(out.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return out[a].sqnrDb != out[b].sqnrDb ? out[a].sqnrDb < out[b].sqnrDb : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return out[a].sqnrDb != out[b].sqnrDb ? out[a].sqnrDb < out[b].sqnrDb : a < b; });
   std::vector<QuantCandidate> ranked;
   for (size_t i : order) ranked.push_back(out[i]);
   return ranked;

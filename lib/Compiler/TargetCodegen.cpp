@@ -34,9 +34,8 @@ void enableIRPrinting(mlir::PassManager &pm) {
 }
 
 bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const CompilerOptions &options,
-                       const Phases &phases, std::string &diagnostics, const std::string &path,
-                       CompiledModel &out, ExecutablePlan &plan, std::vector<uint8_t> &constants,
-                       std::string &error) {
+                       const Phases &phases, std::string &diagnostics, const std::string &path, CompiledModel &out,
+                       ExecutablePlan &plan, std::vector<uint8_t> &constants, std::string &error) {
   mlir::MLIRContext &context = *module.getContext();
   module->setAttr("v4f.target", getCPUTargetAttr(&context, target));
   GeneratedKernels generated;
@@ -77,14 +76,18 @@ bool generateForTarget(mlir::ModuleOp module, const CPUTarget &target, const Com
     size_t gpu = 0, transfers = 0;
     for (const PlanDispatch &d : plan.dispatches) {
       if (plan.executables[d.executable].target != ExecutableTarget::Cuda) continue;
-      if (d.transfer == PlanDispatch::Transfer::None) ++gpu;
-      else ++transfers;
+      if (d.transfer == PlanDispatch::Transfer::None)
+        ++gpu;
+      else
+        ++transfers;
     }
-    out.notes.push_back("placement: " + std::to_string(gpu) + " of " + std::to_string(plan.dispatches.size() - transfers) +
-                        " dispatches on the GPU, " + std::to_string(transfers) + " host<->device transfers");
+    out.notes.push_back("placement: " + std::to_string(gpu) + " of " +
+                        std::to_string(plan.dispatches.size() - transfers) + " dispatches on the GPU, " +
+                        std::to_string(transfers) + " host<->device transfers");
     for (PlanExecutable &exe : plan.executables) {
       if (exe.target != ExecutableTarget::Cuda) continue;
-      if (!buildCudaModule(generated.cuda.source, generated.cuda.interfaces, generated.cuda.options, exe.image, error)) {
+      if (!buildCudaModule(generated.cuda.source, generated.cuda.interfaces, generated.cuda.options, exe.image,
+                           error)) {
         error = path + ": " + error;
         return false;
       }
@@ -159,6 +162,5 @@ void mergeVariantConstants(ExecutablePlan &variant, const std::vector<uint8_t> &
   for (PlanBuffer &b : variant.buffers)
     if (b.kind == BufferKind::Constant) b.constantOffset = moved.at(b.constantOffset);
 }
-
 
 } // namespace v4f

@@ -115,22 +115,25 @@ FailureOr<std::vector<Reg>> PlanBuilder::resultDims(Operation *op) {
   sp().setLabel("");
   if (failed(reified)) return failure();
   if ((int64_t)ruleDims.size() != type.getRank())
-    return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank()
-                                               << " result";
+    return op->emitOpError("shape rule gave ") << ruleDims.size() << " dims for a rank-" << type.getRank() << " result";
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d)) dims[d] = ruleDims[d];
   return dims;
 }
 
-
 LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
   uint32_t first = ctx.plan.dispatches.size();
   LogicalResult r = success();
-  if (auto cst = dyn_cast<arith::ConstantOp>(op)) r = addConstant(cst);
-  else if (auto sel = dyn_cast<SelectBranchOp>(op)) r = emitSelectBranch(sel);
-  else if (auto loop = dyn_cast<LoopOp>(op)) r = emitLoop(loop);
-  else if (auto region = dyn_cast<DispatchOp>(op)) r = emitRegion(region);
-  else if (isBufferView(&op)) r = host.emitOp(*this, &op);
+  if (auto cst = dyn_cast<arith::ConstantOp>(op))
+    r = addConstant(cst);
+  else if (auto sel = dyn_cast<SelectBranchOp>(op))
+    r = emitSelectBranch(sel);
+  else if (auto loop = dyn_cast<LoopOp>(op))
+    r = emitLoop(loop);
+  else if (auto region = dyn_cast<DispatchOp>(op))
+    r = emitRegion(region);
+  else if (isBufferView(&op))
+    r = host.emitOp(*this, &op);
   else if (op.getDialect() && op.getDialect()->getNamespace() == "v4f")
     return op.emitOpError("is not inside a v4f.dispatch region (run v4f-form-dispatch-regions before kernel "
                           "generation)");
@@ -153,9 +156,9 @@ LogicalResult PlanBuilder::emitBlockOp(Operation &op) {
 FailureOr<TensorInfo> PlanBuilder::resultInfo(Operation *op, ArrayRef<TensorInfo> operands) {
   bool valueDependent = isa<ExpandOp, UnsqueezeOp, SliceOp, RangeOp, FillOp, PadOp>(op) ||
                         (isa<ReshapeOp>(op) && cast<ReshapeOp>(op).getShape());
-  auto dims = isa<ReduceOp>(op)  ? reduceResultDims(ctx, op, operands)
-              : valueDependent ? valueDependentDims(ctx, op, operands)
-                               : resultDims(op);
+  auto dims = isa<ReduceOp>(op) ? reduceResultDims(ctx, op, operands)
+              : valueDependent  ? valueDependentDims(ctx, op, operands)
+                                : resultDims(op);
   if (failed(dims)) return failure();
   TensorInfo result;
   result.dims = *dims;
@@ -163,7 +166,6 @@ FailureOr<TensorInfo> PlanBuilder::resultInfo(Operation *op, ArrayRef<TensorInfo
   result.values = propagateValues(ctx, op, operands, result);
   return result;
 }
-
 
 LogicalResult PlanBuilder::emitRegion(DispatchOp region) {
   SmallVector<Operation *> ops;
@@ -193,7 +195,8 @@ LogicalResult PlanBuilder::addInputs(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(i, "v4f.name");
     sig.name = name ? name.str() : "input" + std::to_string(i);
     sig.dtype = dtypeOf(type.getElementType());
-    if (sig.dtype == DType::Unknown) return func.emitError("input '") << sig.name << "' has an unsupported element type";
+    if (sig.dtype == DType::Unknown)
+      return func.emitError("input '") << sig.name << "' has an unsupported element type";
     auto dimNames = func.getArgAttrOfType<ArrayAttr>(i, "v4f.dim_names");
     // Compile-time bounds of symbolic dims (the importer's --dim NAME=MIN..MAX).
     if (auto lo = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "v4f.dim_min"))

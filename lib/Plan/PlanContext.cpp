@@ -35,8 +35,8 @@ uint32_t PlanContext::int32Table(const std::vector<int32_t> &values) {
 }
 
 std::pair<Reg, Reg> PlanContext::splitRows(Reg rows, Reg rowSize, int64_t grain) {
-  Reg perGroup = shapes.max(shapes.constant(1), shapes.floorDiv(shapes.constant(grain),
-                                                                shapes.max(rowSize, shapes.constant(1))));
+  Reg perGroup =
+      shapes.max(shapes.constant(1), shapes.floorDiv(shapes.constant(grain), shapes.max(rowSize, shapes.constant(1))));
   Reg groups = shapes.ceilDiv(rows, perGroup);
   return {groups, perGroup};
 }

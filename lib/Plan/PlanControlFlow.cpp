@@ -45,7 +45,8 @@ LogicalResult PlanBuilder::emitSelectBranch(SelectBranchOp op) {
                                           : sp().constant(type.getDimSize(d)));
   if (a.values && b.values && a.values->size() == b.values->size()) {
     r.values.emplace();
-    for (size_t k = 0; k < a.values->size(); ++k) r.values->push_back(sp().select(c.taken, (*a.values)[k], (*b.values)[k]));
+    for (size_t k = 0; k < a.values->size(); ++k)
+      r.values->push_back(sp().select(c.taken, (*a.values)[k], (*b.values)[k]));
   }
   r.buffer = ctx.newTransient(sp().max(bytesOf(a), bytesOf(b)));
   infos[op.getResult()] = r;
@@ -69,7 +70,8 @@ std::optional<PlanBuilder::Guard> PlanBuilder::andGuard(std::optional<Guard> g, 
   return Guard{sp().mul(g->reg, term), std::max(g->readyAt, readyAt)};
 }
 
-LogicalResult PlanBuilder::assignGuards(Block &body, const DenseMap<Operation *, std::pair<uint32_t, uint32_t>> &ranges) {
+LogicalResult PlanBuilder::assignGuards(Block &body,
+                                        const DenseMap<Operation *, std::pair<uint32_t, uint32_t>> &ranges) {
   if (branchCopies.empty()) return success();
   DenseMap<Operation *, std::optional<Guard>> need;
   auto guardOf = [&](Operation *op) -> std::optional<Guard> {
@@ -93,9 +95,12 @@ LogicalResult PlanBuilder::assignGuards(Block &body, const DenseMap<Operation *,
           const Cond &c = conds[sel.getCond()];
           ug = andGuard(ug, use.getOperandNumber() == 1 ? c.taken : c.notTaken, c.readyAt);
         }
-        if (!ug) always = true;
-        else if (!used) g = ug;
-        else g = Guard{sp().max(g->reg, ug->reg), std::max(g->readyAt, ug->readyAt)};
+        if (!ug)
+          always = true;
+        else if (!used)
+          g = ug;
+        else
+          g = Guard{sp().max(g->reg, ug->reg), std::max(g->readyAt, ug->readyAt)};
         used = true;
       }
     if (!always && used) need[&op] = g;
@@ -137,7 +142,9 @@ bool PlanBuilder::variesInLoop(Reg r, uint32_t firstDispatch) {
     const ShapeInstruction &i = instrs[x];
     switch (i.op) {
     case ShapeOpKind::LoopIndex: return true;
-    case ShapeOpKind::Const: case ShapeOpKind::InputDim: case ShapeOpKind::InputValue: break;
+    case ShapeOpKind::Const:
+    case ShapeOpKind::InputDim:
+    case ShapeOpKind::InputValue: break;
     case ShapeOpKind::DataValue:
       if (producedAtOrAfter(i.a, firstDispatch)) return true;
       work.push_back(Reg(i.imm));
@@ -226,8 +233,8 @@ LogicalResult PlanBuilder::emitLoop(LoopOp op) {
         continue;
       }
       if (variesInLoop(s.dims[d], begin))
-        return op.emitOpError("scan output ") << k - n << " dim " << d
-                                              << " may change from iteration to iteration (not supported)";
+        return op.emitOpError("scan output ")
+               << k - n << " dim " << d << " may change from iteration to iteration (not supported)";
       slice.push_back(s.dims[d]);
     }
     host.emitDimsCheck(s.dims, slice, name + " scan " + std::to_string(k - n) + " shape check");

@@ -36,8 +36,7 @@ void computeBufferLifetimes(ExecutablePlan &plan) {
         buf.lastUse = std::max<uint32_t>(buf.lastUse, loop.end - 1);
       // Written inside and read after the loop (a scan output, filled one
       // slice per iteration): it lives from the loop's first dispatch.
-      if (buf.firstUse >= loop.begin && buf.firstUse < loop.end && buf.lastUse >= loop.end)
-        buf.firstUse = loop.begin;
+      if (buf.firstUse >= loop.begin && buf.firstUse < loop.end && buf.lastUse >= loop.end) buf.firstUse = loop.begin;
     }
 }
 
@@ -53,7 +52,8 @@ bool immIsRegister(ShapeOpKind op) {
 }
 
 /// Every register a plan field refers to, through `visit(Reg&)`.
-template <typename Fn> void forEachPlanRegister(ExecutablePlan &plan, Fn visit) {
+template <typename Fn>
+void forEachPlanRegister(ExecutablePlan &plan, Fn visit) {
   for (auto *sigs : {&plan.inputs, &plan.outputs})
     for (auto &sig : *sigs)
       for (Reg &r : sig.dimRegs) visit(r);

@@ -24,10 +24,9 @@ namespace {
 
 constexpr size_t kMaxTrackedValues = 64;
 
-
 /// Evaluates a v4f.elementwise body over registers, element by element.
-std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, ElementwiseOp op,
-                                              ArrayRef<TensorInfo> operands, size_t count) {
+std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, ElementwiseOp op, ArrayRef<TensorInfo> operands,
+                                              size_t count) {
   Block &body = op.getBody().front();
   std::vector<Reg> out;
   for (size_t e = 0; e < count; ++e) {
@@ -43,23 +42,35 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
         auto attr = llvm::dyn_cast<IntegerAttr>(c.getValue());
         if (!attr) return std::nullopt;
         // i1 true is 1 (not -1) as a register.
-        r = sp.constant(attr.getType().isInteger(1) ? int64_t(attr.getValue().getBoolValue()) : attr.getValue().getSExtValue());
-      } else if (isa<arith::AddIOp>(inner)) r = sp.add(get(0), get(1));
-      else if (isa<arith::SubIOp>(inner)) r = sp.sub(get(0), get(1));
-      else if (isa<arith::MulIOp>(inner)) r = sp.mul(get(0), get(1));
-      else if (isa<arith::MaxSIOp>(inner)) r = sp.max(get(0), get(1));
+        r = sp.constant(attr.getType().isInteger(1) ? int64_t(attr.getValue().getBoolValue())
+                                                    : attr.getValue().getSExtValue());
+      } else if (isa<arith::AddIOp>(inner))
+        r = sp.add(get(0), get(1));
+      else if (isa<arith::SubIOp>(inner))
+        r = sp.sub(get(0), get(1));
+      else if (isa<arith::MulIOp>(inner))
+        r = sp.mul(get(0), get(1));
+      else if (isa<arith::MaxSIOp>(inner))
+        r = sp.max(get(0), get(1));
       // Shapes are non-negative, where truncating and floor division agree.
-      else if (isa<arith::DivSIOp>(inner)) r = sp.floorDiv(get(0), get(1));
-      else if (isa<arith::MinSIOp>(inner)) r = sp.min(get(0), get(1));
-      else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner)) r = get(0);
+      else if (isa<arith::DivSIOp>(inner))
+        r = sp.floorDiv(get(0), get(1));
+      else if (isa<arith::MinSIOp>(inner))
+        r = sp.min(get(0), get(1));
+      else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner))
+        r = get(0);
       // i1 values are 0/1 registers (canonicalization turns selects of 0/1
       // into these).
-      else if (isa<arith::ExtUIOp>(inner) && inner.getOperand(0).getType().isInteger(1)) r = get(0);
-      else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1)) r = sp.mul(get(0), get(1));
-      else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) r = sp.max(get(0), get(1));
+      else if (isa<arith::ExtUIOp>(inner) && inner.getOperand(0).getType().isInteger(1))
+        r = get(0);
+      else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+        r = sp.mul(get(0), get(1));
+      else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+        r = sp.max(get(0), get(1));
       else if (isa<arith::XOrIOp>(inner) && inner.getResult(0).getType().isInteger(1))
         r = sp.select(get(0), sp.sub(sp.constant(1), get(1)), get(1));
-      else if (isa<arith::SelectOp>(inner)) r = sp.select(get(0), get(1), get(2));
+      else if (isa<arith::SelectOp>(inner))
+        r = sp.select(get(0), get(1), get(2));
       else if (auto cmp = dyn_cast<arith::CmpIOp>(inner)) {
         switch (cmp.getPredicate()) {
         case arith::CmpIPredicate::eq: r = sp.eq(get(0), get(1)); break;
@@ -85,22 +96,20 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
 /// Registers of an index operand's values, or failure with a clear message.
 FailureOr<std::vector<Reg>> valuesOf(Operation *op, const TensorInfo &t, StringRef what) {
   if (!t.values)
-    return op->emitOpError() << "its " << what
-                             << " is computed at run time in a way the CPU backend cannot follow yet";
+    return op->emitOpError() << "its " << what << " is computed at run time in a way the CPU backend cannot follow yet";
   return *t.values;
 }
 
 /// d-th entry of `dims` where d is itself a register: sum of selects.
 Reg pick(ShapeProgramBuilder &sp, const std::vector<Reg> &dims, Reg index) {
   Reg r = sp.constant(0);
-  for (size_t m = 0; m < dims.size(); ++m)
-    r = sp.select(sp.eq(index, sp.constant(m)), dims[m], r);
+  for (size_t m = 0; m < dims.size(); ++m) r = sp.select(sp.eq(index, sp.constant(m)), dims[m], r);
   return r;
 }
 
 /// Per-dim (begin, end) pads of a v4f.pad as registers.
 FailureOr<std::pair<std::vector<Reg>, std::vector<Reg>>> padAmounts(PlanContext &ctx, PadOp op,
-                                                                  ArrayRef<TensorInfo> operands) {
+                                                                    ArrayRef<TensorInfo> operands) {
   auto &sp = ctx.shapes;
   size_t rank = operands[0].dims.size();
   auto pads = valuesOf(op, operands[1], "pads");
@@ -185,9 +194,8 @@ FailureOr<SliceParams> sliceParams(PlanContext &ctx, SliceOp op, ArrayRef<Tensor
   return p;
 }
 
-
-std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
-                                                ArrayRef<TensorInfo> operands, const TensorInfo &result) {
+std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
+                                                const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
   // Shape values are int64/int32; bool tensors (Equal(shape, -1) in the
@@ -239,7 +247,9 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
   }
   auto count = staticCount();
   if (!count) return std::nullopt;
-  auto allKnown = [&](ArrayRef<TensorInfo> ts) { return llvm::all_of(ts, [](const TensorInfo &t) { return t.values.has_value(); }); };
+  auto allKnown = [&](ArrayRef<TensorInfo> ts) {
+    return llvm::all_of(ts, [](const TensorInfo &t) { return t.values.has_value(); });
+  };
   if (isa<ReshapeOp, UnsqueezeOp>(op)) {
     if (operands[0].values) return operands[0].values;
     return std::nullopt;
@@ -305,8 +315,7 @@ FailureOr<std::vector<Reg>> valueDependentDims(PlanContext &ctx, Operation *op, 
     }
     Reg total = ctx.numel(X);
     // (max with 1: an allowzero target may multiply to 0 when nothing is inferred.)
-    for (size_t i = 0; i < rank; ++i)
-      dims[i] = sp.select(inferred[i], sp.floorDiv(total, sp.max(known, one)), dims[i]);
+    for (size_t i = 0; i < rank; ++i) dims[i] = sp.select(inferred[i], sp.floorDiv(total, sp.max(known, one)), dims[i]);
     return dims;
   }
   if (isa<ExpandOp>(op)) {

@@ -48,7 +48,8 @@ unsigned insertTransfers(ExecutablePlan &plan) {
     t.workgroupCount = {one};
     t.scratchSize = zero;
     t.transfer = to == kDevice ? PlanDispatch::Transfer::ToDevice : PlanDispatch::Transfer::ToHost;
-    t.name = std::string(to == kDevice ? "to device" : "to host") + " (buffer " + std::to_string(buffer) + ") for " + why;
+    t.name =
+        std::string(to == kDevice ? "to device" : "to host") + " (buffer " + std::to_string(buffer) + ") for " + why;
     t.access = {V4F_BINDING_READ | V4F_BINDING_WRITE};
     return t;
   };

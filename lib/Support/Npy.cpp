@@ -14,14 +14,13 @@ namespace v4frun {
 namespace {
 
 struct DescrMap {
-  const char *code;  // without the byte-order character
+  const char *code; // without the byte-order character
   int32_t dtype;
 };
 const DescrMap kDescrs[] = {
-    {"f4", V4F_DTYPE_FLOAT32}, {"f8", V4F_DTYPE_FLOAT64}, {"f2", V4F_DTYPE_FLOAT16},
-    {"i1", V4F_DTYPE_INT8},    {"u1", V4F_DTYPE_UINT8},   {"i2", V4F_DTYPE_INT16},
-    {"u2", V4F_DTYPE_UINT16},  {"i4", V4F_DTYPE_INT32},   {"i8", V4F_DTYPE_INT64},
-    {"b1", V4F_DTYPE_BOOL},
+    {"f4", V4F_DTYPE_FLOAT32}, {"f8", V4F_DTYPE_FLOAT64}, {"f2", V4F_DTYPE_FLOAT16}, {"i1", V4F_DTYPE_INT8},
+    {"u1", V4F_DTYPE_UINT8},   {"i2", V4F_DTYPE_INT16},   {"u2", V4F_DTYPE_UINT16},  {"i4", V4F_DTYPE_INT32},
+    {"i8", V4F_DTYPE_INT64},   {"b1", V4F_DTYPE_BOOL},
 #ifdef V4F_DTYPE_UINT32
     {"u4", V4F_DTYPE_UINT32},  {"u8", V4F_DTYPE_UINT64},
 #endif
@@ -29,13 +28,17 @@ const DescrMap kDescrs[] = {
 
 size_t itemSize(int32_t dtype) {
   switch (dtype) {
-  case V4F_DTYPE_FLOAT64: case V4F_DTYPE_INT64: return 8;
-  case V4F_DTYPE_FLOAT32: case V4F_DTYPE_INT32: return 4;
+  case V4F_DTYPE_FLOAT64:
+  case V4F_DTYPE_INT64: return 8;
+  case V4F_DTYPE_FLOAT32:
+  case V4F_DTYPE_INT32: return 4;
 #ifdef V4F_DTYPE_UINT32
   case V4F_DTYPE_UINT64: return 8;
   case V4F_DTYPE_UINT32: return 4;
 #endif
-  case V4F_DTYPE_FLOAT16: case V4F_DTYPE_INT16: case V4F_DTYPE_UINT16: return 2;
+  case V4F_DTYPE_FLOAT16:
+  case V4F_DTYPE_INT16:
+  case V4F_DTYPE_UINT16: return 2;
   default: return 1;
   }
 }
@@ -44,30 +47,24 @@ size_t itemSize(int32_t dtype) {
 // matching end (a quoted string, a parenthesized tuple or a bare word).
 bool dictValue(const std::string &header, const std::string &key, std::string &value) {
   size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos)
-    return false;
+  if (k == std::string::npos) return false;
   size_t colon = header.find(':', k);
-  if (colon == std::string::npos)
-    return false;
+  if (colon == std::string::npos) return false;
   size_t p = header.find_first_not_of(" ", colon + 1);
-  if (p == std::string::npos)
-    return false;
+  if (p == std::string::npos) return false;
   size_t end;
   if (header[p] == '\'' || header[p] == '"') {
     end = header.find(header[p], p + 1);
-    if (end == std::string::npos)
-      return false;
+    if (end == std::string::npos) return false;
     value = header.substr(p + 1, end - p - 1);
   } else if (header[p] == '(') {
     end = header.find(')', p);
-    if (end == std::string::npos)
-      return false;
+    if (end == std::string::npos) return false;
     value = header.substr(p + 1, end - p - 1);
   } else {
     end = header.find_first_of(",}", p);
     value = header.substr(p, end == std::string::npos ? std::string::npos : end - p);
-    while (!value.empty() && value.back() == ' ')
-      value.pop_back();
+    while (!value.empty() && value.back() == ' ') value.pop_back();
   }
   return true;
 }
@@ -77,10 +74,16 @@ bool dictValue(const std::string &header, const std::string &key, std::string &v
 int32_t npyStorageDtype(int32_t dtype) {
   switch (dtype) {
   case V4F_DTYPE_BFLOAT16: return V4F_DTYPE_UINT16;
-  case V4F_DTYPE_FLOAT8E4M3FN: case V4F_DTYPE_FLOAT8E4M3FNUZ: case V4F_DTYPE_FLOAT8E5M2:
-  case V4F_DTYPE_FLOAT8E5M2FNUZ: case V4F_DTYPE_UINT4: case V4F_DTYPE_UINT2:
-  case V4F_DTYPE_FLOAT4E2M1: case V4F_DTYPE_FLOAT8E8M0: return V4F_DTYPE_UINT8;
-  case V4F_DTYPE_INT4: case V4F_DTYPE_INT2: return V4F_DTYPE_INT8;
+  case V4F_DTYPE_FLOAT8E4M3FN:
+  case V4F_DTYPE_FLOAT8E4M3FNUZ:
+  case V4F_DTYPE_FLOAT8E5M2:
+  case V4F_DTYPE_FLOAT8E5M2FNUZ:
+  case V4F_DTYPE_UINT4:
+  case V4F_DTYPE_UINT2:
+  case V4F_DTYPE_FLOAT4E2M1:
+  case V4F_DTYPE_FLOAT8E8M0: return V4F_DTYPE_UINT8;
+  case V4F_DTYPE_INT4:
+  case V4F_DTYPE_INT2: return V4F_DTYPE_INT8;
   default: return dtype;
   }
 }
@@ -88,8 +91,7 @@ int32_t npyStorageDtype(int32_t dtype) {
 std::string npyDescr(int32_t dtype) {
   dtype = npyStorageDtype(dtype);
   for (const DescrMap &d : kDescrs)
-    if (d.dtype == dtype)
-      return (itemSize(dtype) == 1 ? "|" : "<") + std::string(d.code);
+    if (d.dtype == dtype) return (itemSize(dtype) == 1 ? "|" : "<") + std::string(d.code);
   return "";
 }
 
@@ -152,8 +154,7 @@ bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArr
   }
   out.dtype = 0;
   for (const DescrMap &d : kDescrs)
-    if (descr.compare(1, 2, d.code) == 0)
-      out.dtype = d.dtype;
+    if (descr.compare(1, 2, d.code) == 0) out.dtype = d.dtype;
   if (!out.dtype) {
     error = path + ": unsupported dtype '" + descr + "'";
     return false;
@@ -166,8 +167,7 @@ bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArr
     std::string item = shape.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
     p = comma == std::string::npos ? shape.size() : comma + 1;
     size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
-    if (b == std::string::npos)
-      continue;
+    if (b == std::string::npos) continue;
     item = item.substr(b, e - b + 1);
     char *end = nullptr;
     long long v = std::strtoll(item.c_str(), &end, 10);
@@ -188,16 +188,15 @@ bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArr
   return true;
 }
 
-bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int rank,
-              const void *data, size_t bytes, std::string &error) {
+bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int rank, const void *data, size_t bytes,
+              std::string &error) {
   std::string descr = npyDescr(dtype);
   if (descr.empty()) {
     error = path + ": no .npy dtype for V4F dtype " + std::to_string(dtype);
     return false;
   }
   std::string dims;
-  for (int i = 0; i < rank; ++i)
-    dims += std::to_string(shape[i]) + (rank == 1 || i + 1 < rank ? "," : "");
+  for (int i = 0; i < rank; ++i) dims += std::to_string(shape[i]) + (rank == 1 || i + 1 < rank ? "," : "");
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -207,8 +206,7 @@ bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int 
     error = path + ": cannot create: " + std::strerror(errno);
     return false;
   }
-  char prefix[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                     char(header.size() & 0xff), char(header.size() >> 8)};
+  char prefix[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, char(header.size() & 0xff), char(header.size() >> 8)};
   out.write(prefix, 10);
   out.write(header.data(), long(header.size()));
   out.write(static_cast<const char *>(data), long(bytes));

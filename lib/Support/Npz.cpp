@@ -101,17 +101,20 @@ bool parseNpz(const std::vector<uint8_t> &bytes, const std::string &path,
     cdSize = le(b + z + 40, 8);
     cdOffset = le(b + z + 48, 8);
   }
-  if (cdOffset > size || cdSize > size - cdOffset) return fail("corrupt zip central directory (past the end of the file)");
+  if (cdOffset > size || cdSize > size - cdOffset)
+    return fail("corrupt zip central directory (past the end of the file)");
   if (entries == 0) return fail("the archive holds no arrays");
   std::set<std::string> seen;
   size_t p = cdOffset, end = cdOffset + cdSize;
   for (uint64_t i = 0; i < entries; ++i) {
-    if (end - p < 46 || le(b + p, 4) != 0x02014b50) return fail("corrupt zip central directory entry " + std::to_string(i));
+    if (end - p < 46 || le(b + p, 4) != 0x02014b50)
+      return fail("corrupt zip central directory entry " + std::to_string(i));
     uint64_t flags = le(b + p + 8, 2), method = le(b + p + 10, 2), crc = le(b + p + 16, 4);
     uint64_t csize = le(b + p + 20, 4), usize = le(b + p + 24, 4);
     uint64_t nameLen = le(b + p + 28, 2), extraLen = le(b + p + 30, 2), commentLen = le(b + p + 32, 2);
     uint64_t local = le(b + p + 42, 4);
-    if (end - p - 46 < nameLen + extraLen + commentLen) return fail("corrupt zip central directory entry " + std::to_string(i));
+    if (end - p - 46 < nameLen + extraLen + commentLen)
+      return fail("corrupt zip central directory entry " + std::to_string(i));
     std::string name(reinterpret_cast<const char *>(b + p + 46), nameLen);
     const uint8_t *extra = b + p + 46 + nameLen;
     for (size_t e = 0; e + 4 <= extraLen;) {
@@ -140,9 +143,13 @@ bool parseNpz(const std::vector<uint8_t> &bytes, const std::string &path,
     std::string array = name.substr(0, name.size() - 4);
     if (!seen.insert(array).second) return fail(who + " appears twice");
     if (flags & 1) return fail(who + " is encrypted");
-    if (method != 0 && method != 8) return fail(who + ": compression method " + std::to_string(method) + " is not supported (stored or deflate)");
-    if (usize > maxMemberBytes) return fail(who + " is " + std::to_string(usize) + " bytes uncompressed, over the limit of " + std::to_string(maxMemberBytes));
-    if (local > size || size - local < 30 || le(b + local, 4) != 0x04034b50) return fail(who + ": corrupt local header");
+    if (method != 0 && method != 8)
+      return fail(who + ": compression method " + std::to_string(method) + " is not supported (stored or deflate)");
+    if (usize > maxMemberBytes)
+      return fail(who + " is " + std::to_string(usize) + " bytes uncompressed, over the limit of " +
+                  std::to_string(maxMemberBytes));
+    if (local > size || size - local < 30 || le(b + local, 4) != 0x04034b50)
+      return fail(who + ": corrupt local header");
     uint64_t dataStart = local + 30 + le(b + local + 26, 2) + le(b + local + 28, 2);
     if (dataStart > size || csize > size - dataStart) return fail(who + ": data runs past the end of the file");
     if (method == 0 && csize != usize) return fail(who + ": stored member with different sizes");

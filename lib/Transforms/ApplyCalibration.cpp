@@ -98,7 +98,7 @@ struct ApplyCalibrationPass : impl::ApplyCalibrationBase<ApplyCalibrationPass> {
         return WalkResult::interrupt();
       }
       ActivationStatistics s = stats[size_t(i)];
-      if (!(s.min <= s.max)) s.min = s.max = 0;  // an empty activation
+      if (!(s.min <= s.max)) s.min = s.max = 0; // an empty activation
       float lo = 0, hi = 0;
       chooseCalibrationRange(method, s.min, s.max, s.valueHist, s.absHist, lo, hi);
       op->setAttr("v4f.calibration", DenseF32ArrayAttr::get(ctx, {lo, hi}));

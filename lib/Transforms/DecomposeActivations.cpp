@@ -17,7 +17,9 @@ using namespace v4f;
 
 namespace {
 
-Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
+Value fconst(OpBuilder &b, Location l, Type t, double v) {
+  return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v));
+}
 
 /// 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh approximation, in x's type.
 /// On float32 both forms are written as the named ops exporters use
@@ -50,7 +52,8 @@ LogicalResult decomposeGelu(BuildContext &c, GeluOp op, SmallVectorImpl<Value> &
       Value x3 = b.create<MulFOp>(l, b.create<MulFOp>(l, x, x), x);
       Value inner = b.create<MulFOp>(l, fconst(b, l, ty, std::sqrt(2.0 / M_PI)),
                                      b.create<AddFOp>(l, x, b.create<MulFOp>(l, fconst(b, l, ty, 0.044715), x3)));
-      return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, b.create<math::TanhOp>(l, inner)));
+      return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x),
+                              b.create<AddFOp>(l, one, b.create<math::TanhOp>(l, inner)));
     }
     Value e = b.create<math::ErfOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, M_SQRT1_2)));
     return b.create<MulFOp>(l, b.create<MulFOp>(l, half, x), b.create<AddFOp>(l, one, e));

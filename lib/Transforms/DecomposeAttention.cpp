@@ -141,7 +141,8 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
     if (!dynamic) {
       SmallVector<int64_t> pos;
       for (int64_t i = 0; i < s.S; ++i) pos.push_back(i + (nonpad ? -s.S : s.P));
-      ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({s.S, 1}, i64), ArrayRef<int64_t>(pos))));
+      ins.push_back(
+          constantOf(c, DenseElementsAttr::get(RankedTensorType::get({s.S, 1}, i64), ArrayRef<int64_t>(pos))));
     } else {
       Value S = dimScalar(c, op.getQuery(), seqAxis), offset;
       if (nonpad) {
@@ -163,7 +164,8 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
     if (!dynamic) {
       SmallVector<int64_t> keys;
       for (int64_t j = 0; j < s.L; ++j) keys.push_back(j);
-      ins.push_back(constantOf(c, DenseElementsAttr::get(RankedTensorType::get({1, s.L}, i64), ArrayRef<int64_t>(keys))));
+      ins.push_back(
+          constantOf(c, DenseElementsAttr::get(RankedTensorType::get({1, s.L}, i64), ArrayRef<int64_t>(keys))));
     } else {
       auto keys = positions(c, dimScalar(c, presentKey, 2), Value());
       if (failed(keys)) return failure();
@@ -179,10 +181,14 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
     Value m = zero;
     if (maskAt >= 0) {
       Value mv = a[maskAt];
-      if (maskElt.isInteger(1)) allow(mv);
-      else if (maskElt.isF32()) m = mv;
-      else if (maskElt.getIntOrFloatBitWidth() < 32) m = b.create<arith::ExtFOp>(l, b.getF32Type(), mv);
-      else m = b.create<arith::TruncFOp>(l, b.getF32Type(), mv);
+      if (maskElt.isInteger(1))
+        allow(mv);
+      else if (maskElt.isF32())
+        m = mv;
+      else if (maskElt.getIntOrFloatBitWidth() < 32)
+        m = b.create<arith::ExtFOp>(l, b.getF32Type(), mv);
+      else
+        m = b.create<arith::TruncFOp>(l, b.getF32Type(), mv);
     }
     if (positional) {
       Value p = a[posAt], j = a[keyAt];
@@ -215,12 +221,13 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
 FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, Value bias) {
   // softmax_precision: the softmax runs in float32, at least as precise as
   // float16/bfloat16; a float64 request is computed in float32 too.
-  Value probs = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(3), c.b.getStringAttr("softmax"), c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
+  Value probs = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(3), c.b.getStringAttr("softmax"),
+                                      c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
   if (!bias) return probs;
   auto bt = typeOf(bias);
   // A causal mask alone (offset >= 0) always allows key 0.
-  bool mayBeEmpty = op.getAttnMask() || op.getNonpadKvSeqlen() || op.getLeftWindowSize() >= 0 ||
-                    op.getRightWindowSize() >= 0;
+  bool mayBeEmpty =
+      op.getAttnMask() || op.getNonpadKvSeqlen() || op.getLeftWindowSize() >= 0 || op.getRightWindowSize() >= 0;
   if (auto cst = bias.getDefiningOp<arith::ConstantOp>()) {
     auto attr = llvm::cast<DenseElementsAttr>(cst.getValue());
     int64_t cols = bt.getDimSize(bt.getRank() - 1), n = 0;
@@ -238,9 +245,9 @@ FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, V
   Type f32 = c.b.getF32Type();
   SmallVector<int64_t> rowShape(bt.getShape());
   rowShape.back() = 1;
-  Value rowMax = c.b.create<ReduceOp>(c.loc, RankedTensorType::get(rowShape, f32), bias, Value(),
-                                      c.b.getStringAttr("max"), c.b.getDenseI64ArrayAttr({bt.getRank() - 1}),
-                                      c.b.getBoolAttr(true));
+  Value rowMax =
+      c.b.create<ReduceOp>(c.loc, RankedTensorType::get(rowShape, f32), bias, Value(), c.b.getStringAttr("max"),
+                           c.b.getDenseI64ArrayAttr({bt.getRank() - 1}), c.b.getBoolAttr(true));
   return buildElementwise(c, {probs, rowMax}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     Value ninf = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(-INFINITY));
     Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.f));
@@ -251,10 +258,10 @@ FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, V
 
 LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImpl<Value> &results) {
   AttentionShape s;
-  std::string error = resolveAttentionShape(
-      typeOf(op.getQuery()), typeOf(op.getKey()), typeOf(op.getValue()), typeOrNull(op.getPastKey()),
-      typeOrNull(op.getPastValue()), typeOrNull(op.getAttnMask()), typeOrNull(op.getNonpadKvSeqlen()),
-      op.getQNumHeads(), op.getKvNumHeads(), s);
+  std::string error =
+      resolveAttentionShape(typeOf(op.getQuery()), typeOf(op.getKey()), typeOf(op.getValue()),
+                            typeOrNull(op.getPastKey()), typeOrNull(op.getPastValue()), typeOrNull(op.getAttnMask()),
+                            typeOrNull(op.getNonpadKvSeqlen()), op.getQNumHeads(), op.getKvNumHeads(), s);
   if (!error.empty()) return c.fail(error);
   Type io = typeOf(op.getQuery()).getElementType(), f32 = c.b.getF32Type();
   int64_t reps = s.Hq / s.Hkv;

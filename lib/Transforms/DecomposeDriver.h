@@ -21,8 +21,7 @@ using DecomposeFn = mlir::LogicalResult (*)(BuildContext &, OpT, llvm::SmallVect
 
 /// Every decomposition must give one value per result, of the result's
 /// type; checked here once for all of them.
-inline mlir::LogicalResult checkReplacement(BuildContext &c, mlir::Operation *op,
-                                            llvm::ArrayRef<mlir::Value> results) {
+inline mlir::LogicalResult checkReplacement(BuildContext &c, mlir::Operation *op, llvm::ArrayRef<mlir::Value> results) {
   if (results.size() != op->getNumResults()) return c.fail("the decomposition gives the wrong number of results");
   for (auto [r, want] : llvm::zip(results, op->getResultTypes()))
     if (r.getType() != want) return c.fail("the decomposition's result type differs from the op's");

@@ -115,15 +115,21 @@ public:
     auto pos = [](const Operand &o, int l) { return (size_t)(llvm::find(o.labels, l) - o.labels.begin()); };
     for (int side = 0; side < 2; ++side) {
       Operand &x = side ? b : a, &y = side ? a : b;
-      sumOut(x, [&](int l) {
-        return keep.count(l) || !has(y, l) || x.size(pos(x, l)) == y.size(pos(y, l)) || y.size(pos(y, l)) != 1;
-      }, /*keepDims=*/true);
+      sumOut(
+          x,
+          [&](int l) {
+            return keep.count(l) || !has(y, l) || x.size(pos(x, l)) == y.size(pos(y, l)) || y.size(pos(y, l)) != 1;
+          },
+          /*keepDims=*/true);
     }
     SmallVector<int> batch, left, contracted, right;
     for (int l : a.labels) {
-      if (!has(b, l)) left.push_back(l);
-      else if (keep.count(l)) batch.push_back(l);
-      else contracted.push_back(l);
+      if (!has(b, l))
+        left.push_back(l);
+      else if (keep.count(l))
+        batch.push_back(l);
+      else
+        contracted.push_back(l);
     }
     for (int l : b.labels)
       if (!has(a, l)) right.push_back(l);
@@ -133,8 +139,8 @@ public:
     }
     for (int l : contracted)
       if (a.size(pos(a, l)) != b.size(pos(b, l))) return c.fail("Einsum dims labelled alike have different sizes");
-    auto arrange = [&](Operand &o, ArrayRef<int> g1, ArrayRef<int> g2, SmallVector<int64_t> &batchShape,
-                       int64_t &n1, int64_t &n2) -> Value {
+    auto arrange = [&](Operand &o, ArrayRef<int> g1, ArrayRef<int> g2, SmallVector<int64_t> &batchShape, int64_t &n1,
+                       int64_t &n2) -> Value {
       SmallVector<int64_t> perm, shape;
       n1 = n2 = 1;
       for (int l : batch) perm.push_back(pos(o, l)), batchShape.push_back(o.size(pos(o, l)));
@@ -157,10 +163,9 @@ public:
       SmallVector<int64_t> l4(typeOf(lhs).getShape()), r4(typeOf(rhs).getShape());
       l4.push_back(1);
       r4.insert(r4.end() - 2, 1);
-      auto mul = buildElementwise(c, {reshapeTo(c, lhs, l4), reshapeTo(c, rhs, r4)}, typeOf(lhs).getElementType(),
-                                  [](OpBuilder &b, Location l, ArrayRef<Value> x) -> Value {
-                                    return b.create<arith::MulFOp>(l, x[0], x[1]);
-                                  });
+      auto mul = buildElementwise(
+          c, {reshapeTo(c, lhs, l4), reshapeTo(c, rhs, r4)}, typeOf(lhs).getElementType(),
+          [](OpBuilder &b, Location l, ArrayRef<Value> x) -> Value { return b.create<arith::MulFOp>(l, x[0], x[1]); });
       if (failed(mul)) return failure();
       Operand full{*mul, {}};
       int64_t rank = typeOf(*mul).getRank();
@@ -223,7 +228,6 @@ LogicalResult decomposeEinsum(BuildContext &c, EinsumOp op, SmallVectorImpl<Valu
   results.push_back(*converted);
   return success();
 }
-
 
 struct DecomposeEinsumPass : v4f::impl::DecomposeEinsumBase<DecomposeEinsumPass> {
   void runOnOperation() override {

@@ -51,7 +51,9 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 constexpr int64_t kExactF32 = int64_t(1) << 24;
 
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
-Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
+Value fconst(OpBuilder &b, Location l, Type t, double v) {
+  return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v));
+}
 
 /// Arithmetic in the element type `t` as numpy does it: native floats compute
 /// in their own type; bfloat16 computes in float32 and rounds each result.
@@ -315,7 +317,8 @@ FailureOr<Value> requantize(BuildContext &c, Value acc, Value sx, Value sw, Valu
     FloatCalc fc{b, l, st};
     Value m = fc.div(fc.mul(fc.in(a[1], sxe), fc.in(a[2], swe)), fc.in(a[3], sye));
     Type f64 = b.getF64Type();
-    Value d = b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, f64, a[0]), castScalar(b, l, m, fc.compute(), f64));
+    Value d =
+        b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, f64, a[0]), castScalar(b, l, m, fc.compute(), f64));
     return quantizeToInt(b, l, d, a.size() > 4 ? a[4] : Value(), zy ? elementOf(zy) : Type(), out);
   });
 }

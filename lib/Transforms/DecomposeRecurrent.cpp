@@ -66,13 +66,13 @@ enum class Kind { RNN, GRU, LSTM };
 
 /// Input-side weights and biases of one direction.
 struct Direction {
-  Value wT;           // [input, G*hidden]
-  Value rT;           // [hidden, G*hidden] (GRU without linear_before_reset: the z, r part)
-  Value rhT;          // GRU without linear_before_reset: [hidden, hidden]
-  Value xBias;        // [G*hidden] or null
-  Value hBias;        // GRU with linear_before_reset: [G*hidden] (0, 0, Rbh) or null
-  Value h0, c0;       // [batch, hidden]
-  Value pi, po, pf;   // LSTM peepholes [hidden] or null
+  Value wT;         // [input, G*hidden]
+  Value rT;         // [hidden, G*hidden] (GRU without linear_before_reset: the z, r part)
+  Value rhT;        // GRU without linear_before_reset: [hidden, hidden]
+  Value xBias;      // [G*hidden] or null
+  Value hBias;      // GRU with linear_before_reset: [G*hidden] (0, 0, Rbh) or null
+  Value h0, c0;     // [batch, hidden]
+  Value pi, po, pf; // LSTM peepholes [hidden] or null
   ArrayRef<Activation> acts;
 };
 
@@ -384,7 +384,6 @@ LogicalResult decomposeRecurrent(BuildContext &c, RecurrentOp op, SmallVectorImp
   }
   return success();
 }
-
 
 struct DecomposeRecurrentPass : v4f::impl::DecomposeRecurrentBase<DecomposeRecurrentPass> {
   void runOnOperation() override {

@@ -17,8 +17,7 @@ using namespace v4f;
 namespace {
 std::optional<SmallVector<float>> constantValues(Value v) {
   DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
-    return std::nullopt;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return std::nullopt;
   auto type = llvm::cast<ShapedType>(attr.getType());
   SmallVector<float> values;
   if (attr.isSplat())
@@ -28,8 +27,7 @@ std::optional<SmallVector<float>> constantValues(Value v) {
   return values;
 }
 
-Value makeConstant(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape,
-                   ArrayRef<float> values) {
+Value makeConstant(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape, ArrayRef<float> values) {
   auto type = RankedTensorType::get(shape, rewriter.getF32Type());
   return rewriter.create<arith::ConstantOp>(loc, type, DenseElementsAttr::get(type, values));
 }
@@ -54,8 +52,8 @@ struct FoldBatchNormPattern : OpRewritePattern<BatchNormOp> {
       auto weight = constantValues(conv.getWeight());
       std::optional<SmallVector<float>> convBias;
       if (conv.getBias()) convBias = constantValues(conv.getBias());
-      bool foldable = weight && conv->hasOneUse() && !conv.getResidual() &&
-                      conv.getActivation() == "none" && (!conv.getBias() || convBias);
+      bool foldable = weight && conv->hasOneUse() && !conv.getResidual() && conv.getActivation() == "none" &&
+                      (!conv.getBias() || convBias);
       if (foldable) {
         auto wType = conv.getWeight().getType();
         size_t perChannel = weight->size() / channels;
@@ -66,11 +64,10 @@ struct FoldBatchNormPattern : OpRewritePattern<BatchNormOp> {
           for (size_t c = 0; c < channels; ++c) newBias[c] += mul[c] * (*convBias)[c];
         Value w = makeConstant(rewriter, loc, wType.getShape(), *weight);
         Value b = makeConstant(rewriter, loc, {(int64_t)channels}, newBias);
-        auto newConv = rewriter.create<ConvOp>(
-            conv.getLoc(), conv.getType(), conv.getInput(), w, b, Value(),
-            conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
-            conv.getGroupsAttr(), conv.getActivationAttr(), conv.getActAlphaAttr(),
-            conv.getActBetaAttr());
+        auto newConv = rewriter.create<ConvOp>(conv.getLoc(), conv.getType(), conv.getInput(), w, b, Value(),
+                                               conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
+                                               conv.getGroupsAttr(), conv.getActivationAttr(), conv.getActAlphaAttr(),
+                                               conv.getActBetaAttr());
         rewriter.replaceOp(bn, newConv.getResult());
         rewriter.eraseOp(conv);
         return success();
@@ -91,8 +88,7 @@ struct FoldBatchNormPass : v4f::impl::FoldBatchNormBase<FoldBatchNormPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateFoldBatchNormPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) return signalPassFailure();
     WalkResult left = getOperation().walk([](BatchNormOp bn) {
       bn.emitOpError("could not be folded: its parameters must be constants");
       return WalkResult::interrupt();
@@ -106,6 +102,4 @@ void v4f::populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldBatchNormPattern>(patterns.getContext());
 }
 
-std::unique_ptr<Pass> v4f::createFoldBatchNormPass() {
-  return std::make_unique<FoldBatchNormPass>();
-}
+std::unique_ptr<Pass> v4f::createFoldBatchNormPass() { return std::make_unique<FoldBatchNormPass>(); }

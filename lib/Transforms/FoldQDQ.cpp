@@ -56,7 +56,8 @@ std::optional<std::vector<int64_t>> intConstant(Value v, int64_t absentCount = 1
   if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isInteger()) return std::nullopt;
   bool isUnsigned = attr.getElementType().isUnsignedInteger();
   std::vector<int64_t> out;
-  for (const APInt &x : attr.getValues<APInt>()) out.push_back(isUnsigned ? int64_t(x.getZExtValue()) : x.getSExtValue());
+  for (const APInt &x : attr.getValues<APInt>())
+    out.push_back(isUnsigned ? int64_t(x.getZExtValue()) : x.getSExtValue());
   return out;
 }
 
@@ -126,7 +127,8 @@ struct FoldQDQConv : OpRewritePattern<ConvOp> {
     rewriter.replaceOpWithNewOp<QuantizedConvOp>(
         conv, conv.getType(), x, dqW.getInput(), scales, conv.getBias(), Value(), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr(), rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(zp),
-        FloatAttr(), rewriter.getI32IntegerAttr(0), FloatAttr(), rewriter.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+        FloatAttr(), rewriter.getI32IntegerAttr(0), FloatAttr(), rewriter.getI32IntegerAttr(0),
+        conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
     return success();
   }
 };
@@ -171,9 +173,8 @@ struct FoldQDQMatMul : OpRewritePattern<MatMulOp> {
     }
     Value scales = f32Constant(rewriter, mm.getLoc(), *colScale);
     rewriter.replaceOpWithNewOp<QuantizedMatMulOp>(
-        mm, mm.getType(), x, w, scales, Value(), rewriter.getStringAttr("static"),
-        rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(int32_t(zp)), mm.getActivationAttr(),
-        mm.getActAlphaAttr(), mm.getActBetaAttr());
+        mm, mm.getType(), x, w, scales, Value(), rewriter.getStringAttr("static"), rewriter.getF32FloatAttr(scale),
+        rewriter.getI32IntegerAttr(int32_t(zp)), mm.getActivationAttr(), mm.getActAlphaAttr(), mm.getActBetaAttr());
     return success();
   }
 };
@@ -272,11 +273,11 @@ struct FoldQLinearConv : OpRewritePattern<QLinearConvOp> {
       biasF = f32Constant(rewriter, loc, b);
     }
     auto fType = RankedTensorType::get(yType.getShape(), rewriter.getF32Type());
-    Value y = rewriter.create<QuantizedConvOp>(loc, fType, x, op.getW(), s, biasF, Value(), op.getStridesAttr(),
-                                               op.getDilationsAttr(), op.getPadsAttr(), rewriter.getF32FloatAttr(scale),
-                                               rewriter.getI32IntegerAttr(zp), FloatAttr(), rewriter.getI32IntegerAttr(0), FloatAttr(), rewriter.getI32IntegerAttr(0),
-                                               rewriter.getStringAttr("none"),
-                                               rewriter.getF32FloatAttr(0.f), rewriter.getF32FloatAttr(0.f));
+    Value y = rewriter.create<QuantizedConvOp>(
+        loc, fType, x, op.getW(), s, biasF, Value(), op.getStridesAttr(), op.getDilationsAttr(), op.getPadsAttr(),
+        rewriter.getF32FloatAttr(scale), rewriter.getI32IntegerAttr(zp), FloatAttr(), rewriter.getI32IntegerAttr(0),
+        FloatAttr(), rewriter.getI32IntegerAttr(0), rewriter.getStringAttr("none"), rewriter.getF32FloatAttr(0.f),
+        rewriter.getF32FloatAttr(0.f));
     rewriter.replaceOp(op, requantize(rewriter, op, y, op.getYScale(), op.getYZeroPoint()));
     return success();
   }

@@ -113,6 +113,4 @@ struct FormDispatchRegionsPass : impl::FormDispatchRegionsBase<FormDispatchRegio
 } // namespace
 } // namespace v4f
 
-std::unique_ptr<Pass> v4f::createFormDispatchRegionsPass() {
-  return std::make_unique<FormDispatchRegionsPass>();
-}
+std::unique_ptr<Pass> v4f::createFormDispatchRegionsPass() { return std::make_unique<FormDispatchRegionsPass>(); }

@@ -42,7 +42,8 @@ constexpr int64_t kMaxScoreBytes = 1 << 20;
 
 /// The op computing region result `v` when `v` is the result of a
 /// one-op region used exactly once, else null.
-template <typename OpT> OpT soleProducer(Value v) {
+template <typename OpT>
+OpT soleProducer(Value v) {
   auto region = v.getDefiningOp<DispatchOp>();
   if (!region || !v.hasOneUse()) return {};
   auto op = dyn_cast<OpT>(&*region.getBodyOps().begin());
@@ -82,8 +83,7 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   int64_t rank = scoresType.getRank();
   if (rank < 3 || softmax.getAxis() != rank - 1 || !staticF32(softmax.getInput(), rank)) return std::nullopt;
   auto m1 = soleProducer<MatMulOp>(softmax.getInput());
-  if (!m1 || !plainMatMul(m1) || !staticF32(m1.getLhs(), rank) || !staticF32(m1.getRhs(), rank))
-    return std::nullopt;
+  if (!m1 || !plainMatMul(m1) || !staticF32(m1.getLhs(), rank) || !staticF32(m1.getRhs(), rank)) return std::nullopt;
   Value probs = softmaxRegion.getResult(0);
   if (!probs.hasOneUse()) return std::nullopt;
   // (Regions are not isolated: the use is the consuming op inside its region.)
@@ -111,8 +111,8 @@ std::optional<Attention> match(SoftmaxOp softmax) {
   // K^T read by scalar broadcasts, also any; V must keep its last dim last
   // (its rows are read as vectors).
   auto addProducer = [&](Value operand, bool needLastDim) {
-    if (auto t = soleProducer<TransposeOp>(operand); t && staticF32(t.getInput(), 4) && rank == 4 &&
-                                                    (!needLastDim || absorbable(t, 3, 3)) && t.getPerm()[0] == 0)
+    if (auto t = soleProducer<TransposeOp>(operand);
+        t && staticF32(t.getInput(), 4) && rank == 4 && (!needLastDim || absorbable(t, 3, 3)) && t.getPerm()[0] == 0)
       a.regions.push_back(cast<DispatchOp>(t->getParentOp()));
   };
   addProducer(m1.getLhs(), false);

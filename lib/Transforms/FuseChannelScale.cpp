@@ -72,7 +72,8 @@ struct FuseChannelScalePass : impl::FuseChannelScaleBase<FuseChannelScalePass> {
     SmallVector<ConvOp> convs;
     getOperation().walk([&](ConvOp c) { convs.push_back(c); });
     for (ConvOp conv : convs)
-      if (auto match = matchChannelScaledConv(conv)) mergeRegions({match->first, match->second}, kFusedChannelScaledConv);
+      if (auto match = matchChannelScaledConv(conv))
+        mergeRegions({match->first, match->second}, kFusedChannelScaledConv);
   }
 };
 

@@ -62,13 +62,12 @@ struct FuseDepthwisePointwisePass : impl::FuseDepthwisePointwiseBase<FuseDepthwi
     SmallVector<ConvOp> convs;
     getOperation().walk([&](ConvOp c) { convs.push_back(c); });
     for (ConvOp pw : convs)
-      if (auto match = matchDepthwisePointwise(pw)) mergeRegions({match->first, match->second}, kFusedDepthwisePointwise);
+      if (auto match = matchDepthwisePointwise(pw))
+        mergeRegions({match->first, match->second}, kFusedDepthwisePointwise);
   }
 };
 
 } // namespace
 } // namespace v4f
 
-std::unique_ptr<Pass> v4f::createFuseDepthwisePointwisePass() {
-  return std::make_unique<FuseDepthwisePointwisePass>();
-}
+std::unique_ptr<Pass> v4f::createFuseDepthwisePointwisePass() { return std::make_unique<FuseDepthwisePointwisePass>(); }

@@ -22,8 +22,7 @@ namespace {
 /// varies only along dim `axis` of a result of rank `rank` (or is a splat).
 std::optional<SmallVector<float>> vectorAlongAxis(Value v, int64_t axis, int64_t rank, int64_t n) {
   DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
-    return std::nullopt;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return std::nullopt;
   auto shape = llvm::cast<ShapedType>(attr.getType()).getShape();
   if ((int64_t)shape.size() > rank) return std::nullopt;
   if (attr.isSplat()) return SmallVector<float>(n, attr.getSplatValue<float>());
@@ -44,28 +43,26 @@ Value addToBias(PatternRewriter &rewriter, Location loc, Value oldBias, ArrayRef
     for (size_t i = 0; i < values.size(); ++i) values[i] += old[i];
   }
   auto type = RankedTensorType::get({(int64_t)values.size()}, rewriter.getF32Type());
-  return rewriter.create<arith::ConstantOp>(loc, type,
-                                            DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  return rewriter.create<arith::ConstantOp>(loc, type, DenseElementsAttr::get(type, ArrayRef<float>(values)));
 }
 
 bool hasPlainEpilogue(ConvOp conv) {
   return conv->hasOneUse() && conv.getActivation() == "none" && !conv.getResidual();
 }
 
-ConvOp rebuildConv(PatternRewriter &rewriter, ConvOp conv, Value bias, Value residual,
-                   StringRef act, float alpha, float beta) {
-  return rewriter.create<ConvOp>(
-      conv.getLoc(), conv.getType(), conv.getInput(), conv.getWeight(), bias, residual,
-      conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(), conv.getGroupsAttr(),
-      rewriter.getStringAttr(act), rewriter.getF32FloatAttr(alpha), rewriter.getF32FloatAttr(beta));
+ConvOp rebuildConv(PatternRewriter &rewriter, ConvOp conv, Value bias, Value residual, StringRef act, float alpha,
+                   float beta) {
+  return rewriter.create<ConvOp>(conv.getLoc(), conv.getType(), conv.getInput(), conv.getWeight(), bias, residual,
+                                 conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
+                                 conv.getGroupsAttr(), rewriter.getStringAttr(act), rewriter.getF32FloatAttr(alpha),
+                                 rewriter.getF32FloatAttr(beta));
 }
 
 /// The producer of `x` — a conv or matmul with no activation yet — rebuilt
 /// with activation `act` (alpha, beta); a matmul takes location `mmLoc`, a
 /// conv keeps its own. Null when x has no such producer (the callers check
 /// x's other users).
-Operation *withActivation(PatternRewriter &rewriter, Value x, StringRef act, float alpha, float beta,
-                          Location mmLoc) {
+Operation *withActivation(PatternRewriter &rewriter, Value x, StringRef act, float alpha, float beta, Location mmLoc) {
   if (auto conv = x.getDefiningOp<ConvOp>(); conv && conv.getActivation() == "none")
     return rebuildConv(rewriter, conv, conv.getBias(), conv.getResidual(), act, alpha, beta);
   if (auto mm = x.getDefiningOp<MatMulOp>(); mm && mm.getActivation() == "none")
@@ -110,8 +107,7 @@ struct FuseMatMulBias : OpRewritePattern<AddOp> {
       Value mine = side == 0 ? add.getLhs() : add.getRhs();
       Value other = side == 0 ? add.getRhs() : add.getLhs();
       auto mm = mine.getDefiningOp<MatMulOp>();
-      if (!mm || !mm->hasOneUse() || mm.getActivation() != "none" || mm.getType() != add.getType())
-        continue;
+      if (!mm || !mm->hasOneUse() || mm.getActivation() != "none" || mm.getType() != add.getType()) continue;
       int64_t rank = mm.getType().getRank(), n = mm.getType().getDimSize(rank - 1);
       if (n == ShapedType::kDynamic) continue;
       auto values = vectorAlongAxis(other, rank - 1, rank, n);
@@ -138,10 +134,8 @@ struct FuseActivation : OpRewritePattern<ActOp> {
   std::string name;
 
   std::pair<float, float> params(ActOp op) const {
-    if constexpr (std::is_same_v<ActOp, LeakyReluOp>)
-      return {op.getAlpha().convertToFloat(), 0.f};
-    if constexpr (std::is_same_v<ActOp, ClipOp>)
-      return {op.getMin().convertToFloat(), op.getMax().convertToFloat()};
+    if constexpr (std::is_same_v<ActOp, LeakyReluOp>) return {op.getAlpha().convertToFloat(), 0.f};
+    if constexpr (std::is_same_v<ActOp, ClipOp>) return {op.getMin().convertToFloat(), op.getMax().convertToFloat()};
     if constexpr (std::is_same_v<ActOp, HardSigmoidOp>)
       return {op.getAlpha().convertToFloat(), op.getBeta().convertToFloat()};
     return {0.f, 0.f};
@@ -152,8 +146,8 @@ struct FuseActivation : OpRewritePattern<ActOp> {
     Value input = act.getInput();
     Operation *producer = input.getDefiningOp();
     if (!producer || !input.hasOneUse()) return failure();
-    Operation *fused = withActivation(rewriter, input, name, alpha, beta,
-                                      rewriter.getFusedLoc({producer->getLoc(), act.getLoc()}));
+    Operation *fused =
+        withActivation(rewriter, input, name, alpha, beta, rewriter.getFusedLoc({producer->getLoc(), act.getLoc()}));
     if (!fused) return failure();
     rewriter.replaceOp(act, fused->getResults());
     rewriter.eraseOp(producer);
@@ -227,7 +221,8 @@ struct FuseGelu : OpRewritePattern<MulOp> {
   static bool near(std::optional<float> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; }
 
   /// The operand of `bin` that is not the constant `c`, or null.
-  template <typename Op> static Value otherThan(Op bin, double c) {
+  template <typename Op>
+  static Value otherThan(Op bin, double c) {
     if (near(scalarValue(bin.getRhs()), c)) return bin.getLhs();
     if (near(scalarValue(bin.getLhs()), c)) return bin.getRhs();
     return {};
@@ -309,9 +304,12 @@ struct FuseGelu : OpRewritePattern<MulOp> {
     // One leaf is 0.5, one is 1 + erf(...) / 1 + tanh(...), one is x itself.
     Value x, half, term;
     for (Value leaf : leaves) {
-      if (!half && near(scalarValue(leaf), 0.5)) half = leaf;
-      else if (!term && leaf.getDefiningOp<AddOp>()) term = leaf;
-      else x = x ? Value() : leaf;
+      if (!half && near(scalarValue(leaf), 0.5))
+        half = leaf;
+      else if (!term && leaf.getDefiningOp<AddOp>())
+        term = leaf;
+      else
+        x = x ? Value() : leaf;
     }
     if (!x || !half || !term || x.getType() != root.getType()) return failure();
     SmallVector<Operation *> geluOps;
@@ -339,8 +337,7 @@ struct FuseEpiloguesPass : v4f::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateFuseEpiloguePatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
   }
 };
 } // namespace
@@ -358,6 +355,4 @@ void v4f::populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   patterns.add<FuseGelu, FuseSiLU>(ctx);
 }
 
-std::unique_ptr<Pass> v4f::createFuseEpiloguesPass() {
-  return std::make_unique<FuseEpiloguesPass>();
-}
+std::unique_ptr<Pass> v4f::createFuseEpiloguesPass() { return std::make_unique<FuseEpiloguesPass>(); }

@@ -27,13 +27,15 @@ using namespace v4f;
 namespace {
 
 /// The op of type T defining `v`, when `v` has exactly one use.
-template <typename T> T singleUse(Value v) {
+template <typename T>
+T singleUse(Value v) {
   if (!v || !v.hasOneUse()) return nullptr;
   return v.getDefiningOp<T>();
 }
 
 /// The only user of `v`, when it is of type T.
-template <typename T> T soleUser(Value v) {
+template <typename T>
+T soleUser(Value v) {
   if (!v.hasOneUse()) return nullptr;
   return llvm::dyn_cast<T>(*v.getUsers().begin());
 }
@@ -64,8 +66,8 @@ bool isAffineParameter(Value v, ArrayRef<int64_t> trailing) {
   if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32()) return false;
   auto type = llvm::cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> out;
-  return type.getRank() <= int64_t(trailing.size()) &&
-         succeeded(broadcastShapes(trailing, type.getShape(), out)) && ArrayRef<int64_t>(out) == trailing;
+  return type.getRank() <= int64_t(trailing.size()) && succeeded(broadcastShapes(trailing, type.getShape(), out)) &&
+         ArrayRef<int64_t>(out) == trailing;
 }
 
 /// Matches from the Div: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps),
@@ -108,7 +110,9 @@ struct FuseLayerNorm : OpRewritePattern<DivOp> {
     // Optional affine tail: * scale, then + bias.
     Operation *last = div;
     Value scale, bias;
-    auto otherOperand = [](Operation *op, Value v) { return op->getOperand(0) == v ? op->getOperand(1) : op->getOperand(0); };
+    auto otherOperand = [](Operation *op, Value v) {
+      return op->getOperand(0) == v ? op->getOperand(1) : op->getOperand(0);
+    };
     if (auto mul = soleUser<MulOp>(div.getResult())) {
       Value s = otherOperand(mul, div.getResult());
       if (mul.getType() == xType && isAffineParameter(s, trailing)) {
@@ -213,7 +217,8 @@ struct FuseSoftmaxNanGuard : OpRewritePattern<ElementwiseOp> {
   using OpRewritePattern::OpRewritePattern;
 
   /// The op of `e`'s body when the body is that one op and its yield.
-  template <typename OpT> static OpT soleBodyOp(ElementwiseOp e) {
+  template <typename OpT>
+  static OpT soleBodyOp(ElementwiseOp e) {
     Block &body = e.getBody().front();
     if (!llvm::hasSingleElement(body.without_terminator())) return {};
     auto op = dyn_cast<OpT>(&body.front());
@@ -232,7 +237,8 @@ struct FuseSoftmaxNanGuard : OpRewritePattern<ElementwiseOp> {
     Value cond = operandOf(where, select.getCondition()), p = operandOf(where, select.getFalseValue());
     Value zero = operandOf(where, select.getTrueValue());
     std::optional<float> z;
-    if (zero) z = scalarConstant(zero);
+    if (zero)
+      z = scalarConstant(zero);
     else if (auto c = select.getTrueValue().getDefiningOp<arith::ConstantOp>())
       if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue())) z = float(f.getValueAsDouble());
     auto softmax = p ? p.getDefiningOp<SoftmaxOp>() : SoftmaxOp();

@@ -75,6 +75,4 @@ struct FusePointwiseDepthwisePass : impl::FusePointwiseDepthwiseBase<FusePointwi
 } // namespace
 } // namespace v4f
 
-std::unique_ptr<Pass> v4f::createFusePointwiseDepthwisePass() {
-  return std::make_unique<FusePointwiseDepthwisePass>();
-}
+std::unique_ptr<Pass> v4f::createFusePointwiseDepthwisePass() { return std::make_unique<FusePointwiseDepthwisePass>(); }

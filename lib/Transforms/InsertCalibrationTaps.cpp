@@ -50,9 +50,9 @@ struct InsertCalibrationTapsPass : impl::InsertCalibrationTapsBase<InsertCalibra
       op.setAttr(kCalibrationTapAttr, IntegerAttr::get(IntegerType::get(ctx, 64), next));
       results.push_back(activation);
       types.push_back(activation.getType());
-      resultAttrs.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, "v4f.name"),
-                               StringAttr::get(ctx, kCalibrationTapAttr + std::to_string(next)))}));
+      resultAttrs.push_back(
+          DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, "v4f.name"),
+                                                   StringAttr::get(ctx, kCalibrationTapAttr + std::to_string(next)))}));
       ++next;
     }
     if (!next) return;

@@ -202,8 +202,8 @@ int entropyThresholdBin(const std::vector<uint64_t> &hist, int levels) {
 } // namespace
 
 void chooseCalibrationRange(const CalibrationMethod &method, double min, double max,
-                            const std::vector<uint64_t> &valueHist, const std::vector<uint64_t> &absHist,
-                            float &lo, float &hi) {
+                            const std::vector<uint64_t> &valueHist, const std::vector<uint64_t> &absHist, float &lo,
+                            float &hi) {
   lo = float(min);
   hi = float(max);
   if (!(max > min)) return;

@@ -48,8 +48,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
 
   void runOnOperation() override {
     if (mode != "dynamic-int8" && mode != "int8" && mode != "int4-weight" && mode != "w4a8") {
-      getOperation().emitError("v4f-quantize: unknown mode '")
-          << mode << "' (dynamic-int8, int8, int4-weight or w4a8)";
+      getOperation().emitError("v4f-quantize: unknown mode '") << mode << "' (dynamic-int8, int8, int4-weight or w4a8)";
       return signalPassFailure();
     }
     if (groupSize < 1) {
@@ -113,7 +112,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     Value result = b.create<QuantizedConvOp>(
         loc, conv.getType(), conv.getInput(), qW, sW, conv.getBias(), conv.getResidual(), conv.getStridesAttr(),
         conv.getDilationsAttr(), conv.getPadsAttr(), b.getF32FloatAttr(aq.scale), b.getI32IntegerAttr(aq.zeroPoint),
-        FloatAttr(), b.getI32IntegerAttr(0), FloatAttr(), b.getI32IntegerAttr(0), conv.getActivationAttr(), conv.getActAlphaAttr(), conv.getActBetaAttr());
+        FloatAttr(), b.getI32IntegerAttr(0), FloatAttr(), b.getI32IntegerAttr(0), conv.getActivationAttr(),
+        conv.getActAlphaAttr(), conv.getActBetaAttr());
     conv.replaceAllUsesWith(result);
     Operation *oldWeight = conv.getWeight().getDefiningOp();
     conv.erase();
@@ -125,8 +125,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
       if (llvm::is_contained(exclude, name)) return keepFloat(mm, "excluded (--exclude)");
     DenseElementsAttr weight;
     auto wType = llvm::dyn_cast<RankedTensorType>(mm.getRhs().getType());
-    if (!matchPattern(mm.getRhs(), m_Constant(&weight)) || !wType || wType.getRank() != 2 ||
-        !wType.hasStaticShape() || !wType.getElementType().isF32())
+    if (!matchPattern(mm.getRhs(), m_Constant(&weight)) || !wType || wType.getRank() != 2 || !wType.hasStaticShape() ||
+        !wType.getElementType().isF32())
       return keepFloat(mm, "weight is not a rank-2 float32 constant");
     if (!mm.getLhs().getType().getElementType().isF32()) return keepFloat(mm, "activation is not float32");
     std::string actQuant = "dynamic";
@@ -146,8 +146,7 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
     bool w4a8 = mode == "w4a8", int4 = mode == "int4-weight" || w4a8;
     int64_t groups = (K + groupSize - 1) / groupSize;
     if (int4)
-      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales,
-                               int4ZeroPoints && !w4a8 ? &zeroPoints : nullptr);
+      quantizeWeightGroupsInt4(w.data(), K, N, groupSize, q, scales, int4ZeroPoints && !w4a8 ? &zeroPoints : nullptr);
     else
       quantizeWeightColumns(w.data(), K, N, perChannel, q, scales);
     OpBuilder b(mm);
@@ -167,10 +166,9 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
                                       b.getI64IntegerAttr(groupSize), w4a8 ? b.getUnitAttr() : UnitAttr(),
                                       mm.getActivationAttr(), mm.getActAlphaAttr(), mm.getActBetaAttr());
     else
-      result = b.create<QuantizedMatMulOp>(loc, mm.getType(), mm.getLhs(), qW, sW, mm.getBias(),
-                                           b.getStringAttr(actQuant), b.getF32FloatAttr(actScale),
-                                           b.getI32IntegerAttr(actZeroPoint), mm.getActivationAttr(),
-                                           mm.getActAlphaAttr(), mm.getActBetaAttr());
+      result = b.create<QuantizedMatMulOp>(
+          loc, mm.getType(), mm.getLhs(), qW, sW, mm.getBias(), b.getStringAttr(actQuant), b.getF32FloatAttr(actScale),
+          b.getI32IntegerAttr(actZeroPoint), mm.getActivationAttr(), mm.getActAlphaAttr(), mm.getActBetaAttr());
     mm.replaceAllUsesWith(result);
     Operation *oldWeight = mm.getRhs().getDefiningOp();
     mm.erase();
@@ -182,8 +180,8 @@ struct QuantizePass : impl::QuantizeBase<QuantizePass> {
 
 std::unique_ptr<Pass> createQuantizePass() { return std::make_unique<QuantizePass>(); }
 
-std::unique_ptr<Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
-                                         bool perChannel, int64_t groupSize, bool int4ZeroPoints) {
+std::unique_ptr<Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude, bool perChannel,
+                                         int64_t groupSize, bool int4ZeroPoints) {
   QuantizeOptions options;
   options.int4ZeroPoints = int4ZeroPoints;
   options.mode = mode;

@@ -76,10 +76,9 @@ inline bool isDepthwise(ConvOp c) {
   auto w = c.getWeight().getType().getShape();
   auto x = c.getInput().getType().getShape();
   auto strides = c.getStrides(), dil = c.getDilations();
-  return isStaticF32x4(c.getInput()) && isStaticF32x4(c.getResult()) && hasConstantWeight(c) &&
-         c.getGroups() == x[1] && w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 && c.getPads()[1] <= 4 &&
-         x[3] <= 4096 && llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; }) &&
-         (w[2] - 1) * dil[0] + 1 >= strides[0];
+  return isStaticF32x4(c.getInput()) && isStaticF32x4(c.getResult()) && hasConstantWeight(c) && c.getGroups() == x[1] &&
+         w[0] == x[1] && w[1] == 1 && w[2] <= 7 && w[3] <= 7 && c.getPads()[1] <= 4 && x[3] <= 4096 &&
+         llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; }) && (w[2] - 1) * dil[0] + 1 >= strides[0];
 }
 
 /// Moves the ops of `regions` (program order, one block; each one's result

@@ -214,8 +214,10 @@ nb::list signatureOf(const v4f_model_t *model, bool isInput) {
     check(isInput ? v4f_model_input_info(model, k, &ti) : v4f_model_output_info(model, k, &ti));
     nb::list dims;
     for (int32_t d = 0; d < ti.rank; ++d) {
-      if (ti.dims[d] >= 0) dims.append(ti.dims[d]);
-      else dims.append(nb::str(*ti.dim_names[d] ? ti.dim_names[d] : "?"));
+      if (ti.dims[d] >= 0)
+        dims.append(ti.dims[d]);
+      else
+        dims.append(nb::str(*ti.dim_names[d] ? ti.dim_names[d] : "?"));
     }
     l.append(nb::make_tuple(nb::str(ti.name), ti.dtype, dims));
   }
@@ -238,8 +240,7 @@ class Session {
 public:
   /// `source`: a path (str) or a bytes-like object holding the artifact;
   /// `dtypes`: {V4F_DTYPE code: (numpy dtype, raw view dtype or None)}.
-  Session(nb::object source, int32_t threads, bool verifyDigests, const std::string &disabledFeatures,
-          nb::dict dtypes)
+  Session(nb::object source, int32_t threads, bool verifyDigests, const std::string &disabledFeatures, nb::dict dtypes)
       : Session(LoadedModel::load(std::move(source), verifyDigests, disabledFeatures), threads, dtypes) {}
 
   /// A session of an already loaded model (shared with its other sessions).
@@ -310,8 +311,8 @@ public:
           in[i].rank = inputs_[i].rank;
           continue;
         }
-        raise("InvalidArgumentError", "run: missing input '" + inputs_[i].name + "' (the model's inputs: " +
-                                          names(inputs_) + ")");
+        raise("InvalidArgumentError",
+              "run: missing input '" + inputs_[i].name + "' (the model's inputs: " + names(inputs_) + ")");
       }
       ++matched;
       prepareInput(np, inputs_[i], value, in[i], inBuffers[i], inKeep[i]);
@@ -399,14 +400,38 @@ public:
 
   // Metadata ("" / 0 once closed); under the lock, so a close() on another
   // thread cannot free the model in between.
-  std::string modelName() { Lock lock(*this); return model_ ? v4f_model_name(model_) : ""; }
-  std::string producer() { Lock lock(*this); return model_ ? v4f_model_producer(model_) : ""; }
-  std::string targetCpu() { Lock lock(*this); return model_ ? v4f_model_target_cpu(model_) : ""; }
-  size_t variant() { Lock lock(*this); return model_ ? v4f_model_variant(model_) : 0; }
-  size_t variantCount() { Lock lock(*this); return model_ ? v4f_model_variant_count(model_) : 0; }
-  int32_t threadCount() { Lock lock(*this); return session_ ? v4f_session_thread_count(session_) : 0; }
-  size_t peakMemory() { Lock lock(*this); return session_ ? v4f_session_peak_memory(session_) : 0; }
-  size_t lastInputCopies() { Lock lock(*this); return lastInputCopies_; }
+  std::string modelName() {
+    Lock lock(*this);
+    return model_ ? v4f_model_name(model_) : "";
+  }
+  std::string producer() {
+    Lock lock(*this);
+    return model_ ? v4f_model_producer(model_) : "";
+  }
+  std::string targetCpu() {
+    Lock lock(*this);
+    return model_ ? v4f_model_target_cpu(model_) : "";
+  }
+  size_t variant() {
+    Lock lock(*this);
+    return model_ ? v4f_model_variant(model_) : 0;
+  }
+  size_t variantCount() {
+    Lock lock(*this);
+    return model_ ? v4f_model_variant_count(model_) : 0;
+  }
+  int32_t threadCount() {
+    Lock lock(*this);
+    return session_ ? v4f_session_thread_count(session_) : 0;
+  }
+  size_t peakMemory() {
+    Lock lock(*this);
+    return session_ ? v4f_session_peak_memory(session_) : 0;
+  }
+  size_t lastInputCopies() {
+    Lock lock(*this);
+    return lastInputCopies_;
+  }
   nb::list lastInputAddresses() {
     Lock lock(*this);
     nb::list l;
@@ -499,8 +524,7 @@ private:
   void reportExtraInputs(nb::handle feed) const {
     for (auto [key, value] : nb::borrow<nb::dict>(feed)) {
       if (!nb::isinstance<nb::str>(key))
-        raise("InvalidArgumentError", "run: input names must be strings, got " +
-                                          text(key.type().attr("__name__")));
+        raise("InvalidArgumentError", "run: input names must be strings, got " + text(key.type().attr("__name__")));
       std::string name = nb::cast<std::string>(key);
       bool known = false;
       for (const TensorSlot &t : inputs_) known |= t.name == name;
@@ -542,8 +566,7 @@ private:
     }
     nb::object dtype = array.attr("dtype");
     if (!sameDtype(dtype, slot.np.dtype))
-      raise("InvalidArgumentError", "run: input '" + slot.name + "' has dtype " +
-                                        text(dtype) + "; the model expects " +
+      raise("InvalidArgumentError", "run: input '" + slot.name + "' has dtype " + text(dtype) + "; the model expects " +
                                         v4f_dtype_name(slot.dtype) + " (convert it with .astype(), v4f does not cast)");
     nb::object view = slot.np.raw.is_none() ? array : array.attr("view")(slot.np.raw);
     if (!buffer.acquire(view.ptr(), PyBUF_STRIDED_RO))
@@ -570,8 +593,8 @@ private:
     if (!PyObject_TypeCheck(array.ptr(), reinterpret_cast<PyTypeObject *>(np.ndarray.ptr())))
       raise("InvalidArgumentError", what + " must be a numpy.ndarray");
     if (!sameDtype(array.attr("dtype"), slot.np.dtype))
-      raise("InvalidArgumentError", what + " has dtype " + text(array.attr("dtype")) +
-                                        "; the output is " + v4f_dtype_name(slot.dtype));
+      raise("InvalidArgumentError",
+            what + " has dtype " + text(array.attr("dtype")) + "; the output is " + v4f_dtype_name(slot.dtype));
     if (!nb::cast<bool>(array.attr("flags").attr("c_contiguous")) ||
         !nb::cast<bool>(array.attr("flags").attr("writeable")))
       raise("InvalidArgumentError", what + " must be C-contiguous and writable");
@@ -579,8 +602,8 @@ private:
     bool ok = int32_t(shape.size()) == need.rank;
     for (int32_t d = 0; ok && d < need.rank; ++d) ok = nb::cast<int64_t>(shape[d]) == need.dims[d];
     if (!ok)
-      raise("InvalidArgumentError", what + " has shape " + text(shape) +
-                                        "; for these inputs the output is " + dimsText(need.dims, need.rank));
+      raise("InvalidArgumentError",
+            what + " has shape " + text(shape) + "; for these inputs the output is " + dimsText(need.dims, need.rank));
   }
 
   void checkOutNames(nb::handle out) const {
@@ -588,8 +611,9 @@ private:
       std::string name = nb::isinstance<nb::str>(key) ? nb::cast<std::string>(key) : "?";
       size_t j = indexOf(outputs_, name, "output");
       if (outputs_[j].fedBack)
-        raise("InvalidArgumentError", "run: out['" + name + "']: the output is fed back to an input; the session "
-                                                             "owns its buffer");
+        raise("InvalidArgumentError", "run: out['" + name +
+                                          "']: the output is fed back to an input; the session "
+                                          "owns its buffer");
     }
   }
 
@@ -649,8 +673,8 @@ NB_MODULE(_runtime, m) {
 
   nb::class_<Session>(m, "_Session")
       .def(nb::init<const Model &, int32_t, nb::dict>(), nb::arg("model"), nb::arg("threads"), nb::arg("dtypes"))
-      .def(nb::init<nb::object, int32_t, bool, const std::string &, nb::dict>(), nb::arg("source"),
-           nb::arg("threads"), nb::arg("verify_digests"), nb::arg("disabled_cpu_features"), nb::arg("dtypes"))
+      .def(nb::init<nb::object, int32_t, bool, const std::string &, nb::dict>(), nb::arg("source"), nb::arg("threads"),
+           nb::arg("verify_digests"), nb::arg("disabled_cpu_features"), nb::arg("dtypes"))
       .def("close", &Session::close)
       .def_prop_ro("closed", &Session::closed)
       .def("input_info", &Session::inputInfo)

@@ -41,7 +41,7 @@ void set(uint64_t* mask, const char* name, bool present) {
   int i = cpuFeatureIndex(name);
   if (present && i >= 0) *mask |= uint64_t(1) << i;
 }
-}  // namespace
+} // namespace
 
 int cpuFeatureIndex(const char* name) {
   for (int i = 0; i < kFeatureCount; ++i)
@@ -55,9 +55,7 @@ int cpuFeatureIndexN(const char* name, size_t len) {
   return -1;
 }
 
-const char* cpuFeatureName(int index) {
-  return index >= 0 && index < kFeatureCount ? kFeatureNames[index] : "?";
-}
+const char* cpuFeatureName(int index) { return index >= 0 && index < kFeatureCount ? kFeatureNames[index] : "?"; }
 
 uint64_t detectCpuFeatures(bool wantAmx) {
   uint64_t mask = 0;
@@ -109,8 +107,8 @@ uint64_t detectCpuFeatures(bool wantAmx) {
   return mask;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 extern "C" V4F_API int v4f_cpu_has_feature(const char* name) {
   if (!name) return -1;

@@ -16,7 +16,7 @@ V4F_INTERNAL const char* cpuFeatureName(int index);
 // AMX is only reported (and its Linux permission requested) when wantAmx.
 V4F_INTERNAL uint64_t detectCpuFeatures(bool wantAmx);
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_CPU_FEATURES_H_
+#endif // V4F_RUNTIME_SRC_CPU_FEATURES_H_

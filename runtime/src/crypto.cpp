@@ -130,7 +130,7 @@ const char* digestName(uint32_t algorithm) {
   return algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE ? "BLAKE3" : "BLAKE2b";
 }
 
-}  // namespace
+} // namespace
 
 v4f_status_t computeDigest(const Allocator& allocator, uint32_t algorithm, const uint8_t* data, uint64_t size,
                            uint8_t out[V4F_DIGEST_BYTES]) {
@@ -216,8 +216,7 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
   size_t hashSize = kDigestBytes;
   if (trailer->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE) {
     hashSize = V4F_DIGEST_BYTES;
-    if (v4f_status_t s = digestRange(m, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, 0, m->contentSize, hash))
-      return s;
+    if (v4f_status_t s = digestRange(m, V4F_DIGEST_ALGORITHM_BLAKE3_TREE, 0, m->contentSize, hash)) return s;
   } else if (v4f_status_t s = blake2b512(m->allocator, m->base, m->contentSize, hash)) {
     return s;
   }
@@ -231,8 +230,8 @@ v4f_status_t verifySignature(v4f_model_s* m, const LoadOptions& options) {
     if (require) {
       char hex[17];
       for (int i = 0; i < 8; ++i) snprintf(hex + 2 * i, 3, "%02x", trailer->public_key[i]);
-      return makeStatus(kBad, "the artifact is signed by key %s..., which is not one of the %zu trusted keys",
-                        hex, options.trustedKeyCount);
+      return makeStatus(kBad, "the artifact is signed by key %s..., which is not one of the %zu trusted keys", hex,
+                        options.trustedKeyCount);
     }
     m->signatureState = V4F_SIGNATURE_STATE_UNTRUSTED;
   } else {
@@ -276,10 +275,10 @@ v4f_status_t decryptSections(v4f_model_s* m, const LoadOptions& options) {
       explicit_bzero(key, sizeof key);
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory decrypting section %u", i);
     }
-    m->plaintexts[i] = plain;  // freed (and wiped) with the model, also on failure below
+    m->plaintexts[i] = plain; // freed (and wiped) with the model, also on failure below
     m->sectionSize[i] = plainSize;
     const uint8_t* in = m->sectionData[i];
-    int rc = gSodium.streamInitPull(state, in, key);  // (state, header, key)
+    int rc = gSodium.streamInitPull(state, in, key); // (state, header, key)
     explicit_bzero(key, sizeof key);
     uint64_t at = V4F_CIPHER_HEADER_BYTES, out = 0;
     const uint64_t stored = sec->size();
@@ -293,7 +292,7 @@ v4f_status_t decryptSections(v4f_model_s* m, const LoadOptions& options) {
       at += n + V4F_CIPHER_CHUNK_OVERHEAD;
       out += n;
       final = tag == gSodium.tagFinal();
-      if (!final && out == plainSize) rc = -1;  // the stream ends without its final chunk
+      if (!final && out == plainSize) rc = -1; // the stream ends without its final chunk
     }
     explicit_bzero(state, gSodium.streamStateBytes());
     m->allocator.free(state);
@@ -308,8 +307,8 @@ v4f_status_t decryptSections(v4f_model_s* m, const LoadOptions& options) {
   return nullptr;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 namespace {
 // Reads "<tag> <64 hex digits>" (or just the hex when !secret) into out_key.
@@ -330,7 +329,8 @@ v4f_status_t readKeyFile(const char* path, const char* tag, bool secret, uint8_t
   fclose(f);
   text[n] = 0;
   const char* p = text;
-  if (strncmp(p, tag, strlen(tag)) == 0) p += strlen(tag);
+  if (strncmp(p, tag, strlen(tag)) == 0)
+    p += strlen(tag);
   else if (secret) {
     explicit_bzero(text, sizeof text);
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: not an encryption key file ('%s <64 hex digits>')", path, tag);
@@ -340,7 +340,10 @@ v4f_status_t readKeyFile(const char* path, const char* tag, bool secret, uint8_t
     int v = 0;
     for (int k = 0; k < 2; ++k, ++p) {
       char c = *p;
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
       if (d < 0) {
         explicit_bzero(text, sizeof text);
         return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: not a %s file ('%s <64 hex digits>')", path, what, tag);
@@ -355,7 +358,7 @@ v4f_status_t readKeyFile(const char* path, const char* tag, bool secret, uint8_t
   if (trailing) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s: trailing text after the %s", path, what);
   return nullptr;
 }
-}  // namespace
+} // namespace
 
 extern "C" V4F_API v4f_status_t v4f_read_public_key_file(const char* path, uint8_t out_key[32]) {
   return readKeyFile(path, "v4f-ed25519-public-key", false, out_key);

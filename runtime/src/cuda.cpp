@@ -154,7 +154,7 @@ uint64_t rd64(const uint8_t* p) {
   return v;
 }
 
-}  // namespace
+} // namespace
 
 struct CudaSession {
   Allocator allocator;
@@ -164,28 +164,28 @@ struct CudaSession {
   CUstream stream = nullptr;
   int arch = 0;
   char name[128] = {0};
-  Array<CUmodule> modules;           // per manifest executable (null for CPU ones)
-  Array<CUfunction*> functions;      // per manifest executable: one per entry point
+  Array<CUmodule> modules;      // per manifest executable (null for CPU ones)
+  Array<CUfunction*> functions; // per manifest executable: one per entry point
   CUdeviceptr constants = 0;
   CUdeviceptr arena = 0;
   uint64_t arenaCap = 0;
-  Array<CUdeviceptr> io;             // per buffer: device copy of an input/output
+  Array<CUdeviceptr> io; // per buffer: device copy of an input/output
   Array<uint64_t> ioCap;
-  Array<bool> onGpu;                 // per buffer: a GPU dispatch binds it
+  Array<bool> onGpu; // per buffer: a GPU dispatch binds it
   CUdeviceptr error = 0;
-  uint32_t* errorHost = nullptr;     // pinned
+  uint32_t* errorHost = nullptr; // pinned
   // CUDA Graphs (every dispatch on the GPU, static shapes).
   bool graphEligible = false;
   bool capturing = false;
   CUgraphExec graph = nullptr;
-  uint64_t generation = 0, graphGeneration = ~0ull;  // bumped when a device or pinned buffer moves
-  Array<void*> pinned;               // per buffer: pinned staging of an input/output
+  uint64_t generation = 0, graphGeneration = ~0ull; // bumped when a device or pinned buffer moves
+  Array<void*> pinned;                              // per buffer: pinned staging of an input/output
   Array<uint64_t> pinnedCap;
   v4f_cuda_args_t args;
   // Profiling (v4f_session_set_profiling): an event before each GPU
   // dispatch of the run and one after the last, read once the stream is done.
-  Array<CUevent> events;             // ndis + 1
-  Array<uint32_t> profiled;          // dispatch indices in the order they ran
+  Array<CUevent> events;    // ndis + 1
+  Array<uint32_t> profiled; // dispatch indices in the order they ran
   uint32_t profiledCount = 0;
 };
 
@@ -194,12 +194,14 @@ v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entry
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: not a v4f CUDA module (bad magic or too short)", e);
   uint32_t entries = rd32(data + 8), images = rd32(data + 12), words = rd32(data + 16);
   if (entries != entryCount)
-    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CUDA module has %u interface tables for %u entry points",
-                      e, entries, entryCount);
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                      "executable %u: the CUDA module has %u interface tables for %u entry points", e, entries,
+                      entryCount);
   if (images == 0 || images > 64 || words > (1u << 24))
-    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CUDA module has %u images and %u interface words", e,
-                      images, words);
-  uint64_t tableEnd = sizeof(v4f_cuda_module_header_t) + uint64_t(images) * sizeof(v4f_cuda_image_t) + uint64_t(words) * 4;
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
+                      "executable %u: the CUDA module has %u images and %u interface words", e, images, words);
+  uint64_t tableEnd =
+      sizeof(v4f_cuda_module_header_t) + uint64_t(images) * sizeof(v4f_cuda_image_t) + uint64_t(words) * 4;
   if (tableEnd > size)
     return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CUDA module's tables exceed its section", e);
   for (uint32_t i = 0; i < images; ++i) {
@@ -208,7 +210,8 @@ v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entry
     uint64_t off = rd64(im + 8), n = rd64(im + 16);
     if ((kind != V4F_CUDA_IMAGE_CUBIN && kind != V4F_CUDA_IMAGE_PTX) || n == 0 || off < tableEnd || off > size ||
         n > size - off)
-      return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: CUDA image %u is out of bounds or of unknown kind", e, i);
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: CUDA image %u is out of bounds or of unknown kind",
+                        e, i);
     if (kind == V4F_CUDA_IMAGE_PTX && data[off + n - 1] != 0)
       return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: CUDA image %u (PTX) is not NUL-terminated", e, i);
   }
@@ -216,24 +219,25 @@ v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entry
   uint64_t at = 0;
   for (uint32_t k = 0; k < entries; ++k) {
     if (at + 2 > words)
-      return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: interface table of entry point %u is truncated", e, k);
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: interface table of entry point %u is truncated", e,
+                        k);
     uint32_t nb = rd32(w + at * 4), np = rd32(w + at * 4 + 4);
     if (nb > V4F_CUDA_MAX_BINDINGS || np > V4F_CUDA_MAX_PUSH_CONSTANTS || at + 2 + nb > words)
       return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
-                        "executable %u: interface table of entry point %u declares %u bindings and %u push constants", e,
-                        k, nb, np);
+                        "executable %u: interface table of entry point %u declares %u bindings and %u push constants",
+                        e, k, nb, np);
     at += 2 + nb;
   }
   if (at != words)
-    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: %u interface words, but the tables take %llu", e, words,
-                      static_cast<unsigned long long>(at));
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: %u interface words, but the tables take %llu", e,
+                      words, static_cast<unsigned long long>(at));
   return nullptr;
 }
 
 const uint32_t* cudaModuleInterface(const uint8_t* data, uint32_t entry) {
   uint32_t images = rd32(data + 12);
   const uint32_t* w = reinterpret_cast<const uint32_t*>(data + sizeof(v4f_cuda_module_header_t) +
-                                                       uint64_t(images) * sizeof(v4f_cuda_image_t));
+                                                        uint64_t(images) * sizeof(v4f_cuda_image_t));
   for (uint32_t k = 0; k < entry; ++k) w += 2 + w[0];
   return w;
 }
@@ -244,9 +248,9 @@ CUdeviceptr devicePtr(v4f_session_s* s, uint32_t b) {
   const fb::Buffer* buf = s->model->manifest->buffers()->Get(b);
   CudaSession* c = s->cuda;
   switch (buf->kind()) {
-    case fb::BufferKind::Transient: return c->arena + s->transientOffset[b];
-    case fb::BufferKind::Constant: return c->constants + buf->constant_offset();
-    default: return c->io[b];
+  case fb::BufferKind::Transient: return c->arena + s->transientOffset[b];
+  case fb::BufferKind::Constant: return c->constants + buf->constant_offset();
+  default: return c->io[b];
   }
 }
 
@@ -254,7 +258,7 @@ v4f_status_t cuFail(CUresult r, const char* what) {
   return makeStatus(V4F_STATUS_KERNEL_ERROR, "CUDA: %s failed: %s", what, cuError(r));
 }
 
-}  // namespace
+} // namespace
 
 v4f_status_t cudaSessionCreate(v4f_session_s* s, int32_t ordinal, CudaSession** out) {
   *out = nullptr;
@@ -266,7 +270,8 @@ v4f_status_t cudaSessionCreate(v4f_session_s* s, int32_t ordinal, CudaSession** 
     return makeStatus(V4F_STATUS_UNSUPPORTED, "no CUDA device found (cuDeviceGetCount: %s, %d devices)",
                       r ? cuError(r) : "ok", count);
   if (ordinal < 0 || ordinal >= count)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", ordinal, count);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", ordinal,
+                      count);
   const v4f_model_s* m = s->model;
   const fb::Manifest* mf = m->manifest;
   CudaSession* c = s->allocator.create<CudaSession>();
@@ -314,8 +319,8 @@ v4f_status_t cudaSessionCreate(v4f_session_s* s, int32_t ordinal, CudaSession** 
       const uint8_t* im = data + sizeof(v4f_cuda_module_header_t) + i * sizeof(v4f_cuda_image_t);
       uint32_t kind = rd32(im), arch = rd32(im + 4);
       size_t len = std::strlen(archs);
-      std::snprintf(archs + len, sizeof archs - len, "%s%s_%u", len ? ", " : "", kind == V4F_CUDA_IMAGE_PTX ? "compute" : "sm",
-                    arch);
+      std::snprintf(archs + len, sizeof archs - len, "%s%s_%u", len ? ", " : "",
+                    kind == V4F_CUDA_IMAGE_PTX ? "compute" : "sm", arch);
       if (kind == V4F_CUDA_IMAGE_CUBIN && int(arch) == c->arch) chosen = data + rd64(im + 8);
       if (kind == V4F_CUDA_IMAGE_PTX && int(arch) <= c->arch && !ptxArch) ptxArch = int(arch);
     }
@@ -329,7 +334,8 @@ v4f_status_t cudaSessionCreate(v4f_session_s* s, int32_t ordinal, CudaSession** 
                         "the artifact's CUDA kernels were compiled for %s, which cannot run on %s (sm_%d); recompile "
                         "with --cuda-arch=sm_%d",
                         archs, c->name, c->arch, c->arch);
-    if ((r = d.moduleLoadData(&c->modules[e], chosen))) return cuFail(r, "cuModuleLoadData (the artifact's CUDA module)");
+    if ((r = d.moduleLoadData(&c->modules[e], chosen)))
+      return cuFail(r, "cuModuleLoadData (the artifact's CUDA module)");
     uint32_t n = exe->entry_points() ? exe->entry_points()->size() : 0;
     if (!(c->functions[e] = static_cast<CUfunction*>(s->allocator.alloc(sizeof(CUfunction) * (n ? n : 1), 64))))
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
@@ -457,8 +463,8 @@ v4f_status_t cudaDispatch(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis)
         return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "dispatch %u '%s' copies into a read-only buffer", d,
                           str(dis->name()));
       if ((r = drv.memcpyDtoHAsync(host, devicePtr(s, b), bytes, c->stream)))
-        return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s': copy from the GPU failed: %s", d, str(dis->name()),
-                          cuError(r));
+        return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s': copy from the GPU failed: %s", d,
+                          str(dis->name()), cuError(r));
       // The host reads it next (a CPU dispatch or the caller).
       if (!c->capturing && (r = drv.streamSynchronize(c->stream)))
         return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s': the GPU failed: %s", d, str(dis->name()),
@@ -474,8 +480,8 @@ v4f_status_t cudaDispatch(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis)
   for (uint32_t j = 0; bd && j < bd->size() && j < 3; ++j) block[j] = bd->Get(j);
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return nullptr;
   if (grid[0] < 0 || grid[0] > 0x7fffffff || grid[1] < 0 || grid[1] > 65535 || grid[2] < 0 || grid[2] > 65535)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "dispatch %u '%s': grid %lld x %lld x %lld exceeds the GPU's limits", d,
-                      str(dis->name()), static_cast<long long>(grid[0]), static_cast<long long>(grid[1]),
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "dispatch %u '%s': grid %lld x %lld x %lld exceeds the GPU's limits",
+                      d, str(dis->name()), static_cast<long long>(grid[0]), static_cast<long long>(grid[1]),
                       static_cast<long long>(grid[2]));
   v4f_cuda_args_t& a = c->args;
   std::memset(&a, 0, sizeof a);
@@ -492,10 +498,10 @@ v4f_status_t cudaDispatch(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis)
   a.error = c->error;
   void* params[] = {&a};
   CUfunction fn = c->functions[dis->executable()][dis->entry_point()];
-  if ((r = drv.launchKernel(fn, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), block[0], block[1], block[2], 0,
-                            c->stream, params, nullptr)))
-    return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s': the GPU kernel launch failed: %s", d, str(dis->name()),
-                      cuError(r));
+  if ((r = drv.launchKernel(fn, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), block[0], block[1], block[2],
+                            0, c->stream, params, nullptr)))
+    return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s': the GPU kernel launch failed: %s", d,
+                      str(dis->name()), cuError(r));
   return nullptr;
 }
 
@@ -521,11 +527,13 @@ v4f_status_t cudaEndRun(v4f_session_s* s) {
       const fb::Dispatch* dis = pm->dispatches()->Get(c->profiled[k]);
       v4f_dispatch_profile_t e{};
       e.name = str(dis->name());
-      e.kernel = dis->transfer() ? (dis->transfer() == 1 ? "copy to GPU" : "copy to host")
-                                 : pm->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
+      e.kernel = dis->transfer()
+                     ? (dis->transfer() == 1 ? "copy to GPU" : "copy to host")
+                     : pm->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
       e.dispatch_index = c->profiled[k];
       e.workgroups = 1;
-      for (uint32_t j = 0; j < dis->workgroup_count()->size(); ++j) e.workgroups *= s->regs[dis->workgroup_count()->Get(j)];
+      for (uint32_t j = 0; j < dis->workgroup_count()->size(); ++j)
+        e.workgroups *= s->regs[dis->workgroup_count()->Get(j)];
       e.start_ns = begin + uint64_t(double(from) * 1e6);
       e.duration_ns = uint64_t(double(ms) * 1e6);
       e.flops = dis->flops() >= 0 ? static_cast<double>(s->regs[static_cast<uint32_t>(dis->flops())]) : -1.0;
@@ -539,12 +547,14 @@ v4f_status_t cudaEndRun(v4f_session_s* s) {
   d.streamSynchronize(c->stream);
   uint32_t dispatch = (e >> 8) - 1, code = e & 0xff;
   const fb::Manifest* mf = s->model->manifest;
-  const char* name = mf->dispatches() && dispatch < mf->dispatches()->size() ? str(mf->dispatches()->Get(dispatch)->name()) : "?";
-  return makeStatus(V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s' (GPU) failed with code %u%s", dispatch, name, code,
-                    code == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
-                    : code == V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE
-                        ? " (the kernel refused its bindings: a buffer smaller than it accesses -- an inconsistent plan)"
-                        : "");
+  const char* name =
+      mf->dispatches() && dispatch < mf->dispatches()->size() ? str(mf->dispatches()->Get(dispatch)->name()) : "?";
+  return makeStatus(
+      V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s' (GPU) failed with code %u%s", dispatch, name, code,
+      code == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
+      : code == V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE
+          ? " (the kernel refused its bindings: a buffer smaller than it accesses -- an inconsistent plan)"
+          : "");
 }
 
 v4f_status_t cudaRunGraph(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs, bool* handled) {
@@ -604,5 +614,5 @@ v4f_status_t cudaRunGraph(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tens
   return nullptr;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f

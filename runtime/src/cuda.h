@@ -18,7 +18,8 @@ namespace rt {
 // Checks a v4f CUDA module (kernel_abi.h) of `size` bytes for an executable
 // with `entryCount` entry points: header, image table and interface tables
 // inside the section, each image non-empty and within bounds.
-V4F_INTERNAL v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entryCount, uint32_t executable);
+V4F_INTERNAL v4f_status_t verifyCudaModule(const uint8_t* data, uint64_t size, uint32_t entryCount,
+                                           uint32_t executable);
 
 // The interface table ({N, P, masks...}) of entry point `entry` of a verified module.
 V4F_INTERNAL const uint32_t* cudaModuleInterface(const uint8_t* data, uint32_t entry);
@@ -50,7 +51,7 @@ inline bool isCudaExecutable(const fb::Manifest* mf, uint32_t e) {
          mf->executables()->Get(e)->target() == fb::ExecutableTarget::Cuda;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_CUDA_H_
+#endif // V4F_RUNTIME_SRC_CUDA_H_

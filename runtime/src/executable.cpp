@@ -48,21 +48,22 @@ v4f_status_t findInterface(void* handle, const char* name, uint32_t index, const
                       V4F_KERNEL_ABI_VERSION);
   const uint32_t* t = static_cast<const uint32_t*>(table);
   if (sym->st_size < 8 || t[0] > (1u << 16) || t[1] > (1u << 16) || sym->st_size != 4 * (2 + uint64_t(t[0])))
-    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: kernel '%s' has a malformed interface table",
-                      index, name);
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: kernel '%s' has a malformed interface table", index,
+                      name);
   *out = t;
   return nullptr;
 }
 
 // Loads CPU executable `e` (verified by verifyArtifact: section index in
 // range, kind CPU library, entry point names non-empty) into `out`.
-v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e,
-                               LoadedExecutable* out) {
+v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executable* e, LoadedExecutable* out) {
   const uint8_t* libData = m->sectionData[e->section()];
   const uint64_t libSize = m->sectionSize[e->section()];
-  if (libSize < 4 || memcmp(libData, "\x7f" "ELF", 4) != 0)
-    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file",
-                      index);
+  if (libSize < 4 || memcmp(libData,
+                            "\x7f"
+                            "ELF",
+                            4) != 0)
+    return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "executable %u: the CPU library section is not an ELF file", index);
 #ifdef V4F_FUZZING_STUB_KERNELS
   // Fuzzing builds (fuzz/): the artifact target loads with digests off, so
   // a fuzzed ELF must not reach the dynamic loader (whose robustness against
@@ -86,8 +87,7 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
   if (fd < 0) return makeStatus(V4F_STATUS_INTERNAL, "memfd_create failed: %s", strerror(errno));
   out->fd = fd;
   if (!writeAll(fd, libData, libSize))
-    return makeStatus(V4F_STATUS_INTERNAL, "writing the CPU library to memory failed: %s",
-                      strerror(errno));
+    return makeStatus(V4F_STATUS_INTERNAL, "writing the CPU library to memory failed: %s", strerror(errno));
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     return makeStatus(V4F_STATUS_INTERNAL, "sealing the CPU library's memfd failed: %s", strerror(errno));
   char path[64];
@@ -119,8 +119,8 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
     const char* name = e->entry_points()->Get(k)->c_str();
     void* sym = dlsym(out->handle, name);
     if (!sym)
-      return makeStatus(V4F_STATUS_NOT_FOUND, "kernel '%s' is not exported by the CPU library of executable %u",
-                        name, index);
+      return makeStatus(V4F_STATUS_NOT_FOUND, "kernel '%s' is not exported by the CPU library of executable %u", name,
+                        index);
     v4f_kernel_fn_t fn;
     static_assert(sizeof(fn) == sizeof(sym), "function pointers are data pointer sized");
     memcpy(&fn, &sym, sizeof(fn));
@@ -129,13 +129,12 @@ v4f_status_t loadCpuExecutable(v4f_model_s* m, uint32_t index, const fb::Executa
   }
   return nullptr;
 }
-}  // namespace
+} // namespace
 
 v4f_status_t loadExecutables(v4f_model_s* m) {
   const fb::Manifest* mf = m->manifest;
   uint32_t n = mf->executables() ? mf->executables()->size() : 0;
-  if (!m->executables.allocate(m->allocator, n))
-    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (!m->executables.allocate(m->allocator, n)) return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   // Array zero-fills; fd 0 is stdin, so mark every slot unloaded first.
   for (uint32_t i = 0; i < n; ++i) m->executables[i].fd = -1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -159,8 +158,8 @@ v4f_status_t verifyKernelInterfaces(v4f_model_s* m) {
   for (uint32_t d = 0; d < ndis; ++d) {
     const fb::Dispatch* dis = mf->dispatches()->Get(d);
     const LoadedExecutable& exe = m->executables[dis->executable()];
-    if (dis->transfer() != 0) continue;  // a copy, no kernel (verifyDispatches checked it)
-    if (exe.kind != ExecutableKind::Cuda && !exe.interfaces) continue;  // fuzzing builds' stub kernels
+    if (dis->transfer() != 0) continue; // a copy, no kernel (verifyDispatches checked it)
+    if (exe.kind != ExecutableKind::Cuda && !exe.interfaces) continue; // fuzzing builds' stub kernels
     const uint32_t* t = exe.kind == ExecutableKind::Cuda ? cudaModuleInterface(exe.cudaModule, dis->entry_point())
                                                          : exe.interfaces[dis->entry_point()];
     const char* kernel = mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str();
@@ -176,8 +175,8 @@ v4f_status_t verifyKernelInterfaces(v4f_model_s* m) {
       if ((t[2 + j] & V4F_BINDING_WRITE) && (kind == fb::BufferKind::Input || kind == fb::BufferKind::Constant))
         return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
                           "dispatch %u '%s': kernel '%s' writes its binding %u, which is %s buffer %u (read-only)", d,
-                          str(dis->name()), kernel, j, kind == fb::BufferKind::Input ? "the caller's input" : "constant",
-                          b);
+                          str(dis->name()), kernel, j,
+                          kind == fb::BufferKind::Input ? "the caller's input" : "constant", b);
     }
   }
   return nullptr;
@@ -198,5 +197,5 @@ void unloadExecutables(v4f_model_s* m) {
   m->executables.reset();
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f

@@ -23,7 +23,7 @@ struct LoadedExecutable {
   // reused by another model's library (the loader matches by name).
   int fd = -1;
   void* handle = nullptr;
-  v4f_kernel_fn_t* entryPoints = nullptr;  // one per manifest entry point
+  v4f_kernel_fn_t* entryPoints = nullptr; // one per manifest entry point
   // Kernel ABI 3: each entry point's interface table (kernel_abi.h), inside
   // the loaded library; NULL in fuzzing builds (stub kernels touch nothing).
   const uint32_t** interfaces = nullptr;
@@ -33,7 +33,7 @@ struct LoadedExecutable {
   const uint8_t* cudaModule = nullptr;
 };
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_EXECUTABLE_H_
+#endif // V4F_RUNTIME_SRC_EXECUTABLE_H_

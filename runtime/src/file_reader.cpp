@@ -20,8 +20,8 @@ namespace rt {
 namespace {
 
 constexpr uint64_t kLeaf = V4F_DIGEST_LEAF_BYTES;
-constexpr uint64_t kLeavesPerUnit = 4;              // a unit of a planned range: 4 leaves
-constexpr uint64_t kPlainUnit = uint64_t(4) << 20;  // bytes no digest covers: 4 MiB units
+constexpr uint64_t kLeavesPerUnit = 4;             // a unit of a planned range: 4 leaves
+constexpr uint64_t kPlainUnit = uint64_t(4) << 20; // bytes no digest covers: 4 MiB units
 constexpr uint64_t kMaxManifest = uint64_t(64) << 20;
 
 // A range's tree-root input, le64(size) || leaves, rounded up to 64 bytes.
@@ -118,11 +118,11 @@ struct Shared {
   const Unit* units;
   size_t unitCount;
   const Span* spans;
-  Prehashed* prehashed;  // null: read only
+  Prehashed* prehashed; // null: read only
   std::atomic<bool> failed{false};
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   bool anyFailure = false;
-  ReadFailure failure;  // the lowest byte a read stopped at
+  ReadFailure failure; // the lowest byte a read stopped at
 };
 
 // One reader's share: units [first, end), contiguous in the file, so each
@@ -171,7 +171,7 @@ size_t addUnits(Unit* units, size_t n, uint64_t begin, uint64_t end, uint64_t st
   return n;
 }
 
-}  // namespace
+} // namespace
 
 const Prehashed::Range* Prehashed::find(uint32_t alg, uint64_t offset, uint64_t size) const {
   if (alg != algorithm) return nullptr;
@@ -201,7 +201,7 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
     size_t bytes = 0;
     for (uint32_t i = 0; i < n; ++i) bytes += rootBytes(spans[i].size);
     uint8_t* storage = static_cast<uint8_t*>(allocator.alloc(bytes, 64));
-    if (!storage) n = 0;  // read without hashing; verifyArtifact hashes as before
+    if (!storage) n = 0; // read without hashing; verifyArtifact hashes as before
     prehashed->storage = storage;
     for (uint32_t i = 0; i < n; ++i) {
       Prehashed::Range& r = prehashed->ranges[i];
@@ -251,8 +251,10 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
   for (size_t w = 1; w < workers; ++w) started[w] = pthread_create(&threads[w], nullptr, readUnits, &wk[w]) == 0;
   readUnits(&wk[0]);
   for (size_t w = 1; w < workers; ++w)
-    if (started[w]) pthread_join(threads[w], nullptr);
-    else readUnits(&wk[w]);
+    if (started[w])
+      pthread_join(threads[w], nullptr);
+    else
+      readUnits(&wk[w]);
   allocator.free(units);
   if (sh.anyFailure) {
     *failure = sh.failure;
@@ -264,5 +266,5 @@ bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& opti
   return true;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f

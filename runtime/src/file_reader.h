@@ -35,10 +35,10 @@ struct Prehashed {
     // le64(size) || leaf_0 || ... || leaf_{n-1}: the tree root's input.
     uint8_t* root = nullptr;
   };
-  uint32_t algorithm = 0;  // V4F_DIGEST_ALGORITHM_*; 0: nothing hashed
+  uint32_t algorithm = 0; // V4F_DIGEST_ALGORITHM_*; 0: nothing hashed
   uint32_t count = 0;
   Range ranges[kMaxRanges];
-  void* storage = nullptr;  // every range's root input, one allocation
+  void* storage = nullptr; // every range's root input, one allocation
 
   const Range* find(uint32_t algorithm, uint64_t offset, uint64_t size) const;
   void release(const Allocator& allocator);
@@ -61,7 +61,7 @@ struct ReadFailure {
 V4F_INTERNAL bool readArtifactFile(int fd, uint8_t* dst, size_t size, const LoadOptions& options,
                                    const Allocator& allocator, Prehashed* prehashed, ReadFailure* failure);
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_FILE_READER_H_
+#endif // V4F_RUNTIME_SRC_FILE_READER_H_

@@ -22,14 +22,13 @@ namespace rt {
 
 // Creates a status; the message is formatted with vsnprintf. Never NULL for a
 // non-OK code (falls back to a static out-of-memory status).
-V4F_INTERNAL v4f_status_t makeStatus(v4f_status_code_t code, const char* fmt, ...)
-    V4F_PRINTF(2, 3);
+V4F_INTERNAL v4f_status_t makeStatus(v4f_status_code_t code, const char* fmt, ...) V4F_PRINTF(2, 3);
 // Returns a new status "<prefix>: <message of s>" with s's code; frees s.
 V4F_INTERNAL v4f_status_t prefixStatus(const char* prefix, v4f_status_t s);
 
 // An allocator bound to a v4f_allocator_t (or the C library's).
 class Allocator {
- public:
+public:
   Allocator() = default;
   explicit Allocator(const v4f_allocator_t* a) {
     if (a && a->alloc && a->free) {
@@ -58,7 +57,7 @@ class Allocator {
     free(p);
   }
 
- private:
+private:
   v4f_allocator_t impl_{};
   bool custom_ = false;
 };
@@ -66,7 +65,7 @@ class Allocator {
 // A fixed-size array of trivially copyable T, zero-initialized.
 template <typename T>
 class Array {
- public:
+public:
   Array() = default;
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
@@ -91,9 +90,15 @@ class Array {
     size_ = 0;
   }
   void swap(Array& o) {
-    T* d = data_; data_ = o.data_; o.data_ = d;
-    size_t n = size_; size_ = o.size_; o.size_ = n;
-    const Allocator* a = alloc_; alloc_ = o.alloc_; o.alloc_ = a;
+    T* d = data_;
+    data_ = o.data_;
+    o.data_ = d;
+    size_t n = size_;
+    size_ = o.size_;
+    o.size_ = n;
+    const Allocator* a = alloc_;
+    alloc_ = o.alloc_;
+    o.alloc_ = a;
   }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
@@ -101,7 +106,7 @@ class Array {
   T* data() { return data_; }
   const T* data() const { return data_; }
 
- private:
+private:
   T* data_ = nullptr;
   size_t size_ = 0;
   const Allocator* alloc_ = nullptr;
@@ -121,17 +126,13 @@ inline uint32_t readU32(const uint8_t* p) {
 inline uint16_t readU16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 
 // Overflow-checked helpers; return false on overflow.
-inline bool checkedAdd(uint64_t a, uint64_t b, uint64_t* out) {
-  return !__builtin_add_overflow(a, b, out);
-}
-inline bool checkedMul(uint64_t a, uint64_t b, uint64_t* out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
+inline bool checkedAdd(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool checkedMul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
 // Number of online cores (>= 1).
 V4F_INTERNAL int onlineCoreCount();
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_INTERNAL_H_
+#endif // V4F_RUNTIME_SRC_INTERNAL_H_

@@ -22,8 +22,7 @@ void sortIndices(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, siz
       size_t mid = lo + width < n ? lo + width : n;
       size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi)
-        tmp[k++] = before(items[idx[j]], items[idx[i]]) ? idx[j++] : idx[i++];
+      while (i < mid && j < hi) tmp[k++] = before(items[idx[j]], items[idx[i]]) ? idx[j++] : idx[i++];
       while (i < mid) tmp[k++] = idx[i++];
       while (j < hi) tmp[k++] = idx[j++];
     }
@@ -33,10 +32,9 @@ void sortIndices(const TransientBuffer* items, uint32_t* idx, uint32_t* tmp, siz
 
 bool lowerOffset(const TransientBuffer& x, const TransientBuffer& y) { return x.offset < y.offset; }
 
-}  // namespace
+} // namespace
 
-v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch,
-                       uint64_t* arenaSize) {
+v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch, uint64_t* arenaSize) {
   uint32_t* order = scratch;
   uint32_t* conflicts = scratch + count;
   uint32_t* tmp = scratch + 2 * count;
@@ -63,8 +61,8 @@ v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch,
       uint64_t curEnd;
       if (!checkedAdd(candidate, cur.size, &curEnd))
         return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "arena size overflows");
-      if (curEnd <= o.offset) break;  // fits in the gap before o
-      uint64_t oEnd = alignUp64(o.offset + o.size);  // placed: no overflow below 2^64-64
+      if (curEnd <= o.offset) break;                // fits in the gap before o
+      uint64_t oEnd = alignUp64(o.offset + o.size); // placed: no overflow below 2^64-64
       if (oEnd > candidate) candidate = oEnd;
     }
     uint64_t end;
@@ -77,5 +75,5 @@ v4f_status_t planArena(TransientBuffer* items, size_t count, uint32_t* scratch,
   return nullptr;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f

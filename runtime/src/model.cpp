@@ -16,7 +16,7 @@ using v4f::rt::makeStatus;
 
 namespace {
 
-#define V4F_OPTION_PRESENT(opts, field) \
+#define V4F_OPTION_PRESENT(opts, field)                                                                                \
   ((opts)->struct_size >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 
 v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptions* out) {
@@ -51,8 +51,7 @@ v4f_status_t parseOptions(const v4f_model_options_t* options, v4f::rt::LoadOptio
       if (p == start) continue;
       int idx = v4f::rt::cpuFeatureIndexN(start, static_cast<size_t>(p - start));
       if (idx < 0)
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                          "disabled_cpu_features: unknown CPU feature '%.*s'",
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "disabled_cpu_features: unknown CPU feature '%.*s'",
                           static_cast<int>(p - start), start);
       out->disabledFeatures |= uint64_t(1) << idx;
     }
@@ -81,8 +80,7 @@ void destroyModel(v4f_model_s* m) {
 }
 
 // Verifies and links a model whose base/size are set. Frees it on failure.
-v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options,
-                        v4f_model_t** out) {
+v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options, v4f_model_t** out) {
   v4f_status_t s = v4f::rt::verifyArtifact(m, options);
   if (!s) s = v4f::rt::loadExecutables(m);
   if (!s) s = v4f::rt::verifyKernelInterfaces(m);
@@ -94,7 +92,7 @@ v4f_status_t finishLoad(v4f_model_s* m, const v4f::rt::LoadOptions& options,
   return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
@@ -105,10 +103,8 @@ V4F_API void v4f_model_options_init(v4f_model_options_t* options) {
   options->verify_digests = 1;
 }
 
-V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
-                                           const v4f_model_options_t* options,
-                                           const v4f_allocator_t* allocator,
-                                           v4f_model_t** out_model) {
+V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size, const v4f_model_options_t* options,
+                                           const v4f_allocator_t* allocator, v4f_model_t** out_model) {
   if (!out_model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_model is NULL");
   *out_model = nullptr;
   if (!data && size) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "data is NULL");
@@ -134,8 +130,7 @@ V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
 }
 
 V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_options_t* options,
-                                         const v4f_allocator_t* allocator,
-                                         v4f_model_t** out_model) {
+                                         const v4f_allocator_t* allocator, v4f_model_t** out_model) {
   if (!out_model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_model is NULL");
   *out_model = nullptr;
   if (!path) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "path is NULL");
@@ -146,8 +141,8 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
   // refused below as not a regular file).
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
-    return makeStatus(errno == ENOENT ? V4F_STATUS_NOT_FOUND : V4F_STATUS_INVALID_ARGUMENT,
-                      "%s: cannot open: %s", path, strerror(errno));
+    return makeStatus(errno == ENOENT ? V4F_STATUS_NOT_FOUND : V4F_STATUS_INVALID_ARGUMENT, "%s: cannot open: %s", path,
+                      strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -160,7 +155,7 @@ V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_optio
   size_t size = static_cast<size_t>(st.st_size);
   void* mapping = nullptr;
   v4f::rt::Allocator alloc(allocator);
-  v4f::rt::Prehashed prehashed;  // leaves hashed while reading (file_reader.h)
+  v4f::rt::Prehashed prehashed; // leaves hashed while reading (file_reader.h)
   if (size > 0) {
     mapping = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapping == MAP_FAILED) {
@@ -214,13 +209,9 @@ V4F_API int32_t v4f_model_signature_state(const v4f_model_t* model, const uint8_
   return model ? model->signatureState : V4F_SIGNATURE_STATE_UNCHECKED;
 }
 
-V4F_API size_t v4f_model_input_count(const v4f_model_t* model) {
-  return model ? model->inputs.size() : 0;
-}
+V4F_API size_t v4f_model_input_count(const v4f_model_t* model) { return model ? model->inputs.size() : 0; }
 
-V4F_API size_t v4f_model_output_count(const v4f_model_t* model) {
-  return model ? model->outputs.size() : 0;
-}
+V4F_API size_t v4f_model_output_count(const v4f_model_t* model) { return model ? model->outputs.size() : 0; }
 
 V4F_API const char* v4f_model_name(const v4f_model_t* model) {
   return model ? v4f::rt::str(model->root->model_name()) : "";
@@ -242,26 +233,22 @@ V4F_API size_t v4f_model_variant_count(const v4f_model_t* model) {
   return 1 + (model->root->variants() ? model->root->variants()->size() : 0);
 }
 
-V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index,
-                                          v4f_tensor_info_t* out_info) {
-  if (!model || !out_info)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
+V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index, v4f_tensor_info_t* out_info) {
+  if (!model || !out_info) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
   if (index >= model->inputs.size())
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input index %zu out of range (%zu inputs)",
-                      index, model->inputs.size());
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input index %zu out of range (%zu inputs)", index,
+                      model->inputs.size());
   *out_info = model->inputs[index];
   return nullptr;
 }
 
-V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index,
-                                           v4f_tensor_info_t* out_info) {
-  if (!model || !out_info)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
+V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index, v4f_tensor_info_t* out_info) {
+  if (!model || !out_info) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model or out_info is NULL");
   if (index >= model->outputs.size())
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)",
-                      index, model->outputs.size());
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)", index,
+                      model->outputs.size());
   *out_info = model->outputs[index];
   return nullptr;
 }
 
-}  // extern "C"
+} // extern "C"

@@ -18,11 +18,11 @@ struct v4f_model_s {
   // Bytes before the signature trailer (== size when unsigned): the
   // manifest and every section lie inside [64, contentSize).
   uint64_t contentSize = 0;
-  uint32_t digestAlgorithm = 0;  // the header's V4F_DIGEST_ALGORITHM_*
+  uint32_t digestAlgorithm = 0; // the header's V4F_DIGEST_ALGORITHM_*
   int32_t signatureState = V4F_SIGNATURE_STATE_UNCHECKED;
-  const uint8_t* signerKey = nullptr;  // in the trailer, when signed and checked
-  void* mapping = nullptr;   // munmap on release when set
-  void* ownedCopy = nullptr; // allocator.free on release when set
+  const uint8_t* signerKey = nullptr; // in the trailer, when signed and checked
+  void* mapping = nullptr;            // munmap on release when set
+  void* ownedCopy = nullptr;          // allocator.free on release when set
   // Digest-tree leaves hashed as the file was read (file_reader.h); empty for
   // v4f_model_load_memory. Looked up by digestRange.
   v4f::rt::Prehashed prehashed;
@@ -97,7 +97,7 @@ V4F_INTERNAL v4f_status_t verifyKernelInterfaces(v4f_model_s* model);
 
 inline const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_MODEL_H_
+#endif // V4F_RUNTIME_SRC_MODEL_H_

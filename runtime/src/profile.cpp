@@ -28,8 +28,8 @@ void recordProfile(v4f_session_s* s, const v4f_dispatch_profile_t& e) {
   s->profile[s->profileCount++] = e;
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 V4F_API v4f_status_t v4f_session_set_profiling(v4f_session_t* session, int32_t enable) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "v4f_session_set_profiling: session is NULL");
@@ -40,9 +40,7 @@ V4F_API v4f_status_t v4f_session_set_profiling(v4f_session_t* session, int32_t e
   return nullptr;
 }
 
-V4F_API size_t v4f_session_profile_count(const v4f_session_t* session) {
-  return session ? session->profileCount : 0;
-}
+V4F_API size_t v4f_session_profile_count(const v4f_session_t* session) { return session ? session->profileCount : 0; }
 
 V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, size_t index,
                                                v4f_dispatch_profile_t* entry) {
@@ -51,9 +49,8 @@ V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, siz
                       session ? "entry" : "session");
   if (index >= session->profileCount)
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                      "v4f_session_profile_entry: index %zu out of range (the last run recorded %zu entries)",
-                      index, session->profileCount);
+                      "v4f_session_profile_entry: index %zu out of range (the last run recorded %zu entries)", index,
+                      session->profileCount);
   *entry = session->profile[index];
   return nullptr;
 }
-

@@ -11,9 +11,7 @@ namespace fb = v4f::fb;
 using v4f::rt::BusyGuard;
 using v4f::rt::sessionBusy;
 
-
 namespace {
-
 
 const fb::Manifest* manifestOf(const v4f_session_s* s) { return s->model->manifest; }
 
@@ -26,30 +24,27 @@ bool tensorBytes(const int64_t* dims, int32_t rank, size_t elemSize, uint64_t* o
   return true;
 }
 
-v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, size_t count,
-                         bool needData) {
+v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, size_t count, bool needData) {
   const v4f_model_s* m = s->model;
   if (count != m->inputs.size())
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu inputs, got %zu",
-                      m->inputs.size(), count);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu inputs, got %zu", m->inputs.size(), count);
   if (count && !inputs) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "inputs is NULL");
   for (size_t i = 0; i < count; ++i) {
     const v4f_tensor_info_t& sig = m->inputs[i];
     const v4f_tensor_t& t = inputs[i];
     if (t.dtype != sig.dtype)
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dtype is %s, expected %s", i,
-                        sig.name, v4f_dtype_name(t.dtype), v4f_dtype_name(sig.dtype));
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dtype is %s, expected %s", i, sig.name,
+                        v4f_dtype_name(t.dtype), v4f_dtype_name(sig.dtype));
     if (t.rank != sig.rank)
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': rank is %d, expected %d", i,
-                        sig.name, t.rank, sig.rank);
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': rank is %d, expected %d", i, sig.name, t.rank,
+                        sig.rank);
     for (int32_t d = 0; d < sig.rank; ++d) {
       int64_t v = t.dims[d];
       if (v < 0)
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dim %d is negative (%lld)",
-                          i, sig.name, d, static_cast<long long>(v));
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dim %d is negative (%lld)", i, sig.name, d,
+                          static_cast<long long>(v));
       if (sig.dims[d] >= 0 && v != sig.dims[d])
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                          "input %zu '%s': dim %d is %lld, expected %lld", i, sig.name, d,
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dim %d is %lld, expected %lld", i, sig.name, d,
                           static_cast<long long>(v), static_cast<long long>(sig.dims[d]));
       // Bounds set at compile time (v4fc --dim NAME=MIN..MAX; verified at load).
       const auto* fsig = m->manifest->inputs()->Get(static_cast<uint32_t>(i));
@@ -59,8 +54,8 @@ v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, siz
           return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
                             "input %zu '%s': dim %d ('%s') is %lld, outside the bounds [%lld, %lld] "
                             "it was compiled for",
-                            i, sig.name, d, sig.dim_names[d], static_cast<long long>(v),
-                            static_cast<long long>(lo), static_cast<long long>(hi));
+                            i, sig.name, d, sig.dim_names[d], static_cast<long long>(v), static_cast<long long>(lo),
+                            static_cast<long long>(hi));
       }
       if (sig.dims[d] >= 0 || !sig.dim_names[d][0]) continue;
       // The same symbol must have one value across all inputs.
@@ -72,23 +67,19 @@ v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, siz
             return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
                               "input %zu '%s': dim %d ('%s') is %lld but input %zu '%s' dim %d "
                               "gives '%s' = %lld",
-                              i, sig.name, d, sig.dim_names[d], static_cast<long long>(v), j,
-                              other.name, e, sig.dim_names[d],
-                              static_cast<long long>(inputs[j].dims[e]));
+                              i, sig.name, d, sig.dim_names[d], static_cast<long long>(v), j, other.name, e,
+                              sig.dim_names[d], static_cast<long long>(inputs[j].dims[e]));
         }
       }
     }
     if (needData) {
       uint64_t bytes;
       if (!tensorBytes(t.dims, t.rank, v4f_dtype_size(t.dtype), &bytes))
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': size overflows", i,
-                          sig.name);
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': size overflows", i, sig.name);
       if (t.byte_size < bytes)
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                          "input %zu '%s': byte_size is %zu, the shape needs %llu bytes", i,
-                          sig.name, t.byte_size, static_cast<unsigned long long>(bytes));
-      if (!t.data && bytes)
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': data is NULL", i, sig.name);
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': byte_size is %zu, the shape needs %llu bytes",
+                          i, sig.name, t.byte_size, static_cast<unsigned long long>(bytes));
+      if (!t.data && bytes) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': data is NULL", i, sig.name);
     }
   }
   return nullptr;
@@ -97,17 +88,15 @@ v4f_status_t checkInputs(const v4f_session_s* s, const v4f_tensor_t* inputs, siz
 int64_t reg(const v4f_session_s* s, uint32_t r) { return s->regs[r]; }
 
 // Fills outputs' dtype/rank/dims and the needed byte_size into `needed`.
-v4f_status_t resolveOutputs(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs,
-                            size_t count, uint64_t* needed) {
+v4f_status_t resolveOutputs(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_tensor_t* outputs, size_t count,
+                            uint64_t* needed) {
   const v4f_model_s* m = s->model;
   const fb::Manifest* mf = manifestOf(s);
   if (count != m->outputs.size())
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu outputs, got %zu",
-                      m->outputs.size(), count);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "expected %zu outputs, got %zu", m->outputs.size(), count);
   if (count && !outputs) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "outputs is NULL");
   if (s->regs.size())
-    if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr))
-      return st;
+    if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr)) return st;
   // Inputs: the shape program may tie dims together (dim_regs pointing at
   // another input's dim); a mismatch is the caller's error.
   for (size_t i = 0; i < m->inputs.size(); ++i) {
@@ -115,9 +104,8 @@ v4f_status_t resolveOutputs(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_te
     for (int32_t d = 0; d < m->inputs[i].rank; ++d) {
       int64_t want = reg(s, sig->dim_regs()->Get(static_cast<uint32_t>(d)));
       if (want != inputs[i].dims[d])
-        return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                          "input %zu '%s': dim %d is %lld, the model requires %lld here", i,
-                          m->inputs[i].name, d, static_cast<long long>(inputs[i].dims[d]),
+        return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': dim %d is %lld, the model requires %lld here",
+                          i, m->inputs[i].name, d, static_cast<long long>(inputs[i].dims[d]),
                           static_cast<long long>(want));
     }
   }
@@ -139,8 +127,7 @@ v4f_status_t resolveOutputs(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_te
     }
     uint64_t bytes;
     if (!tensorBytes(t.dims, t.rank, v4f_dtype_size(t.dtype), &bytes))
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': size overflows", i,
-                        info.name);
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': size overflows", i, info.name);
     int64_t bufSize = reg(s, mf->buffers()->Get(sig->buffer())->size_reg());
     if (bufSize > 0 && static_cast<uint64_t>(bufSize) > bytes) bytes = static_cast<uint64_t>(bufSize);
     needed[i] = bytes;
@@ -164,8 +151,7 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
                         b, static_cast<long long>(size));
     if (buf->kind() == fb::BufferKind::Constant &&
         static_cast<uint64_t>(size) > m->constantsSize - buf->constant_offset())
-      return makeStatus(V4F_STATUS_INVALID_ARTIFACT,
-                        "buffer %u: constant range exceeds the constants section", b);
+      return makeStatus(V4F_STATUS_INVALID_ARTIFACT, "buffer %u: constant range exceeds the constants section", b);
   }
 
   bool same = s->planned;
@@ -187,8 +173,7 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
   }
   s->planned = false;
   uint64_t arenaSize = 0;
-  if (v4f_status_t st = v4f::rt::planArena(s->transients.data(), n, s->planScratch.data(), &arenaSize))
-    return st;
+  if (v4f_status_t st = v4f::rt::planArena(s->transients.data(), n, s->planScratch.data(), &arenaSize)) return st;
   if (s->maxArenaBytes && arenaSize > s->maxArenaBytes)
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
                       "these input shapes need a %llu-byte arena, over the session's max_arena_bytes %llu",
@@ -197,18 +182,15 @@ v4f_status_t planBuffers(v4f_session_s* s, const v4f_tensor_t* inputs) {
     s->allocator.free(s->arena);
     s->arena = nullptr;
     s->arenaCapacity = 0;
-    if (arenaSize > SIZE_MAX ||
-        !(s->arena = s->allocator.allocLarge(static_cast<size_t>(arenaSize))))
-      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
-                        "cannot allocate the %llu-byte arena for these input shapes",
+    if (arenaSize > SIZE_MAX || !(s->arena = s->allocator.allocLarge(static_cast<size_t>(arenaSize))))
+      return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte arena for these input shapes",
                         static_cast<unsigned long long>(arenaSize));
     s->arenaCapacity = arenaSize;
   }
   s->arenaSize = arenaSize;
   for (size_t k = 0; k < n; ++k) s->transientOffset[s->transients[k].buffer] = s->transients[k].offset;
   for (size_t i = 0; i < m->inputs.size(); ++i)
-    for (int32_t d = 0; d < m->inputs[i].rank; ++d)
-      s->plannedDims[i * V4F_MAX_RANK + d] = inputs[i].dims[d];
+    for (int32_t d = 0; d < m->inputs[i].rank; ++d) s->plannedDims[i * V4F_MAX_RANK + d] = inputs[i].dims[d];
   s->planned = true;
   return nullptr;
 }
@@ -255,8 +237,8 @@ v4f_status_t prepareJob(v4f_session_s* s, uint32_t d, const fb::Dispatch* dis, v
     s->allocator.free(s->scratch);
     s->scratch = nullptr;
     s->scratchStride = 0;
-    if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool->threadCount()), &bytes) ||
-        bytes > SIZE_MAX || !(s->scratch = s->allocator.allocLarge(static_cast<size_t>(bytes))))
+    if (!v4f::rt::checkedMul(stride, static_cast<uint64_t>(s->pool->threadCount()), &bytes) || bytes > SIZE_MAX ||
+        !(s->scratch = s->allocator.allocLarge(static_cast<size_t>(bytes))))
       return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED,
                         "dispatch %u '%s': cannot allocate %llu bytes of scratch per worker", d,
                         v4f::rt::str(dis->name()), static_cast<unsigned long long>(stride));
@@ -276,21 +258,20 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     const fb::Buffer* buf = mf->buffers()->Get(b);
     void* p = nullptr;
     switch (buf->kind()) {
-      case fb::BufferKind::Input: p = inputs[buf->index()].data; break;
-      case fb::BufferKind::Output: p = outputs[buf->index()].data; break;
-      case fb::BufferKind::Constant:
-        p = const_cast<uint8_t*>(m->constants + buf->constant_offset());
-        break;
-      case fb::BufferKind::Transient:
-        p = static_cast<uint8_t*>(s->arena) + s->transientOffset[b];
-        break;
-      default: break;
+    case fb::BufferKind::Input: p = inputs[buf->index()].data; break;
+    case fb::BufferKind::Output: p = outputs[buf->index()].data; break;
+    case fb::BufferKind::Constant: p = const_cast<uint8_t*>(m->constants + buf->constant_offset()); break;
+    case fb::BufferKind::Transient: p = static_cast<uint8_t*>(s->arena) + s->transientOffset[b]; break;
+    default: break;
     }
     s->bufferPtrs[b] = p;
     uint64_t cap;
-    if (buf->kind() == fb::BufferKind::Output) cap = outputs[buf->index()].byte_size;
-    else if (buf->kind() == fb::BufferKind::Input) cap = inputs[buf->index()].byte_size;
-    else cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
+    if (buf->kind() == fb::BufferKind::Output)
+      cap = outputs[buf->index()].byte_size;
+    else if (buf->kind() == fb::BufferKind::Input)
+      cap = inputs[buf->index()].byte_size;
+    else
+      cap = static_cast<uint64_t>(reg(s, buf->size_reg()));
     s->capacity[b] = cap;
     // Kernels address a buffer up to its planned size: a caller tensor must
     // hold at least that much (a plan that sizes an input or output buffer
@@ -317,16 +298,16 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   // Re-evaluates the shape program once `dispatchesRun` dispatches (of this
   // iteration) have run; every buffer must still fit its planned capacity.
   auto refresh = [&](uint32_t dispatchesRun, const char* after) -> v4f_status_t {
-    v4f::rt::DataValues dv{s->bufferPtrs.data(), dispatchesRun, s->dataCache.data(), s->dataCached.data(),
-                           s->skipped.data(), s->loopIndex.data(), s->loopCount.data()};
+    v4f::rt::DataValues dv{s->bufferPtrs.data(), dispatchesRun,       s->dataCache.data(), s->dataCached.data(),
+                           s->skipped.data(),    s->loopIndex.data(), s->loopCount.data()};
     if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
     for (uint32_t b = 0; b < nbuf; ++b) {
       int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
       if (size < 0 || static_cast<uint64_t>(size) > s->capacity[b])
         return makeStatus(V4F_STATUS_KERNEL_ERROR,
                           "%s, buffer %u needs %lld bytes but %llu were planned "
-                          "from the bounds of data-dependent sizes", after, b,
-                          static_cast<long long>(size), static_cast<unsigned long long>(s->capacity[b]));
+                          "from the bounds of data-dependent sizes",
+                          after, b, static_cast<long long>(size), static_cast<unsigned long long>(s->capacity[b]));
     }
     return nullptr;
   };
@@ -334,8 +315,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
     if (v4f_status_t st = v4f::rt::cudaBeginRun(s)) return st;
   char where[160];
   v4f::rt::DispatchJob job;
-  uint32_t nextLoop = 0;         // the next loop to enter
-  const fb::Loop* loop = nullptr;  // the loop running, if any
+  uint32_t nextLoop = 0;          // the next loop to enter
+  const fb::Loop* loop = nullptr; // the loop running, if any
   int64_t trips = 0;
   for (uint32_t d = 0; d < ndis;) {
     if (!loop && nextLoop < nloops && mf->loops()->Get(nextLoop)->begin() == d) {
@@ -393,18 +374,17 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
           v4f::rt::recordProfile(s, e);
         }
         if (rc != 0)
-          return makeStatus(V4F_STATUS_KERNEL_ERROR,
-                            "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
-                            v4f::rt::str(dis->name()),
-                            mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(),
-                            rc,
-                            rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
-                            : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
-                            : rc == V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE
-                                ? " (the kernel refused its bindings: a buffer smaller than it accesses, or binding or "
-                                  "push-constant counts not its own -- an inconsistent plan)"
-                                : "",
-                            static_cast<long long>(job.failedWorkgroup.load()));
+          return makeStatus(
+              V4F_STATUS_KERNEL_ERROR, "dispatch %u '%s' (kernel '%s') failed with code %d%s at workgroup %lld", d,
+              v4f::rt::str(dis->name()),
+              mf->executables()->Get(dis->executable())->entry_points()->Get(dis->entry_point())->c_str(), rc,
+              rc == V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE ? " (index out of range)"
+              : rc == V4F_KERNEL_ERROR_SHAPE_MISMATCH   ? " (operand dims disagree)"
+              : rc == V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE
+                  ? " (the kernel refused its bindings: a buffer smaller than it accesses, or binding or "
+                    "push-constant counts not its own -- an inconsistent plan)"
+                  : "",
+              static_cast<long long>(job.failedWorkgroup.load()));
       }
       if (s->hasDataValues) {
         // Sizes that depend on data become known as their producers run; the
@@ -429,8 +409,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
             uint32_t producer = mf->buffers()->Get(ins->a())->first_use();
             if (producer >= loop->begin() && producer < loop->end()) s->dataCached[i] = false;
           }
-        std::snprintf(where, sizeof where, "in iteration %lld of %s",
-                      static_cast<long long>(s->loopIndex[l]), v4f::rt::str(loop->name()));
+        std::snprintf(where, sizeof where, "in iteration %lld of %s", static_cast<long long>(s->loopIndex[l]),
+                      v4f::rt::str(loop->name()));
         if (v4f_status_t st = refresh(loop->begin(), where)) return st;
         d = loop->begin();
       } else {
@@ -504,7 +484,7 @@ void destroySession(v4f_session_s* s) {
   a.destroy(s);
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
@@ -515,8 +495,7 @@ V4F_API void v4f_session_options_init(v4f_session_options_t* options) {
 }
 
 V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_options_t* options,
-                                        const v4f_allocator_t* allocator,
-                                        v4f_session_t** out_session) {
+                                        const v4f_allocator_t* allocator, v4f_session_t** out_session) {
   if (!out_session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_session is NULL");
   *out_session = nullptr;
   if (!model) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "model is NULL");
@@ -553,11 +532,10 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
                       "--target=cuda or --target=cpu,cuda to run it on a GPU");
   if (shared && threads != 0 && threads != shared->pool.threadCount())
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                      "thread_count %d differs from the shared thread pool's %d threads (use 0)",
-                      threads, shared->pool.threadCount());
+                      "thread_count %d differs from the shared thread pool's %d threads (use 0)", threads,
+                      shared->pool.threadCount());
   if (threads < 0 || threads > 1024)
-    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "thread_count %d is out of range [0, 1024]",
-                      threads);
+    return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "thread_count %d is out of range [0, 1024]", threads);
   if (threads == 0) threads = v4f::rt::onlineCoreCount();
 
   v4f::rt::Allocator alloc(allocator);
@@ -573,29 +551,25 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
     for (uint32_t d = 0; d < mf->dispatches()->size(); ++d) {
       const fb::Dispatch* dis = mf->dispatches()->Get(d);
       if (dis->bindings() && dis->bindings()->size() > maxBindings) maxBindings = dis->bindings()->size();
-      if (dis->push_constants() && dis->push_constants()->size() > maxPush)
-        maxPush = dis->push_constants()->size();
+      if (dis->push_constants() && dis->push_constants()->size() > maxPush) maxPush = dis->push_constants()->size();
     }
   for (uint32_t b = 0; b < nbuf; ++b)
     if (mf->buffers()->Get(b)->kind() == fb::BufferKind::Transient) ++ntrans;
-  bool ok = s->regs.allocate(s->allocator, model->registerCount) &&
-            s->bufferPtrs.allocate(s->allocator, nbuf) &&
-            s->bindingScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
-            s->lengthScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
-            s->pushScratch.allocate(s->allocator, maxPush ? maxPush : 1) &&
-            s->transients.allocate(s->allocator, ntrans) &&
-            s->planScratch.allocate(s->allocator, size_t(3) * ntrans) &&
-            s->transientOffset.allocate(s->allocator, nbuf) &&
-            s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK) &&
-            s->capacity.allocate(s->allocator, nbuf ? nbuf : 1) &&
-            s->dataCache.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
-            s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
-            s->skipped.allocate(s->allocator, mf->dispatches() && mf->dispatches()->size()
-                                                  ? mf->dispatches()->size() : 1) &&
-            s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
-            s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
-            s->loopCount.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
-            s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
+  bool ok =
+      s->regs.allocate(s->allocator, model->registerCount) && s->bufferPtrs.allocate(s->allocator, nbuf) &&
+      s->bindingScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
+      s->lengthScratch.allocate(s->allocator, maxBindings ? maxBindings : 1) &&
+      s->pushScratch.allocate(s->allocator, maxPush ? maxPush : 1) && s->transients.allocate(s->allocator, ntrans) &&
+      s->planScratch.allocate(s->allocator, size_t(3) * ntrans) && s->transientOffset.allocate(s->allocator, nbuf) &&
+      s->plannedDims.allocate(s->allocator, model->inputs.size() * V4F_MAX_RANK) &&
+      s->capacity.allocate(s->allocator, nbuf ? nbuf : 1) &&
+      s->dataCache.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
+      s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
+      s->skipped.allocate(s->allocator, mf->dispatches() && mf->dispatches()->size() ? mf->dispatches()->size() : 1) &&
+      s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
+      s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
+      s->loopCount.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
+      s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
   if (!ok) {
     destroySession(s);
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the session");
@@ -634,10 +608,8 @@ V4F_API size_t v4f_session_peak_memory(const v4f_session_t* session) {
   return session && session->planned ? static_cast<size_t>(session->arenaSize) : 0;
 }
 
-V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
-                                                       const v4f_tensor_t* inputs,
-                                                       size_t input_count, v4f_tensor_t* outputs,
-                                                       size_t output_count) {
+V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session, const v4f_tensor_t* inputs,
+                                                       size_t input_count, v4f_tensor_t* outputs, size_t output_count) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
   BusyGuard guard(session->busy);
   if (!guard.acquired) return sessionBusy();
@@ -647,14 +619,12 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session,
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data()))
-    return st;
+  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data())) return st;
   for (size_t i = 0; i < output_count; ++i) outputs[i].byte_size = static_cast<size_t>(needed[i]);
   return planBuffers(session, inputs);
 }
 
-V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index,
-                                               size_t input_index) {
+V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index, size_t input_index) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
   BusyGuard guard(session->busy);
   if (!guard.acquired) return sessionBusy();
@@ -668,15 +638,15 @@ V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t ou
   const v4f_tensor_info_t &out = m->outputs[output_index], &in = m->inputs[input_index];
   if (out.dtype != in.dtype || out.rank != in.rank)
     return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                      "feedback: output %zu '%s' (%s, rank %d) cannot feed input %zu '%s' (%s, rank %d)",
-                      output_index, out.name, v4f_dtype_name(out.dtype), out.rank, input_index, in.name,
-                      v4f_dtype_name(in.dtype), in.rank);
+                      "feedback: output %zu '%s' (%s, rank %d) cannot feed input %zu '%s' (%s, rank %d)", output_index,
+                      out.name, v4f_dtype_name(out.dtype), out.rank, input_index, in.name, v4f_dtype_name(in.dtype),
+                      in.rank);
   for (size_t i = 0; i < session->feedbackCount; ++i) {
     const auto& f = session->feedback[i];
     if (f.output == output_index || f.input == input_index)
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                        "feedback: output %zu or input %zu is already bound (output %u -> input %u)",
-                        output_index, input_index, f.output, f.input);
+                        "feedback: output %zu or input %zu is already bound (output %u -> input %u)", output_index,
+                        input_index, f.output, f.input);
   }
   auto& f = session->feedback[session->feedbackCount++];
   f = v4f_session_s::Feedback();
@@ -693,9 +663,8 @@ V4F_API v4f_status_t v4f_session_reset_feedback(v4f_session_t* session) {
   return nullptr;
 }
 
-V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t* inputs,
-                                     size_t input_count, v4f_tensor_t* outputs,
-                                     size_t output_count) {
+V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
+                                     v4f_tensor_t* outputs, size_t output_count) {
   if (!session) return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "session is NULL");
   BusyGuard guard(session->busy);
   if (!guard.acquired) return sessionBusy();
@@ -707,8 +676,7 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
   Array<uint64_t> needed;
   if (!needed.allocate(session->allocator, output_count))
     return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data()))
-    return st;
+  if (v4f_status_t st = resolveOutputs(session, inputs, outputs, output_count, needed.data())) return st;
   if (feeding)
     // Fed-back outputs go to the buffer the last run did not write, grown
     // (doubling) when the dims need more.
@@ -733,9 +701,8 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
   for (size_t i = 0; i < output_count; ++i) {
     const char* name = session->model->outputs[i].name;
     if (outputs[i].byte_size < needed[i])
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                        "output %zu '%s': byte_size is %zu, but %llu bytes are needed", i, name,
-                        outputs[i].byte_size, static_cast<unsigned long long>(needed[i]));
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': byte_size is %zu, but %llu bytes are needed", i,
+                        name, outputs[i].byte_size, static_cast<unsigned long long>(needed[i]));
     if (!outputs[i].data && needed[i])
       return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "output %zu '%s': data is NULL", i, name);
   }
@@ -744,10 +711,8 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
     uint32_t b = mf->inputs()->Get(static_cast<uint32_t>(i))->buffer();
     int64_t size = session->regs[mf->buffers()->Get(b)->size_reg()];
     if (size > 0 && static_cast<uint64_t>(size) > inputs[i].byte_size)
-      return makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                        "input %zu '%s': byte_size is %zu, but the model reads %lld bytes", i,
-                        session->model->inputs[i].name, inputs[i].byte_size,
-                        static_cast<long long>(size));
+      return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "input %zu '%s': byte_size is %zu, but the model reads %lld bytes",
+                        i, session->model->inputs[i].name, inputs[i].byte_size, static_cast<long long>(size));
   }
   if (v4f_status_t st = planBuffers(session, inputs)) return st;
   bool replayed = false;
@@ -766,4 +731,4 @@ V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t*
   return nullptr;
 }
 
-}  // extern "C"
+} // extern "C"

@@ -18,26 +18,26 @@ struct v4f_session_s {
   v4f_thread_pool_s* sharedPool = nullptr;
 
   v4f::rt::Array<int64_t> regs;
-  v4f::rt::Array<void*> bufferPtrs;      // per manifest buffer, for the current run
-  v4f::rt::Array<void*> bindingScratch;  // the largest dispatch's bindings
-  v4f::rt::Array<uint64_t> lengthScratch;  // and their lengths in bytes
-  v4f::rt::Array<int64_t> pushScratch;   // the largest dispatch's push constants
+  v4f::rt::Array<void*> bufferPtrs;       // per manifest buffer, for the current run
+  v4f::rt::Array<void*> bindingScratch;   // the largest dispatch's bindings
+  v4f::rt::Array<uint64_t> lengthScratch; // and their lengths in bytes
+  v4f::rt::Array<int64_t> pushScratch;    // the largest dispatch's push constants
 
   // Arena placement, cached for the input dims it was computed for.
   v4f::rt::Array<v4f::rt::TransientBuffer> transients;
   v4f::rt::Array<uint32_t> planScratch;
-  v4f::rt::Array<uint64_t> transientOffset;  // per manifest buffer (transients only)
-  v4f::rt::Array<int64_t> plannedDims;       // inputs x V4F_MAX_RANK
-  v4f::rt::Array<uint64_t> capacity;         // per manifest buffer: bytes available this run
-  v4f::rt::Array<int64_t> dataCache;         // per register: DataValue read this run
+  v4f::rt::Array<uint64_t> transientOffset; // per manifest buffer (transients only)
+  v4f::rt::Array<int64_t> plannedDims;      // inputs x V4F_MAX_RANK
+  v4f::rt::Array<uint64_t> capacity;        // per manifest buffer: bytes available this run
+  v4f::rt::Array<int64_t> dataCache;        // per register: DataValue read this run
   v4f::rt::Array<bool> dataCached;
-  v4f::rt::Array<bool> skipped;              // per dispatch: its guard was zero this run
-  v4f::rt::Array<int64_t> loopIndex;         // per manifest loop: the iteration running
-  v4f::rt::Array<int64_t> loopCount;         // per manifest loop: iterations run once it ended, else -1
-  bool hasDataValues = false;       // the shape program reads sizes from buffers
+  v4f::rt::Array<bool> skipped;      // per dispatch: its guard was zero this run
+  v4f::rt::Array<int64_t> loopIndex; // per manifest loop: the iteration running
+  v4f::rt::Array<int64_t> loopCount; // per manifest loop: iterations run once it ended, else -1
+  bool hasDataValues = false;        // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;
-  uint64_t maxArenaBytes = 0;  // 0 = no limit (v4f_session_options_t.max_arena_bytes)
+  uint64_t maxArenaBytes = 0; // 0 = no limit (v4f_session_options_t.max_arena_bytes)
   void* arena = nullptr;
   uint64_t arenaCapacity = 0;
   // Per-worker kernel scratch: threadCount slices of scratchStride bytes.
@@ -54,9 +54,9 @@ struct v4f_session_s {
     int32_t rank = 0;
     int64_t dims[V4F_MAX_RANK] = {};
   };
-  v4f::rt::Array<Feedback> feedback;   // capacity: one per model output
+  v4f::rt::Array<Feedback> feedback; // capacity: one per model output
   size_t feedbackCount = 0;
-  v4f::rt::Array<v4f_tensor_t> feedInputs;  // the run's inputs with fed-back ones substituted
+  v4f::rt::Array<v4f_tensor_t> feedInputs; // the run's inputs with fed-back ones substituted
   // Set while a run (or output-shape resolution) uses the session: a second
   // thread entering at the same time is refused instead of corrupting the
   // registers, arena and scratch the first one is using.
@@ -95,8 +95,8 @@ struct BusyGuard {
 
 inline v4f_status_t sessionBusy() {
   return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                    "the session is in use by another thread (a session must be used by one thread at a "
-                    "time; create one session per thread)");
+                             "the session is in use by another thread (a session must be used by one thread at a "
+                             "time; create one session per thread)");
 }
 
 // Appends one profile entry of the running dispatch (profile.cpp).
@@ -104,7 +104,7 @@ V4F_INTERNAL void recordProfile(v4f_session_s* s, const v4f_dispatch_profile_t& 
 // Monotonic clock in nanoseconds.
 V4F_INTERNAL uint64_t nowNs();
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_SESSION_H_
+#endif // V4F_RUNTIME_SRC_SESSION_H_

@@ -31,12 +31,10 @@ struct DataValues {
   const int64_t* loopIndex = nullptr;
   const int64_t* loopCount = nullptr;
 };
-V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest,
-                                           const v4f_tensor_t* inputs,
-                                           int64_t* regs, bool* known,
-                                           const DataValues* data = nullptr);
+V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* inputs, int64_t* regs,
+                                           bool* known, const DataValues* data = nullptr);
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
-#endif  // V4F_RUNTIME_SRC_SHAPE_PROGRAM_H_
+#endif // V4F_RUNTIME_SRC_SHAPE_PROGRAM_H_

@@ -10,7 +10,7 @@
 
 struct v4f_status_s {
   v4f_status_code_t code;
-  char message[1];  // NUL-terminated, allocated to its length
+  char message[1]; // NUL-terminated, allocated to its length
 };
 
 namespace {
@@ -25,7 +25,7 @@ v4f_status_t allocStatus(v4f_status_code_t code, const char* text, size_t len) {
   s->message[len] = 0;
   return s;
 }
-}  // namespace
+} // namespace
 
 namespace v4f {
 namespace rt {
@@ -64,7 +64,7 @@ void* Allocator::allocLarge(size_t size) const {
   size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
   void* p = nullptr;
   if (posix_memalign(&p, kHuge, rounded) != 0) return nullptr;
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: its failure changes nothing
+  madvise(p, rounded, MADV_HUGEPAGE); // advice only: its failure changes nothing
   return p;
 }
 
@@ -81,14 +81,12 @@ int onlineCoreCount() {
   return n < 1 ? 1 : (n > 1024 ? 1024 : static_cast<int>(n));
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 extern "C" {
 
-V4F_API v4f_status_code_t v4f_status_code(v4f_status_t status) {
-  return status ? status->code : V4F_STATUS_OK;
-}
+V4F_API v4f_status_code_t v4f_status_code(v4f_status_t status) { return status ? status->code : V4F_STATUS_OK; }
 
 V4F_API const char* v4f_status_message(v4f_status_t status) {
   if (!status) return "";
@@ -104,17 +102,33 @@ V4F_API const char* v4f_runtime_version(void) { return "1.0"; }
 
 V4F_API size_t v4f_dtype_size(int32_t dtype) {
   switch (dtype) {
-    case V4F_DTYPE_FLOAT32: case V4F_DTYPE_INT32: case V4F_DTYPE_UINT32: return 4;
-    case V4F_DTYPE_UINT8: case V4F_DTYPE_INT8: case V4F_DTYPE_BOOL: return 1;
-    case V4F_DTYPE_FLOAT8E4M3FN: case V4F_DTYPE_FLOAT8E4M3FNUZ: case V4F_DTYPE_FLOAT8E5M2:
-    case V4F_DTYPE_FLOAT8E5M2FNUZ: case V4F_DTYPE_UINT4: case V4F_DTYPE_INT4:
-    case V4F_DTYPE_UINT2: case V4F_DTYPE_INT2: case V4F_DTYPE_FLOAT4E2M1: case V4F_DTYPE_FLOAT8E8M0: return 1;
-    case V4F_DTYPE_UINT16: case V4F_DTYPE_INT16: case V4F_DTYPE_FLOAT16: case V4F_DTYPE_BFLOAT16: return 2;
-    case V4F_DTYPE_INT64: case V4F_DTYPE_FLOAT64: case V4F_DTYPE_UINT64: return 8;
-    default: return 0;
+  case V4F_DTYPE_FLOAT32:
+  case V4F_DTYPE_INT32:
+  case V4F_DTYPE_UINT32: return 4;
+  case V4F_DTYPE_UINT8:
+  case V4F_DTYPE_INT8:
+  case V4F_DTYPE_BOOL: return 1;
+  case V4F_DTYPE_FLOAT8E4M3FN:
+  case V4F_DTYPE_FLOAT8E4M3FNUZ:
+  case V4F_DTYPE_FLOAT8E5M2:
+  case V4F_DTYPE_FLOAT8E5M2FNUZ:
+  case V4F_DTYPE_UINT4:
+  case V4F_DTYPE_INT4:
+  case V4F_DTYPE_UINT2:
+  case V4F_DTYPE_INT2:
+  case V4F_DTYPE_FLOAT4E2M1:
+  case V4F_DTYPE_FLOAT8E8M0: return 1;
+  case V4F_DTYPE_UINT16:
+  case V4F_DTYPE_INT16:
+  case V4F_DTYPE_FLOAT16:
+  case V4F_DTYPE_BFLOAT16: return 2;
+  case V4F_DTYPE_INT64:
+  case V4F_DTYPE_FLOAT64:
+  case V4F_DTYPE_UINT64: return 8;
+  default: return 0;
   }
 }
 
 V4F_API const char* v4f_dtype_name(int32_t dtype) { return v4f_dtype_format_name(dtype); }
 
-}  // extern "C"
+} // extern "C"

@@ -33,7 +33,7 @@ bool spinUntil(F done) {
   }
   return done();
 }
-}  // namespace
+} // namespace
 
 v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
   allocator_ = &allocator;
@@ -44,16 +44,15 @@ v4f_status_t ThreadPool::start(const Allocator& allocator, int threadCount) {
   initialized_ = true;
   if (!threads_.allocate(allocator, static_cast<size_t>(threadCount - 1)) ||
       !workerArgs_.allocate(allocator, static_cast<size_t>(threadCount - 1)))
-    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating %d threads",
-                      threadCount);
+    return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating %d threads", threadCount);
   for (int i = 0; i < threadCount - 1; ++i) {
     workerArgs_[static_cast<size_t>(i)] = WorkerArg{this, static_cast<uint32_t>(i + 1)};
     int rc = pthread_create(&threads_[static_cast<size_t>(i)], nullptr, &ThreadPool::workerMain,
                             &workerArgs_[static_cast<size_t>(i)]);
     if (rc != 0) {
       stop();
-      return makeStatus(V4F_STATUS_INTERNAL, "cannot create worker thread %d of %d: %s", i + 1,
-                        threadCount - 1, strerror(rc));
+      return makeStatus(V4F_STATUS_INTERNAL, "cannot create worker thread %d of %d: %s", i + 1, threadCount - 1,
+                        strerror(rc));
     }
     ++workerCount_;
   }
@@ -155,8 +154,8 @@ int32_t ThreadPool::run(DispatchJob* job) {
   return job->error.load();
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 namespace v4f {
 namespace rt {
@@ -169,8 +168,8 @@ void releaseSharedPool(v4f_thread_pool_s* pool) {
   a.destroy(pool);
 }
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 extern "C" {
 
@@ -179,8 +178,7 @@ V4F_API v4f_status_t v4f_thread_pool_create(int32_t thread_count, const v4f_allo
   if (!out_pool) return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT, "out_pool is NULL");
   *out_pool = nullptr;
   if (thread_count < 0 || thread_count > 1024)
-    return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT,
-                               "thread_count %d is out of range [0, 1024]", thread_count);
+    return v4f::rt::makeStatus(V4F_STATUS_INVALID_ARGUMENT, "thread_count %d is out of range [0, 1024]", thread_count);
   if (thread_count == 0) thread_count = v4f::rt::onlineCoreCount();
   v4f::rt::Allocator alloc(allocator);
   v4f_thread_pool_s* p = alloc.create<v4f_thread_pool_s>();
@@ -200,4 +198,4 @@ V4F_API int32_t v4f_thread_pool_thread_count(const v4f_thread_pool_t* pool) {
   return pool ? pool->pool.threadCount() : 0;
 }
 
-}  // extern "C"
+} // extern "C"

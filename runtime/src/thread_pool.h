@@ -19,11 +19,11 @@ namespace rt {
 struct DispatchJob {
   v4f_kernel_fn_t fn = nullptr;
   v4f_dispatch_state_t state{};
-  int64_t workgroupCount = 0;  // x * y * z
+  int64_t workgroupCount = 0; // x * y * z
   uint8_t* scratch = nullptr;
   uint64_t scratchStride = 0;
   std::atomic<int64_t> next{0};
-  std::atomic<int32_t> error{0};   // first non-zero kernel return code
+  std::atomic<int32_t> error{0}; // first non-zero kernel return code
   std::atomic<int64_t> failedWorkgroup{-1};
 };
 
@@ -35,7 +35,7 @@ struct DispatchJob {
 // caller waits for the workers the same way. With threadCount == 1 no
 // thread is created and run() calls the kernel inline.
 class ThreadPool {
- public:
+public:
   ThreadPool() = default;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -48,7 +48,7 @@ class ThreadPool {
   V4F_INTERNAL int32_t run(DispatchJob* job);
   int threadCount() const { return workerCount_ + 1; }
 
- private:
+private:
   struct WorkerArg {
     ThreadPool* pool;
     uint32_t id;
@@ -67,8 +67,8 @@ class ThreadPool {
   // Published by run() before generation_ is bumped; read after it is seen.
   std::atomic<DispatchJob*> job_{nullptr};
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> active_{0};       // workers still in the current dispatch
-  std::atomic<int> sleepers_{0};     // workers inside (or entering) wake_'s wait
+  std::atomic<int> active_{0};   // workers still in the current dispatch
+  std::atomic<int> sleepers_{0}; // workers inside (or entering) wake_'s wait
   std::atomic<bool> callerWaiting_{false};
   std::atomic<bool> stopping_{false};
 };
@@ -76,8 +76,8 @@ class ThreadPool {
 // Drops one reference to a shared pool; the last one stops its threads.
 V4F_INTERNAL void releaseSharedPool(v4f_thread_pool_s* pool);
 
-}  // namespace rt
-}  // namespace v4f
+} // namespace rt
+} // namespace v4f
 
 // A pool shared by sessions (v4f_thread_pool_create): `turn` lets one
 // dispatch at a time use it.
@@ -88,4 +88,4 @@ struct v4f_thread_pool_s {
   std::atomic<int32_t> refs{1};
 };
 
-#endif  // V4F_RUNTIME_SRC_THREAD_POOL_H_
+#endif // V4F_RUNTIME_SRC_THREAD_POOL_H_

@@ -24,12 +24,11 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<v4f::V4FDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::scf::SCFDialect,
                   mlir::math::MathDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
-                      mlir::cf::ControlFlowDialect>();
+                  mlir::cf::ControlFlowDialect>();
   v4f::registerV4FPasses();
   v4f::registerV4FCodegenPasses();
   v4f::registerV4FPipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "v4f optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "v4f optimizer driver\n", registry));
 }

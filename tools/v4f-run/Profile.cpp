@@ -33,7 +33,6 @@ std::string jsonEscape(const char *s) {
 
 namespace {
 
-
 #if defined(__x86_64__)
 // 12 independent accumulators hide the FMA latency (4 cycles, 2 ports).
 __attribute__((target("avx2,fma"))) double fmaLoopAvx2(long iters) {
@@ -101,11 +100,9 @@ bool Profile::writeChromeTrace(const std::string &path, std::string &error) cons
                  "  {\"name\": \"%s\", \"cat\": \"dispatch\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, "
                  "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"dispatch\": %u, \"kernel\": \"%s\", "
                  "\"workgroups\": %lld%s",
-                 jsonEscape(e.name).c_str(), double(e.start_ns) / 1e3, double(e.duration_ns) / 1e3,
-                 e.dispatch_index, jsonEscape(e.kernel).c_str(), static_cast<long long>(e.workgroups),
-                 e.flops >= 0 ? "" : "}}");
-    if (e.flops >= 0)
-      std::fprintf(f, ", \"gflops\": %.3f}}", e.duration_ns ? e.flops / double(e.duration_ns) : 0.0);
+                 jsonEscape(e.name).c_str(), double(e.start_ns) / 1e3, double(e.duration_ns) / 1e3, e.dispatch_index,
+                 jsonEscape(e.kernel).c_str(), static_cast<long long>(e.workgroups), e.flops >= 0 ? "" : "}}");
+    if (e.flops >= 0) std::fprintf(f, ", \"gflops\": %.3f}}", e.duration_ns ? e.flops / double(e.duration_ns) : 0.0);
     std::fprintf(f, "%s\n", i + 1 < last_.size() ? "," : "");
   }
   std::fprintf(f, "], \"v4fDispatchStats\": [\n");
@@ -155,12 +152,11 @@ void Profile::printHotspots(FILE *out, size_t top, double peakGflops, int thread
       std::snprintf(gf, sizeof gf, "%.1f", g);
       if (peakGflops > 0) std::snprintf(pk, sizeof pk, "%.0f%%", 100 * g / peakGflops);
     }
-    std::fprintf(out, "  %4u %6.1f%% %5.1f%% %10.4f %9s %7s  %s (%s)\n", h.dispatch, pct, cum,
-                 h.totalNs / runs_ / 1e6, gf, pk, h.name.c_str(), h.kernel.c_str());
+    std::fprintf(out, "  %4u %6.1f%% %5.1f%% %10.4f %9s %7s  %s (%s)\n", h.dispatch, pct, cum, h.totalNs / runs_ / 1e6,
+                 gf, pk, h.name.c_str(), h.kernel.c_str());
   }
   // Dispatch-bound runs show here: the mean time per dispatch.
-  if (!hs.empty() && runs_)
-    std::fprintf(out, "  mean per dispatch: %.2f us\n", sum / runs_ / 1e3 / double(hs.size()));
+  if (!hs.empty() && runs_) std::fprintf(out, "  mean per dispatch: %.2f us\n", sum / runs_ / 1e3 / double(hs.size()));
 }
 
 double measureFmaPeakGflops(int threads, std::string *isa) {

@@ -27,37 +27,36 @@
 
 namespace {
 
-const char *kUsage =
-    "usage: v4f-run MODEL.v4f [options]\n"
-    "  --input NAME=FILE.npy   input tensor from a .npy file (repeatable); others get\n"
-    "                          deterministic random data\n"
-    "  --dim NAME=VALUE        value of a symbolic dim for random inputs (default 1)\n"
-    "  --output-dir DIR        write each output to DIR/<name>.npy\n"
-    "  --threads N             threads per session (0 = all cores, default)\n"
-    "  --benchmark N           time N runs after the warm-up runs\n"
-    "  --warmup N              warm-up runs before benchmarking (default 5)\n"
-    "  --json FILE             write timing numbers as JSON\n"
-    "  --timed-stdin           after the warm-up runs, run once per line read from\n"
-    "                          stdin and print that run's time in ms on its own line\n"
-    "                          (for benchmark drivers that alternate with another\n"
-    "                          runtime: bench/suite.py --method paired)\n"
-    "  --print N               values printed per output (default 8)\n"
-    "  --disable-cpu-features LIST  treat these CPU features as absent\n"
-    "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
-    "                          v4fc keygen; repeatable: any of them) before loading\n"
-    "  --signature-policy P    off, warn or require (default: require with --trusted-key)\n"
-    "  --decrypt-key KEY       key of an encrypted artifact (v4fc keygen --type encryption)\n"
-    "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
-    "                          copying (repeatable; a KV cache: present_key=past_key)\n"
-    "  --profile FILE          time every dispatch over --profile-runs runs: write the\n"
-    "                          last run as a Chrome trace (chrome://tracing, Perfetto) and\n"
-    "                          print the hotspot table (% of time, GFLOP/s, % of the FMA\n"
-    "                          peak measured on this host at the session's threads)\n"
-    "  --profile-runs N        runs profiled after 2 warm-up runs (default 10)\n"
-    "  --steps N               run N times in a row (default 1); outputs are those of the\n"
-    "                          last run\n"
-    "  --device D              cpu, cuda[:N] or auto (default): where the artifact's GPU\n"
-    "                          dispatches run (v4fc --target with cuda)\n";
+const char *kUsage = "usage: v4f-run MODEL.v4f [options]\n"
+                     "  --input NAME=FILE.npy   input tensor from a .npy file (repeatable); others get\n"
+                     "                          deterministic random data\n"
+                     "  --dim NAME=VALUE        value of a symbolic dim for random inputs (default 1)\n"
+                     "  --output-dir DIR        write each output to DIR/<name>.npy\n"
+                     "  --threads N             threads per session (0 = all cores, default)\n"
+                     "  --benchmark N           time N runs after the warm-up runs\n"
+                     "  --warmup N              warm-up runs before benchmarking (default 5)\n"
+                     "  --json FILE             write timing numbers as JSON\n"
+                     "  --timed-stdin           after the warm-up runs, run once per line read from\n"
+                     "                          stdin and print that run's time in ms on its own line\n"
+                     "                          (for benchmark drivers that alternate with another\n"
+                     "                          runtime: bench/suite.py --method paired)\n"
+                     "  --print N               values printed per output (default 8)\n"
+                     "  --disable-cpu-features LIST  treat these CPU features as absent\n"
+                     "  --trusted-key PUB       require a valid signature by this public key (KEY.pub of\n"
+                     "                          v4fc keygen; repeatable: any of them) before loading\n"
+                     "  --signature-policy P    off, warn or require (default: require with --trusted-key)\n"
+                     "  --decrypt-key KEY       key of an encrypted artifact (v4fc keygen --type encryption)\n"
+                     "  --feedback OUT=IN       feed output OUT back as input IN on the next run, without\n"
+                     "                          copying (repeatable; a KV cache: present_key=past_key)\n"
+                     "  --profile FILE          time every dispatch over --profile-runs runs: write the\n"
+                     "                          last run as a Chrome trace (chrome://tracing, Perfetto) and\n"
+                     "                          print the hotspot table (% of time, GFLOP/s, % of the FMA\n"
+                     "                          peak measured on this host at the session's threads)\n"
+                     "  --profile-runs N        runs profiled after 2 warm-up runs (default 10)\n"
+                     "  --steps N               run N times in a row (default 1); outputs are those of the\n"
+                     "                          last run\n"
+                     "  --device D              cpu, cuda[:N] or auto (default): where the artifact's GPU\n"
+                     "                          dispatches run (v4fc --target with cuda)\n";
 
 struct Options {
   std::string model;
@@ -101,8 +100,7 @@ Options parseArgs(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        fail(a + " needs a value");
+      if (i + 1 >= argc) fail(a + " needs a value");
       return argv[++i];
     };
     if (a == "-h" || a == "--help") {
@@ -118,9 +116,12 @@ Options parseArgs(int argc, char **argv) {
       o.outputDir = value();
     } else if (a == "--device") {
       std::string d = value();
-      if (d == "cpu") o.device = V4F_DEVICE_CPU;
-      else if (d == "auto") o.device = V4F_DEVICE_AUTO;
-      else if (d == "cuda") o.device = V4F_DEVICE_CUDA;
+      if (d == "cpu")
+        o.device = V4F_DEVICE_CPU;
+      else if (d == "auto")
+        o.device = V4F_DEVICE_AUTO;
+      else if (d == "cuda")
+        o.device = V4F_DEVICE_CUDA;
       else if (d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() < 9 &&
                d.find_first_not_of("0123456789", 5) == std::string::npos) {
         o.device = V4F_DEVICE_CUDA;
@@ -166,8 +167,7 @@ Options parseArgs(int argc, char **argv) {
       fail("more than one model given ('" + o.model + "', '" + a + "')");
     }
   }
-  if (o.model.empty())
-    fail(std::string("no model given\n") + kUsage);
+  if (o.model.empty()) fail(std::string("no model given\n") + kUsage);
   if (!o.feedback.empty() && !o.profilePath.empty())
     fail("--profile cannot be combined with --feedback (every run would grow the fed-back state)");
   if (!o.feedback.empty() && o.benchmark)
@@ -178,8 +178,7 @@ Options parseArgs(int argc, char **argv) {
 }
 
 void check(v4f_status_t status, const std::string &context) {
-  if (!status)
-    return;
+  if (!status) return;
   std::string message = v4f_status_message(status);
   v4f_status_free(status);
   fail(context + message);
@@ -191,13 +190,10 @@ uint16_t floatToHalf(float f) {
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
   int e = int(exp) - 127 + 15;
-  if (exp == 0xff)
-    return uint16_t(sign | 0x7c00 | (mant ? 0x200 : 0));
-  if (e >= 31)
-    return uint16_t(sign | 0x7c00);
+  if (exp == 0xff) return uint16_t(sign | 0x7c00 | (mant ? 0x200 : 0));
+  if (e >= 31) return uint16_t(sign | 0x7c00);
   if (e <= 0) {
-    if (e < -10)
-      return uint16_t(sign);
+    if (e < -10) return uint16_t(sign);
     mant |= 0x800000;
     return uint16_t(sign | (mant >> (14 - e)));
   }
@@ -233,19 +229,55 @@ void fillRandom(Random &rng, int32_t dtype, std::vector<uint8_t> &data) {
   for (size_t i = 0; i < n; ++i) {
     uint8_t *p = data.data() + i * v4f_dtype_size(dtype);
     switch (dtype) {
-    case V4F_DTYPE_FLOAT32: { float v = rng.uniform(); std::memcpy(p, &v, 4); break; }
-    case V4F_DTYPE_FLOAT64: { double v = rng.uniform(); std::memcpy(p, &v, 8); break; }
-    case V4F_DTYPE_FLOAT16: { uint16_t v = floatToHalf(rng.uniform()); std::memcpy(p, &v, 2); break; }
+    case V4F_DTYPE_FLOAT32: {
+      float v = rng.uniform();
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case V4F_DTYPE_FLOAT64: {
+      double v = rng.uniform();
+      std::memcpy(p, &v, 8);
+      break;
+    }
+    case V4F_DTYPE_FLOAT16: {
+      uint16_t v = floatToHalf(rng.uniform());
+      std::memcpy(p, &v, 2);
+      break;
+    }
     case V4F_DTYPE_BOOL: *p = uint8_t(rng.next() & 1); break;
     case V4F_DTYPE_UINT8: *p = uint8_t(rng.next() % 16); break;
     case V4F_DTYPE_INT8: *p = uint8_t(int8_t(int(rng.next() % 16) - 8)); break;
-    case V4F_DTYPE_UINT16: { uint16_t v = uint16_t(rng.next() % 16); std::memcpy(p, &v, 2); break; }
-    case V4F_DTYPE_INT16: { int16_t v = int16_t(int(rng.next() % 16) - 8); std::memcpy(p, &v, 2); break; }
-    case V4F_DTYPE_INT32: { int32_t v = int32_t(rng.next() % 16) - 8; std::memcpy(p, &v, 4); break; }
-    case V4F_DTYPE_INT64: { int64_t v = int64_t(rng.next() % 16) - 8; std::memcpy(p, &v, 8); break; }
+    case V4F_DTYPE_UINT16: {
+      uint16_t v = uint16_t(rng.next() % 16);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case V4F_DTYPE_INT16: {
+      int16_t v = int16_t(int(rng.next() % 16) - 8);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case V4F_DTYPE_INT32: {
+      int32_t v = int32_t(rng.next() % 16) - 8;
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case V4F_DTYPE_INT64: {
+      int64_t v = int64_t(rng.next() % 16) - 8;
+      std::memcpy(p, &v, 8);
+      break;
+    }
 #ifdef V4F_DTYPE_UINT32
-    case V4F_DTYPE_UINT32: { uint32_t v = uint32_t(rng.next() % 16); std::memcpy(p, &v, 4); break; }
-    case V4F_DTYPE_UINT64: { uint64_t v = rng.next() % 16; std::memcpy(p, &v, 8); break; }
+    case V4F_DTYPE_UINT32: {
+      uint32_t v = uint32_t(rng.next() % 16);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case V4F_DTYPE_UINT64: {
+      uint64_t v = rng.next() % 16;
+      std::memcpy(p, &v, 8);
+      break;
+    }
 #endif
     default: break;
     }
@@ -255,19 +287,58 @@ void fillRandom(Random &rng, int32_t dtype, std::vector<uint8_t> &data) {
 std::string formatValue(int32_t dtype, const uint8_t *p) {
   char buf[64];
   switch (dtype) {
-  case V4F_DTYPE_FLOAT32: { float v; std::memcpy(&v, p, 4); std::snprintf(buf, sizeof buf, "%g", double(v)); break; }
-  case V4F_DTYPE_FLOAT64: { double v; std::memcpy(&v, p, 8); std::snprintf(buf, sizeof buf, "%g", v); break; }
-  case V4F_DTYPE_FLOAT16: { uint16_t v; std::memcpy(&v, p, 2); std::snprintf(buf, sizeof buf, "%g", double(halfToFloat(v))); break; }
+  case V4F_DTYPE_FLOAT32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    std::snprintf(buf, sizeof buf, "%g", double(v));
+    break;
+  }
+  case V4F_DTYPE_FLOAT64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    std::snprintf(buf, sizeof buf, "%g", v);
+    break;
+  }
+  case V4F_DTYPE_FLOAT16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    std::snprintf(buf, sizeof buf, "%g", double(halfToFloat(v)));
+    break;
+  }
   case V4F_DTYPE_BOOL: return *p ? "true" : "false";
   case V4F_DTYPE_UINT8: return std::to_string(*p);
   case V4F_DTYPE_INT8: return std::to_string(int8_t(*p));
-  case V4F_DTYPE_UINT16: { uint16_t v; std::memcpy(&v, p, 2); return std::to_string(v); }
-  case V4F_DTYPE_INT16: { int16_t v; std::memcpy(&v, p, 2); return std::to_string(v); }
-  case V4F_DTYPE_INT32: { int32_t v; std::memcpy(&v, p, 4); return std::to_string(v); }
-  case V4F_DTYPE_INT64: { int64_t v; std::memcpy(&v, p, 8); return std::to_string(v); }
+  case V4F_DTYPE_UINT16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return std::to_string(v);
+  }
+  case V4F_DTYPE_INT16: {
+    int16_t v;
+    std::memcpy(&v, p, 2);
+    return std::to_string(v);
+  }
+  case V4F_DTYPE_INT32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return std::to_string(v);
+  }
+  case V4F_DTYPE_INT64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return std::to_string(v);
+  }
 #ifdef V4F_DTYPE_UINT32
-  case V4F_DTYPE_UINT32: { uint32_t v; std::memcpy(&v, p, 4); return std::to_string(v); }
-  case V4F_DTYPE_UINT64: { uint64_t v; std::memcpy(&v, p, 8); return std::to_string(v); }
+  case V4F_DTYPE_UINT32: {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return std::to_string(v);
+  }
+  case V4F_DTYPE_UINT64: {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return std::to_string(v);
+  }
 #endif
   default: return "?";
   }
@@ -277,8 +348,7 @@ std::string formatValue(int32_t dtype, const uint8_t *p) {
 std::string shapeString(const int64_t *dims, int rank, const char *const *names = nullptr) {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) {
-    if (i)
-      s += ", ";
+    if (i) s += ", ";
     s += dims[i] < 0 && names && names[i][0] ? names[i] : std::to_string(dims[i]);
   }
   return s + "]";
@@ -288,13 +358,10 @@ std::string shapeString(const int64_t *dims, int rank, const char *const *names 
 std::string sanitizeFileName(const std::string &name) {
   std::string s = name.empty() ? "output" : name;
   for (char &c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
-      c = '_';
-  if (s[0] == '.')
-    s[0] = '_';
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (s[0] == '.') s[0] = '_';
   return s;
 }
-
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -328,23 +395,21 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
       unused.erase(info.name);
       v4frun::NpyArray array;
       std::string error;
-      if (!v4frun::readNpy(file->second, array, error))
-        fail(error);
+      if (!v4frun::readNpy(file->second, array, error)) fail(error);
       if (array.dtype != v4frun::npyStorageDtype(info.dtype))
-        fail(file->second + ": dtype " + v4f_dtype_name(array.dtype) + " does not match input '" +
-             info.name + "' (" + v4f_dtype_name(info.dtype) +
+        fail(file->second + ": dtype " + v4f_dtype_name(array.dtype) + " does not match input '" + info.name + "' (" +
+             v4f_dtype_name(info.dtype) +
              (v4frun::npyStorageDtype(info.dtype) != info.dtype
                   ? std::string(", given as ") + v4f_dtype_name(v4frun::npyStorageDtype(info.dtype))
-                  : std::string()) + ")");
+                  : std::string()) +
+             ")");
       if (int(array.shape.size()) != info.rank)
         fail(file->second + ": shape " + shapeString(array.shape.data(), int(array.shape.size())) +
-             " does not match input '" + info.name + "' " +
-             shapeString(info.dims, info.rank, info.dim_names));
+             " does not match input '" + info.name + "' " + shapeString(info.dims, info.rank, info.dim_names));
       for (int d = 0; d < info.rank; ++d) {
         if (info.dims[d] >= 0 && info.dims[d] != array.shape[size_t(d)])
-          fail(file->second + ": shape " + shapeString(array.shape.data(), info.rank) +
-               " does not match input '" + info.name + "' " +
-               shapeString(info.dims, info.rank, info.dim_names));
+          fail(file->second + ": shape " + shapeString(array.shape.data(), info.rank) + " does not match input '" +
+               info.name + "' " + shapeString(info.dims, info.rank, info.dim_names));
         t.dims[d] = array.shape[size_t(d)];
       }
       inputData[i] = std::move(array.data);
@@ -373,11 +438,10 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
     }
     t.data = inputData[i].data();
     t.byte_size = inputData[i].size();
-    std::printf("input  %-20s %-8s %s%s\n", info.name, v4f_dtype_name(info.dtype),
-                shapeString(t.dims, t.rank).c_str(), file == opt.inputFiles.end() ? " (random)" : "");
+    std::printf("input  %-20s %-8s %s%s\n", info.name, v4f_dtype_name(info.dtype), shapeString(t.dims, t.rank).c_str(),
+                file == opt.inputFiles.end() ? " (random)" : "");
   }
-  if (!unused.empty())
-    fail("--input '" + unused.begin()->first + "' does not name an input of " + opt.model);
+  if (!unused.empty()) fail("--input '" + unused.begin()->first + "' does not name an input of " + opt.model);
   // A --dim that no random input reads is a typo or names a dim an --input
   // file already fixes.
   for (const auto &[name, value] : unusedDims) {
@@ -389,7 +453,6 @@ void prepareInputs(v4f_model_t *model, const Options &opt, std::vector<v4f_tenso
     }
     if (!symbolic) fail("--dim '" + name + "' does not name a symbolic dim of " + opt.model);
   }
-
 }
 
 /// --benchmark: times opt.benchmark runs after opt.warmup and prints (and
@@ -408,8 +471,7 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
     times.push_back(msSince(start));
   }
   double mean = 0;
-  for (double t : times)
-    mean += t;
+  for (double t : times) mean += t;
   mean /= double(times.size());
   const std::vector<double> samples = times; // in run order, for --json
   std::sort(times.begin(), times.end());
@@ -421,21 +483,18 @@ void runBenchmark(v4f_session_t *session, const Options &opt, std::vector<v4f_te
   std::printf("throughput:       %.2f inferences/s\n", throughput);
   if (!opt.jsonPath.empty()) {
     FILE *f = std::fopen(opt.jsonPath.c_str(), "w");
-    if (!f)
-      fail(opt.jsonPath + ": cannot create: " + std::strerror(errno));
+    if (!f) fail(opt.jsonPath + ": cannot create: " + std::strerror(errno));
     std::fprintf(f,
                  "{\"model\": \"%s\", \"threads\": %d, \"warmup\": %ld, \"iterations\": %ld,\n"
                  " \"load_ms\": %.6f, \"first_run_ms\": %.6f, \"mean_ms\": %.6f, \"p50_ms\": %.6f,\n"
                  " \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,\n"
                  " \"throughput_per_s\": %.6f, \"peak_arena_bytes\": %zu,\n \"samples_ms\": [",
-                 v4frun::jsonEscape(opt.model.c_str()).c_str(), v4f_session_thread_count(session),
-                 opt.warmup, opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99,
-                 times.front(), times.back(), throughput, v4f_session_peak_memory(session));
-    for (size_t i = 0; i < samples.size(); ++i)
-      std::fprintf(f, "%s%.6f", i ? ", " : "", samples[i]);
+                 v4frun::jsonEscape(opt.model.c_str()).c_str(), v4f_session_thread_count(session), opt.warmup,
+                 opt.benchmark, loadMs, firstRunMs, mean, p50, p90, p99, times.front(), times.back(), throughput,
+                 v4f_session_peak_memory(session));
+    for (size_t i = 0; i < samples.size(); ++i) std::fprintf(f, "%s%.6f", i ? ", " : "", samples[i]);
     std::fprintf(f, "]}\n");
-    if (std::fclose(f) != 0)
-      fail(opt.jsonPath + ": write failed");
+    if (std::fclose(f) != 0) fail(opt.jsonPath + ": write failed");
   }
 }
 
@@ -459,15 +518,16 @@ int runMain(int argc, char **argv) {
 
   v4f_model_options_t modelOptions;
   v4f_model_options_init(&modelOptions);
-  if (!opt.disabledFeatures.empty())
-    modelOptions.disabled_cpu_features = opt.disabledFeatures.c_str();
+  if (!opt.disabledFeatures.empty()) modelOptions.disabled_cpu_features = opt.disabledFeatures.c_str();
   std::vector<uint8_t> trusted(32 * opt.trustedKeys.size());
   for (size_t k = 0; k < opt.trustedKeys.size(); ++k)
     check(v4f_read_public_key_file(opt.trustedKeys[k].c_str(), trusted.data() + 32 * k), "--trusted-key: ");
-  std::string policy = opt.signaturePolicy.empty() ? (opt.trustedKeys.empty() ? "off" : "require") : opt.signaturePolicy;
+  std::string policy =
+      opt.signaturePolicy.empty() ? (opt.trustedKeys.empty() ? "off" : "require") : opt.signaturePolicy;
   if (policy == "require" && opt.trustedKeys.empty()) fail("--signature-policy require needs --trusted-key");
-  modelOptions.signature_policy = policy == "require" ? V4F_SIGNATURE_REQUIRE : policy == "warn" ? V4F_SIGNATURE_WARN
-                                                                                                 : V4F_SIGNATURE_OFF;
+  modelOptions.signature_policy = policy == "require" ? V4F_SIGNATURE_REQUIRE
+                                  : policy == "warn"  ? V4F_SIGNATURE_WARN
+                                                      : V4F_SIGNATURE_OFF;
   modelOptions.trusted_keys = trusted.data();
   modelOptions.trusted_key_count = opt.trustedKeys.size();
   uint8_t decryptionKey[32];
@@ -480,14 +540,14 @@ int runMain(int argc, char **argv) {
   check(v4f_model_load_file(opt.model.c_str(), &modelOptions, nullptr, &model), "");
   double loadMs = msSince(t0);
   switch (v4f_model_signature_state(model, nullptr)) {
-    case V4F_SIGNATURE_STATE_VERIFIED: std::printf("signature:        valid, by a trusted key\n"); break;
-    case V4F_SIGNATURE_STATE_UNTRUSTED:
-      std::fprintf(stderr, "v4f-run: warning: %s is signed by a key that is not trusted\n", opt.model.c_str());
-      break;
-    case V4F_SIGNATURE_STATE_UNSIGNED:
-      std::fprintf(stderr, "v4f-run: warning: %s is not signed\n", opt.model.c_str());
-      break;
-    default: break;
+  case V4F_SIGNATURE_STATE_VERIFIED: std::printf("signature:        valid, by a trusted key\n"); break;
+  case V4F_SIGNATURE_STATE_UNTRUSTED:
+    std::fprintf(stderr, "v4f-run: warning: %s is signed by a key that is not trusted\n", opt.model.c_str());
+    break;
+  case V4F_SIGNATURE_STATE_UNSIGNED:
+    std::fprintf(stderr, "v4f-run: warning: %s is not signed\n", opt.model.c_str());
+    break;
+  default: break;
   }
 
   v4f_session_options_t sessionOptions;
@@ -511,7 +571,8 @@ int runMain(int argc, char **argv) {
       check(output ? v4f_model_output_info(model, i, &info) : v4f_model_input_info(model, i, &info), where);
       if (name == info.name) return i;
     }
-    fail(where + "--feedback names " + (output ? "output" : "input") + " '" + name + "', which the model does not have");
+    fail(where + "--feedback names " + (output ? "output" : "input") + " '" + name +
+         "', which the model does not have");
   };
   for (const auto &[out, in] : opt.feedback)
     check(v4f_session_bind_feedback(session, indexOf(true, out), indexOf(false, in)), where);
@@ -555,29 +616,26 @@ int runMain(int argc, char **argv) {
     size_t elem = v4f_dtype_size(t.dtype);
     size_t count = elem ? t.byte_size / elem : 0;
     uint64_t shapeCount = 1;
-    for (int d = 0; d < t.rank; ++d)
-      shapeCount *= uint64_t(t.dims[d]);
+    for (int d = 0; d < t.rank; ++d) shapeCount *= uint64_t(t.dims[d]);
     count = std::min<size_t>(count, size_t(shapeCount));
     std::string values;
     for (size_t k = 0; k < count && k < size_t(opt.printCount); ++k)
       values += (k ? ", " : "") + formatValue(t.dtype, static_cast<const uint8_t *>(t.data) + k * elem);
-    if (count > size_t(opt.printCount))
-      values += ", ...";
+    if (count > size_t(opt.printCount)) values += ", ...";
     std::printf("output %-20s %-8s %s = [%s]\n", info.name, v4f_dtype_name(t.dtype),
                 shapeString(t.dims, t.rank).c_str(), values.c_str());
     if (!opt.outputDir.empty()) {
       std::string path = opt.outputDir + "/" + sanitizeFileName(info.name) + ".npy";
       std::string error;
-      if (!v4frun::writeNpy(path, t.dtype, t.dims, t.rank, t.data,
-                            size_t(shapeCount) * elem, error))
-        fail(error);
+      if (!v4frun::writeNpy(path, t.dtype, t.dims, t.rank, t.data, size_t(shapeCount) * elem, error)) fail(error);
     }
   }
   std::printf("load time:        %.3f ms\n", loadMs);
   std::printf("kernels:          %s (variant %zu of the artifact's %zu plans, 0 = baseline)\n",
               v4f_model_target_cpu(model), v4f_model_variant(model), v4f_model_variant_count(model));
   std::printf("first run:        %.3f ms\n", firstRunMs);
-  if (opt.steps > 1) std::printf("%ld runs:          %.3f ms (%.3f ms per run)\n", opt.steps, allRunsMs, allRunsMs / opt.steps);
+  if (opt.steps > 1)
+    std::printf("%ld runs:          %.3f ms (%.3f ms per run)\n", opt.steps, allRunsMs, allRunsMs / opt.steps);
   std::printf("peak arena:       %zu bytes\n", v4f_session_peak_memory(session));
   std::printf("threads:          %d\n", v4f_session_thread_count(session));
 

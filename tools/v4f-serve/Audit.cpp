@@ -69,4 +69,4 @@ void AuditLog::write(nlohmann::json record) {
   size_ += text.size();
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

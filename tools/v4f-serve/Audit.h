@@ -14,7 +14,7 @@
 namespace v4f::serve {
 
 class AuditLog {
- public:
+public:
   AuditLog() = default;
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
@@ -28,7 +28,7 @@ class AuditLog {
   void write(nlohmann::json record);
   void close();
 
- private:
+private:
   void rotateLocked();
   std::mutex mutex_;
   std::string path_;
@@ -39,6 +39,6 @@ class AuditLog {
   bool failing_ = false;
 };
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_AUDIT_H_
+#endif // V4F_SERVE_AUDIT_H_

@@ -85,13 +85,13 @@ std::vector<std::string> splitComma(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   return out;
 }
-}  // namespace
+} // namespace
 
 const char* roleName(Role role) {
   switch (role) {
-    case kRoleInfer: return "infer";
-    case kRoleMetadata: return "metadata";
-    case kRoleAdmin: return "admin";
+  case kRoleInfer: return "infer";
+  case kRoleMetadata: return "metadata";
+  case kRoleAdmin: return "admin";
   }
   return "?";
 }
@@ -204,4 +204,4 @@ std::string addToken(const std::string& path, const std::string& id, const std::
   return token;
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

@@ -19,13 +19,13 @@ const char* roleName(Role role);
 struct Principal {
   std::string id;
   unsigned roles = 0;
-  std::vector<std::string> models;  // "*" = every model
+  std::vector<std::string> models; // "*" = every model
   bool hasRole(Role r) const { return (roles & r) != 0; }
   bool allowsModel(const std::string& model) const;
 };
 
 class TokenStore {
- public:
+public:
   // Reads and checks the token file; throws std::runtime_error naming the
   // file and the entry on any problem.
   static TokenStore load(const std::string& path);
@@ -34,11 +34,11 @@ class TokenStore {
   const Principal* authenticate(const std::string& token) const;
   size_t size() const { return entries_.size(); }
 
- private:
+private:
   struct Entry {
     Principal principal;
-    std::string salt;    // raw bytes
-    std::string digest;  // raw SHA-256
+    std::string salt;   // raw bytes
+    std::string digest; // raw SHA-256
   };
   std::map<std::string, Entry> entries_;
 };
@@ -50,6 +50,6 @@ class TokenStore {
 std::string addToken(const std::string& path, const std::string& id, const std::string& roles,
                      const std::string& models);
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_AUTH_H_
+#endif // V4F_SERVE_AUTH_H_

@@ -22,8 +22,8 @@ namespace {
 struct Route {
   std::string action = "unknown";
   std::string model, version;
-  unsigned role = 0;      // Role needed; 0 = public
-  bool authenticated = true;  // needs a valid token even when role == 0
+  unsigned role = 0;         // Role needed; 0 = public
+  bool authenticated = true; // needs a valid token even when role == 0
 };
 
 Route classify(const std::string& method, const std::string& path, bool publicHealth) {
@@ -39,8 +39,10 @@ Route classify(const std::string& method, const std::string& path, bool publicHe
     r.model = m[1];
     r.version = m[2];
     std::string tail = m[3];
-    r.action = tail.empty() ? "model_metadata" : tail.substr(1) == "ready" ? "model_ready"
-             : tail == "/infer" ? "infer" : "model_" + tail.substr(1);
+    r.action = tail.empty()                ? "model_metadata"
+               : tail.substr(1) == "ready" ? "model_ready"
+               : tail == "/infer"          ? "infer"
+                                           : "model_" + tail.substr(1);
     r.role = r.action == "infer" ? kRoleInfer : kRoleMetadata;
   } else if (path == "/v2/repository/index") {
     r.action = "repository_index";
@@ -67,8 +69,7 @@ thread_local RequestContext tContext;
 
 void jsonError(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(json({{"error", message}}).dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
+  res.set_content(json({{"error", message}}).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void jsonReply(httplib::Response& res, const json& body) {
@@ -94,7 +95,7 @@ bool parseSize(const std::string& s, size_t* out) {
 // listening socket to raise the backlog; this gives access to the socket.
 template <typename Base>
 class ListeningServer : public Base {
- public:
+public:
   using Base::Base;
   void raiseBacklog() {
     socket_t fd = this->svr_sock_;
@@ -103,7 +104,7 @@ class ListeningServer : public Base {
   }
 };
 
-}  // namespace
+} // namespace
 
 HttpFrontend::HttpFrontend(const FrontendOptions& options, Repository* repository, Metrics* metrics,
                            const TokenStore* tokens, AuditLog* audit)
@@ -149,7 +150,8 @@ void HttpFrontend::routes() {
       return httplib::Server::HandlerResponse::Handled;
     };
     std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) != 0) return refuse(401, "this endpoint needs an \"Authorization: Bearer <token>\" header");
+    if (auth.rfind("Bearer ", 0) != 0)
+      return refuse(401, "this endpoint needs an \"Authorization: Bearer <token>\" header");
     const Principal* p = tokens_->authenticate(auth.substr(7));
     if (!p) return refuse(401, "the bearer token is not valid");
     c.tokenId = p->id;
@@ -187,15 +189,19 @@ void HttpFrontend::routes() {
       audit_->write(std::move(rec));
     }
     if (logEnabled(LogLevel::Verbose))
-      log(LogLevel::Verbose, "request", {{"method", req.method}, {"path", req.path.substr(0, 256)}, {"status", res.status}});
+      log(LogLevel::Verbose, "request",
+          {{"method", req.method}, {"path", req.path.substr(0, 256)}, {"status", res.status}});
     c.active = false;
   });
 
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) jsonError(res, 404, "no endpoint " + req.method + " " + req.path.substr(0, 256));
-    else if (res.status == 413) jsonError(res, 413, "the request body exceeds the server's limit");
-    else jsonError(res, res.status, "HTTP " + std::to_string(res.status));
+    if (res.status == 404)
+      jsonError(res, 404, "no endpoint " + req.method + " " + req.path.substr(0, 256));
+    else if (res.status == 413)
+      jsonError(res, 413, "the request body exceeds the server's limit");
+    else
+      jsonError(res, res.status, "HTTP " + std::to_string(res.status));
   });
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     try {
@@ -218,8 +224,10 @@ void HttpFrontend::routes() {
   });
   svr.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   svr.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
-    if (ready_.load()) res.status = 200;
-    else jsonError(res, 503, "not ready");
+    if (ready_.load())
+      res.status = 200;
+    else
+      jsonError(res, 503, "not ready");
   });
 
   const char* modelPath = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
@@ -229,7 +237,7 @@ void HttpFrontend::routes() {
     jsonReply(res, repository_->metadata(model(req), version(req)));
   });
   svr.Get(std::string(modelPath) + "/ready", [=](const httplib::Request& req, httplib::Response& res) {
-    repository_->find(model(req), version(req));  // 404 when absent
+    repository_->find(model(req), version(req)); // 404 when absent
     res.status = 200;
   });
   svr.Get(std::string(modelPath) + "/config", [=](const httplib::Request& req, httplib::Response& res) {
@@ -301,7 +309,7 @@ void HttpFrontend::routes() {
         }
       }
       std::vector<std::string> names = mv->outputNames();
-      std::vector<std::pair<size_t, bool>> wanted;  // output index, binary
+      std::vector<std::pair<size_t, bool>> wanted; // output index, binary
       if (auto outs = request.find("outputs"); outs != request.end()) {
         if (!outs->is_array()) throw HttpError(400, "\"outputs\" must be an array");
         for (const json& o : *outs) {
@@ -309,7 +317,8 @@ void HttpFrontend::routes() {
             throw HttpError(400, "an entry of \"outputs\" has no \"name\" string");
           std::string n = o["name"].get<std::string>();
           size_t i = std::find(names.begin(), names.end(), n) - names.begin();
-          if (i == names.size()) throw HttpError(400, "model '" + mv->name() + "' has no output '" + n.substr(0, 128) + "'");
+          if (i == names.size())
+            throw HttpError(400, "model '" + mv->name() + "' has no output '" + n.substr(0, 128) + "'");
           bool bin = binaryDefault;
           if (o.contains("parameters") && o["parameters"].is_object() && o["parameters"].contains("binary_data")) {
             if (!o["parameters"]["binary_data"].is_boolean()) throw HttpError(400, "binary_data must be true or false");
@@ -324,8 +333,8 @@ void HttpFrontend::routes() {
       std::vector<HostTensor> outputs;
       mv->infer(std::move(inputs), timeoutUs, &outputs);
 
-      json response = {{"model_name", mv->name()}, {"model_version", std::to_string(mv->version())},
-                       {"outputs", json::array()}};
+      json response = {
+          {"model_name", mv->name()}, {"model_version", std::to_string(mv->version())}, {"outputs", json::array()}};
       if (!tContext.requestId.empty()) response["id"] = tContext.requestId;
       std::string blob;
       bool anyBinary = false;
@@ -418,4 +427,4 @@ void HttpFrontend::stop() {
   if (metricsThread_.joinable()) metricsThread_.join();
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

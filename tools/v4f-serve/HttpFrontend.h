@@ -23,20 +23,20 @@ namespace v4f::serve {
 
 struct FrontendOptions {
   std::string address = "0.0.0.0";
-  int httpPort = 8000;      // 0 = any free port (logged)
-  int metricsPort = 8002;   // -1 = no metrics endpoint
+  int httpPort = 8000;    // 0 = any free port (logged)
+  int metricsPort = 8002; // -1 = no metrics endpoint
   std::string tlsCert, tlsKey;
   int httpThreads = 64;
   size_t maxRequestBytes = size_t(64) << 20;
   int readTimeoutSecs = 10;
   int keepAliveTimeoutSecs = 5;
-  bool publicHealth = true;  // health and server metadata without a token
+  bool publicHealth = true; // health and server metadata without a token
 };
 
 class HttpFrontend {
- public:
-  HttpFrontend(const FrontendOptions& options, Repository* repository, Metrics* metrics,
-               const TokenStore* tokens, AuditLog* audit);
+public:
+  HttpFrontend(const FrontendOptions& options, Repository* repository, Metrics* metrics, const TokenStore* tokens,
+               AuditLog* audit);
   ~HttpFrontend();
   // Binds both ports; throws std::runtime_error naming the address.
   void start();
@@ -47,7 +47,7 @@ class HttpFrontend {
   // Stops accepting, finishes the requests in flight, returns.
   void stop();
 
- private:
+private:
   void routes();
   FrontendOptions options_;
   Repository* repository_;
@@ -60,6 +60,6 @@ class HttpFrontend {
   std::atomic<bool> ready_{false};
 };
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_HTTPFRONTEND_H_
+#endif // V4F_SERVE_HTTPFRONTEND_H_

@@ -15,14 +15,14 @@ LogOptions gOptions;
 std::mutex gMutex;
 const char* levelName(LogLevel l) {
   switch (l) {
-    case LogLevel::Error: return "error";
-    case LogLevel::Warning: return "warning";
-    case LogLevel::Info: return "info";
-    case LogLevel::Verbose: return "verbose";
+  case LogLevel::Error: return "error";
+  case LogLevel::Warning: return "warning";
+  case LogLevel::Info: return "info";
+  case LogLevel::Verbose: return "verbose";
   }
   return "info";
 }
-}  // namespace
+} // namespace
 
 void configureLog(const LogOptions& options) { gOptions = options; }
 
@@ -34,15 +34,15 @@ std::string isoTimeNow() {
   struct tm tm;
   gmtime_r(&tv.tv_sec, &tm);
   char buf[40];
-  snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000));
+  snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000));
   return buf;
 }
 
 uint64_t nowUs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 void log(LogLevel level, const std::string& message, const nlohmann::json& fields) {
@@ -67,4 +67,4 @@ void log(LogLevel level, const std::string& message, const nlohmann::json& field
   fflush(stderr);
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

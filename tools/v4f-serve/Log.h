@@ -12,8 +12,8 @@ namespace v4f::serve {
 enum class LogLevel { Error = 0, Warning = 1, Info = 2, Verbose = 3 };
 
 struct LogOptions {
-  bool json = true;                   // --log-format json|text
-  LogLevel level = LogLevel::Info;    // --log-verbose raises it to Verbose
+  bool json = true;                // --log-format json|text
+  LogLevel level = LogLevel::Info; // --log-verbose raises it to Verbose
 };
 
 void configureLog(const LogOptions& options);
@@ -29,6 +29,6 @@ std::string isoTimeNow();
 // Monotonic microseconds.
 uint64_t nowUs();
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_LOG_H_
+#endif // V4F_SERVE_LOG_H_

@@ -29,7 +29,10 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     out += c;
   }
   return out;
@@ -37,7 +40,7 @@ std::string escape(const std::string& s) {
 void help(std::string* out, const char* name, const char* type, const char* text) {
   *out += std::string("# HELP ") + name + " " + text + "\n# TYPE " + name + " " + type + "\n";
 }
-}  // namespace
+} // namespace
 
 void Histogram::render(const std::string& name, const std::string& labels, std::string* out) const {
   uint64_t cumulative = 0;
@@ -81,8 +84,7 @@ std::string Metrics::render() const {
       {"nv_inference_request_failure", "Number of failed inference requests, all batch sizes",
        &ModelStats::requestFailure},
       {"nv_inference_count", "Number of inferences performed (a batch of n counts n)", &ModelStats::inferenceCount},
-      {"nv_inference_exec_count", "Number of model executions performed (a batch counts one)",
-       &ModelStats::execCount},
+      {"nv_inference_exec_count", "Number of model executions performed (a batch counts one)", &ModelStats::execCount},
       {"nv_inference_request_duration_us", "Cumulative inference request duration in microseconds",
        &ModelStats::requestDurationUs},
       {"nv_inference_queue_duration_us", "Cumulative inference queuing duration in microseconds",
@@ -104,8 +106,7 @@ std::string Metrics::render() const {
   }
   help(&out, "nv_inference_pending_request_count", "gauge", "Instantaneous number of pending requests");
   for (const auto& [key, stats] : models_)
-    out += "nv_inference_pending_request_count{" + labels(key) + "} " +
-           std::to_string(stats->pending.load()) + "\n";
+    out += "nv_inference_pending_request_count{" + labels(key) + "} " + std::to_string(stats->pending.load()) + "\n";
   help(&out, "v4f_inference_request_latency_seconds", "histogram",
        "Inference request latency (receipt to response) in seconds");
   for (const auto& [key, stats] : models_)
@@ -121,4 +122,4 @@ std::string Metrics::render() const {
   return out;
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

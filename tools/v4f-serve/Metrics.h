@@ -16,25 +16,25 @@ namespace v4f::serve {
 
 // Cumulative histogram with fixed upper bounds.
 class Histogram {
- public:
+public:
   explicit Histogram(std::vector<double> bounds);
   void observe(double value);
   // Appends name_bucket/_sum/_count lines with `labels` ("model=\"m\",...").
   void render(const std::string& name, const std::string& labels, std::string* out) const;
 
- private:
+private:
   std::vector<double> bounds_;
-  std::unique_ptr<std::atomic<uint64_t>[]> counts_;  // bounds_.size() + 1 (+Inf)
+  std::unique_ptr<std::atomic<uint64_t>[]> counts_; // bounds_.size() + 1 (+Inf)
   std::atomic<uint64_t> count_{0};
-  std::atomic<uint64_t> sumMicros_{0};  // sum scaled by 1e6 (values are seconds or sizes)
+  std::atomic<uint64_t> sumMicros_{0}; // sum scaled by 1e6 (values are seconds or sizes)
 };
 
 // One model version's statistics. They survive unload/reload of the version
 // (Prometheus counters must not go backwards).
 struct ModelStats {
   std::atomic<uint64_t> requestSuccess{0}, requestFailure{0};
-  std::atomic<uint64_t> inferenceCount{0};  // inferences (batch rows) run
-  std::atomic<uint64_t> execCount{0};       // model executions (batches)
+  std::atomic<uint64_t> inferenceCount{0}; // inferences (batch rows) run
+  std::atomic<uint64_t> execCount{0};      // model executions (batches)
   std::atomic<uint64_t> requestDurationUs{0}, queueDurationUs{0};
   std::atomic<uint64_t> computeInputUs{0}, computeInferUs{0}, computeOutputUs{0};
   Histogram latency{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
@@ -44,19 +44,19 @@ struct ModelStats {
 };
 
 class Metrics {
- public:
+public:
   std::shared_ptr<ModelStats> model(const std::string& name, const std::string& version);
   void countHttp(int status);
   void countAuthFailure(int status);
   std::string render() const;
 
- private:
+private:
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<ModelStats>> models_;
   std::map<int, uint64_t> http_;
   std::map<int, uint64_t> authFailures_;
 };
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_METRICS_H_
+#endif // V4F_SERVE_METRICS_H_

@@ -32,13 +32,13 @@ int64_t getInt(const json& j, const char* key, int64_t lo, int64_t hi, int64_t d
 }
 
 std::string shapeString(const std::vector<int64_t>& s) { return json(s).dump(); }
-}  // namespace
+} // namespace
 
 ModelConfig ModelConfig::parse(const json& j, const std::string& where) {
   ModelConfig c;
   if (!j.is_object()) throw std::runtime_error(where + ": the config must be a JSON object");
-  static const char* known[] = {"max_batch_size", "dynamic_batching", "max_queue_size",
-                                "default_timeout_microseconds", "instance_count", "threads", "version_policy"};
+  static const char* known[] = {"max_batch_size", "dynamic_batching", "max_queue_size", "default_timeout_microseconds",
+                                "instance_count", "threads",          "version_policy"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) ==
         std::end(known))
@@ -51,8 +51,7 @@ ModelConfig ModelConfig::parse(const json& j, const std::string& where) {
   c.threads = static_cast<int>(getInt(j, "threads", 0, 1024, 0, where));
   if (auto db = j.find("dynamic_batching"); db != j.end()) {
     if (!db->is_object()) throw std::runtime_error(where + ": \"dynamic_batching\" must be an object");
-    if (c.maxBatchSize == 0)
-      throw std::runtime_error(where + ": \"dynamic_batching\" needs \"max_batch_size\" > 0");
+    if (c.maxBatchSize == 0) throw std::runtime_error(where + ": \"dynamic_batching\" needs \"max_batch_size\" > 0");
     c.dynamicBatching = true;
     c.maxQueueDelayUs = static_cast<uint64_t>(
         getInt(*db, "max_queue_delay_microseconds", 0, int64_t(60) * 1000 * 1000, 0, where + " dynamic_batching"));
@@ -119,8 +118,8 @@ ModelVersion::ModelVersion(std::string name, int64_t version, const std::string&
       s.dimNames.push_back(info.dim_names[d] ? info.dim_names[d] : "");
     }
     if (kserveDatatype(info.dtype).empty())
-      fail(where + ": " + (input ? "input" : "output") + " '" + s.name + "' has dtype " +
-           v4f_dtype_name(info.dtype) + ", which the KServe protocol cannot carry");
+      fail(where + ": " + (input ? "input" : "output") + " '" + s.name + "' has dtype " + v4f_dtype_name(info.dtype) +
+           ", which the KServe protocol cannot carry");
     return s;
   };
   for (size_t i = 0; i < v4f_model_input_count(model_); ++i) inputs_.push_back(readSig(true, i));
@@ -142,7 +141,8 @@ ModelVersion::ModelVersion(std::string name, int64_t version, const std::string&
   v4f_session_options_t options;
   v4f_session_options_init(&options);
   if (config_.threads > 0) {
-    if (v4f_status_t st = v4f_thread_pool_create(config_.threads, nullptr, &ownPool_)) fail(where + ": " + takeMessage(st));
+    if (v4f_status_t st = v4f_thread_pool_create(config_.threads, nullptr, &ownPool_))
+      fail(where + ": " + takeMessage(st));
     options.thread_pool = ownPool_;
   } else {
     options.thread_pool = sharedPool;
@@ -170,11 +170,15 @@ ModelVersion::~ModelVersion() {
 json ModelVersion::metadata() const {
   auto tensors = [](const std::vector<Signature>& sigs) {
     json out = json::array();
-    for (const Signature& s : sigs) out.push_back({{"name", s.name}, {"datatype", kserveDatatype(s.dtype)}, {"shape", s.dims}});
+    for (const Signature& s : sigs)
+      out.push_back({{"name", s.name}, {"datatype", kserveDatatype(s.dtype)}, {"shape", s.dims}});
     return out;
   };
-  return {{"name", name_}, {"versions", {std::to_string(version_)}}, {"platform", "v4f"},
-          {"inputs", tensors(inputs_)}, {"outputs", tensors(outputs_)}};
+  return {{"name", name_},
+          {"versions", {std::to_string(version_)}},
+          {"platform", "v4f"},
+          {"inputs", tensors(inputs_)},
+          {"outputs", tensors(outputs_)}};
 }
 
 std::vector<std::string> ModelVersion::outputNames() const {
@@ -266,7 +270,7 @@ void ModelVersion::instanceLoop(size_t instance) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left to drain
+      if (queue_.empty()) return; // stopping, and nothing left to drain
       batch.push_back(queue_.front());
       queue_.pop_front();
       int64_t rows = batch[0]->rows;
@@ -284,8 +288,7 @@ void ModelVersion::instanceLoop(size_t instance) {
           }
           bool preferred = std::find(config_.preferredBatchSizes.begin(), config_.preferredBatchSizes.end(), rows) !=
                            config_.preferredBatchSizes.end();
-          if (rows >= config_.maxBatchSize || preferred || stopping_ ||
-              std::chrono::steady_clock::now() >= deadline)
+          if (rows >= config_.maxBatchSize || preferred || stopping_ || std::chrono::steady_clock::now() >= deadline)
             break;
           cv_.wait_until(lock, deadline);
         }
@@ -303,8 +306,9 @@ void ModelVersion::execute(size_t instance, std::vector<InferRequest*>& all) {
     r->queueUs = start - r->enqueueUs;
     stats_->queueDurationUs.fetch_add(r->queueUs);
     if (r->deadlineUs && start > r->deadlineUs)
-      finish(r, 504, "model '" + name_ + "': the request's timeout expired after " + std::to_string(r->queueUs) +
-                         " us in the queue");
+      finish(r, 504,
+             "model '" + name_ + "': the request's timeout expired after " + std::to_string(r->queueUs) +
+                 " us in the queue");
     else
       batch.push_back(r);
   }
@@ -315,7 +319,7 @@ void ModelVersion::execute(size_t instance, std::vector<InferRequest*>& all) {
 
   // Inputs: one request's buffers as they are, or the batch concatenated.
   std::vector<HostTensor> joined;
-  joined.reserve(inputs_.size());  // the pointers taken below must stay valid
+  joined.reserve(inputs_.size()); // the pointers taken below must stay valid
   std::vector<v4f_tensor_t> in(inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const HostTensor* src = &batch[0]->inputs[i];
@@ -361,9 +365,10 @@ void ModelVersion::execute(size_t instance, std::vector<InferRequest*>& all) {
   // Outputs: split the batch's rows back to the requests.
   for (size_t o = 0; o < out.size() && batched; ++o)
     if (out[o].rank < 1 || out[o].dims[0] != rows)
-      return failAll(500, "model '" + name_ + "': output '" + outputs_[o].name + "' has " +
-                              (out[o].rank < 1 ? std::string("rank 0") : "first dim " + std::to_string(out[o].dims[0])) +
-                              ", not the batch size " + std::to_string(rows));
+      return failAll(500,
+                     "model '" + name_ + "': output '" + outputs_[o].name + "' has " +
+                         (out[o].rank < 1 ? std::string("rank 0") : "first dim " + std::to_string(out[o].dims[0])) +
+                         ", not the batch size " + std::to_string(rows));
   int64_t offset = 0;
   for (InferRequest* r : batch) {
     r->outputs.resize(out.size());
@@ -396,4 +401,4 @@ void ModelVersion::execute(size_t instance, std::vector<InferRequest*>& all) {
   for (InferRequest* r : batch) finish(r, 0, "");
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

@@ -53,17 +53,17 @@ struct ModelConfig {
 // and --decrypt-key for encrypted artifacts.
 struct SignaturePolicy {
   int32_t policy = V4F_SIGNATURE_OFF;
-  std::vector<uint8_t> trustedKeys;    // 32 bytes each
-  std::vector<uint8_t> decryptionKey;  // empty or 32 bytes
+  std::vector<uint8_t> trustedKeys;   // 32 bytes each
+  std::vector<uint8_t> decryptionKey; // empty or 32 bytes
 };
 
 // One request in the queue. The submitting thread waits on `done`.
 struct InferRequest {
-  std::vector<HostTensor> inputs;  // in the model's input order
-  int64_t rows = 0;                // batch rows (batched models), else 0
+  std::vector<HostTensor> inputs; // in the model's input order
+  int64_t rows = 0;               // batch rows (batched models), else 0
   uint64_t enqueueUs = 0, deadlineUs = 0;
   // Results, filled by the instance that ran it.
-  std::vector<HostTensor> outputs;  // every model output
+  std::vector<HostTensor> outputs; // every model output
   int errorStatus = 0;
   std::string error;
   uint64_t queueUs = 0;
@@ -73,11 +73,10 @@ struct InferRequest {
 };
 
 class ModelVersion {
- public:
+public:
   // Loads `path` and starts the instances; throws std::runtime_error.
   ModelVersion(std::string name, int64_t version, const std::string& path, const ModelConfig& config,
-               v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats,
-               const SignaturePolicy& signatures);
+               v4f_thread_pool_t* sharedPool, std::shared_ptr<ModelStats> stats, const SignaturePolicy& signatures);
   // Stops taking requests, runs those queued, joins the instances.
   ~ModelVersion();
   ModelVersion(const ModelVersion&) = delete;
@@ -98,12 +97,12 @@ class ModelVersion {
   // passed before it ran, 500 when the run failed.
   void infer(std::vector<HostTensor> inputs, uint64_t timeoutUs, std::vector<HostTensor>* outputs);
 
- private:
+private:
   struct Signature {
     std::string name;
     int32_t dtype;
-    std::vector<int64_t> dims;          // -1 where symbolic
-    std::vector<std::string> dimNames;  // "" where static
+    std::vector<int64_t> dims;         // -1 where symbolic
+    std::vector<std::string> dimNames; // "" where static
   };
   void instanceLoop(size_t instance);
   bool sameShapes(const InferRequest& a, const InferRequest& b) const;
@@ -125,6 +124,6 @@ class ModelVersion {
   bool stopping_ = false;
 };
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_MODELVERSION_H_
+#endif // V4F_SERVE_MODELVERSION_H_

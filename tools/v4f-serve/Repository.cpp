@@ -38,7 +38,7 @@ bool parseVersion(const std::string& s, int64_t* v) {
   *v = std::stoll(s);
   return *v >= 1;
 }
-}  // namespace
+} // namespace
 
 bool Repository::validName(const std::string& name) {
   if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
@@ -68,31 +68,29 @@ std::shared_ptr<const Repository::Versions> Repository::loadVersions(const std::
   std::sort(available.begin(), available.end());
   std::vector<int64_t> chosen;
   switch (config.policy) {
-    case ModelConfig::Policy::Latest:
-      for (size_t i = available.size() > static_cast<size_t>(config.latestCount)
-                          ? available.size() - static_cast<size_t>(config.latestCount)
-                          : 0;
-           i < available.size(); ++i)
-        chosen.push_back(available[i]);
-      break;
-    case ModelConfig::Policy::All:
-      chosen = available;
-      break;
-    case ModelConfig::Policy::Specific:
-      for (int64_t v : config.specificVersions) {
-        if (!std::count(available.begin(), available.end(), v))
-          throw std::runtime_error(dir + ": version_policy names version " + std::to_string(v) + ", which has no " +
-                                   std::to_string(v) + "/model.v4f");
-        chosen.push_back(v);
-      }
-      break;
+  case ModelConfig::Policy::Latest:
+    for (size_t i = available.size() > static_cast<size_t>(config.latestCount)
+                        ? available.size() - static_cast<size_t>(config.latestCount)
+                        : 0;
+         i < available.size(); ++i)
+      chosen.push_back(available[i]);
+    break;
+  case ModelConfig::Policy::All: chosen = available; break;
+  case ModelConfig::Policy::Specific:
+    for (int64_t v : config.specificVersions) {
+      if (!std::count(available.begin(), available.end(), v))
+        throw std::runtime_error(dir + ": version_policy names version " + std::to_string(v) + ", which has no " +
+                                 std::to_string(v) + "/model.v4f");
+      chosen.push_back(v);
+    }
+    break;
   }
   if (chosen.empty()) throw std::runtime_error(dir + ": no version directory <n>/model.v4f to serve");
   auto versions = std::make_shared<Versions>();
   for (int64_t v : chosen) {
     std::string path = dir + "/" + std::to_string(v) + "/model.v4f";
     (*versions)[v] = std::make_shared<ModelVersion>(model, v, path, config, sharedPool_,
-                                                     metrics_->model(model, std::to_string(v)), signatures_);
+                                                    metrics_->model(model, std::to_string(v)), signatures_);
   }
   return versions;
 }
@@ -164,8 +162,7 @@ std::shared_ptr<ModelVersion> Repository::find(const std::string& model, const s
   if (!parseVersion(version, &v))
     throw HttpError(400, "version '" + version.substr(0, 32) + "' is not a positive integer");
   auto vit = it->second->find(v);
-  if (vit == it->second->end())
-    throw HttpError(404, "model '" + model + "' has no loaded version " + version);
+  if (vit == it->second->end()) throw HttpError(404, "model '" + model + "' has no loaded version " + version);
   return vit->second;
 }
 
@@ -201,4 +198,4 @@ json Repository::index() const {
   return out;
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

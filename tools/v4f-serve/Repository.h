@@ -18,7 +18,7 @@
 namespace v4f::serve {
 
 class Repository {
- public:
+public:
   Repository(std::string root, v4f_thread_pool_t* sharedPool, Metrics* metrics, SignaturePolicy signatures = {})
       : root_(std::move(root)), sharedPool_(sharedPool), metrics_(metrics), signatures_(std::move(signatures)) {}
 
@@ -44,7 +44,7 @@ class Repository {
   // Model names must be a safe directory name: [A-Za-z0-9_.-], not "." or "..".
   static bool validName(const std::string& name);
 
- private:
+private:
   using Versions = std::map<int64_t, std::shared_ptr<ModelVersion>>;
   std::shared_ptr<const Versions> loadVersions(const std::string& model);
 
@@ -52,12 +52,12 @@ class Repository {
   v4f_thread_pool_t* sharedPool_;
   Metrics* metrics_;
   SignaturePolicy signatures_;
-  std::mutex loadMutex_;  // one load/unload at a time
+  std::mutex loadMutex_; // one load/unload at a time
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Versions>> models_;
-  std::map<std::string, std::string> failures_;  // model -> why its last load failed
+  std::map<std::string, std::string> failures_; // model -> why its last load failed
 };
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_REPOSITORY_H_
+#endif // V4F_SERVE_REPOSITORY_H_

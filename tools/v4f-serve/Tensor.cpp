@@ -43,7 +43,7 @@ uint16_t floatToHalf(float f) {
   }
   uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
   uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // may carry into the exponent: right
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half; // may carry into the exponent: right
   return static_cast<uint16_t>(half);
 }
 
@@ -54,7 +54,10 @@ float halfToFloat(uint16_t h) {
       x = sign;
     } else {
       int e = -1;
-      do { ++e; mant <<= 1; } while (!(mant & 0x400u));
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400u));
       x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
     }
   } else if (exp == 31) {
@@ -83,7 +86,9 @@ float bf16ToFloat(uint16_t b) {
 }
 
 template <typename T>
-void put(uint8_t* dst, T v) { memcpy(dst, &v, sizeof v); }
+void put(uint8_t* dst, T v) {
+  memcpy(dst, &v, sizeof v);
+}
 
 template <typename T>
 bool integerFits(const json& v, T* out) {
@@ -95,11 +100,10 @@ bool integerFits(const json& v, T* out) {
   }
   if (v.is_number_integer()) {
     int64_t i = v.get<int64_t>();
-    if (std::numeric_limits<T>::is_signed ? (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-                                             (i > 0 && static_cast<uint64_t>(i) >
-                                                           static_cast<uint64_t>(std::numeric_limits<T>::max())))
-                                          : (i < 0 || static_cast<uint64_t>(i) >
-                                                          static_cast<uint64_t>(std::numeric_limits<T>::max())))
+    if (std::numeric_limits<T>::is_signed
+            ? (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+               (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+            : (i < 0 || static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
       return false;
     *out = static_cast<T>(i);
     return true;
@@ -110,66 +114,72 @@ bool integerFits(const json& v, T* out) {
 // Writes one JSON element as `dtype` at dst; false when it does not fit.
 bool storeElement(const json& v, int32_t dtype, uint8_t* dst) {
   switch (dtype) {
-    case V4F_DTYPE_BOOL:
-      if (v.is_boolean()) return put<uint8_t>(dst, v.get<bool>() ? 1 : 0), true;
-      if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
-        return put<uint8_t>(dst, static_cast<uint8_t>(v.get<int64_t>())), true;
-      return false;
-#define V4F_INT_CASE(code, T)            \
-  case code: {                           \
-    T x;                                 \
-    if (!integerFits<T>(v, &x)) return false; \
-    put<T>(dst, x);                      \
-    return true;                         \
+  case V4F_DTYPE_BOOL:
+    if (v.is_boolean()) return put<uint8_t>(dst, v.get<bool>() ? 1 : 0), true;
+    if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
+      return put<uint8_t>(dst, static_cast<uint8_t>(v.get<int64_t>())), true;
+    return false;
+#define V4F_INT_CASE(code, T)                                                                                          \
+  case code: {                                                                                                         \
+    T x;                                                                                                               \
+    if (!integerFits<T>(v, &x)) return false;                                                                          \
+    put<T>(dst, x);                                                                                                    \
+    return true;                                                                                                       \
   }
-      V4F_INT_CASE(V4F_DTYPE_UINT8, uint8_t)
-      V4F_INT_CASE(V4F_DTYPE_UINT16, uint16_t)
-      V4F_INT_CASE(V4F_DTYPE_UINT32, uint32_t)
-      V4F_INT_CASE(V4F_DTYPE_UINT64, uint64_t)
-      V4F_INT_CASE(V4F_DTYPE_INT8, int8_t)
-      V4F_INT_CASE(V4F_DTYPE_INT16, int16_t)
-      V4F_INT_CASE(V4F_DTYPE_INT32, int32_t)
-      V4F_INT_CASE(V4F_DTYPE_INT64, int64_t)
+    V4F_INT_CASE(V4F_DTYPE_UINT8, uint8_t)
+    V4F_INT_CASE(V4F_DTYPE_UINT16, uint16_t)
+    V4F_INT_CASE(V4F_DTYPE_UINT32, uint32_t)
+    V4F_INT_CASE(V4F_DTYPE_UINT64, uint64_t)
+    V4F_INT_CASE(V4F_DTYPE_INT8, int8_t)
+    V4F_INT_CASE(V4F_DTYPE_INT16, int16_t)
+    V4F_INT_CASE(V4F_DTYPE_INT32, int32_t)
+    V4F_INT_CASE(V4F_DTYPE_INT64, int64_t)
 #undef V4F_INT_CASE
-    case V4F_DTYPE_FLOAT16:
-    case V4F_DTYPE_BFLOAT16:
-    case V4F_DTYPE_FLOAT32:
-    case V4F_DTYPE_FLOAT64: {
-      if (!v.is_number()) return false;
-      double d = v.get<double>();
-      if (dtype == V4F_DTYPE_FLOAT64) put<double>(dst, d);
-      else if (dtype == V4F_DTYPE_FLOAT32) put<float>(dst, static_cast<float>(d));
-      else if (dtype == V4F_DTYPE_FLOAT16) put<uint16_t>(dst, floatToHalf(static_cast<float>(d)));
-      else put<uint16_t>(dst, floatToBf16(static_cast<float>(d)));
-      return true;
-    }
-    default:
-      return false;
+  case V4F_DTYPE_FLOAT16:
+  case V4F_DTYPE_BFLOAT16:
+  case V4F_DTYPE_FLOAT32:
+  case V4F_DTYPE_FLOAT64: {
+    if (!v.is_number()) return false;
+    double d = v.get<double>();
+    if (dtype == V4F_DTYPE_FLOAT64)
+      put<double>(dst, d);
+    else if (dtype == V4F_DTYPE_FLOAT32)
+      put<float>(dst, static_cast<float>(d));
+    else if (dtype == V4F_DTYPE_FLOAT16)
+      put<uint16_t>(dst, floatToHalf(static_cast<float>(d)));
+    else
+      put<uint16_t>(dst, floatToBf16(static_cast<float>(d)));
+    return true;
+  }
+  default: return false;
   }
 }
 
 json loadElement(const uint8_t* src, int32_t dtype) {
-  auto get = [&](auto v) { memcpy(&v, src, sizeof v); return v; };
+  auto get = [&](auto v) {
+    memcpy(&v, src, sizeof v);
+    return v;
+  };
   switch (dtype) {
-    case V4F_DTYPE_BOOL: return get(uint8_t()) != 0;
-    case V4F_DTYPE_UINT8: return get(uint8_t());
-    case V4F_DTYPE_UINT16: return get(uint16_t());
-    case V4F_DTYPE_UINT32: return get(uint32_t());
-    case V4F_DTYPE_UINT64: return get(uint64_t());
-    case V4F_DTYPE_INT8: return get(int8_t());
-    case V4F_DTYPE_INT16: return get(int16_t());
-    case V4F_DTYPE_INT32: return get(int32_t());
-    case V4F_DTYPE_INT64: return get(int64_t());
-    case V4F_DTYPE_FLOAT16: return halfToFloat(get(uint16_t()));
-    case V4F_DTYPE_BFLOAT16: return bf16ToFloat(get(uint16_t()));
-    case V4F_DTYPE_FLOAT32: {
-      float f = get(float());
-      return std::isfinite(f) ? json(f) : json(nullptr);
-    }
-    case V4F_DTYPE_FLOAT64: {
-      double d = get(double());
-      return std::isfinite(d) ? json(d) : json(nullptr);
-    }
+  case V4F_DTYPE_BOOL: return get(uint8_t()) != 0;
+  case V4F_DTYPE_UINT8: return get(uint8_t());
+  case V4F_DTYPE_UINT16: return get(uint16_t());
+  case V4F_DTYPE_UINT32: return get(uint32_t());
+  case V4F_DTYPE_UINT64: return get(uint64_t());
+  case V4F_DTYPE_INT8: return get(int8_t());
+  case V4F_DTYPE_INT16: return get(int16_t());
+  case V4F_DTYPE_INT32: return get(int32_t());
+  case V4F_DTYPE_INT64: return get(int64_t());
+  case V4F_DTYPE_FLOAT16: return halfToFloat(get(uint16_t()));
+  case V4F_DTYPE_BFLOAT16: return bf16ToFloat(get(uint16_t()));
+  case V4F_DTYPE_FLOAT32: {
+    float f = get(float());
+    return std::isfinite(f) ? json(f) : json(nullptr);
+  }
+  case V4F_DTYPE_FLOAT64: {
+    double d = get(double());
+    return std::isfinite(d) ? json(d) : json(nullptr);
+  }
   }
   return nullptr;
 }
@@ -189,7 +199,7 @@ void flatten(const json& data, const HostTensor& t, uint8_t* dst, size_t elemSiz
                              data.dump().substr(0, 40) + ") is not a valid " + kserveDatatype(t.dtype));
   ++*index;
 }
-}  // namespace
+} // namespace
 
 std::string kserveDatatype(int32_t dtype) {
   for (const auto& n : kNames)
@@ -243,8 +253,7 @@ std::vector<HostTensor> decodeInputs(const json& request, const uint8_t* binary,
     if (!t.dtype) throw HttpError(400, what + ": unknown datatype '" + datatype.substr(0, 40) + "'");
     auto shape = in.find("shape");
     if (shape == in.end() || !shape->is_array() || shape->size() > V4F_MAX_RANK)
-      throw HttpError(400, what + ": \"shape\" must be an array of at most " + std::to_string(V4F_MAX_RANK) +
-                               " dims");
+      throw HttpError(400, what + ": \"shape\" must be an array of at most " + std::to_string(V4F_MAX_RANK) + " dims");
     for (const json& d : *shape) {
       if (!d.is_number_integer()) throw HttpError(400, what + ": \"shape\" holds a non-integer");
       t.shape.push_back(d.get<int64_t>());
@@ -300,9 +309,10 @@ json encodeOutput(const HostTensor& t, bool binary, std::string* blob) {
   json data = json::array();
   int64_t n = t.elementCount();
   data.get_ref<json::array_t&>().reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) data.push_back(loadElement(t.data.data() + static_cast<size_t>(i) * elemSize, t.dtype));
+  for (int64_t i = 0; i < n; ++i)
+    data.push_back(loadElement(t.data.data() + static_cast<size_t>(i) * elemSize, t.dtype));
   o["data"] = std::move(data);
   return o;
 }
 
-}  // namespace v4f::serve
+} // namespace v4f::serve

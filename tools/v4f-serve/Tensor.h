@@ -41,13 +41,12 @@ int64_t checkedElementCount(const std::vector<int64_t>& shape, const std::string
 // order) or binary data taken in order from `binary` (the bytes after the
 // JSON header). Every input must use all of its bytes; leftover binary bytes
 // are an error.
-std::vector<HostTensor> decodeInputs(const nlohmann::json& request, const uint8_t* binary,
-                                     size_t binarySize);
+std::vector<HostTensor> decodeInputs(const nlohmann::json& request, const uint8_t* binary, size_t binarySize);
 
 // The "outputs" entry for `t`; with `binary`, appends its bytes to `blob`
 // and sets parameters.binary_data_size instead of "data".
 nlohmann::json encodeOutput(const HostTensor& t, bool binary, std::string* blob);
 
-}  // namespace v4f::serve
+} // namespace v4f::serve
 
-#endif  // V4F_SERVE_TENSOR_H_
+#endif // V4F_SERVE_TENSOR_H_

@@ -41,15 +41,14 @@ int addTokenCommand(const std::string& file, const std::string& id, const std::s
   }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "v4f-serve: serves .v4f artifacts over the KServe v2 inference protocol (REST, with the binary tensor "
-      "data extension), with dynamic batching, health endpoints, Prometheus metrics, bearer-token access "
-      "control and an audit log.\n\nModel repository layout: DIR/<model>/<version>/model.v4f, and an optional "
-      "DIR/<model>/config.json (see docs/serving.md).",
-      "v4f-serve"};
+  CLI::App app{"v4f-serve: serves .v4f artifacts over the KServe v2 inference protocol (REST, with the binary tensor "
+               "data extension), with dynamic batching, health endpoints, Prometheus metrics, bearer-token access "
+               "control and an audit log.\n\nModel repository layout: DIR/<model>/<version>/model.v4f, and an optional "
+               "DIR/<model>/config.json (see docs/serving.md).",
+               "v4f-serve"};
   app.set_version_flag("--version", std::string("v4f-serve ") + v4f_runtime_version());
   std::string repositoryDir, tokenFile, auditPath, logFormat = "json";
   FrontendOptions fe;
@@ -166,11 +165,13 @@ int main(int argc, char** argv) {
     logError("--require-signed needs at least one --trusted-key");
     return 1;
   }
-  signatures.policy = requireSigned ? V4F_SIGNATURE_REQUIRE : trustedKeyFiles.empty() ? V4F_SIGNATURE_OFF
-                                                                                      : V4F_SIGNATURE_WARN;
+  signatures.policy = requireSigned             ? V4F_SIGNATURE_REQUIRE
+                      : trustedKeyFiles.empty() ? V4F_SIGNATURE_OFF
+                                                : V4F_SIGNATURE_WARN;
   signatures.trustedKeys.resize(32 * trustedKeyFiles.size());
   for (size_t k = 0; k < trustedKeyFiles.size(); ++k)
-    if (v4f_status_t st = v4f_read_public_key_file(trustedKeyFiles[k].c_str(), signatures.trustedKeys.data() + 32 * k)) {
+    if (v4f_status_t st =
+            v4f_read_public_key_file(trustedKeyFiles[k].c_str(), signatures.trustedKeys.data() + 32 * k)) {
       logError(v4f_status_message(st));
       v4f_status_free(st);
       return 1;

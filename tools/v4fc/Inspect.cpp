@@ -39,7 +39,6 @@ const char *sectionName(uint32_t kind) {
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
 
-
 //===----------------------------------------------------------------------===//
 // The description
 //===----------------------------------------------------------------------===//
@@ -57,8 +56,10 @@ json::Array describeSignature(const flatbuffers::Vector<flatbuffers::Offset<fb::
     for (size_t i = 0; i < rank; ++i) {
       int64_t d = s->dims()->Get(i);
       std::string name = s->dim_names() && i < s->dim_names()->size() ? s->dim_names()->Get(i)->str() : "";
-      if (d >= 0) shape.push_back(d);
-      else shape.push_back(name.empty() ? "?" : name);
+      if (d >= 0)
+        shape.push_back(d);
+      else
+        shape.push_back(name.empty() ? "?" : name);
       if (d < 0 && s->dim_min() && s->dim_max() && i < s->dim_max()->size() && i < s->dim_min()->size() &&
           s->dim_max()->Get(i) >= 0) {
         bounds.push_back(json::Array{s->dim_min()->Get(i), s->dim_max()->Get(i)});
@@ -95,11 +96,12 @@ json::Object describePlan(const fb::Manifest *manifest, bool showPlan, bool hasA
                                          {"cpu_features", std::move(features)}});
     }
   size_t dispatches = manifest->dispatches() ? manifest->dispatches()->size() : 0;
-  json::Object plan{{"executables", std::move(executables)},
-                    {"dispatch_count", int64_t(dispatches)},
-                    {"kernel_count", int64_t(kernels)},
-                    {"buffer_count", int64_t(manifest->buffers() ? manifest->buffers()->size() : 0)},
-                    {"shape_register_count", int64_t(manifest->shape_program() ? manifest->shape_program()->size() : 0)}};
+  json::Object plan{
+      {"executables", std::move(executables)},
+      {"dispatch_count", int64_t(dispatches)},
+      {"kernel_count", int64_t(kernels)},
+      {"buffer_count", int64_t(manifest->buffers() ? manifest->buffers()->size() : 0)},
+      {"shape_register_count", int64_t(manifest->shape_program() ? manifest->shape_program()->size() : 0)}};
   // Format 3.3: the arena of a fully static plan, null when it depends on
   // the input dims; absent for older artifacts, which do not record it.
   if (hasArena)
@@ -179,15 +181,14 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
                                   {"digest", v4f::toHex(header.manifest_digest, sizeof header.manifest_digest)}});
   if (manifest->sections())
     for (const auto *s : *manifest->sections())
-      sections.push_back(json::Object{{"kind", sectionName(s->kind())},
-                                      {"offset", int64_t(s->offset())},
-                                      {"size", int64_t(s->size())},
-                                      {"digest", s->digest() ? v4f::toHex(s->digest()->data(), s->digest()->size())
-                                                             : std::string()},
-                                      {"encrypted", s->cipher() != V4F_CIPHER_NONE},
-                                      {"plain_size", int64_t(s->cipher() != V4F_CIPHER_NONE ? s->plain_size() : s->size())},
-                                      {"key_id", s->key_id() ? v4f::toHex(s->key_id()->data(), s->key_id()->size())
-                                                             : std::string()}});
+      sections.push_back(
+          json::Object{{"kind", sectionName(s->kind())},
+                       {"offset", int64_t(s->offset())},
+                       {"size", int64_t(s->size())},
+                       {"digest", s->digest() ? v4f::toHex(s->digest()->data(), s->digest()->size()) : std::string()},
+                       {"encrypted", s->cipher() != V4F_CIPHER_NONE},
+                       {"plain_size", int64_t(s->cipher() != V4F_CIPHER_NONE ? s->plain_size() : s->size())},
+                       {"key_id", s->key_id() ? v4f::toHex(s->key_id()->data(), s->key_id()->size()) : std::string()}});
   // Multi-ISA artifacts: plan 0 is the baseline (the top-level manifest),
   // then the plan of every other CPU target; the runtime loads the one whose
   // features the machine has, preferring the most.
@@ -201,24 +202,26 @@ bool describeArtifact(const std::string &path, bool showPlan, json::Object &out,
   json::Value signature = nullptr;
   if (header.signature_offset != 0 && header.signature_offset + sizeof(v4f_signature_t) == bytes.size()) {
     const auto *t = reinterpret_cast<const v4f_signature_t *>(bytes.data() + header.signature_offset);
-    signature = json::Object{{"algorithm", t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE ? "ed25519-blake3-tree"
-                                           : t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 ? "ed25519-blake2b512"
-                                                                                                        : "unknown"},
-                             {"public_key", v4f::toHex(t->public_key, 32)}};
+    signature =
+        json::Object{{"algorithm", t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE  ? "ed25519-blake3-tree"
+                                   : t->algorithm == V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE2B512 ? "ed25519-blake2b512"
+                                                                                                : "unknown"},
+                     {"public_key", v4f::toHex(t->public_key, 32)}};
   }
-  out = json::Object{{"path", path},
-                     {"file_size", int64_t(bytes.size())},
-                     {"signature", std::move(signature)},
-                     {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
-                     {"digest_algorithm", header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE ? "blake3-tree"
-                                          : header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE ? "blake2b256-tree"
-                                                                                                           : "unknown"},
-                     {"producer", str(manifest->producer())},
-                     {"model", str(manifest->model_name())},
-                     {"inputs", describeSignature(manifest->inputs())},
-                     {"outputs", describeSignature(manifest->outputs())},
-                     {"sections", std::move(sections)},
-                     {"plans", std::move(plans)}};
+  out = json::Object{
+      {"path", path},
+      {"file_size", int64_t(bytes.size())},
+      {"signature", std::move(signature)},
+      {"format_version", std::to_string(header.format_major) + "." + std::to_string(header.format_minor)},
+      {"digest_algorithm", header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE3_TREE       ? "blake3-tree"
+                           : header.digest_algorithm == V4F_DIGEST_ALGORITHM_BLAKE2B256_TREE ? "blake2b256-tree"
+                                                                                             : "unknown"},
+      {"producer", str(manifest->producer())},
+      {"model", str(manifest->model_name())},
+      {"inputs", describeSignature(manifest->inputs())},
+      {"outputs", describeSignature(manifest->outputs())},
+      {"sections", std::move(sections)},
+      {"plans", std::move(plans)}};
   return true;
 }
 
@@ -280,7 +283,8 @@ void printPlan(const json::Object &plan) {
   if (const json::Array *list = plan.getArray("dispatches"))
     for (const json::Value &v : *list) {
       const json::Object &d = *v.getAsObject();
-      std::string guard = d.get("guard_register") ? "  (runs if r" + std::to_string(getInt(d, "guard_register")) + " != 0)" : "";
+      std::string guard =
+          d.get("guard_register") ? "  (runs if r" + std::to_string(getInt(d, "guard_register")) + " != 0)" : "";
       std::string device = getStr(d, "device");
       if (device == "host->gpu" || device == "gpu->host") {
         std::printf("  #%-4lld %-9s copy                         %s\n", getInt(d, "index"), device.c_str(),
@@ -320,8 +324,8 @@ void printText(const json::Object &a) {
   for (const json::Value &v : *a.getArray("sections")) {
     const json::Object &s = *v.getAsObject();
     std::string enc = s.getBoolean("encrypted").value_or(false)
-                          ? "  encrypted (key id " + getStr(s, "key_id") + ", " + std::to_string(getInt(s, "plain_size")) +
-                                " bytes plain)"
+                          ? "  encrypted (key id " + getStr(s, "key_id") + ", " +
+                                std::to_string(getInt(s, "plain_size")) + " bytes plain)"
                           : "";
     std::printf("  %-12s %12lld %12lld  %s%s\n", getStr(s, "kind").c_str(), getInt(s, "offset"), getInt(s, "size"),
                 getStr(s, "digest").c_str(), enc.c_str());

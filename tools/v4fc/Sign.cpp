@@ -36,8 +36,7 @@ bool readArtifact(const std::string &path, std::vector<uint8_t> &bytes, std::str
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t r = read(fd, bytes.data() + done, bytes.size() - done);
-    if (r < 0 && errno == EINTR)
-      continue;
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       close(fd);
       error = path + ": read failed";
@@ -53,19 +52,17 @@ bool readArtifact(const std::string &path, std::vector<uint8_t> &bytes, std::str
 int runKeygen(const std::string &out) {
   SigningKey key;
   std::string error;
-  if (!generateSigningKeyFiles(out, key, error))
-    return fail(error);
+  if (!generateSigningKeyFiles(out, key, error)) return fail(error);
   std::printf("%s\n", toHex(key.publicKey.data(), key.publicKey.size()).c_str());
-  std::fprintf(stderr, "v4fc: wrote the secret key %s (0600; keep it secret) and the public key %s.pub\n",
-               out.c_str(), out.c_str());
+  std::fprintf(stderr, "v4fc: wrote the secret key %s (0600; keep it secret) and the public key %s.pub\n", out.c_str(),
+               out.c_str());
   return 0;
 }
 
 int runKeygenEncryption(const std::string &out) {
   EncryptionKey key;
   std::string error;
-  if (!generateEncryptionKeyFile(out, key, error))
-    return fail(error);
+  if (!generateEncryptionKeyFile(out, key, error)) return fail(error);
   std::array<uint8_t, 16> id = encryptionKeyId(key);
   std::printf("%s\n", toHex(id.data(), id.size()).c_str());
   std::fprintf(stderr, "v4fc: wrote the encryption key %s (0600; keep it secret); its id is printed above\n",
@@ -77,22 +74,17 @@ int runSign(const std::string &artifact, const std::string &keyPath, const std::
   SigningKey key;
   std::string error;
   std::vector<uint8_t> bytes;
-  if (!loadSigningKey(keyPath, key, error) || !readArtifact(artifact, bytes, error))
-    return fail(error);
+  if (!loadSigningKey(keyPath, key, error) || !readArtifact(artifact, bytes, error)) return fail(error);
   // Sign only what is intact: a corrupted or foreign-signed file is not
   // blessed by a new signature without notice.
   PublicKey signer;
   std::string detail;
   SignatureCheck was = checkArtifactSignature(bytes, nullptr, signer, detail);
-  if (was == SignatureCheck::Malformed)
-    return fail(artifact + ": " + detail);
-  if (was == SignatureCheck::Invalid)
-    return fail(artifact + ": " + detail + "; refusing to re-sign it");
-  if (!signArtifactBytes(bytes, key, error))
-    return fail(artifact + ": " + error);
+  if (was == SignatureCheck::Malformed) return fail(artifact + ": " + detail);
+  if (was == SignatureCheck::Invalid) return fail(artifact + ": " + detail + "; refusing to re-sign it");
+  if (!signArtifactBytes(bytes, key, error)) return fail(artifact + ": " + error);
   const std::string &out = output.empty() ? artifact : output;
-  if (!writeFileAtomically(out, bytes, error))
-    return fail(error);
+  if (!writeFileAtomically(out, bytes, error)) return fail(error);
   std::fprintf(stderr, "v4fc: signed %s with key %s\n", out.c_str(),
                toHex(key.publicKey.data(), key.publicKey.size()).c_str());
   return 0;
@@ -101,15 +93,12 @@ int runSign(const std::string &artifact, const std::string &keyPath, const std::
 int runVerify(const std::string &artifact, const std::string &pubkey) {
   std::string error;
   std::vector<uint8_t> bytes;
-  if (!readArtifact(artifact, bytes, error))
-    return fail(error);
+  if (!readArtifact(artifact, bytes, error)) return fail(error);
   PublicKey trusted, signer;
-  if (!pubkey.empty() && !loadPublicKey(pubkey, trusted, error))
-    return fail(error);
+  if (!pubkey.empty() && !loadPublicKey(pubkey, trusted, error)) return fail(error);
   std::string detail;
   SignatureCheck check = checkArtifactSignature(bytes, pubkey.empty() ? nullptr : &trusted, signer, detail);
-  if (check != SignatureCheck::Valid)
-    return fail(artifact + ": " + detail);
+  if (check != SignatureCheck::Valid) return fail(artifact + ": " + detail);
   std::printf("%s: signature valid, %s%s\n", artifact.c_str(), detail.c_str(),
               pubkey.empty() ? " (no --pubkey given: the signer is not checked against a trusted key)" : "");
   return 0;

@@ -157,8 +157,9 @@ int runTune(const TuneRequest &req, CompilerOptions options) {
   std::string profile = dir + "/profile.json", log = dir + "/v4f-run.log";
   // Profiles `artifact` with v4f-run: the time of every dispatch name.
   auto measure = [&](const std::string &artifact, std::map<std::string, double> &times, std::string &error) {
-    std::vector<std::string> args = {runner, artifact, "--threads", std::to_string(req.threads), "--profile",
-                                     profile, "--profile-runs", std::to_string(req.runs), "--print", "0"};
+    std::vector<std::string> args = {runner,      artifact, "--threads",      std::to_string(req.threads),
+                                     "--profile", profile,  "--profile-runs", std::to_string(req.runs),
+                                     "--print",   "0"};
     for (const std::string &d : req.runDims) {
       args.push_back("--dim");
       args.push_back(d);
@@ -166,8 +167,7 @@ int runTune(const TuneRequest &req, CompilerOptions options) {
     std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
     std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
     std::string execError;
-    int rc = llvm::sys::ExecuteAndWait(runner, argRefs, std::nullopt, redirects, /*SecondsToWait=*/600, 0,
-                                       &execError);
+    int rc = llvm::sys::ExecuteAndWait(runner, argRefs, std::nullopt, redirects, /*SecondsToWait=*/600, 0, &execError);
     if (rc != 0) {
       std::string detail;
       if (auto text = llvm::MemoryBuffer::getFile(log, true)) detail = (*text)->getBuffer().str();
@@ -201,8 +201,8 @@ int runTune(const TuneRequest &req, CompilerOptions options) {
   std::map<std::string, TuningConfig> defaults;
   for (const TuningAssignment &a : assigned.front()) defaults[a.key] = a.config;
   std::vector<TuningEntry> fresh;
-  std::printf("%-60s %4s %11s %11s %7s  %s\n", "op (first operand -> result)", "ops", "default ms", "tuned ms",
-              "gain", "configuration");
+  std::printf("%-60s %4s %11s %11s %7s  %s\n", "op (first operand -> result)", "ops", "default ms", "tuned ms", "gain",
+              "configuration");
   double totalDefault = 0, totalTuned = 0;
   int changed = 0;
   for (const auto &[key, configs] : byKey) {

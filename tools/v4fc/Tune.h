@@ -15,7 +15,7 @@ struct TuneRequest {
   std::string workDir;              // keep the candidate artifacts and profiles here (default: a temp dir, removed)
   std::vector<std::string> runDims; // --dim NAME=VALUE passed to v4f-run for symbolic input dims
   int threads = 1, rounds = 3, runs = 10;
-  double minGain = 0.05;            // a candidate must beat the default by this fraction to win
+  double minGain = 0.05; // a candidate must beat the default by this fraction to win
   bool verbose = false;
 };
 

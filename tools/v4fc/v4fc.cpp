@@ -232,7 +232,8 @@ int runCompile(const CompileOptions &opts) {
   copts.perChannel = opts.perChannel;
   copts.int4ZeroPoints = opts.int4ZeroPoints;
   copts.wantQuantReport = !opts.quantReport.empty();
-  if (copts.wantQuantReport && opts.emit != "artifact") return fail("--quant-report is written with --emit=artifact only");
+  if (copts.wantQuantReport && opts.emit != "artifact")
+    return fail("--quant-report is written with --emit=artifact only");
   copts.printIRAfterAll = opts.printIRAfterAll;
   copts.tuningDb = opts.tuningDb;
   copts.cpuChannelsLast = opts.cpuLayouts == "auto";
@@ -255,7 +256,8 @@ int runCompile(const CompileOptions &opts) {
   if (opts.verbose)
     for (const std::string &note : model.notes) std::fprintf(stderr, "[v4fc] note: %s\n", note.c_str());
   if (!compiled) return fail(error);
-  if (opts.emit == "mlir" || opts.emit == "imported-mlir") return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
+  if (opts.emit == "mlir" || opts.emit == "imported-mlir")
+    return writeText(opts.output, model.graphIR, error) ? 0 : fail(error);
   if (opts.emit == "llvm") return writeText(opts.output, model.llvmIR, error) ? 0 : fail(error);
   if (opts.emit == "cuda") return writeText(opts.output, model.cudaSource, error) ? 0 : fail(error);
   if (opts.emit == "obj")
@@ -354,24 +356,32 @@ int main(int argc, char **argv) {
   CompileOptions copts;
   auto *compile = app.add_subcommand("compile", "Compile an ONNX model into a .v4f artifact");
   compile->add_option("model", copts.input, "ONNX model file")->required()->check(CLI::ExistingFile);
-  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|imported-mlir|llvm)")->required();
-  compile->add_option("--target-cpu", copts.targetCpu,
-                      "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
+  compile->add_option("-o,--output", copts.output, "Output path ('-' for stdout with --emit=mlir|imported-mlir|llvm)")
+      ->required();
+  compile
+      ->add_option("--target-cpu", copts.targetCpu,
+                   "CPU to compile for: host, x86-64-v2|v3|v4, or an LLVM CPU name (e.g. sapphirerapids)")
       ->capture_default_str();
-  compile->add_option("--target", copts.target,
-                      "Where dispatches run: cpu, cuda (every op with a GPU kernel on the GPU, the rest on the CPU) or "
-                      "cpu,cuda (a cost model places each dispatch); docs/gpu.md")
+  compile
+      ->add_option("--target", copts.target,
+                   "Where dispatches run: cpu, cuda (every op with a GPU kernel on the GPU, the rest on the CPU) or "
+                   "cpu,cuda (a cost model places each dispatch); docs/gpu.md")
       ->capture_default_str();
-  compile->add_option("--cuda-arch", copts.cudaArch,
-                      "GPU archs to compile cubins for, e.g. sm_80,sm_90 (PTX for the lowest is added for newer GPUs)")
+  compile
+      ->add_option("--cuda-arch", copts.cudaArch,
+                   "GPU archs to compile cubins for, e.g. sm_80,sm_90 (PTX for the lowest is added for newer GPUs)")
       ->capture_default_str();
-  compile->add_option("--precision", copts.precision,
-                      "Matrix products on the GPU: fp32, or fp16 / bf16 / tf32 tensor cores with FP32 accumulation "
-                      "(tensors stay float32 in memory; tf32 rounds the operands to a 10-bit mantissa)")
+  compile
+      ->add_option("--precision", copts.precision,
+                   "Matrix products on the GPU: fp32, or fp16 / bf16 / tf32 tensor cores with FP32 accumulation "
+                   "(tensors stay float32 in memory; tf32 rounds the operands to a 10-bit mantissa)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "tf32"}))
       ->capture_default_str();
-  compile->add_option("--emit", copts.emit, "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
-                      "composite ops still whole), llvm (optimized LLVM IR), obj, cuda (the generated CUDA C++; needs --target with cuda)")
+  compile
+      ->add_option("--emit", copts.emit,
+                   "What to write: artifact, mlir (optimized v4f IR), imported-mlir (v4f IR before any pass: "
+                   "composite ops still whole), llvm (optimized LLVM IR), obj, cuda (the generated CUDA C++; needs "
+                   "--target with cuda)")
       ->check(CLI::IsMember({"artifact", "mlir", "imported-mlir", "llvm", "obj", "cuda"}))
       ->capture_default_str();
   compile->add_option("--input-shape", copts.inputShapes,
@@ -382,9 +392,10 @@ int main(int argc, char **argv) {
   compile->add_option("--dim", copts.dims,
                       "Fix a symbolic input dim at compile time: NAME=VALUE, or bound it: NAME=MIN..MAX / "
                       "NAME=..MAX (repeatable; an unnamed dim is <input>_dim<i>)");
-  compile->add_option("--max-loop-iterations", copts.maxLoopIterations,
-                      "Iteration bound of a Loop whose trip count is known only at run time (checked at run time; "
-                      "scan outputs of a count computed by kernels are sized for it) and of unrolling")
+  compile
+      ->add_option("--max-loop-iterations", copts.maxLoopIterations,
+                   "Iteration bound of a Loop whose trip count is known only at run time (checked at run time; "
+                   "scan outputs of a count computed by kernels are sized for it) and of unrolling")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24))
       ->capture_default_str();
   compile->add_option("--quantize", copts.quantize,
@@ -396,18 +407,20 @@ int main(int argc, char **argv) {
   compile->add_option("--calibration-data", copts.calibrationData,
                       "With --quantize=int8: an .npz (np.savez) with one array per model input, named as the input, "
                       "first axis = samples");
-  compile->add_option("--calibration-method", copts.calibrationMethod,
-                      "How calibration turns observed activations into ranges: minmax, entropy (KL, as TensorRT) "
-                      "or percentile[:P] (default P 99.99)")
+  compile
+      ->add_option("--calibration-method", copts.calibrationMethod,
+                   "How calibration turns observed activations into ranges: minmax, entropy (KL, as TensorRT) "
+                   "or percentile[:P] (default P 99.99)")
       ->capture_default_str();
   compile->add_flag("--per-channel", copts.perChannel,
                     "With --quantize: one weight scale per output channel (default: one per weight tensor)");
   compile->add_flag("--int4-zero-points", copts.int4ZeroPoints,
                     "With --quantize=int4-weight: asymmetric groups, each with an int4 zero point (default: "
                     "symmetric groups)");
-  compile->add_option("--accuracy-budget", copts.accuracyBudget,
-                      "With --quantize: keep the most sensitive layers in float until the top-1 loss on "
-                      "--validation-data is at most PCT percentage points (e.g. 0.5)")
+  compile
+      ->add_option("--accuracy-budget", copts.accuracyBudget,
+                   "With --quantize: keep the most sensitive layers in float until the top-1 loss on "
+                   "--validation-data is at most PCT percentage points (e.g. 0.5)")
       ->check(CLI::Range(0.0, 100.0));
   compile->add_option("--validation-data", copts.validationData,
                       "With --accuracy-budget: an .npz like --calibration-data (one array per input, first axis = "
@@ -419,25 +432,30 @@ int main(int argc, char **argv) {
                       "With --quantize: write a JSON report (per layer: precision or why it stayed float, "
                       "activation range, scale and zero point, weight scales, SQNR and max error vs float on "
                       "the calibration samples)");
-  compile->add_option("--exclude", copts.exclude, "With --quantize: ONNX node names that stay float (comma-separated, "
-                                                  "repeatable)")
+  compile
+      ->add_option("--exclude", copts.exclude,
+                   "With --quantize: ONNX node names that stay float (comma-separated, "
+                   "repeatable)")
       ->delimiter(',');
-  compile->add_option("--tuning-db", copts.tuningDb,
-                      "Apply the measured GEMM/conv choices of this database (written by v4fc tune on this machine "
-                      "kind); ops it does not cover keep the cost model's; docs/tuning.md")
+  compile
+      ->add_option("--tuning-db", copts.tuningDb,
+                   "Apply the measured GEMM/conv choices of this database (written by v4fc tune on this machine "
+                   "kind); ops it does not cover keep the cost model's; docs/tuning.md")
       ->check(CLI::ExistingFile);
-  compile->add_option("--cpu-layouts", copts.cpuLayouts,
-                      "auto (default): tensors between convs computing channels in vector lanes are stored "
-                      "channels-last where every reader handles it (v4f-assign-cpu-layouts; --verbose counts them); "
-                      "channels-first: every tensor as the model has it")
+  compile
+      ->add_option("--cpu-layouts", copts.cpuLayouts,
+                   "auto (default): tensors between convs computing channels in vector lanes are stored "
+                   "channels-last where every reader handles it (v4f-assign-cpu-layouts; --verbose counts them); "
+                   "channels-first: every tensor as the model has it")
       ->check(CLI::IsMember({"auto", "channels-first"}));
   compile->add_flag("--print-ir-after-all", copts.printIRAfterAll, "Print the IR after every pass to stderr");
   compile->add_flag("-v,--verbose", copts.verbose, "Print the time of each compile phase");
   compile->add_option("--sign", copts.signKey, "Sign the artifact with this secret key (v4fc keygen)")
       ->check(CLI::ExistingFile);
-  compile->add_option("--encrypt-key", copts.encryptKey,
-                      "Encrypt the code and constants with this key (v4fc keygen --type encryption); the runtime "
-                      "needs it to load the artifact")
+  compile
+      ->add_option("--encrypt-key", copts.encryptKey,
+                   "Encrypt the code and constants with this key (v4fc keygen --type encryption); the runtime "
+                   "needs it to load the artifact")
       ->check(CLI::ExistingFile);
 
   v4f::TuneRequest tuneReq;
@@ -490,8 +508,9 @@ int main(int argc, char **argv) {
   bool inspectJson = false;
   inspect->add_flag("--json", inspectJson, "Print the description as one JSON object");
   std::string extractCuda;
-  inspect->add_option("--extract-cuda", extractCuda,
-                      "Write the CUDA cubins and PTX (and the entry point names) into this existing directory")
+  inspect
+      ->add_option("--extract-cuda", extractCuda,
+                   "Write the CUDA cubins and PTX (and the entry point names) into this existing directory")
       ->check(CLI::ExistingDirectory);
 
   std::string keyOut, signPath, signKey, signOut, verifyPath, verifyKey;

@@ -25,18 +25,14 @@ namespace v4f {
 /// Returns false and sets `error` on failure.
 /// With `encryptionKey`, every section is encrypted (format 4, see
 /// artifact_format.h): the file holds no plaintext code or constants.
-bool serializeArtifact(const ExecutablePlan &plan,
-                       const std::vector<uint8_t> &constants,
-                       std::vector<uint8_t> &out, std::string &error,
-                       const EncryptionKey *encryptionKey = nullptr);
+bool serializeArtifact(const ExecutablePlan &plan, const std::vector<uint8_t> &constants, std::vector<uint8_t> &out,
+                       std::string &error, const EncryptionKey *encryptionKey = nullptr);
 
 /// Writes the artifact to `path` atomically: a temporary file in the same
 /// folder, renamed over `path` only when complete; nothing is left on failure.
 /// With `signingKey`, the artifact is signed before it is written.
-bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan,
-                       const std::vector<uint8_t> &constants,
-                       std::string &error,
-                       const SigningKey *signingKey = nullptr,
+bool writeArtifactFile(const std::string &path, const ExecutablePlan &plan, const std::vector<uint8_t> &constants,
+                       std::string &error, const SigningKey *signingKey = nullptr,
                        const EncryptionKey *encryptionKey = nullptr);
 
 } // namespace v4f

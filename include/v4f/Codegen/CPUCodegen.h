@@ -16,14 +16,14 @@ namespace v4f {
 /// The machine the kernels are compiled for.
 struct CPUTarget {
   std::string triple;
-  std::string cpu;                        // LLVM CPU name, e.g. "znver3"
-  std::string features;                   // LLVM feature string
+  std::string cpu;                           // LLVM CPU name, e.g. "znver3"
+  std::string features;                      // LLVM feature string
   std::vector<std::string> requiredFeatures; // names from V4F_CPU_FEATURE_NAMES
   // What kernel generation tunes for (becomes #v4f.cpu_target).
-  std::string isa;                        // "sse", "avx2", "avx512"
+  std::string isa; // "sse", "avx2", "avx512"
   int64_t vectorBits = 128, vectorRegisters = 16;
   int64_t l1CacheBytes = 32 * 1024, l2CacheBytes = 512 * 1024;
-  bool vnni = false;                      // AVX-512 VNNI / AVX-VNNI: int8 GEMMs use vpdpbusd
+  bool vnni = false; // AVX-512 VNNI / AVX-VNNI: int8 GEMMs use vpdpbusd
 };
 
 /// The module attribute `v4f.target` describing `target`.
@@ -181,13 +181,12 @@ std::unique_ptr<HostPlanTarget> createCPUPlanTarget(PlanContext &ctx, mlir::Modu
 
 /// Translates to LLVM IR, optimizes at O3 for `target`, and emits an ELF
 /// object. `llvmIR`, when non-null, receives the optimized IR text.
-bool compileKernelsToObject(mlir::ModuleOp kernels, const CPUTarget &target,
-                            std::vector<uint8_t> &object, std::string *llvmIR, std::string &error);
+bool compileKernelsToObject(mlir::ModuleOp kernels, const CPUTarget &target, std::vector<uint8_t> &object,
+                            std::string *llvmIR, std::string &error);
 
 /// Links an object into a shared object with the embedded LLD (no external
 /// linker is run).
-bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject,
-                      std::string &error);
+bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject, std::string &error);
 
 } // namespace v4f
 

@@ -49,14 +49,14 @@ struct CudaTensor {
 /// One generated kernel: its __global__ function, binding order and access,
 /// and launch geometry.
 struct CudaKernel {
-  std::string source;             // defines `extern "C" __global__ void <name>(v4f_cuda_args_t)`
+  std::string source; // defines `extern "C" __global__ void <name>(v4f_cuda_args_t)`
   /// Binding j is the region's result (-1) or external operand `operands[j]`.
   std::vector<int> operands;
-  std::vector<uint32_t> access;   // V4F_BINDING_* per binding
+  std::vector<uint32_t> access; // V4F_BINDING_* per binding
   int64_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   double flops = 0;
-  std::string precision;          // "fp16"/"bf16" for tensor-core kernels, else ""
+  std::string precision; // "fp16"/"bf16" for tensor-core kernels, else ""
 };
 
 /// The kernel named `name` computing `ops` (one op, or a chain of fusible
@@ -65,9 +65,8 @@ struct CudaKernel {
 /// `result`. Fails (with a diagnostic) on what cudaSupportsRegion refuses.
 mlir::FailureOr<CudaKernel> generateCudaKernel(llvm::ArrayRef<mlir::Operation *> ops,
                                                llvm::ArrayRef<mlir::Value> externals,
-                                               llvm::ArrayRef<CudaTensor> externalTensors,
-                                               const CudaTensor &result, const std::string &name,
-                                               const CudaOptions &options);
+                                               llvm::ArrayRef<CudaTensor> externalTensors, const CudaTensor &result,
+                                               const std::string &name, const CudaOptions &options);
 
 /// The code every translation unit starts with (headers, the args struct, helpers).
 std::string cudaPrelude(const CudaOptions &options);

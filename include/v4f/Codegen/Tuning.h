@@ -46,11 +46,11 @@ struct TuningConfig {
 
 /// What v4f-apply-tuning did to one op.
 struct TuningAssignment {
-  std::string dispatch;  // the op's dispatch name in profiles ("conv 'n_Conv_27'")
-  std::string key;       // tuningKey(op)
-  std::string target;    // tuningTarget(module)
-  int candidates = 0;    // length of its candidate list
-  TuningConfig config;   // the configuration it got
+  std::string dispatch; // the op's dispatch name in profiles ("conv 'n_Conv_27'")
+  std::string key;      // tuningKey(op)
+  std::string target;   // tuningTarget(module)
+  int candidates = 0;   // length of its candidate list
+  TuningConfig config;  // the configuration it got
 };
 
 /// One database entry.
@@ -62,8 +62,8 @@ struct TuningEntry {
 };
 
 struct TuningOptions {
-  std::string dbPath;          // apply this database's winners
-  int candidate = -1;          // or give every tunable op its candidate N
+  std::string dbPath;                                // apply this database's winners
+  int candidate = -1;                                // or give every tunable op its candidate N
   std::vector<TuningAssignment> *assigned = nullptr; // filled with what each op got
   std::vector<std::string> *notes = nullptr;         // e.g. "tuning: 12 of 53 ops from the database"
 };

@@ -88,20 +88,19 @@ struct CompilerOptions {
 };
 
 struct CompiledModel {
-  std::vector<std::string> notes;   // import notes for --verbose (e.g. dims declared as -1)
-  std::string graphIR;              // Stage::ImportedIR / GraphIR: the v4f IR at that point
-  std::string llvmIR;               // wantLLVMIR: the optimized LLVM IR
-  std::vector<uint8_t> object;      // Stage::Object and later: the kernels' ELF object
-  ExecutablePlan plan;              // Stage::Artifact: complete, executables included
-  std::vector<uint8_t> constants;   // Stage::Artifact: the packed constants
-  std::string cudaSource;           // --target with cuda: the CUDA C++ compiled by NVRTC
-  std::string quantReport;          // wantQuantReport: per-layer precision, scales, error (JSON)
+  std::vector<std::string> notes; // import notes for --verbose (e.g. dims declared as -1)
+  std::string graphIR;            // Stage::ImportedIR / GraphIR: the v4f IR at that point
+  std::string llvmIR;             // wantLLVMIR: the optimized LLVM IR
+  std::vector<uint8_t> object;    // Stage::Object and later: the kernels' ELF object
+  ExecutablePlan plan;            // Stage::Artifact: complete, executables included
+  std::vector<uint8_t> constants; // Stage::Artifact: the packed constants
+  std::string cudaSource;         // --target with cuda: the CUDA C++ compiled by NVRTC
+  std::string quantReport;        // wantQuantReport: per-layer precision, scales, error (JSON)
 };
 
 /// Compiles the ONNX model at `path`. On failure returns false with `error`
 /// holding the file, the failing phase and every diagnostic (op, ONNX node).
-bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out,
-                      std::string &error);
+bool compileONNXModel(const std::string &path, const CompilerOptions &options, CompiledModel &out, std::string &error);
 
 } // namespace v4f
 

@@ -67,10 +67,8 @@ struct ImportOptions {
 /// null and sets `error` to a message naming the file, node and reason (for
 /// unsupported ops: all of them at once).
 /// Every name in `options` must be an input / a dim of the model.
-mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(mlir::MLIRContext &context,
-                                                  const std::string &path,
-                                                  std::string &error,
-                                                  const ImportOptions &options = {});
+mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(mlir::MLIRContext &context, const std::string &path,
+                                                  std::string &error, const ImportOptions &options = {});
 
 /// importONNXModel for a serialized ModelProto in memory: `name` stands for
 /// the file in errors and locations, external data is read relative to

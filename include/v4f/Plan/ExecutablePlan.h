@@ -29,9 +29,21 @@ namespace v4f {
 using Reg = uint32_t;
 
 enum class ShapeOpKind : uint8_t {
-  Const = 0, InputDim = 1, Add = 2, Sub = 3, Mul = 4,
-  FloorDiv = 5, CeilDiv = 6, Max = 7, Min = 8,
-  InputValue = 9, Select = 10, Lt = 11, Eq = 12, InputScaledDim = 13, DataValue = 14,
+  Const = 0,
+  InputDim = 1,
+  Add = 2,
+  Sub = 3,
+  Mul = 4,
+  FloorDiv = 5,
+  CeilDiv = 6,
+  Max = 7,
+  Min = 8,
+  InputValue = 9,
+  Select = 10,
+  Lt = 11,
+  Eq = 12,
+  InputScaledDim = 13,
+  DataValue = 14,
   LoopIndex = 15, // r = the iteration plan loop `a` is running (0 before it starts)
   LoopCount = 16, // r = the iterations loop `a` ran once it ended; r[imm] (a bound) before
   Broadcast = 17  // r = r[a] and r[b] broadcast (equal, or one is 1); else a run-time error
@@ -47,23 +59,37 @@ struct ShapeInstruction {
 /// Element types cross the format as V4F_DTYPE_* (ONNX's numbering).
 enum class DType : int32_t {
   Unknown = 0,
-  Float32 = V4F_DTYPE_FLOAT32, UInt8 = V4F_DTYPE_UINT8, Int8 = V4F_DTYPE_INT8,
-  UInt16 = V4F_DTYPE_UINT16, Int16 = V4F_DTYPE_INT16, Int32 = V4F_DTYPE_INT32,
-  Int64 = V4F_DTYPE_INT64, Bool = V4F_DTYPE_BOOL, Float16 = V4F_DTYPE_FLOAT16,
-  Float64 = V4F_DTYPE_FLOAT64, UInt32 = V4F_DTYPE_UINT32, UInt64 = V4F_DTYPE_UINT64,
-  BFloat16 = V4F_DTYPE_BFLOAT16, Float8E4M3FN = V4F_DTYPE_FLOAT8E4M3FN,
-  Float8E4M3FNUZ = V4F_DTYPE_FLOAT8E4M3FNUZ, Float8E5M2 = V4F_DTYPE_FLOAT8E5M2,
-  Float8E5M2FNUZ = V4F_DTYPE_FLOAT8E5M2FNUZ, UInt4 = V4F_DTYPE_UINT4, Int4 = V4F_DTYPE_INT4,
-  Float4E2M1 = V4F_DTYPE_FLOAT4E2M1, Float8E8M0 = V4F_DTYPE_FLOAT8E8M0,
-  UInt2 = V4F_DTYPE_UINT2, Int2 = V4F_DTYPE_INT2,
+  Float32 = V4F_DTYPE_FLOAT32,
+  UInt8 = V4F_DTYPE_UINT8,
+  Int8 = V4F_DTYPE_INT8,
+  UInt16 = V4F_DTYPE_UINT16,
+  Int16 = V4F_DTYPE_INT16,
+  Int32 = V4F_DTYPE_INT32,
+  Int64 = V4F_DTYPE_INT64,
+  Bool = V4F_DTYPE_BOOL,
+  Float16 = V4F_DTYPE_FLOAT16,
+  Float64 = V4F_DTYPE_FLOAT64,
+  UInt32 = V4F_DTYPE_UINT32,
+  UInt64 = V4F_DTYPE_UINT64,
+  BFloat16 = V4F_DTYPE_BFLOAT16,
+  Float8E4M3FN = V4F_DTYPE_FLOAT8E4M3FN,
+  Float8E4M3FNUZ = V4F_DTYPE_FLOAT8E4M3FNUZ,
+  Float8E5M2 = V4F_DTYPE_FLOAT8E5M2,
+  Float8E5M2FNUZ = V4F_DTYPE_FLOAT8E5M2FNUZ,
+  UInt4 = V4F_DTYPE_UINT4,
+  Int4 = V4F_DTYPE_INT4,
+  Float4E2M1 = V4F_DTYPE_FLOAT4E2M1,
+  Float8E8M0 = V4F_DTYPE_FLOAT8E8M0,
+  UInt2 = V4F_DTYPE_UINT2,
+  Int2 = V4F_DTYPE_INT2,
 };
 
 struct TensorSignature {
   std::string name;
   DType dtype = DType::Float32;
-  std::vector<int64_t> dims;          // -1 where symbolic
-  std::vector<std::string> dimNames;  // "" where static
-  std::vector<Reg> dimRegs;           // shape-program registers
+  std::vector<int64_t> dims;         // -1 where symbolic
+  std::vector<std::string> dimNames; // "" where static
+  std::vector<Reg> dimRegs;          // shape-program registers
   uint32_t buffer = 0;
   /// Compile-time bounds of symbolic dims (--dim NAME=MIN..MAX): empty, or
   /// one entry per dim, -1 where unbounded.
@@ -88,10 +114,10 @@ struct PlanExecutable {
   ExecutableTarget target = ExecutableTarget::Cpu;
   ExecutableFormat format = ExecutableFormat::ElfSharedObject;
   uint32_t abiVersion = 0;
-  std::string triple, cpu;            // CPU: LLVM triple and -mcpu
-  std::vector<std::string> features;  // CPU: required V4F_CPU_FEATURE_NAMES
+  std::string triple, cpu;           // CPU: LLVM triple and -mcpu
+  std::vector<std::string> features; // CPU: required V4F_CPU_FEATURE_NAMES
   std::vector<std::string> entryPoints;
-  std::vector<uint8_t> image;         // the bytes stored in its section
+  std::vector<uint8_t> image; // the bytes stored in its section
 };
 
 struct PlanDispatch {
@@ -99,8 +125,8 @@ struct PlanDispatch {
   uint32_t entryPoint = 0;
   std::vector<uint32_t> bindings;
   std::vector<Reg> pushConstants;
-  std::vector<Reg> workgroupCount;    // 1 to 3 registers (x, y, z)
-  Reg scratchSize = 0;                // bytes of per-worker scratch
+  std::vector<Reg> workgroupCount; // 1 to 3 registers (x, y, z)
+  Reg scratchSize = 0;             // bytes of per-worker scratch
   std::string name;
   /// Runs only when this register is non-zero (the dispatches of one side
   /// of a run-time If); unset: always runs.

@@ -43,9 +43,7 @@ public:
 
   ShapeProgramBuilder &sp() { return ctx.shapes; }
 
-  Reg bytesOf(const TensorInfo &t) {
-    return sp().mul(ctx.numel(t), sp().constant(elementBytes(t.elementType)));
-  }
+  Reg bytesOf(const TensorInfo &t) { return sp().mul(ctx.numel(t), sp().constant(elementBytes(t.elementType))); }
 
   TensorInfo &info(mlir::Value v) { return infos[v]; }
 

@@ -48,9 +48,7 @@ struct TensorInfo {
 /// kChannelsLastOrder[i]).
 inline constexpr size_t kChannelsLastOrder[4] = {0, 2, 3, 1};
 /// 4-D logical dims (N, C, H, W) in channels-last storage order.
-inline std::vector<Reg> channelsLastDims(const std::vector<Reg> &dims) {
-  return {dims[0], dims[2], dims[3], dims[1]};
-}
+inline std::vector<Reg> channelsLastDims(const std::vector<Reg> &dims) { return {dims[0], dims[2], dims[3], dims[1]}; }
 
 /// Name of a dispatch in errors and profiles: the op and its ONNX node.
 inline std::string dispatchName(mlir::Operation *op) {

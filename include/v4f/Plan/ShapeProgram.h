@@ -29,13 +29,9 @@ public:
     constants[v] = r;
     return r;
   }
-  Reg inputDim(uint32_t input, uint32_t dim) {
-    return memo({ShapeOpKind::InputDim, input, dim, 0});
-  }
+  Reg inputDim(uint32_t input, uint32_t dim) { return memo({ShapeOpKind::InputDim, input, dim, 0}); }
   /// Element `index` of input `input` (an int32/int64 tensor), read at run time.
-  Reg inputValue(uint32_t input, uint32_t index) {
-    return memo({ShapeOpKind::InputValue, input, index, 0});
-  }
+  Reg inputValue(uint32_t input, uint32_t index) { return memo({ShapeOpKind::InputValue, input, index, 0}); }
   /// floor(element `index` of float32 input `input` * r[dim]), read at run time.
   Reg inputScaledDim(uint32_t input, uint32_t index, Reg dim) {
     return memo({ShapeOpKind::InputScaledDim, input, index, int64_t(dim)});

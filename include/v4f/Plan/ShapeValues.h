@@ -22,7 +22,7 @@ mlir::FailureOr<std::vector<Reg>> valuesOf(mlir::Operation *op, const TensorInfo
 Reg pick(ShapeProgramBuilder &sp, const std::vector<Reg> &dims, Reg index);
 /// Per-dim (begin, end) pads of a v4f.pad as registers.
 mlir::FailureOr<std::pair<std::vector<Reg>, std::vector<Reg>>> padAmounts(PlanContext &ctx, PadOp op,
-                                                                        llvm::ArrayRef<TensorInfo> operands);
+                                                                          llvm::ArrayRef<TensorInfo> operands);
 struct SliceParams {
   std::vector<Reg> start, step, count; // per input dim
 };

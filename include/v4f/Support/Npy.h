@@ -14,7 +14,7 @@
 namespace v4frun {
 
 struct NpyArray {
-  int32_t dtype = 0;  // V4F_DTYPE_*
+  int32_t dtype = 0; // V4F_DTYPE_*
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
 };
@@ -24,8 +24,8 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error);
 // Parses .npy bytes (`path` only names them in errors).
 bool parseNpy(const std::vector<uint8_t> &bytes, const std::string &path, NpyArray &out, std::string &error);
 /// Writes a version 1.0 .npy file.
-bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int rank,
-              const void *data, size_t bytes, std::string &error);
+bool writeNpy(const std::string &path, int32_t dtype, const int64_t *shape, int rank, const void *data, size_t bytes,
+              std::string &error);
 /// NumPy descr ("<f4") for a V4F dtype, or "" when there is none.
 std::string npyDescr(int32_t dtype);
 /// The .npy dtype that carries `dtype`: storage-only types (bfloat16, float8,

@@ -41,8 +41,7 @@ constexpr const char *kCalibrationTapAttr = "v4f.calibration_tap";
 mlir::Value calibratedActivation(mlir::Operation *op);
 std::unique_ptr<mlir::Pass> createQuantizePass();
 std::unique_ptr<mlir::Pass> createQuantizePass(const std::string &mode, llvm::ArrayRef<std::string> exclude,
-                                               bool perChannel, int64_t groupSize = 128,
-                                               bool int4ZeroPoints = false);
+                                               bool perChannel, int64_t groupSize = 128, bool int4ZeroPoints = false);
 
 /// Patterns, exposed so other pipelines can reuse them.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);

@@ -59,7 +59,7 @@ def FuseEpilogues : Pass<"v4f-fuse-epilogues", "mlir::func::FuncOp"> {
 }
 
 def Quantize : Pass<"v4f-quantize", "mlir::func::FuncOp"> {
-  let summary = "Quantize matmuls and convolutions with a constant weight to int8 (v4f.quantized_matmul, v4f.quantized_conv) or int4 weights (v4f.int4_matmul)";
+  let summary = "Quantize matmuls and convs with a constant weight to int8 or int4 weights";
   let description = [{
     Input invariants: the graph pipeline has run (bias and activation are
     fused into the matmul). For `mode=int8` (static), the matmuls to quantize
@@ -248,7 +248,7 @@ def DecomposeGemm : Pass<"v4f-decompose-gemm", "mlir::func::FuncOp"> {
 }
 
 def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
-  let summary = "Turn QDQ-quantized matmuls and convs (QuantizeLinear/DequantizeLinear around MatMul/Conv) into integer kernels";
+  let summary = "Turn QDQ-quantized matmuls and convs into integer kernels";
   let description = [{
     Input invariants: imported ops, Gemm decomposed (v4f-decompose-gemm), the
     quantization ops still whole (before v4f-decompose-quantization).

@@ -83,8 +83,8 @@ struct ActivationStatistics {
 ///    quantization to 128 levels (255 when min >= 0), TensorRT's method;
 ///    the range is [max(min, -T), min(max, T)].
 void chooseCalibrationRange(const CalibrationMethod &method, double min, double max,
-                            const std::vector<uint64_t> &valueHist, const std::vector<uint64_t> &absHist,
-                            float &lo, float &hi);
+                            const std::vector<uint64_t> &valueHist, const std::vector<uint64_t> &absHist, float &lo,
+                            float &hi);
 
 } // namespace v4f
 

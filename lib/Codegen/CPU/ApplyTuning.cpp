@@ -65,8 +65,10 @@ void applyConfig(Operation *op, const TuningConfig &c) {
   MLIRContext *ctx = op->getContext();
   op->setAttr(kTilingAttr, GemmTilingAttr::get(ctx, c.mr, c.nr, c.lanes, c.mb, c.nb, c.kc));
   if (llvm::isa<ConvOp>(op)) {
-    if (c.algorithm.empty()) op->removeAttr(kConvAlgorithmAttr);
-    else op->setAttr(kConvAlgorithmAttr, StringAttr::get(ctx, c.algorithm));
+    if (c.algorithm.empty())
+      op->removeAttr(kConvAlgorithmAttr);
+    else
+      op->setAttr(kConvAlgorithmAttr, StringAttr::get(ctx, c.algorithm));
     recordRowTilesOuter(llvm::cast<ConvOp>(op));
   }
 }
@@ -87,8 +89,8 @@ std::vector<TuningConfig> candidates(Operation *op, CPUTargetAttr target) {
     auto withAlgorithm = [&](llvm::StringRef algorithm) {
       TuningConfig c = base;
       c.algorithm = algorithm;
-      GemmTilingAttr blocks = GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, 8 * c.mr,
-                                                  chooseGemmTiling(target).getNb(), c.kc);
+      GemmTilingAttr blocks =
+          GemmTilingAttr::get(op->getContext(), c.mr, c.nr, c.lanes, 8 * c.mr, chooseGemmTiling(target).getNb(), c.kc);
       if (c.algorithm.empty()) blocks = pointwiseTiling(conv, blocks, target.getL2CacheBytes());
       c.mb = blocks.getMb();
       c.nb = blocks.getNb();
@@ -214,8 +216,13 @@ struct ApplyTuningPass : impl::ApplyTuningBase<ApplyTuningPass> {
 };
 
 llvm::json::Value toJson(const TuningConfig &c) {
-  return llvm::json::Object{{"algorithm", c.algorithm}, {"mr", c.mr}, {"nr", c.nr}, {"lanes", c.lanes},
-                            {"mb", c.mb},               {"nb", c.nb}, {"kc", c.kc}};
+  return llvm::json::Object{{"algorithm", c.algorithm},
+                            {"mr", c.mr},
+                            {"nr", c.nr},
+                            {"lanes", c.lanes},
+                            {"mb", c.mb},
+                            {"nb", c.nb},
+                            {"kc", c.kc}};
 }
 
 bool fromJson(const llvm::json::Object *o, TuningConfig &c) {
@@ -227,8 +234,7 @@ bool fromJson(const llvm::json::Object *o, TuningConfig &c) {
     return true;
   };
   std::optional<llvm::StringRef> algorithm = o->getString("algorithm");
-  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && !winogradTileOf(*algorithm)))
-    return false;
+  if (!algorithm || (!algorithm->empty() && *algorithm != "channel_lanes" && !winogradTileOf(*algorithm))) return false;
   c.algorithm = algorithm->str();
   if (!get("mr", c.mr, 1, 64) || !get("nr", c.nr, 1, 256) || !get("lanes", c.lanes, 1, 64) ||
       !get("mb", c.mb, 1, 4096) || !get("nb", c.nb, 1, 8192) || !get("kc", c.kc, 8, 8192))

@@ -5,7 +5,7 @@
 // C), and marks the producers (v4f.layout = "nhwc"). The IR's types stay the
 // logical N, C, H, W; kernel generation reads the marks (TensorInfo::
 // channelsLast) and fails on a channels-last tensor reaching a kernel that
-// cannot read it (DispatchBuilder.cpp: checkLayouts). The contract is in
+// cannot read it (CPUPlanTarget.cpp: checkLayouts). The contract is in
 // Passes.td.
 //
 // Why channels-last, and where. A conv that computes output channels in
@@ -75,8 +75,7 @@ Operation *writerOf(DispatchOp region) {
   Operation *last = &*std::prev(ops.end());
   auto ret = llvm::cast<DispatchReturnOp>(region.getBody().front().getTerminator());
   // A split of channels: the region's only op, returning every part in order.
-  if (splitsChannels(last) && std::next(ops.begin()) == ops.end() &&
-      llvm::equal(ret.getValues(), last->getResults()))
+  if (splitsChannels(last) && std::next(ops.begin()) == ops.end() && llvm::equal(ret.getValues(), last->getResults()))
     return last;
   if (region->getNumResults() != 1) return nullptr;
   if (ret.getValues().size() != 1 || ret.getValues()[0] != last->getResult(0)) return nullptr;
@@ -150,8 +149,10 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
             for (Value operand : inner.getOperands()) {
               if (operand.getParentRegion() == &region.getBody() || !followsOperand(writer, operand, result)) continue;
               auto it = index.find(operand);
-              if (it == index.end()) capable[i] = false; // a graph input, another kernel's result
-              else tied.unionSets(unsigned(i), it->second);
+              if (it == index.end())
+                capable[i] = false; // a graph input, another kernel's result
+              else
+                tied.unionSets(unsigned(i), it->second);
             }
         }
         for (Value part : writer->getParentOp()->getResults()) {
@@ -163,8 +164,7 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
             auto userRegion = llvm::dyn_cast_or_null<DispatchOp>(owner->getParentOp());
             auto userWriter = userRegion ? index.find(userRegion->getResult(0)) : index.end();
             bool ok = false;
-            if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() &&
-                tilingOf(reader)) {
+            if (reader && reader.getInput() == use.get() && reader.getResidual() != use.get() && tilingOf(reader)) {
               ok = canReadChannelsLast(reader, tilingOf(reader)) && switchable(reader);
               readers[i].push_back(reader);
             } else if (reader && reader.getResidual() == use.get() && reader.getInput() != use.get() &&
@@ -208,12 +208,13 @@ struct AssignCPULayoutsPass : impl::AssignCPULayoutsBase<AssignCPULayoutsPass> {
         }
       }
     });
-    module->setAttr("v4f.layouts", StringAttr::get(&getContext(), std::to_string(tensors) + " tensors channels-last in " +
-                                                                     std::to_string(groups) + " groups (" +
-                                                                     std::to_string(switched) +
-                                                                     " convs switched to channels in lanes), " +
-                                                                     std::to_string(kept) +
-                                                                     " conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"));
+    module->setAttr(
+        "v4f.layouts",
+        StringAttr::get(
+            &getContext(),
+            std::to_string(tensors) + " tensors channels-last in " + std::to_string(groups) + " groups (" +
+                std::to_string(switched) + " convs switched to channels in lanes), " + std::to_string(kept) +
+                " conv, elementwise, concat, pool, pad, gather and split outputs channels-first, 0 reorders"));
   }
 
   /// Whether a reader computing pixels in lanes may be switched to channels

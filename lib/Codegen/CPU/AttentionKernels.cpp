@@ -194,17 +194,18 @@ LogicalResult emitAttention(CPUKernelContext &ctx, DispatchOp region, ArrayRef<O
     const int64_t fullKeys = L / kKeyRows * kKeyRows;
     Value mx = kb->cf(-INFINITY, vt);
     if (fullKeys)
-      mx = kb->forLoop(kb->c(0), kb->c(fullKeys), kb->c(kKeyRows), ValueRange{mx},
-                       [&](Value l0, ValueRange a) -> SmallVector<Value> { return {scoreTile(l0, kKeyRows, a[0])}; })[0];
+      mx =
+          kb->forLoop(kb->c(0), kb->c(fullKeys), kb->c(kKeyRows), ValueRange{mx},
+                      [&](Value l0, ValueRange a) -> SmallVector<Value> { return {scoreTile(l0, kKeyRows, a[0])}; })[0];
     if (L > fullKeys) mx = scoreTile(kb->c(fullKeys), L - fullKeys, mx);
     // C. exp(x - max) in place, summed per query; 1 / sum into scratch.
-    auto sum = kb->forLoop(kb->c(0), kb->c(L), kb->c(1), ValueRange{kb->cf(0.f, vt)},
-                           [&](Value l, ValueRange a) -> SmallVector<Value> {
-      Value at = kb->add(kb->c(stOff), kb->mul(l, kb->c(QB)));
-      Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->load(vt, scratch, at), mx));
-      kb->store(e, scratch, at);
-      return {b.create<arith::AddFOp>(loc, a[0], e)};
-    });
+    auto sum = kb->forLoop(
+        kb->c(0), kb->c(L), kb->c(1), ValueRange{kb->cf(0.f, vt)}, [&](Value l, ValueRange a) -> SmallVector<Value> {
+          Value at = kb->add(kb->c(stOff), kb->mul(l, kb->c(QB)));
+          Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->load(vt, scratch, at), mx));
+          kb->store(e, scratch, at);
+          return {b.create<arith::AddFOp>(loc, a[0], e)};
+        });
     kb->store(b.create<arith::DivFOp>(loc, kb->cf(1.f, vt), sum[0]), scratch, kb->c(invOff));
     // D. Output rows [r0, r0 + rows) of the block: probabilities broadcast
     // against rows of V, in chunks of 2 vectors of the head dim.
@@ -271,8 +272,6 @@ LogicalResult emitAttention(CPUKernelContext &ctx, DispatchOp region, ArrayRef<O
   return success();
 }
 
-void registerAttentionKernels(CPUKernelRegistry &registry) {
-  registry.addRegionKernel(kFusedAttention, emitAttention);
-}
+void registerAttentionKernels(CPUKernelRegistry &registry) { registry.addRegionKernel(kFusedAttention, emitAttention); }
 
 } // namespace v4f

@@ -21,7 +21,7 @@ std::unique_ptr<KernelBuilder> CPUKernelContext::newKernel(StringRef) {
 }
 
 void CPUKernelContext::addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
-                                  const std::string &name, std::optional<Reg> scratchBytes) {
+                                   const std::string &name, std::optional<Reg> scratchBytes) {
   // Kernel ABI 3: entry checks against the sizes of the bound buffers.
   std::vector<Reg> bindingSizes;
   for (uint32_t b : bindings) bindingSizes.push_back(plan.buffers[b].sizeReg);

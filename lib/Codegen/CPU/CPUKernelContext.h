@@ -42,19 +42,17 @@ public:
   /// Finishes `kernel` (deduplicating identical bodies) and appends a
   /// dispatch running it over a 1-D grid of `workgroups` with `bindings`
   /// (buffer indices) and `scratchBytes` of per-worker scratch (none if unset).
-  void addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups,
-                   const std::string &name, std::optional<Reg> scratchBytes = std::nullopt);
+  void addDispatch(KernelBuilder &kernel, std::vector<uint32_t> bindings, Reg workgroups, const std::string &name,
+                   std::optional<Reg> scratchBytes = std::nullopt);
   uint32_t newTransient(Reg sizeBytes) { return pc.newTransient(sizeBytes); }
-  uint32_t newConstant(size_t bytes, const std::function<void(uint8_t *)> &fill) {
-    return pc.newConstant(bytes, fill);
-  }
+  uint32_t newConstant(size_t bytes, const std::function<void(uint8_t *)> &fill) { return pc.newConstant(bytes, fill); }
   uint32_t int32Table(const std::vector<int32_t> &values) { return pc.int32Table(values); }
   /// The buffer holding the float32 constant `weight`, seen as `matrices`
   /// matrices whose packed side has `cols` entries and whose other side is
   /// `K`, packed as `packing` (WeightPacking.h; written once per distinct
   /// constant and layout).
-  uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices,
-                        int64_t K, int64_t cols);
+  uint32_t packedWeight(const TensorInfo &weight, const struct WeightPacking &packing, int64_t matrices, int64_t K,
+                        int64_t cols);
   /// The buffer holding the float32 constant `weight` as its `count` plain
   /// row-major floats: its own, or a copy when it is stored only packed
   /// (v4f-pack-weights); ~0u when it is not a constant.
@@ -100,8 +98,8 @@ llvm::SmallVector<mlir::Value> emitDepthwiseTaps(KernelBuilder &kb, mlir::Value 
 /// taps[kh KW + kw] x the vector at rows[kh] + `column` + kw dwl (stride 2:
 /// the even lanes of the two vectors there).
 mlir::Value emitDepthwiseVector(KernelBuilder &kb, mlir::Value scratch, llvm::ArrayRef<mlir::Value> rows,
-                                int64_t column, int64_t KW, int64_t dwl, int64_t sw,
-                                llvm::ArrayRef<mlir::Value> taps, mlir::Value init, int64_t lanes);
+                                int64_t column, int64_t KW, int64_t dwl, int64_t sw, llvm::ArrayRef<mlir::Value> taps,
+                                mlir::Value init, int64_t lanes);
 /// Stores input row y (0-based; W floats of plane `plane` of `x`, H rows)
 /// into the scratch at `dst` as a padded row of SW floats: a zero vector,
 /// the row from float `lanes` on (a masked last vector), zeros after it; a
@@ -110,12 +108,10 @@ mlir::Value emitDepthwiseVector(KernelBuilder &kb, mlir::Value scratch, llvm::Ar
 void emitPaddedRow(KernelBuilder &kb, mlir::Value x, mlir::Value plane, mlir::Value y, mlir::Value scratch,
                    mlir::Value dst, int64_t H, int64_t W, int64_t SW, int64_t lanes);
 /// Copies `src` into `dst` (same element count), e.g. for graph outputs.
-void emitCopy(CPUKernelContext &ctx, const TensorInfo &src, const TensorInfo &dst,
-              const std::string &name);
+void emitCopy(CPUKernelContext &ctx, const TensorInfo &src, const TensorInfo &dst, const std::string &name);
 /// Copies `src` (its elements in row-major order) into `dstBuffer` starting
 /// at element `dstBase` (a scan output's slice of one loop iteration).
-void emitCopyAt(CPUKernelContext &ctx, const TensorInfo &src, uint32_t dstBuffer, Reg dstBase,
-                const std::string &name);
+void emitCopyAt(CPUKernelContext &ctx, const TensorInfo &src, uint32_t dstBuffer, Reg dstBase, const std::string &name);
 /// One-workgroup kernels of the plan's control flow (ControlFlowKernels.cpp):
 /// writes register `value` as an int64 into `buffer`;
 void emitWriteRegister(CPUKernelContext &ctx, Reg value, uint32_t buffer, const std::string &name);
@@ -131,15 +127,14 @@ void emitScalarToI64(CPUKernelContext &ctx, const TensorInfo &src, uint32_t buff
                      std::optional<int64_t> clampAbove = std::nullopt);
 /// `scaledWeight`, when set, replaces the conv's packed weight by a buffer
 /// of one packed matrix per image (a channel-scaled conv, G = 1).
-mlir::LogicalResult emitConv(CPUKernelContext &ctx, mlir::Operation *op,
-                             llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result,
-                             std::optional<uint32_t> scaledWeight = std::nullopt);
+mlir::LogicalResult emitConv(CPUKernelContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                             const TensorInfo &result, std::optional<uint32_t> scaledWeight = std::nullopt);
 /// A conv marked `v4f.conv_algorithm = "depthwise"` (DepthwiseConvKernels.cpp).
-mlir::LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, mlir::Operation *op,
-                                      llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                      const TensorInfo &result);
 /// A conv marked `v4f.conv_algorithm = "small_input"` (SmallInputConvKernels.cpp).
-mlir::LogicalResult emitSmallInputConv(CPUKernelContext &ctx, mlir::Operation *op,
-                                       llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
+mlir::LogicalResult emitSmallInputConv(CPUKernelContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                       const TensorInfo &result);
 /// The binding slots of a conv's bias and residual (operands[2], [3] when
 /// present), appended to `bindings` in that order.
 struct ConvEpilogueSlots {
@@ -147,21 +142,16 @@ struct ConvEpilogueSlots {
 };
 ConvEpilogueSlots bindConvEpilogue(ConvOp conv, llvm::ArrayRef<TensorInfo> operands, std::vector<uint32_t> &bindings);
 /// A conv marked `v4f.conv_algorithm = "winograd"` (WinogradConvKernels.cpp).
-mlir::LogicalResult emitWinogradConv(CPUKernelContext &ctx, mlir::Operation *op,
-                                     llvm::ArrayRef<TensorInfo> operands, const TensorInfo &result);
-
-
-
+mlir::LogicalResult emitWinogradConv(CPUKernelContext &ctx, mlir::Operation *op, llvm::ArrayRef<TensorInfo> operands,
+                                     const TensorInfo &result);
 
 /// Strided copy: out[idx] = in[base + sum idx_d * strides_d] over `dims`,
 /// where strides and base are registers.
-void emitStridedCopy(CPUKernelContext &ctx, const std::string &name, const TensorInfo &src,
-                     const TensorInfo &dst, const std::vector<Reg> &srcStrides, Reg srcBase,
-                     bool broadcastSource);
+void emitStridedCopy(CPUKernelContext &ctx, const std::string &name, const TensorInfo &src, const TensorInfo &dst,
+                     const std::vector<Reg> &srcStrides, Reg srcBase, bool broadcastSource);
 
 /// Applies a fused activation ("none", "relu", ...) to a scalar or vector.
-mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha,
-                            float beta);
+mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, llvm::StringRef act, float alpha, float beta);
 /// The same with `conv`'s fused activation and its alpha/beta.
 mlir::Value applyActivation(KernelBuilder &kb, mlir::Value v, ConvOp conv);
 

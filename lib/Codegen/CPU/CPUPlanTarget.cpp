@@ -85,7 +85,8 @@ LogicalResult CPUPlanTarget::emitRegion(PlanBuilder &pb, DispatchOp region, Arra
   if (auto kind = region->getAttrOfType<StringAttr>(kFusedKernelAttr)) {
     RegionKernelFn emit = cpuKernels().regionKernel(kind.getValue());
     if (!emit)
-      return region.emitOpError("is a fused '") << kind.getValue() << "' region, which the CPU backend has no kernel for";
+      return region.emitOpError("is a fused '")
+             << kind.getValue() << "' region, which the CPU backend has no kernel for";
     return emitFusedRegion(pb, region, ops, emit);
   }
   bool chain = ops.size() > 1 && llvm::all_of(ops, [](Operation *op) { return isFusibleElementwise(op); });
@@ -138,7 +139,8 @@ LogicalResult CPUPlanTarget::emitFusedRegion(PlanBuilder &pb, DispatchOp region,
   TensorInfo &last = pb.infos[ops.back()->getResult(0)];
   last.buffer = ctx.newTransient(pb.bytesOf(last));
   TensorInfo out = last; // a copy: info() may rehash
-  return emit(ctx, region, ops, [&](Value v) -> const TensorInfo & { return pb.info(v); }, out);
+  return emit(
+      ctx, region, ops, [&](Value v) -> const TensorInfo & { return pb.info(v); }, out);
 }
 
 void CPUPlanTarget::emitCopy(const TensorInfo &src, const TensorInfo &dst, const std::string &name) {

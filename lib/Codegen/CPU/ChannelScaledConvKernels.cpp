@@ -20,7 +20,8 @@ using namespace mlir;
 namespace v4f {
 
 static LogicalResult emitChannelScaledConv(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
-                                    llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+                                           llvm::function_ref<const TensorInfo &(Value)> infoOf,
+                                           const TensorInfo &result) {
   auto mul = cast<MulOp>(ops[0]);
   auto conv = cast<ConvOp>(ops[1]);
   // s is the [N or 1, C, 1, 1] operand (v4f-fuse-channel-scale).

@@ -7,7 +7,7 @@
 // dispatch; both copy through a position table when the planes allow. A
 // conv marked "channel_lanes" computes C^T = X^T W^T instead (output
 // channels in vector lanes), and "depthwise" goes to DepthwiseConvKernels.cpp.
-// docs/architecture.md ("Kernel generation") has the measurements.
+// docs/design/cpu-kernels.md ("Kernel families") has the design.
 //
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
@@ -44,9 +44,9 @@ namespace {
 /// their stride-1 neighbours). The copy is C x (H + pads) x (W + pads)
 /// floats rounded up to whole phases, a fraction of the K x P im2col matrix
 /// it replaces (ResNet-50 stage 3: 0.26 MB against 1.8 MB per conv).
-LogicalResult emitImplicitChannelLanes(CPUKernelContext &ctx, GemmSpec s, const TensorInfo &X, int64_t Cg,
-                                       int64_t KH, int64_t KW, int64_t OW, ArrayRef<int64_t> strides,
-                                       ArrayRef<int64_t> dil, ArrayRef<int64_t> pads) {
+LogicalResult emitImplicitChannelLanes(CPUKernelContext &ctx, GemmSpec s, const TensorInfo &X, int64_t Cg, int64_t KH,
+                                       int64_t KW, int64_t OW, ArrayRef<int64_t> strides, ArrayRef<int64_t> dil,
+                                       ArrayRef<int64_t> pads) {
   auto &sp = ctx.shapes;
   const int64_t H = *sp.constValue(X.dims[2]), W = *sp.constValue(X.dims[3]);
   const int64_t padT = pads[0], padL = pads[1], padB = pads[2], padR = pads[3];
@@ -63,8 +63,8 @@ LogicalResult emitImplicitChannelLanes(CPUKernelContext &ctx, GemmSpec s, const 
   };
   const int64_t nh = phasesRead(KH, dil[0], sh), nw = phasesRead(KW, dil[1], sw);
   const bool split = (sh > 1 || sw > 1) && nh && nw;
-  const int64_t Sh = split ? sh : 1, Sw = split ? sw : 1;  // phase strides
-  const int64_t Nh = split ? nh : 1, Nw = split ? nw : 1;  // phases copied
+  const int64_t Sh = split ? sh : 1, Sw = split ? sw : 1; // phase strides
+  const int64_t Nh = split ? nh : 1, Nw = split ? nw : 1; // phases copied
   const int64_t Hq = (Hp + Sh - 1) / Sh, Wq = (Wp + Sw - 1) / Sw, phaseP = Hq * Wq, planeQ = Nh * Nw * phaseP;
   const bool padded = padT || padL || padB || padR;
   const int64_t L = s.lanes, Kdim = Cg * KH * KW;
@@ -108,7 +108,8 @@ LogicalResult emitImplicitChannelLanes(CPUKernelContext &ctx, GemmSpec s, const 
     auto idxType = VectorType::get({L}, b.getI64Type());
     SmallVector<int64_t> iotaValues(L);
     for (int64_t i = 0; i < L; ++i) iotaValues[i] = i * Sw;
-    Value iota = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
+    Value iota =
+        b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
     Value iotaOne = kb->iota(L);
     auto splatI = [&](Value v) { return b.create<vector::BroadcastOp>(loc, idxType, v).getResult(); };
     auto [begin, end] = kb->workgroupRange(kb->dim(rows), kb->dim(rowsPerGroup));
@@ -196,8 +197,8 @@ ConvEpilogueSlots bindConvEpilogue(ConvOp conv, ArrayRef<TensorInfo> operands, s
   return slots;
 }
 
-LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                       const TensorInfo &result, std::optional<uint32_t> scaledWeight) {
+LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result,
+                       std::optional<uint32_t> scaledWeight) {
   auto conv = cast<ConvOp>(op);
   auto algorithm = op->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
   if (scaledWeight && ((algorithm && (algorithm == "depthwise" || algorithm == "small_input")) || winogradTileOf(op)))
@@ -310,8 +311,7 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
   // its top input row oh * stride - pad (far below 0 past P), then its left
   // input column ow * stride - pad, then per vector of L columns a flag: all
   // inside one output row and inside P.
-  std::optional<int64_t> cH = sp.constValue(H), cW = sp.constValue(Wd), cOW = sp.constValue(OW),
-                         cP = sp.constValue(P);
+  std::optional<int64_t> cH = sp.constValue(H), cW = sp.constValue(Wd), cOW = sp.constValue(OW), cP = sp.constValue(P);
   const int64_t tableCols = cP ? (*cP + kNR - 1) / kNR * kNR : 0;
   std::optional<uint32_t> posTable;
   // The table's column count (P rounded up to whole panels) and, for a
@@ -376,9 +376,8 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
     ctx.addDispatch(*kb, {*posTable}, sp.constant(1), s.name + " positions");
     ctx.plan.dispatches.back().guard = *tableOk;
   }
-  auto writeColumns = [=](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride,
-                               Value qBegin, Value qEnd, bool wholeRows, std::optional<unsigned> tableSlot,
-                               int64_t panelWidth) {
+  auto writeColumns = [=](KernelBuilder &kbr, Value r, Value rowDst, Value qBase, Value panelStride, Value qBegin,
+                          Value qEnd, bool wholeRows, std::optional<unsigned> tableSlot, int64_t panelWidth) {
     KernelBuilder *kb = &kbr;
     OpBuilder &b = kb->b;
     Location loc = kb->loc;
@@ -456,15 +455,13 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
         // 2 x LANES contiguous inputs.
         Value ih0 = kb->add(kb->mul(y0, kb->c(strides[0])), khOff);
         Value iw0 = kb->add(kb->mul(x0, kb->c(strides[1])), kwOff);
-        Value contiguous =
-            land(land(kb->cmp(arith::CmpIPredicate::sle, kb->add(x0, kb->c(kL)), ow),
-                      kb->cmp(arith::CmpIPredicate::sle, kb->add(q0, kb->c(kL)), p)),
-                 land(inRange(ih0, h), land(kb->cmp(arith::CmpIPredicate::sge, iw0, kb->c(0)),
-                                            kb->cmp(arith::CmpIPredicate::sle,
-                                                    kb->add(iw0, kb->c(strides[1] * kL)), w))));
+        Value contiguous = land(
+            land(kb->cmp(arith::CmpIPredicate::sle, kb->add(x0, kb->c(kL)), ow),
+                 kb->cmp(arith::CmpIPredicate::sle, kb->add(q0, kb->c(kL)), p)),
+            land(inRange(ih0, h), land(kb->cmp(arith::CmpIPredicate::sge, iw0, kb->c(0)),
+                                       kb->cmp(arith::CmpIPredicate::sle, kb->add(iw0, kb->c(strides[1] * kL)), w))));
         kb->ifThenElse(
-            contiguous,
-            [&] { copyRun(ih0, iw0, dstIdx); }, lanewise);
+            contiguous, [&] { copyRun(ih0, iw0, dstIdx); }, lanewise);
       });
     };
     auto narrow = [&] {
@@ -525,16 +522,15 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
           kb->store(b.create<LLVM::masked_gather>(loc, vt, ptrs, mask, ValueRange{zeroF}, uint32_t(4)), Col, dstIdx);
         };
         if (strides[1] != 1 && strides[1] != 2) return gather();
-        Value flag = kb->cmp(arith::CmpIPredicate::ne,
-                             scalarAt(kb->add(kb->mul(kb->c(2), kb->dim(tableColsR)), kb->div(q0, kb->c(kL)))),
-                             kb->c(0));
+        Value flag =
+            kb->cmp(arith::CmpIPredicate::ne,
+                    scalarAt(kb->add(kb->mul(kb->c(2), kb->dim(tableColsR)), kb->div(q0, kb->c(kL)))), kb->c(0));
         Value ih = kb->add(scalarAt(q0), dh), iw = kb->add(scalarAt(kb->add(q0, kb->dim(tableColsR))), dw);
         Value contiguous = land(land(flag, inRange(ih, h)),
                                 land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
                                      kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(strides[1] * kL)), w)));
         kb->ifThenElse(
-            contiguous,
-            [&] { copyRun(ih, iw, dstIdx); }, gather);
+            contiguous, [&] { copyRun(ih, iw, dstIdx); }, gather);
       });
     };
     auto legacy = [&] { kb->ifThenElse(wideRows, chunked, narrow); };
@@ -577,8 +573,8 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
       Value panelStride = kb.mul(kLen, kb.c(kNR));
       Value qEnd = kb.add(n0, kb.mul(kb.div(kb.add(kb.sub(n1, n0), kb.c(kNR - 1)), kb.c(kNR)), kb.c(kNR)));
       kb.forLoop(k0, k1, kb.c(1), [&](Value k) {
-        writeColumns(kb, kb.add(kb.mul(batch, kb.c(Kdim)), k), kb.mul(kb.sub(k, k0), kb.c(kNR)), n0, panelStride,
-                     n0, qEnd, /*wholeRows=*/false, tableSlot, kNR);
+        writeColumns(kb, kb.add(kb.mul(batch, kb.c(Kdim)), k), kb.mul(kb.sub(k, k0), kb.c(kNR)), n0, panelStride, n0,
+                     qEnd, /*wholeRows=*/false, tableSlot, kNR);
       });
     };
     size_t first = ctx.plan.dispatches.size();
@@ -591,7 +587,8 @@ LogicalResult emitConv(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
   // (padded) image: Cg x (H + pads) x (W + pads) < 2^31.
   // (The phase split rounds the padded planes up to whole strides.)
   if (channelLanes && G == 1 && sp.constValue(H) && sp.constValue(Wd) && sp.constValue(OW) &&
-      Cg * (*sp.constValue(H) + pads[0] + pads[2] + strides[0]) * (*sp.constValue(Wd) + pads[1] + pads[3] + strides[1]) <
+      Cg * (*sp.constValue(H) + pads[0] + pads[2] + strides[0]) *
+              (*sp.constValue(Wd) + pads[1] + pads[3] + strides[1]) <
           (int64_t(1) << 31)) {
     if (X.channelsLast && llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       return op->emitOpError("a padded conv cannot read a channels-last input");

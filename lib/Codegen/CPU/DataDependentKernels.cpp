@@ -51,9 +51,7 @@ Value notI(KernelBuilder &kb, Value a) {
   return kb.b.create<arith::XOrIOp>(kb.loc, a, kb.b.create<arith::ConstantIntOp>(kb.loc, 1, 1));
 }
 Value toI64(KernelBuilder &kb, Value i1) { return kb.b.create<arith::ExtUIOp>(kb.loc, kb.b.getI64Type(), i1); }
-Value cmpf(KernelBuilder &kb, CmpFPredicate p, Value a, Value b) {
-  return kb.b.create<arith::CmpFOp>(kb.loc, p, a, b);
-}
+Value cmpf(KernelBuilder &kb, CmpFPredicate p, Value a, Value b) { return kb.b.create<arith::CmpFOp>(kb.loc, p, a, b); }
 Value isNan(KernelBuilder &kb, Value a) { return cmpf(kb, CmpFPredicate::UNO, a, a); }
 
 Reg bytesOf(CPUKernelContext &ctx, const TensorInfo &t) {
@@ -121,7 +119,8 @@ LogicalResult emitUnique(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
     return v;
   };
   auto less = [&](Value a, Value c) -> Value {
-    if (isFloat) return orI(*kb, cmpf(*kb, CmpFPredicate::OLT, a, c), andI(*kb, notI(*kb, isNan(*kb, a)), isNan(*kb, c)));
+    if (isFloat)
+      return orI(*kb, cmpf(*kb, CmpFPredicate::OLT, a, c), andI(*kb, notI(*kb, isNan(*kb, a)), isNan(*kb, c)));
     return kb->cmp(isUnsigned ? CmpIPredicate::ult : CmpIPredicate::slt, a, c);
   };
   // -1, 0 or 1 as slice j is smaller than, equal to or larger than slice k.
@@ -143,27 +142,30 @@ LogicalResult emitUnique(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
     kb->store(first, inverse, j);
   });
   // 2. Output positions of the first occurrences.
-  Value total = kb->forLoop(kb->c(0), Sv, kb->c(1), ValueRange{kb->c(0)}, [&](Value j, ValueRange acc) -> SmallVector<Value> {
-    Value isFirst = kb->cmp(CmpIPredicate::eq, kb->load(i64, inverse, j), j);
-    kb->ifThen(isFirst, [&] {
-      Value pos = acc[0];
-      if (u.getSorted())
-        pos = kb->forLoop(kb->c(0), Sv, kb->c(1), ValueRange{kb->c(0)}, [&](Value k, ValueRange n) -> SmallVector<Value> {
-          Value kFirst = kb->cmp(CmpIPredicate::eq, kb->load(i64, inverse, k), k);
-          Value smaller = andI(*kb, kFirst, kb->cmp(CmpIPredicate::slt, compare(k, j), kb->c(0)));
-          return {kb->add(n[0], toI64(*kb, smaller))};
-        })[0];
-      kb->store(j, indices, pos);
-    });
-    return {kb->add(acc[0], toI64(*kb, isFirst))};
-  })[0];
+  Value total =
+      kb->forLoop(kb->c(0), Sv, kb->c(1), ValueRange{kb->c(0)}, [&](Value j, ValueRange acc) -> SmallVector<Value> {
+        Value isFirst = kb->cmp(CmpIPredicate::eq, kb->load(i64, inverse, j), j);
+        kb->ifThen(isFirst, [&] {
+          Value pos = acc[0];
+          if (u.getSorted())
+            pos = kb->forLoop(kb->c(0), Sv, kb->c(1), ValueRange{kb->c(0)},
+                              [&](Value k, ValueRange n) -> SmallVector<Value> {
+                                Value kFirst = kb->cmp(CmpIPredicate::eq, kb->load(i64, inverse, k), k);
+                                Value smaller = andI(*kb, kFirst, kb->cmp(CmpIPredicate::slt, compare(k, j), kb->c(0)));
+                                return {kb->add(n[0], toI64(*kb, smaller))};
+                              })[0];
+          kb->store(j, indices, pos);
+        });
+        return {kb->add(acc[0], toI64(*kb, isFirst))};
+      })[0];
   // 3. Inverse indices and counts.
   kb->forLoop(kb->c(0), total, kb->c(1), [&](Value p) { kb->store(kb->c(0), counts, p); });
   kb->forLoop(kb->c(0), Sv, kb->c(1), [&](Value j) {
     Value first = kb->load(i64, inverse, j);
-    Value pos = kb->forLoop(kb->c(0), total, kb->c(1), ValueRange{kb->c(0)}, [&](Value q, ValueRange acc) -> SmallVector<Value> {
-      return {kb->select(kb->cmp(CmpIPredicate::eq, kb->load(i64, indices, q), first), q, acc[0])};
-    })[0];
+    Value pos = kb->forLoop(
+        kb->c(0), total, kb->c(1), ValueRange{kb->c(0)}, [&](Value q, ValueRange acc) -> SmallVector<Value> {
+          return {kb->select(kb->cmp(CmpIPredicate::eq, kb->load(i64, indices, q), first), q, acc[0])};
+        })[0];
     kb->store(kb->add(kb->load(i64, counts, pos), kb->c(1)), counts, pos);
     kb->store(pos, inverse, j);
   });
@@ -210,7 +212,8 @@ LogicalResult emitNonMaxSuppression(CPUKernelContext &ctx, Operation *op, ArrayR
   kb->store(kb->c(0), kb->binding(kCount), kb->c(0));
   // The dims must agree at run time.
   Value bad = b.create<arith::ConstantIntOp>(l, 0, 1);
-  for (auto [x, y] : {std::pair{scores.dims[0], B}, std::pair{scores.dims[2], N}, std::pair{boxes.dims[2], sp.constant(4)}}) {
+  for (auto [x, y] :
+       {std::pair{scores.dims[0], B}, std::pair{scores.dims[2], N}, std::pair{boxes.dims[2], sp.constant(4)}}) {
     if (x == y) continue;
     bad = orI(*kb, bad, kb->cmp(CmpIPredicate::ne, kb->dim(x), kb->dim(y)));
   }
@@ -258,63 +261,71 @@ LogicalResult emitNonMaxSuppression(CPUKernelContext &ctx, Operation *op, ArrayR
     Value area1 = mul(sub(e1[1], e1[0]), sub(e1[3], e1[2]));
     Value area2 = mul(sub(e2[1], e2[0]), sub(e2[3], e2[2]));
     Value uni = sub(add(area1, area2), inter);
-    ok = andI(*kb, ok, andI(*kb, positive(inter), andI(*kb, positive(area1), andI(*kb, positive(area2), positive(uni)))));
+    ok = andI(*kb, ok,
+              andI(*kb, positive(inter), andI(*kb, positive(area1), andI(*kb, positive(area2), positive(uni)))));
     return andI(*kb, ok, cmpf(*kb, CmpFPredicate::OGT, div(inter, uni), iouThreshold));
   };
 
   Value lines = kb->mul(Bv, Cv);
-  Value total = kb->forLoop(kb->c(0), lines, kb->c(1), ValueRange{kb->c(0)}, [&](Value bc, ValueRange acc) -> SmallVector<Value> {
-    Value start = acc[0];
-    Value batch = kb->div(bc, Cv), cls = kb->rem(bc, Cv);
-    Value scoreBase = kb->mul(bc, Nv), boxBase = kb->mul(kb->mul(batch, Nv), kb->c(4));
-    auto score = [&](Value i) { return kb->load(f32, kb->binding(kScores), kb->add(scoreBase, i)); };
-    auto candidate = [&](Value s) -> Value {
-      if (!hasScoreThreshold) return b.create<arith::ConstantIntOp>(l, 1, 1);
-      return cmpf(*kb, CmpFPredicate::OGT, s, scoreThreshold);
-    };
-    // Rank the candidates: better = higher score (NaN lowest), then lower index.
-    Value candidates = kb->forLoop(kb->c(0), Nv, kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange n) -> SmallVector<Value> {
-      Value si = score(i);
-      Value isCandidate = candidate(si);
-      kb->ifThen(isCandidate, [&] {
-        Value rank = kb->forLoop(kb->c(0), Nv, kb->c(1), ValueRange{kb->c(0)}, [&](Value j, ValueRange r) -> SmallVector<Value> {
-          Value sj = score(j);
-          Value higher = orI(*kb, cmpf(*kb, CmpFPredicate::OGT, sj, si), andI(*kb, isNan(*kb, si), notI(*kb, isNan(*kb, sj))));
-          Value same = orI(*kb, cmpf(*kb, CmpFPredicate::OEQ, sj, si), andI(*kb, isNan(*kb, si), isNan(*kb, sj)));
-          Value better = orI(*kb, higher, andI(*kb, same, kb->cmp(CmpIPredicate::slt, j, i)));
-          return {kb->add(r[0], toI64(*kb, andI(*kb, candidate(sj), better)))};
-        })[0];
-        kb->store(i, orderBuf, rank);
-      });
-      return {kb->add(n[0], toI64(*kb, isCandidate))};
-    })[0];
-    // Greedy selection in rank order.
-    Value kept = kb->forLoop(kb->c(0), candidates, kb->c(1), ValueRange{kb->c(0)}, [&](Value r, ValueRange k) -> SmallVector<Value> {
-      Value sel = k[0];
-      Value box = kb->load(i64, orderBuf, r);
-      Value row = kb->add(start, sel);
-      Value room = andI(*kb, kb->cmp(CmpIPredicate::slt, sel, cap), kb->cmp(CmpIPredicate::slt, row, boundV));
-      Value hit = kb->forLoop(kb->c(0), kb->select(room, sel, kb->c(0)), kb->c(1),
-                              ValueRange{b.create<arith::ConstantIntOp>(l, 0, 1).getResult()},
-                              [&](Value q, ValueRange s) -> SmallVector<Value> {
-        Value other = kb->load(i64, resultBuf, kb->add(kb->mul(kb->add(start, q), kb->c(3)), kb->c(2)));
-        return {orI(*kb, s[0], suppressed(boxBase, box, other))};
+  Value total =
+      kb->forLoop(kb->c(0), lines, kb->c(1), ValueRange{kb->c(0)}, [&](Value bc, ValueRange acc) -> SmallVector<Value> {
+        Value start = acc[0];
+        Value batch = kb->div(bc, Cv), cls = kb->rem(bc, Cv);
+        Value scoreBase = kb->mul(bc, Nv), boxBase = kb->mul(kb->mul(batch, Nv), kb->c(4));
+        auto score = [&](Value i) { return kb->load(f32, kb->binding(kScores), kb->add(scoreBase, i)); };
+        auto candidate = [&](Value s) -> Value {
+          if (!hasScoreThreshold) return b.create<arith::ConstantIntOp>(l, 1, 1);
+          return cmpf(*kb, CmpFPredicate::OGT, s, scoreThreshold);
+        };
+        // Rank the candidates: better = higher score (NaN lowest), then lower index.
+        Value candidates =
+            kb->forLoop(kb->c(0), Nv, kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange n) -> SmallVector<Value> {
+              Value si = score(i);
+              Value isCandidate = candidate(si);
+              kb->ifThen(isCandidate, [&] {
+                Value rank = kb->forLoop(
+                    kb->c(0), Nv, kb->c(1), ValueRange{kb->c(0)}, [&](Value j, ValueRange r) -> SmallVector<Value> {
+                      Value sj = score(j);
+                      Value higher = orI(*kb, cmpf(*kb, CmpFPredicate::OGT, sj, si),
+                                         andI(*kb, isNan(*kb, si), notI(*kb, isNan(*kb, sj))));
+                      Value same =
+                          orI(*kb, cmpf(*kb, CmpFPredicate::OEQ, sj, si), andI(*kb, isNan(*kb, si), isNan(*kb, sj)));
+                      Value better = orI(*kb, higher, andI(*kb, same, kb->cmp(CmpIPredicate::slt, j, i)));
+                      return {kb->add(r[0], toI64(*kb, andI(*kb, candidate(sj), better)))};
+                    })[0];
+                kb->store(i, orderBuf, rank);
+              });
+              return {kb->add(n[0], toI64(*kb, isCandidate))};
+            })[0];
+        // Greedy selection in rank order.
+        Value kept = kb->forLoop(
+            kb->c(0), candidates, kb->c(1), ValueRange{kb->c(0)}, [&](Value r, ValueRange k) -> SmallVector<Value> {
+              Value sel = k[0];
+              Value box = kb->load(i64, orderBuf, r);
+              Value row = kb->add(start, sel);
+              Value room = andI(*kb, kb->cmp(CmpIPredicate::slt, sel, cap), kb->cmp(CmpIPredicate::slt, row, boundV));
+              Value hit = kb->forLoop(kb->c(0), kb->select(room, sel, kb->c(0)), kb->c(1),
+                                      ValueRange{b.create<arith::ConstantIntOp>(l, 0, 1).getResult()},
+                                      [&](Value q, ValueRange s) -> SmallVector<Value> {
+                                        Value other = kb->load(i64, resultBuf,
+                                                               kb->add(kb->mul(kb->add(start, q), kb->c(3)), kb->c(2)));
+                                        return {orI(*kb, s[0], suppressed(boxBase, box, other))};
+                                      })[0];
+              Value keep = andI(*kb, room, notI(*kb, hit));
+              kb->ifThen(keep, [&] {
+                Value at = kb->mul(row, kb->c(3));
+                kb->store(batch, resultBuf, at);
+                kb->store(cls, resultBuf, kb->add(at, kb->c(1)));
+                kb->store(box, resultBuf, kb->add(at, kb->c(2)));
+              });
+              return {kb->add(sel, toI64(*kb, keep))};
+            })[0];
+        return {kb->add(start, kept)};
       })[0];
-      Value keep = andI(*kb, room, notI(*kb, hit));
-      kb->ifThen(keep, [&] {
-        Value at = kb->mul(row, kb->c(3));
-        kb->store(batch, resultBuf, at);
-        kb->store(cls, resultBuf, kb->add(at, kb->c(1)));
-        kb->store(box, resultBuf, kb->add(at, kb->c(2)));
-      });
-      return {kb->add(sel, toI64(*kb, keep))};
-    })[0];
-    return {kb->add(start, kept)};
-  })[0];
   kb->store(total, kb->binding(kCount), kb->c(0));
   kb->finish(b.create<arith::SelectOp>(l, bad, b.create<arith::ConstantIntOp>(l, 1, 32),
                                        b.create<arith::ConstantIntOp>(l, 0, 32)));
-  std::vector<uint32_t> bindings{countBuf, results[0].buffer, boxes.buffer, scores.buffer,
+  std::vector<uint32_t> bindings{countBuf,           results[0].buffer,  boxes.buffer, scores.buffer,
                                  operands[2].buffer, operands[3].buffer, order};
   if (hasScoreThreshold) bindings.push_back(operands[4].buffer);
   ctx.addDispatch(*kb, std::move(bindings), sp.constant(1), dispatchName(op));
@@ -342,10 +353,10 @@ static LogicalResult emitNonZero(CPUKernelContext &ctx, PlanBuilder &pb, Operati
   uint32_t countBuf = ctx.newTransient(ctx.shapes.constant(8));
   {
     auto kb = ctx.newKernel("nonzero count");
-    auto total = kb->forLoop(kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)},
-                             [&](Value i, ValueRange acc) -> SmallVector<Value> {
-      return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
-    });
+    auto total = kb->forLoop(
+        kb->c(0), kb->dim(n), kb->c(1), ValueRange{kb->c(0)}, [&](Value i, ValueRange acc) -> SmallVector<Value> {
+          return {kb->add(acc[0], kb->b.create<arith::ExtUIOp>(kb->loc, kb->b.getI64Type(), nonZero(*kb, i)))};
+        });
     kb->store(total[0], kb->binding(0), kb->c(0));
     kb->finish();
     ctx.addDispatch(*kb, {countBuf, X.buffer}, ctx.shapes.constant(1), dispatchName(op) + " count");

@@ -49,7 +49,7 @@ static SmallVector<Value> transpose8x8(KernelBuilder &kb, ArrayRef<Value> v) {
 /// eight contiguous input vectors, transposed in registers, eight
 /// contiguous output vectors. False when it does not apply.
 static bool emitBlockedTranspose(CPUKernelContext &ctx, const std::string &name, ArrayRef<int64_t> perm,
-                          const TensorInfo &in, const TensorInfo &out) {
+                                 const TensorInfo &in, const TensorInfo &out) {
   const size_t r = perm.size();
   if (r < 2 || perm[r - 1] == int64_t(r - 1) || bodyScalarType(out.elementType).getIntOrFloatBitWidth() != 32)
     return false;
@@ -69,7 +69,7 @@ static bool emitBlockedTranspose(CPUKernelContext &ctx, const std::string &name,
     a *= size_t(inExt[i]);
     b *= size_t(outExt[i]);
   }
-  std::vector<size_t> rowDims;  // out dims other than q and the last
+  std::vector<size_t> rowDims; // out dims other than q and the last
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < r; ++i)
     if (i != q) rowDims.push_back(i), rows *= outExt[i];
@@ -78,7 +78,7 @@ static bool emitBlockedTranspose(CPUKernelContext &ctx, const std::string &name,
   auto kb = ctx.newKernel(name);
   Type elem = bodyScalarType(out.elementType);
   auto vt = VectorType::get({8}, elem);
-  const int64_t inInner = inNat[perm[r - 1]];  // input stride along the output rows
+  const int64_t inInner = inNat[perm[r - 1]]; // input stride along the output rows
   auto [begin, end] = kb->workgroupRange(kb->c(rows), kb->dim(perGroup));
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value rest = row, inBase = kb->c(0), outBase = kb->c(0);
@@ -110,12 +110,14 @@ LogicalResult emitTranspose(CPUKernelContext &ctx, Operation *op, ArrayRef<Tenso
   auto perm = llvm::to_vector(cast<TransposeOp>(op).getPerm());
   if (emitBlockedTranspose(ctx, dispatchName(op), perm, operands[0], result)) return success();
   std::vector<Reg> inDims = operands[0].dims, outDims = result.dims;
-  MapOperand in{operands[0].buffer, [inDims, perm](KernelBuilder &kb) {
+  MapOperand in{operands[0].buffer,
+                [inDims, perm](KernelBuilder &kb) {
                   auto natural = naturalStrides(kb, inDims);
                   std::vector<Value> s;
                   for (int64_t p : perm) s.push_back(natural[p]);
                   return s;
-                }, {}};
+                },
+                {}};
   MapOperand out{result.buffer, [outDims](KernelBuilder &kb) { return naturalStrides(kb, outDims); }, {}};
   emitStridedMap(ctx, dispatchName(op), result.dims, result.elementType, out, {in},
                  [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
@@ -134,18 +136,19 @@ void emitCopyAt(CPUKernelContext &ctx, const TensorInfo &src, uint32_t dstBuffer
   std::vector<Reg> flat = {ctx.numel(src)};
   auto unit = [](KernelBuilder &kb) { return std::vector<Value>{kb.c(1)}; };
   emitStridedMap(ctx, name, flat, src.elementType,
-                 {dstBuffer, unit, [dstBase](KernelBuilder &kb) { return kb.dim(dstBase); }},
-                 {{src.buffer, unit, {}}}, [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
+                 {dstBuffer, unit, [dstBase](KernelBuilder &kb) { return kb.dim(dstBase); }}, {{src.buffer, unit, {}}},
+                 [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
 }
 
-void emitStridedCopy(CPUKernelContext &ctx, const std::string &name, const TensorInfo &src,
-                     const TensorInfo &dst, const std::vector<Reg> &srcStrides, Reg srcBase,
-                     bool broadcastSource) {
+void emitStridedCopy(CPUKernelContext &ctx, const std::string &name, const TensorInfo &src, const TensorInfo &dst,
+                     const std::vector<Reg> &srcStrides, Reg srcBase, bool broadcastSource) {
   std::vector<Reg> outDims = dst.dims, inDims = src.dims;
   size_t rank = outDims.size();
   MapOperand in;
   if (broadcastSource)
-    in = {src.buffer, [inDims, rank](KernelBuilder &kb) { return broadcastStrides(kb, inDims, rank); }, {},
+    in = {src.buffer,
+          [inDims, rank](KernelBuilder &kb) { return broadcastStrides(kb, inDims, rank); },
+          {},
           src.elementType};
   else
     in = {src.buffer,
@@ -166,8 +169,7 @@ LogicalResult emitConcat(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
   auto &sp = ctx.shapes;
   bool channelsLast = result.channelsLast;
   for (const TensorInfo &t : operands)
-    if (t.channelsLast != channelsLast)
-      return op->emitOpError("concatenates tensors stored in different layouts");
+    if (t.channelsLast != channelsLast) return op->emitOpError("concatenates tensors stored in different layouts");
   if (channelsLast && (axis != 1 || result.dims.size() != 4))
     return op->emitOpError("a channels-last concat must join channels of 4-D tensors");
   // Channels-last, the channels are the innermost dim: each pixel's row of
@@ -183,10 +185,15 @@ LogicalResult emitConcat(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
     Reg inRow = sp.mul(extent, inner);
     Reg base = sp.mul(offset, inner);
     MapOperand out{result.buffer,
-                   [outRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(outRow), kb.c(1)}; },
+                   [outRow](KernelBuilder &kb) {
+                     return std::vector<Value>{kb.dim(outRow), kb.c(1)};
+                   },
                    [base](KernelBuilder &kb) { return kb.dim(base); }};
     MapOperand in{operands[i].buffer,
-                  [inRow](KernelBuilder &kb) { return std::vector<Value>{kb.dim(inRow), kb.c(1)}; }, {}};
+                  [inRow](KernelBuilder &kb) {
+                    return std::vector<Value>{kb.dim(inRow), kb.c(1)};
+                  },
+                  {}};
     emitStridedMap(ctx, dispatchName(op), {outer, inRow}, result.elementType, out, {in},
                    [](KernelBuilder &, ArrayRef<Value> v) { return v[0]; });
     offset = sp.add(offset, extent);
@@ -222,27 +229,25 @@ LogicalResult emitGather(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
   Value n = kb->dim(count), extent = kb->dim(axisDim), in = kb->dim(inner);
   auto i1 = kb->b.getI1Type();
   Value falseV = kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 1);
-  auto bad = kb->forLoop(begin, end, kb->c(1), ValueRange{falseV},
-                         [&](Value row, ValueRange acc) -> SmallVector<Value> {
-    Value o = kb->div(row, n), i = kb->rem(row, n);
-    Value id = kb->load(idType, kb->binding(2), i);
-    if (!idType.isInteger(64)) id = kb->b.create<arith::ExtSIOp>(kb->loc, kb->b.getI64Type(), id);
-    Value wrapped = kb->select(kb->cmp(arith::CmpIPredicate::slt, id, kb->c(0)), kb->add(id, extent), id);
-    Value outOfRange = kb->b.create<arith::OrIOp>(
-        kb->loc, kb->cmp(arith::CmpIPredicate::slt, wrapped, kb->c(0)),
-        kb->cmp(arith::CmpIPredicate::sge, wrapped, extent));
-    Value safe = kb->select(outOfRange, kb->c(0), wrapped);
-    Value src = kb->mul(kb->add(kb->mul(o, extent), safe), in);
-    Value dst = kb->mul(row, in);
-    kb->forLoop(kb->c(0), in, kb->c(1), [&](Value j) {
-      kb->store(kb->load(data.elementType, kb->binding(1), kb->add(src, j)), kb->binding(0), kb->add(dst, j));
-    });
-    return {kb->b.create<arith::OrIOp>(kb->loc, acc[0], outOfRange)};
-  });
+  auto bad =
+      kb->forLoop(begin, end, kb->c(1), ValueRange{falseV}, [&](Value row, ValueRange acc) -> SmallVector<Value> {
+        Value o = kb->div(row, n), i = kb->rem(row, n);
+        Value id = kb->load(idType, kb->binding(2), i);
+        if (!idType.isInteger(64)) id = kb->b.create<arith::ExtSIOp>(kb->loc, kb->b.getI64Type(), id);
+        Value wrapped = kb->select(kb->cmp(arith::CmpIPredicate::slt, id, kb->c(0)), kb->add(id, extent), id);
+        Value outOfRange = kb->b.create<arith::OrIOp>(kb->loc, kb->cmp(arith::CmpIPredicate::slt, wrapped, kb->c(0)),
+                                                      kb->cmp(arith::CmpIPredicate::sge, wrapped, extent));
+        Value safe = kb->select(outOfRange, kb->c(0), wrapped);
+        Value src = kb->mul(kb->add(kb->mul(o, extent), safe), in);
+        Value dst = kb->mul(row, in);
+        kb->forLoop(kb->c(0), in, kb->c(1), [&](Value j) {
+          kb->store(kb->load(data.elementType, kb->binding(1), kb->add(src, j)), kb->binding(0), kb->add(dst, j));
+        });
+        return {kb->b.create<arith::OrIOp>(kb->loc, acc[0], outOfRange)};
+      });
   (void)i1;
-  Value status = kb->b.create<arith::SelectOp>(
-      kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
-      kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32));
+  Value status = kb->b.create<arith::SelectOp>(kb->loc, bad[0], kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 32),
+                                               kb->b.create<arith::ConstantIntOp>(kb->loc, 0, 32));
   kb->finish(status);
   ctx.addDispatch(*kb, {result.buffer, data.buffer, ids.buffer}, groups, dispatchName(op));
   return success();

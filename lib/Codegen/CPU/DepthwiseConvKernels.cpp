@@ -49,8 +49,7 @@ LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, Operation *op, ArrayRef<T
                                 const TensorInfo &result) {
   auto conv = cast<ConvOp>(op);
   auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
-  if (!tiling)
-    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   auto &sp = ctx.shapes;
   const TensorInfo &X = operands[0], &W = operands[1];
   auto wShape = conv.getWeight().getType().getShape();
@@ -109,7 +108,8 @@ LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, Operation *op, ArrayRef<T
   auto idxType = VectorType::get({L}, b.getI64Type());
   SmallVector<int64_t> iotaValues(L);
   for (int64_t i = 0; i < L; ++i) iotaValues[i] = i;
-  Value iota = b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
+  Value iota =
+      b.create<arith::ConstantOp>(loc, idxType, DenseElementsAttr::get(idxType, ArrayRef<int64_t>(iotaValues)));
   Value zeroV = kb->cf(0.f, vt);
   Value blocksV = kb->dim(rowBlocks);
 
@@ -226,7 +226,8 @@ LogicalResult emitDepthwiseConv(CPUKernelContext &ctx, Operation *op, ArrayRef<T
                            kb->c((KW - 1) * dil[1] - pads[1] + (sw == 2 ? 1 : 0)));
       Value interior = land(land(kb->cmp(P::sge, first, kb->c(0)), kb->cmp(P::slt, last, w)),
                             kb->cmp(P::sle, kb->add(x0, kb->c(CW)), ow));
-      kb->ifThenElse(interior, [&] { chunk(x0, false); }, [&] { chunk(x0, true); });
+      kb->ifThenElse(
+          interior, [&] { chunk(x0, false); }, [&] { chunk(x0, true); });
     });
   });
   kb->finish();

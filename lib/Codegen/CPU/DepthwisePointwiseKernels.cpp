@@ -85,7 +85,8 @@ void emitPaddedRow(KernelBuilder &kb, Value x, Value plane, Value y, Value scrat
 }
 
 static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
-                                     llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+                                            llvm::function_ref<const TensorInfo &(Value)> infoOf,
+                                            const TensorInfo &result) {
   auto dw = cast<ConvOp>(ops[0]), pw = cast<ConvOp>(ops[1]);
   auto tiling = dw->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
@@ -116,7 +117,7 @@ static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, A
   const int64_t R = std::min((OH + std::min(OH, kRowBlocks) - 1) / std::min(OH, kRowBlocks), maxRows);
   const int64_t nRB = (OH + R - 1) / R;
   const int64_t IR = (R - 1) * sh + window; // input rows of a block
-  const int64_t rowBase = IR * SW;           // the depthwise rows' offset
+  const int64_t rowBase = IR * SW;          // the depthwise rows' offset
 
   // The 1x1 conv's weight as [P][M] floats (it may be stored only packed).
   uint32_t wpBuffer = ctx.plainFloatWeight(infoOf(pw.getWeight()), P * M);
@@ -152,8 +153,8 @@ static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, A
 
     // 1. Input row j of the block, channel m, into scratch row j.
     auto copyRow = [&](Value j, Value m) {
-      emitPaddedRow(*kb, X, kb->add(kb->mul(n, kb->c(M)), m), kb->add(y0, j), scratch, kb->mul(j, kb->c(SW)), H, W,
-                    SW, L);
+      emitPaddedRow(*kb, X, kb->add(kb->mul(n, kb->c(M)), m), kb->add(y0, j), scratch, kb->mul(j, kb->c(SW)), H, W, SW,
+                    L);
     };
 
     // 2. Channel m's depthwise rows of the block (after its input rows).
@@ -167,8 +168,8 @@ static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, A
         for (int64_t kh = 0; kh < KH; ++kh) rows.push_back(kb->add(top, kb->c(kh * dh * SW)));
         Value dRow = kb->add(kb->c(rowBase), kb->mul(kb->add(kb->mul(m, kb->c(R)), r), kb->c(DW)));
         for (int64_t ox0 = 0; ox0 < OW; ox0 += L) {
-          Value acc = emitDepthwiseVector(*kb, scratch, rows, origin + ox0 * sw, KW, dwl, sw, taps,
-                                          bias ? bias : zero, L);
+          Value acc =
+              emitDepthwiseVector(*kb, scratch, rows, origin + ox0 * sw, KW, dwl, sw, taps, bias ? bias : zero, L);
           kb->store(applyActivation(*kb, acc, dw), scratch, kb->add(dRow, kb->c(ox0)));
         }
       });

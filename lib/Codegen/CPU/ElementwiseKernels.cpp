@@ -64,8 +64,8 @@ bool vectorizableBody(Block &body) {
   for (Operation &op : body.without_terminator()) {
     StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : StringRef();
     if (dialect == "arith") continue;
-    if (isa<math::RoundEvenOp, math::RoundOp, math::FloorOp, math::CeilOp, math::TruncOp, math::SqrtOp,
-            math::RsqrtOp, math::AbsFOp, math::ExpOp, math::TanhOp, math::ErfOp, math::FmaOp, math::CopySignOp>(op))
+    if (isa<math::RoundEvenOp, math::RoundOp, math::FloorOp, math::CeilOp, math::TruncOp, math::SqrtOp, math::RsqrtOp,
+            math::AbsFOp, math::ExpOp, math::TanhOp, math::ErfOp, math::FmaOp, math::CopySignOp>(op))
       continue;
     return false;
   }
@@ -83,8 +83,8 @@ Value applyBody(KernelBuilder &kb, Block &body, ArrayRef<Value> args) {
     if (vt) {
       if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
         auto type = VectorType::get(vt.getShape(), c.getType());
-        mapping.map(c.getResult(), kb.b.create<arith::ConstantOp>(
-                                        kb.loc, type, DenseElementsAttr::get(type, c.getValue())));
+        mapping.map(c.getResult(),
+                    kb.b.create<arith::ConstantOp>(kb.loc, type, DenseElementsAttr::get(type, c.getValue())));
         continue;
       }
       Operation *op = kb.b.clone(inner, mapping);
@@ -103,8 +103,8 @@ Value applyBody(KernelBuilder &kb, Block &body, ArrayRef<Value> args) {
 /// and every inner stride is a constant 0 or 1 (output 1): then the inner
 /// loop runs whole vectors (stride-1 inputs loaded, stride-0 ones splat)
 /// and the scalar loop does the tail.
-void emitStridedMap(CPUKernelContext &ctx, const std::string &name, const std::vector<Reg> &iterDims,
-                    Type elementType, const MapOperand &out, const std::vector<MapOperand> &inputs,
+void emitStridedMap(CPUKernelContext &ctx, const std::string &name, const std::vector<Reg> &iterDims, Type elementType,
+                    const MapOperand &out, const std::vector<MapOperand> &inputs,
                     const std::function<Value(KernelBuilder &, ArrayRef<Value>)> &fn, bool vectorFn) {
   size_t rank = iterDims.size();
   std::vector<Reg> dims = iterDims;
@@ -219,8 +219,7 @@ void emitStridedMap(CPUKernelContext &ctx, const std::string &name, const std::v
       SmallVector<Value> vals;
       for (size_t k = 0; k < inputs.size(); ++k) {
         Type t = bodyScalarType(inputs[k].type ? inputs[k].type : elementType);
-        vals.push_back(kb->load(t, kb->binding(1 + k),
-                                kb->add(inOffs[k], kb->mul(j, inStrides[k][rank - 1]))));
+        vals.push_back(kb->load(t, kb->binding(1 + k), kb->add(inOffs[k], kb->mul(j, inStrides[k][rank - 1]))));
       }
       Value r = fn(*kb, vals);
       kb->store(r, kb->binding(0), kb->add(outOff, kb->mul(j, outStrides[rank - 1])));
@@ -236,8 +235,7 @@ void emitStridedMap(CPUKernelContext &ctx, const std::string &name, const std::v
       Value idx = kb->rem(rest, extent);
       rest = kb->div(rest, extent);
       outOff = kb->add(outOff, kb->mul(idx, outStrides[d]));
-      for (size_t k = 0; k < inputs.size(); ++k)
-        inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
+      for (size_t k = 0; k < inputs.size(); ++k) inOffs[k] = kb->add(inOffs[k], kb->mul(idx, inStrides[k][d]));
     }
   };
   auto rowByRow = [&] {
@@ -265,21 +263,24 @@ void emitStridedMap(CPUKernelContext &ctx, const std::string &name, const std::v
     };
     Value ok = walksAsOne(outStrides);
     for (const auto &st : inStrides) ok = kb->b.create<arith::AndIOp>(kb->loc, ok, walksAsOne(st));
-    kb->ifThenElse(ok, [&] {
-      // Outer index g owns rows [g * H, (g + 1) * H) of the workgroup's
-      // range [begin, end).
-      Value hPos = kb->max(H, kb->c(1));
-      Value gBegin = kb->div(begin, hPos);
-      Value gEnd = kb->div(kb->add(end, kb->sub(hPos, kb->c(1))), hPos);
-      kb->forLoop(gBegin, gEnd, kb->c(1), [&](Value g) {
-        Value first = kb->mul(g, hPos);
-        Value r0 = kb->max(begin, first), r1 = kb->min(end, kb->add(first, hPos));
-        Value outOff;
-        std::vector<Value> inOffs;
-        outerOffsets(g, rank - 2, outOff, inOffs);
-        innerRange(outOff, inOffs, kb->mul(kb->sub(r0, first), inner), kb->mul(kb->sub(r1, first), inner));
-      });
-    }, rowByRow);
+    kb->ifThenElse(
+        ok,
+        [&] {
+          // Outer index g owns rows [g * H, (g + 1) * H) of the workgroup's
+          // range [begin, end).
+          Value hPos = kb->max(H, kb->c(1));
+          Value gBegin = kb->div(begin, hPos);
+          Value gEnd = kb->div(kb->add(end, kb->sub(hPos, kb->c(1))), hPos);
+          kb->forLoop(gBegin, gEnd, kb->c(1), [&](Value g) {
+            Value first = kb->mul(g, hPos);
+            Value r0 = kb->max(begin, first), r1 = kb->min(end, kb->add(first, hPos));
+            Value outOff;
+            std::vector<Value> inOffs;
+            outerOffsets(g, rank - 2, outOff, inOffs);
+            innerRange(outOff, inOffs, kb->mul(kb->sub(r0, first), inner), kb->mul(kb->sub(r1, first), inner));
+          });
+        },
+        rowByRow);
   }
   kb->finish();
   ctx.addDispatch(*kb, bindings, groups, name);
@@ -296,8 +297,7 @@ Value unaryBody(KernelBuilder &kb, Operation *op, Value x) {
   if (isa<ErfOp>(op)) return b.create<math::ErfOp>(loc, x);
   if (isa<ExpOp>(op)) return b.create<math::ExpOp>(loc, x);
   if (isa<SqrtOp>(op)) return b.create<math::SqrtOp>(loc, x);
-  if (auto l = dyn_cast<LeakyReluOp>(op))
-    return applyActivation(kb, x, "leaky_relu", l.getAlpha().convertToFloat(), 0);
+  if (auto l = dyn_cast<LeakyReluOp>(op)) return applyActivation(kb, x, "leaky_relu", l.getAlpha().convertToFloat(), 0);
   if (auto c = dyn_cast<ClipOp>(op))
     return applyActivation(kb, x, "clip", c.getMin().convertToFloat(), c.getMax().convertToFloat());
   if (auto h = dyn_cast<HardSigmoidOp>(op))
@@ -313,7 +313,6 @@ Value binaryBody(KernelBuilder &kb, Operation *op, Value x, Value y) {
   if (isa<DivOp>(op)) return kb.b.create<arith::DivFOp>(kb.loc, x, y);
   return {};
 }
-
 
 } // namespace
 
@@ -423,11 +422,13 @@ StrideFn layoutStrides(const TensorInfo &t, size_t rank, bool permuted) {
 }
 MapOperand mapOutput(const TensorInfo &result, bool permuted) {
   TensorInfo out = result;
-  return {result.buffer, [out, permuted](KernelBuilder &kb) {
+  return {result.buffer,
+          [out, permuted](KernelBuilder &kb) {
             std::vector<Value> st = out.channelsLast ? layoutStrides(out, 4, false)(kb) : naturalStrides(kb, out.dims);
             if (permuted) st = {st[0], st[2], st[3], st[1]};
             return st;
-          }, {}};
+          },
+          {}};
 }
 } // namespace
 
@@ -437,7 +438,8 @@ LogicalResult emitElementwise(CPUKernelContext &ctx, Operation *op, ArrayRef<Ten
   if (failed(layout)) return failure();
   size_t rank = result.dims.size();
   std::vector<MapOperand> inputs;
-  for (const auto &in : operands) inputs.push_back({in.buffer, layoutStrides(in, rank, layout->permuted), {}, in.elementType});
+  for (const auto &in : operands)
+    inputs.push_back({in.buffer, layoutStrides(in, rank, layout->permuted), {}, in.elementType});
   MapOperand out = mapOutput(result, layout->permuted);
   if (auto generic = dyn_cast<ElementwiseOp>(op)) {
     Block &body = generic.getBody().front();
@@ -468,23 +470,26 @@ LogicalResult emitElementwiseChain(CPUKernelContext &ctx, ArrayRef<Operation *> 
     auto generic = dyn_cast<ElementwiseOp>(op);
     return !generic || vectorizableBody(generic.getBody().front());
   });
-  emitStridedMap(ctx, name, layout->iterDims, result.elementType, out, inputs, [&](KernelBuilder &kb, ArrayRef<Value> v) {
-    // Every op of the chain evaluated on this element's values (scalars or
-    // vectors), in order.
-    DenseMap<Value, Value> scalar;
-    for (auto [ext, val] : llvm::zip(externals, v)) scalar[ext] = val;
-    for (Operation *op : ops) {
-      SmallVector<Value> args;
-      for (Value operand : op->getOperands()) args.push_back(scalar.lookup(operand));
-      Value r;
-      if (auto generic = dyn_cast<ElementwiseOp>(op))
-        r = applyBody(kb, generic.getBody().front(), args);
-      else
-        r = args.size() == 1 ? unaryBody(kb, op, args[0]) : binaryBody(kb, op, args[0], args[1]);
-      scalar[op->getResult(0)] = r;
-    }
-    return scalar.lookup(ops.back()->getResult(0));
-  }, vectorFn);
+  emitStridedMap(
+      ctx, name, layout->iterDims, result.elementType, out, inputs,
+      [&](KernelBuilder &kb, ArrayRef<Value> v) {
+        // Every op of the chain evaluated on this element's values (scalars or
+        // vectors), in order.
+        DenseMap<Value, Value> scalar;
+        for (auto [ext, val] : llvm::zip(externals, v)) scalar[ext] = val;
+        for (Operation *op : ops) {
+          SmallVector<Value> args;
+          for (Value operand : op->getOperands()) args.push_back(scalar.lookup(operand));
+          Value r;
+          if (auto generic = dyn_cast<ElementwiseOp>(op))
+            r = applyBody(kb, generic.getBody().front(), args);
+          else
+            r = args.size() == 1 ? unaryBody(kb, op, args[0]) : binaryBody(kb, op, args[0], args[1]);
+          scalar[op->getResult(0)] = r;
+        }
+        return scalar.lookup(ops.back()->getResult(0));
+      },
+      vectorFn);
   return success();
 }
 

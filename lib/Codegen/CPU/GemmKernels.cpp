@@ -83,8 +83,8 @@ SmallVector<Value> transposeRows8(OpBuilder &b, Location loc, SmallVector<Value>
 /// One register tile: rows [m, m + rows) by the NR columns from n, or by the
 /// first `edgeCols` of them (the column edge: lane-masked loads of an
 /// unpacked B, masked stores; packed B panels are zero-padded instead).
-void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KBlock &kblk, Value m, Value n,
-              int rows, Value edgeCols) {
+void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KBlock &kblk, Value m, Value n, int rows,
+              Value edgeCols) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t kLanes = s.lanes;
@@ -106,21 +106,24 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
   auto partialIndex = [&](int r, int v) {
     return kb.add(kb.mul(kb.add(kb.sub(m, t.m0), kb.c(r)), kb.c(s.nb)), kb.add(kb.sub(n, t.n0), kb.c(v * kLanes)));
   };
-  SmallVector<Value> init = transposedC ? kb.ifYield(
-      kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
-      [&] {
-        SmallVector<Value> partial;
-        for (int r = 0; r < rows; ++r)
-          for (int v = 0; v < vecs; ++v) partial.push_back(kb.load(vt, kb.scratch(), partialIndex(r, v)));
-        return partial;
-      }) : kb.ifYield(
-      kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
-      [&] {
-        SmallVector<Value> partial;
-        for (int r = 0; r < rows; ++r)
-          for (int v = 0; v < vecs; ++v) partial.push_back(load(C, cIndex(r, v), v));
-        return partial;
-      });
+  SmallVector<Value> init =
+      transposedC ? kb.ifYield(
+                        kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
+                        [&] {
+                          SmallVector<Value> partial;
+                          for (int r = 0; r < rows; ++r)
+                            for (int v = 0; v < vecs; ++v)
+                              partial.push_back(kb.load(vt, kb.scratch(), partialIndex(r, v)));
+                          return partial;
+                        })
+                  : kb.ifYield(
+                        kblk.first, accTypes, [&] { return SmallVector<Value>(rows * vecs, kb.cf(0.f, vt)); },
+                        [&] {
+                          SmallVector<Value> partial;
+                          for (int r = 0; r < rows; ++r)
+                            for (int v = 0; v < vecs; ++v) partial.push_back(load(C, cIndex(r, v), v));
+                          return partial;
+                        });
   Value A = kb.binding(1), B = s.packB ? kb.scratch() : kb.binding(2);
   // Element k of row r is at rowBase[r] + k * aStep: rows of A, or the
   // row's lane of its a_panel (WeightPacking.h).
@@ -140,8 +143,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     }
   }
   // Row k of the tile's B columns is at bBase + k * bStep.
-  Value bBase = s.bPacked ? kb.add(t.bOff, kb.mul(kb.div(n, kb.c(s.nr)), kb.mul(t.K, kb.c(s.nr))))
-                          : kb.add(t.bOff, n);
+  Value bBase = s.bPacked ? kb.add(t.bOff, kb.mul(kb.div(n, kb.c(s.nr)), kb.mul(t.K, kb.c(s.nr)))) : kb.add(t.bOff, n);
   if (s.packB) // this K block's panels in scratch: (k1 - k0) x NR each, from column n0
     bBase = kb.sub(kb.mul(kb.div(kb.sub(n, t.n0), kb.c(s.nr)), kb.mul(kb.sub(kblk.k1, kblk.k0), kb.c(s.nr))),
                    kb.mul(kblk.k0, kb.c(s.nr)));
@@ -160,8 +162,7 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
     Value tilesV = kb.max(kb.div(kb.add(t.blockRows, kb.c(s.mr - 1)), kb.c(s.mr)), kb.c(1));
     Value j = kb.div(kb.sub(m, t.mFirst), kb.c(s.mr));
     Value chunk = kb.mul(kb.sub(kblk.k1, kblk.k0), kb.c(s.nr));
-    pfBase = kb.add(kb.add(bBase, kb.mul(kblk.k0, kb.c(s.nr))),
-                    kb.add(t.nextChunk, kb.div(kb.mul(j, chunk), tilesV)));
+    pfBase = kb.add(kb.add(bBase, kb.mul(kblk.k0, kb.c(s.nr))), kb.add(t.nextChunk, kb.div(kb.mul(j, chunk), tilesV)));
     pfStep = kb.div(kb.c(s.nr), tilesV);
     if (t.blockRowsConst && *t.blockRowsConst > 0) {
       int64_t tiles = (*t.blockRowsConst + s.mr - 1) / s.mr;
@@ -212,7 +213,8 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
       for (int64_t off = 0; off < s.nr + 15; off += 16) prefetch(B, kb.add(ahead, kb.c(std::min(off, s.nr - 1))), 3u);
     }
     if (s.aKStride || s.aKTable) {
-      Value ahead = s.aKTable ? tableAt(kb.add(k, kb.c(kStridedAAhead))) : kb.mul(kb.add(k, kb.c(kStridedAAhead)), aStep);
+      Value ahead =
+          s.aKTable ? tableAt(kb.add(k, kb.c(kStridedAAhead))) : kb.mul(kb.add(k, kb.c(kStridedAAhead)), aStep);
       prefetch(A, kb.add(rowBase[0], ahead), 3u);
       if (rows > 1) prefetch(A, kb.add(rowBase[rows - 1], ahead), 3u);
     }
@@ -239,80 +241,85 @@ void emitTile(KernelBuilder &kb, const GemmSpec &s, const TileState &t, const KB
       for (int v = 0; v < vecs; ++v) store(acc[r * vecs + v], cIndex(r, v), v);
   };
   if (transposedC) {
-   auto storeTransposed = [&] {
-    // Lane j of vector v of row r is C[cOff + (n + v*L + j) * stride + m + r]:
-    // 32-bit lane offsets from one base pointer (constant: static stride).
-    auto i32v = VectorType::get({kLanes}, b.getI32Type());
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-    auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(kLanes));
-    Value allLanes = b.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
-    SmallVector<Value> laneOffsets;
-    for (int v = 0; v < vecs; ++v) {
-      SmallVector<int32_t> offs(kLanes);
-      for (int64_t j = 0; j < kLanes; ++j) offs[j] = int32_t((v * kLanes + j) * *s.cColStride);
-      laneOffsets.push_back(b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(offs))));
-    }
-    Value colBase = kb.add(t.cOff, kb.mul(n, kb.c(*s.cColStride)));
-    auto addBias = [&](Value val, int v) {
-      if (s.biasMode == BiasMode::PerColumn)
-        val = b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, kb.add(n, kb.c(v * kLanes))), v));
-      return val;
-    };
-    if (!edgeCols && (kLanes == 8 || kLanes == 16)) {
-      // Whole column vectors: transpose the tile in registers, 8 rows at a
-      // time, and store each output channel's 8 pixels (contiguous in C)
-      // with one 8-lane store: 24 two-input shuffles per 8 x LANES block
-      // where the scatters cost one element store per lane.
-      auto v8 = kb.vec(8);
-      for (int g = 0; g < rows; g += 8) {
-        const int count = std::min(rows - g, 8);
-        for (int v = 0; v < vecs; ++v) {
-          SmallVector<Value> cur;
-          for (int r = 0; r < 8; ++r) cur.push_back(g + r < rows ? addBias(acc[(g + r) * vecs + v], v) : kb.cf(0.f, vt));
-          cur = transposeRows8(b, loc, cur, kLanes);
-          SmallVector<int64_t> lo(8), hi(8);
-          for (int i = 0; i < 8; ++i) lo[i] = i, hi[i] = 8 + i;
-          Value rowMask = count < 8 ? kb.laneMask(kb.c(count), 8) : Value();
-          for (int i = 0; i < 8; ++i) {
-            int64_t chan0 = (4 * (i % 2) + 2 * (i / 2 % 2) + i / 4) * (kLanes / 8);
-            for (int64_t t = 0; t < kLanes / 8; ++t) {
-              Value val = kLanes == 8 ? cur[i] : b.create<vector::ShuffleOp>(loc, cur[i], cur[i], t == 0 ? lo : hi).getResult();
-              Value at = kb.add(colBase, kb.add(kb.c((v * kLanes + chan0 + t) * *s.cColStride), kb.add(m, kb.c(g))));
-              if (s.residualBuf) {
-                Value R = kb.binding(s.biasBuf ? 4 : 3);
-                val = b.create<arith::AddFOp>(loc, val, rowMask ? kb.maskedLoad(v8, R, at, rowMask) : kb.load(v8, R, at));
+    auto storeTransposed = [&] {
+      // Lane j of vector v of row r is C[cOff + (n + v*L + j) * stride + m + r]:
+      // 32-bit lane offsets from one base pointer (constant: static stride).
+      auto i32v = VectorType::get({kLanes}, b.getI32Type());
+      auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+      auto ptrVecType = LLVM::LLVMFixedVectorType::get(ptrType, unsigned(kLanes));
+      Value allLanes =
+          b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()), true));
+      SmallVector<Value> laneOffsets;
+      for (int v = 0; v < vecs; ++v) {
+        SmallVector<int32_t> offs(kLanes);
+        for (int64_t j = 0; j < kLanes; ++j) offs[j] = int32_t((v * kLanes + j) * *s.cColStride);
+        laneOffsets.push_back(b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(i32v, ArrayRef<int32_t>(offs))));
+      }
+      Value colBase = kb.add(t.cOff, kb.mul(n, kb.c(*s.cColStride)));
+      auto addBias = [&](Value val, int v) {
+        if (s.biasMode == BiasMode::PerColumn)
+          val =
+              b.create<arith::AddFOp>(loc, val, load(kb.binding(3), kb.add(t.biasOff, kb.add(n, kb.c(v * kLanes))), v));
+        return val;
+      };
+      if (!edgeCols && (kLanes == 8 || kLanes == 16)) {
+        // Whole column vectors: transpose the tile in registers, 8 rows at a
+        // time, and store each output channel's 8 pixels (contiguous in C)
+        // with one 8-lane store: 24 two-input shuffles per 8 x LANES block
+        // where the scatters cost one element store per lane.
+        auto v8 = kb.vec(8);
+        for (int g = 0; g < rows; g += 8) {
+          const int count = std::min(rows - g, 8);
+          for (int v = 0; v < vecs; ++v) {
+            SmallVector<Value> cur;
+            for (int r = 0; r < 8; ++r)
+              cur.push_back(g + r < rows ? addBias(acc[(g + r) * vecs + v], v) : kb.cf(0.f, vt));
+            cur = transposeRows8(b, loc, cur, kLanes);
+            SmallVector<int64_t> lo(8), hi(8);
+            for (int i = 0; i < 8; ++i) lo[i] = i, hi[i] = 8 + i;
+            Value rowMask = count < 8 ? kb.laneMask(kb.c(count), 8) : Value();
+            for (int i = 0; i < 8; ++i) {
+              int64_t chan0 = (4 * (i % 2) + 2 * (i / 2 % 2) + i / 4) * (kLanes / 8);
+              for (int64_t t = 0; t < kLanes / 8; ++t) {
+                Value val = kLanes == 8
+                                ? cur[i]
+                                : b.create<vector::ShuffleOp>(loc, cur[i], cur[i], t == 0 ? lo : hi).getResult();
+                Value at = kb.add(colBase, kb.add(kb.c((v * kLanes + chan0 + t) * *s.cColStride), kb.add(m, kb.c(g))));
+                if (s.residualBuf) {
+                  Value R = kb.binding(s.biasBuf ? 4 : 3);
+                  val = b.create<arith::AddFOp>(loc, val,
+                                                rowMask ? kb.maskedLoad(v8, R, at, rowMask) : kb.load(v8, R, at));
+                }
+                val = applyActivation(kb, val, s.act, s.alpha, s.beta);
+                if (rowMask)
+                  kb.maskedStore(val, C, at, rowMask);
+                else
+                  kb.store(val, C, at);
               }
-              val = applyActivation(kb, val, s.act, s.alpha, s.beta);
-              if (rowMask)
-                kb.maskedStore(val, C, at, rowMask);
-              else
-                kb.store(val, C, at);
             }
           }
         }
+        return;
       }
-      return;
-    }
-    for (int r = 0; r < rows; ++r) {
-      Value at = kb.add(colBase, kb.add(m, kb.c(r)));
-      for (int v = 0; v < vecs; ++v) {
-        Value mask = edgeCols ? masks[v] : allLanes;
-        auto ptrsIn = [&](Value base) {
-          Value row = b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at});
-          return b.create<LLVM::GEPOp>(loc, ptrVecType, kb.f32(), row, ValueRange{laneOffsets[v]}).getResult();
-        };
-        Value val = addBias(acc[r * vecs + v], v);
-        if (s.residualBuf) {
-          Value residual = b.create<LLVM::masked_gather>(loc, vt, ptrsIn(kb.binding(s.biasBuf ? 4 : 3)), mask,
-                                                         ValueRange{kb.cf(0.f, vt)}, uint32_t(4));
-          val = b.create<arith::AddFOp>(loc, val, residual);
+      for (int r = 0; r < rows; ++r) {
+        Value at = kb.add(colBase, kb.add(m, kb.c(r)));
+        for (int v = 0; v < vecs; ++v) {
+          Value mask = edgeCols ? masks[v] : allLanes;
+          auto ptrsIn = [&](Value base) {
+            Value row = b.create<LLVM::GEPOp>(loc, ptrType, kb.f32(), base, ValueRange{at});
+            return b.create<LLVM::GEPOp>(loc, ptrVecType, kb.f32(), row, ValueRange{laneOffsets[v]}).getResult();
+          };
+          Value val = addBias(acc[r * vecs + v], v);
+          if (s.residualBuf) {
+            Value residual = b.create<LLVM::masked_gather>(loc, vt, ptrsIn(kb.binding(s.biasBuf ? 4 : 3)), mask,
+                                                           ValueRange{kb.cf(0.f, vt)}, uint32_t(4));
+            val = b.create<arith::AddFOp>(loc, val, residual);
+          }
+          b.create<LLVM::masked_scatter>(loc, applyActivation(kb, val, s.act, s.alpha, s.beta), ptrsIn(C), mask,
+                                         b.getI32IntegerAttr(4));
         }
-        b.create<LLVM::masked_scatter>(loc, applyActivation(kb, val, s.act, s.alpha, s.beta), ptrsIn(C), mask,
-                                       b.getI32IntegerAttr(4));
       }
-    }
-   };
+    };
     kb.ifThenElse(kblk.last, storeTransposed, [&] {
       for (int r = 0; r < rows; ++r)
         for (int v = 0; v < vecs; ++v) kb.store(acc[r * vecs + v], kb.scratch(), partialIndex(r, v));
@@ -467,8 +474,7 @@ void emitGemm(CPUKernelContext &ctx, const GemmSpec &spec) {
           // first panel's next K block.
           Value panelFloats = kb->mul(t.K, kb->c(kNR));
           Value nNext = kb->add(n, kb->c(kNR));
-          Value back = kb->add(kb->mul(kb->div(kb->sub(n0, n), kb->c(kNR)), panelFloats),
-                               kb->mul(kStep, kb->c(kNR)));
+          Value back = kb->add(kb->mul(kb->div(kb->sub(n0, n), kb->c(kNR)), panelFloats), kb->mul(kStep, kb->c(kNR)));
           t.nextChunk = kb->select(kb->cmp(arith::CmpIPredicate::slt, nNext, n1), panelFloats, back);
         }
         rowTiles([&](Value m, int rows) { emitTile(*kb, s, t, blk, m, n, rows, edgeCols); });
@@ -490,16 +496,13 @@ void emitGemm(CPUKernelContext &ctx, const GemmSpec &spec) {
   if (s.packB) scratch = sp.constant(kKC * kNB * 4);
   if (s.cColStride) scratch = sp.constant(kMB * kNB * 4);
   ctx.addDispatch(*kb, bindings, groups, s.name, scratch);
-  ctx.plan.dispatches.back().flops =
-      sp.mul(sp.constant(2), sp.mul(sp.mul(s.batches, s.M), sp.mul(s.N, s.K)));
+  ctx.plan.dispatches.back().flops = sp.mul(sp.constant(2), sp.mul(sp.mul(s.batches, s.M), sp.mul(s.N, s.K)));
 }
-
 
 /// Reads the op's #v4f.gemm_tiling into `s`.
 LogicalResult readTiling(Operation *op, GemmSpec &s) {
   auto tiling = op->getAttrOfType<GemmTilingAttr>(kTilingAttr);
-  if (!tiling)
-    return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
+  if (!tiling) return op->emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
   s.mr = tiling.getMr();
   s.nr = tiling.getNr();
   s.lanes = tiling.getLanes();
@@ -508,7 +511,6 @@ LogicalResult readTiling(Operation *op, GemmSpec &s) {
   s.kc = tiling.getKc();
   return success();
 }
-
 
 LogicalResult emitMatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                          const TensorInfo &result) {

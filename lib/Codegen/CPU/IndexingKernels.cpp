@@ -79,7 +79,8 @@ Value combine(KernelBuilder &kb, StringRef reduction, Type element, Value old, V
   bool u = element.isUnsignedInteger();
   if (reduction == "add") return b.create<arith::AddIOp>(l, old, update);
   if (reduction == "mul") return b.create<arith::MulIOp>(l, old, update);
-  if (reduction == "max") return u ? (Value)b.create<arith::MaxUIOp>(l, old, update) : b.create<arith::MaxSIOp>(l, old, update);
+  if (reduction == "max")
+    return u ? (Value)b.create<arith::MaxUIOp>(l, old, update) : b.create<arith::MaxSIOp>(l, old, update);
   return u ? (Value)b.create<arith::MinUIOp>(l, old, update) : b.create<arith::MinSIOp>(l, old, update);
 }
 
@@ -117,33 +118,36 @@ LogicalResult emitScatterElements(CPUKernelContext &ctx, Operation *op, ArrayRef
   Value extent = kb->dim(D.dims[axis]), len = kb->dim(I.dims[axis]);
   Type scalar = bodyScalarType(D.elementType);
   StringRef reduction = se.getReduction();
-  auto bad = kb->forLoop(begin, end, kb->c(1), ValueRange{mismatch}, [&](Value line, ValueRange acc) -> SmallVector<Value> {
-    // Decompose the line over the non-axis dims of indices.
-    Value rest = line, dBase = kb->c(0), iBase = kb->c(0), outside = i1Const(*kb, false);
-    for (size_t d = rank; d-- > 0;) {
-      if ((int64_t)d == axis) continue;
-      Value extentD = kb->dim(I.dims[d]);
-      Value idx = kb->rem(rest, extentD);
-      rest = kb->div(rest, extentD);
-      outside = orI(*kb, outside, kb->cmp(arith::CmpIPredicate::sge, idx, kb->dim(D.dims[d])));
-      dBase = kb->add(dBase, kb->mul(idx, dstr[d]));
-      iBase = kb->add(iBase, kb->mul(idx, istr[d]));
-    }
-    auto lineBad = kb->forLoop(kb->c(0), len, kb->c(1), ValueRange{outside}, [&](Value t, ValueRange inner) -> SmallVector<Value> {
-      Value at = kb->add(iBase, kb->mul(t, istr[axis]));
-      auto [id, oob] = loadIndex(*kb, I.elementType, kb->binding(1), at, extent);
-      Value skip = orI(*kb, oob, outside);
-      kb->ifThen(notI(*kb, skip), [&] {
-        Value off = kb->add(dBase, kb->mul(id, dstr[axis]));
-        Value update = kb->load(scalar, kb->binding(2), at);
-        Value v = reduction == "none" ? update
-                                      : combine(*kb, reduction, D.elementType, kb->load(scalar, kb->binding(0), off), update);
-        kb->store(v, kb->binding(0), off);
+  auto bad =
+      kb->forLoop(begin, end, kb->c(1), ValueRange{mismatch}, [&](Value line, ValueRange acc) -> SmallVector<Value> {
+        // Decompose the line over the non-axis dims of indices.
+        Value rest = line, dBase = kb->c(0), iBase = kb->c(0), outside = i1Const(*kb, false);
+        for (size_t d = rank; d-- > 0;) {
+          if ((int64_t)d == axis) continue;
+          Value extentD = kb->dim(I.dims[d]);
+          Value idx = kb->rem(rest, extentD);
+          rest = kb->div(rest, extentD);
+          outside = orI(*kb, outside, kb->cmp(arith::CmpIPredicate::sge, idx, kb->dim(D.dims[d])));
+          dBase = kb->add(dBase, kb->mul(idx, dstr[d]));
+          iBase = kb->add(iBase, kb->mul(idx, istr[d]));
+        }
+        auto lineBad = kb->forLoop(
+            kb->c(0), len, kb->c(1), ValueRange{outside}, [&](Value t, ValueRange inner) -> SmallVector<Value> {
+              Value at = kb->add(iBase, kb->mul(t, istr[axis]));
+              auto [id, oob] = loadIndex(*kb, I.elementType, kb->binding(1), at, extent);
+              Value skip = orI(*kb, oob, outside);
+              kb->ifThen(notI(*kb, skip), [&] {
+                Value off = kb->add(dBase, kb->mul(id, dstr[axis]));
+                Value update = kb->load(scalar, kb->binding(2), at);
+                Value v = reduction == "none"
+                              ? update
+                              : combine(*kb, reduction, D.elementType, kb->load(scalar, kb->binding(0), off), update);
+                kb->store(v, kb->binding(0), off);
+              });
+              return {orI(*kb, inner[0], skip)};
+            });
+        return {orI(*kb, acc[0], lineBad[0])};
       });
-      return {orI(*kb, inner[0], skip)};
-    });
-    return {orI(*kb, acc[0], lineBad[0])};
-  });
   kb->finish(status(*kb, bad[0]));
   ctx.addDispatch(*kb, {result.buffer, I.buffer, U.buffer}, groups, name);
   return success();
@@ -171,26 +175,28 @@ LogicalResult emitScatterND(CPUKernelContext &ctx, Operation *op, ArrayRef<Tenso
   Value n = kb->select(mismatch, kb->c(0), kb->dim(tuples)), S = kb->dim(inner);
   Type scalar = bodyScalarType(D.elementType);
   StringRef reduction = sn.getReduction();
-  auto bad = kb->forLoop(kb->c(0), n, kb->c(1), ValueRange{mismatch}, [&](Value t, ValueRange acc) -> SmallVector<Value> {
-    Value off = kb->c(0), oob = i1Const(*kb, false);
-    for (int64_t j = 0; j < q; ++j) {
-      auto [id, o] = loadIndex(*kb, I.elementType, kb->binding(1), kb->add(kb->mul(t, kb->c(q)), kb->c(j)),
-                               kb->dim(D.dims[j]));
-      off = kb->add(off, kb->mul(id, dstr[j]));
-      oob = orI(*kb, oob, o);
-    }
-    kb->ifThen(notI(*kb, oob), [&] {
-      Value src = kb->mul(t, S);
-      kb->forLoop(begin, end, kb->c(1), [&](Value e) {
-        Value at = kb->add(off, e);
-        Value update = kb->load(scalar, kb->binding(2), kb->add(src, e));
-        Value v = reduction == "none" ? update
-                                      : combine(*kb, reduction, D.elementType, kb->load(scalar, kb->binding(0), at), update);
-        kb->store(v, kb->binding(0), at);
+  auto bad =
+      kb->forLoop(kb->c(0), n, kb->c(1), ValueRange{mismatch}, [&](Value t, ValueRange acc) -> SmallVector<Value> {
+        Value off = kb->c(0), oob = i1Const(*kb, false);
+        for (int64_t j = 0; j < q; ++j) {
+          auto [id, o] = loadIndex(*kb, I.elementType, kb->binding(1), kb->add(kb->mul(t, kb->c(q)), kb->c(j)),
+                                   kb->dim(D.dims[j]));
+          off = kb->add(off, kb->mul(id, dstr[j]));
+          oob = orI(*kb, oob, o);
+        }
+        kb->ifThen(notI(*kb, oob), [&] {
+          Value src = kb->mul(t, S);
+          kb->forLoop(begin, end, kb->c(1), [&](Value e) {
+            Value at = kb->add(off, e);
+            Value update = kb->load(scalar, kb->binding(2), kb->add(src, e));
+            Value v = reduction == "none"
+                          ? update
+                          : combine(*kb, reduction, D.elementType, kb->load(scalar, kb->binding(0), at), update);
+            kb->store(v, kb->binding(0), at);
+          });
+        });
+        return {orI(*kb, acc[0], oob)};
       });
-    });
-    return {orI(*kb, acc[0], oob)};
-  });
   kb->finish(status(*kb, bad[0]));
   ctx.addDispatch(*kb, {result.buffer, I.buffer, U.buffer}, groups, name);
   return success();
@@ -216,20 +222,21 @@ LogicalResult emitGatherND(CPUKernelContext &ctx, Operation *op, ArrayRef<Tensor
   std::vector<Value> dstr = strides(*kb, D.dims);
   Value perB = kb->dim(perBatch), bStride = kb->dim(batchStride), S = kb->dim(inner);
   Type scalar = bodyScalarType(D.elementType);
-  auto bad = kb->forLoop(begin, end, kb->c(1), ValueRange{mismatch}, [&](Value row, ValueRange acc) -> SmallVector<Value> {
-    Value off = kb->mul(kb->div(row, perB), bStride), oob = i1Const(*kb, false);
-    for (int64_t j = 0; j < q; ++j) {
-      auto [id, o] = loadIndex(*kb, I.elementType, kb->binding(2), kb->add(kb->mul(row, kb->c(q)), kb->c(j)),
-                               kb->dim(D.dims[b + j]));
-      off = kb->add(off, kb->mul(id, dstr[b + j]));
-      oob = orI(*kb, oob, o);
-    }
-    Value dst = kb->mul(row, S);
-    kb->forLoop(kb->c(0), S, kb->c(1), [&](Value e) {
-      kb->store(kb->load(scalar, kb->binding(1), kb->add(off, e)), kb->binding(0), kb->add(dst, e));
-    });
-    return {orI(*kb, acc[0], oob)};
-  });
+  auto bad =
+      kb->forLoop(begin, end, kb->c(1), ValueRange{mismatch}, [&](Value row, ValueRange acc) -> SmallVector<Value> {
+        Value off = kb->mul(kb->div(row, perB), bStride), oob = i1Const(*kb, false);
+        for (int64_t j = 0; j < q; ++j) {
+          auto [id, o] = loadIndex(*kb, I.elementType, kb->binding(2), kb->add(kb->mul(row, kb->c(q)), kb->c(j)),
+                                   kb->dim(D.dims[b + j]));
+          off = kb->add(off, kb->mul(id, dstr[b + j]));
+          oob = orI(*kb, oob, o);
+        }
+        Value dst = kb->mul(row, S);
+        kb->forLoop(kb->c(0), S, kb->c(1), [&](Value e) {
+          kb->store(kb->load(scalar, kb->binding(1), kb->add(off, e)), kb->binding(0), kb->add(dst, e));
+        });
+        return {orI(*kb, acc[0], oob)};
+      });
   kb->finish(status(*kb, bad[0]));
   ctx.addDispatch(*kb, {result.buffer, D.buffer, I.buffer}, groups, name);
   return success();
@@ -324,9 +331,12 @@ static LogicalResult emitTopKOp(CPUKernelContext &ctx, PlanBuilder &pb, Operatio
   const TensorInfo &X = operands[0];
   int64_t axis = op.getAxis();
   Reg k;
-  if (!op.getValues().getType().isDynamicDim(axis)) k = ctx.shapes.constant(op.getValues().getType().getDimSize(axis));
-  else if (operands[1].values) k = (*operands[1].values)[0];
-  else return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
+  if (!op.getValues().getType().isDynamicDim(axis))
+    k = ctx.shapes.constant(op.getValues().getType().getDimSize(axis));
+  else if (operands[1].values)
+    k = (*operands[1].values)[0];
+  else
+    return op.emitOpError("its k is computed at run time in a way the CPU backend cannot follow yet");
   TensorInfo results[2];
   for (int i = 0; i < 2; ++i) {
     results[i].dims = X.dims;

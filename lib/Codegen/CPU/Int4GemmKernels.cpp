@@ -81,7 +81,8 @@ void emitI4Tile(KernelBuilder &kb, const I4Gemm &g, Value m, Value n, int rows, 
   // -z s instead, added by the scaling FMA.
   auto step = [&](Value k, ValueRange a, int u, Value s0, Value s1, Value z0, Value z1, SmallVector<Value> &next) {
     Value v = b.create<arith::ExtSIOp>(loc, i32v, kb.load(i8v, W, kb.add(wBase, kb.mul(k, kb.c(L)))));
-    Value w0 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, b.create<arith::ShLIOp>(loc, v, c28), c28));
+    Value w0 =
+        b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, b.create<arith::ShLIOp>(loc, v, c28), c28));
     Value w1 = b.create<arith::SIToFPOp>(loc, vt, b.create<arith::ShRSIOp>(loc, v, c4));
     if (s0 && z0) { // (q - z) s as q s + (-z s): one FMA
       w0 = b.create<vector::FMAOp>(loc, w0, s0, z0);
@@ -239,35 +240,35 @@ void emitW4A8Tile(KernelBuilder &kb, const W4A8Gemm &g, Value m, Value n, int ro
   };
   Value zeroF = kb.cf(0.f, vt), zeroI = splat32(0);
   int64_t stepsPerGroup = g.group / g.step;
-  auto acc = kb.forLoop(kb.c(0), kb.c(g.groups), kb.c(1), SmallVector<Value>(rows * vecs, zeroF),
-                        [&](Value grp, ValueRange accF) {
-    Value kk0 = kb.mul(grp, kb.c(stepsPerGroup));
-    Value kk1 = kb.min(kb.add(kk0, kb.c(stepsPerGroup)), kb.c(g.steps));
-    auto sums = kb.forLoop(kk0, kk1, kb.c(1), SmallVector<Value>(rows * vecs, zeroI), [&](Value kk, ValueRange a) {
-      Value wv[2] = {weights(kk, 0), weights(kk, 1)};
-      SmallVector<Value> next;
-      for (int r = 0; r < rows; ++r) {
-        Value word = b.create<vector::BroadcastOp>(loc, i32v, kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk)));
-        for (int64_t v = 0; v < vecs; ++v) {
-          if (g.vnni)
-            next.push_back(dotU8S8(kb, a[r * vecs + v], word, wv[v]));
-          else
-            next.push_back(b.create<arith::AddIOp>(
-                loc, a[r * vecs + v],
-                pairwiseMulAdd(kb, b.create<vector::BitCastOp>(loc, i16v, word), wv[v], L, g.x86)));
-        }
-      }
-      return next;
-    });
-    Value sRow = kb.add(sBase, kb.mul(grp, kb.c(NR)));
-    Value s[2] = {kb.load(vt, S, sRow), kb.load(vt, S, kb.add(sRow, kb.c(L)))};
-    SmallVector<Value> next;
-    for (int r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < vecs; ++v)
-        next.push_back(b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, vt, sums[r * vecs + v]), s[v],
-                                               accF[r * vecs + v]));
-    return next;
-  });
+  auto acc = kb.forLoop(
+      kb.c(0), kb.c(g.groups), kb.c(1), SmallVector<Value>(rows * vecs, zeroF), [&](Value grp, ValueRange accF) {
+        Value kk0 = kb.mul(grp, kb.c(stepsPerGroup));
+        Value kk1 = kb.min(kb.add(kk0, kb.c(stepsPerGroup)), kb.c(g.steps));
+        auto sums = kb.forLoop(kk0, kk1, kb.c(1), SmallVector<Value>(rows * vecs, zeroI), [&](Value kk, ValueRange a) {
+          Value wv[2] = {weights(kk, 0), weights(kk, 1)};
+          SmallVector<Value> next;
+          for (int r = 0; r < rows; ++r) {
+            Value word = b.create<vector::BroadcastOp>(loc, i32v, kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk)));
+            for (int64_t v = 0; v < vecs; ++v) {
+              if (g.vnni)
+                next.push_back(dotU8S8(kb, a[r * vecs + v], word, wv[v]));
+              else
+                next.push_back(b.create<arith::AddIOp>(
+                    loc, a[r * vecs + v],
+                    pairwiseMulAdd(kb, b.create<vector::BitCastOp>(loc, i16v, word), wv[v], L, g.x86)));
+            }
+          }
+          return next;
+        });
+        Value sRow = kb.add(sBase, kb.mul(grp, kb.c(NR)));
+        Value s[2] = {kb.load(vt, S, sRow), kb.load(vt, S, kb.add(sRow, kb.c(L)))};
+        SmallVector<Value> next;
+        for (int r = 0; r < rows; ++r)
+          for (int64_t v = 0; v < vecs; ++v)
+            next.push_back(b.create<vector::FMAOp>(loc, b.create<arith::SIToFPOp>(loc, vt, sums[r * vecs + v]), s[v],
+                                                   accF[r * vecs + v]));
+        return next;
+      });
   Value rowScale;
   unsigned slot = 5;
   std::optional<unsigned> biasSlot, corrSlot;
@@ -333,9 +334,8 @@ LogicalResult emitW4A8(CPUKernelContext &ctx, Int4MatMulOp op, const TensorInfo 
   emitQuantizeRows(ctx, std::nullopt, 0, g.name + " quantize rows", g.R, g.K, g.steps * g.step, g.vnni, g.lanes,
                    A.buffer, g.qBuf, g.rowScaleBuf);
   auto kb = ctx.newKernel(g.name);
-  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
-    emitW4A8Tile(*kb, g, m, n, rows, edge);
-  });
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb,
+                              [&](Value m, Value n, int rows, Value edge) { emitW4A8Tile(*kb, g, m, n, rows, edge); });
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf, g.sBuf, g.rowScaleBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);
@@ -390,8 +390,8 @@ LogicalResult emitInt4MatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<Tens
       packInt4Scales(zf, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
     });
   }
-  g.wBuf = ctx.newConstant(size_t(panels * g.K * g.lanes),
-                           [&](uint8_t *dst) { packInt4Weights(q, g.K, N, g.lanes, dst); });
+  g.wBuf =
+      ctx.newConstant(size_t(panels * g.K * g.lanes), [&](uint8_t *dst) { packInt4Weights(q, g.K, N, g.lanes, dst); });
   g.sBuf = ctx.newConstant(size_t(panels * g.groups * NR) * 4, [&](uint8_t *dst) {
     packInt4Scales(scales, N, g.groups, g.lanes, reinterpret_cast<float *>(dst));
   });
@@ -402,9 +402,8 @@ LogicalResult emitInt4MatMul(CPUKernelContext &ctx, Operation *op, ArrayRef<Tens
   g.alpha = i4.getActAlpha().convertToFloat();
   g.beta = i4.getActBeta().convertToFloat();
   auto kb = ctx.newKernel(g.name);
-  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
-    emitI4Tile(*kb, g, m, n, rows, edge);
-  });
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, NR, g.mb, g.nb,
+                              [&](Value m, Value n, int rows, Value edge) { emitI4Tile(*kb, g, m, n, rows, edge); });
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.aBuf, g.wBuf, g.sBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);

@@ -40,15 +40,15 @@ Value KernelBuilder::loadState(Type type, int32_t offset) {
   b.setInsertionPointToStart(entry);
   if (entryEnd) b.setInsertionPointAfter(entryEnd);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), stateArg,
-                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI8Type(), stateArg, ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
   auto load = b.create<LLVM::LoadOp>(loc, type, slot);
   entryEnd = load;
   return load;
 }
 
 Value KernelBuilder::scratch() {
-  if (!scratchPtr) scratchPtr = loadState(LLVM::LLVMPointerType::get(b.getContext()), V4F_DISPATCH_STATE_OFFSET_SCRATCH);
+  if (!scratchPtr)
+    scratchPtr = loadState(LLVM::LLVMPointerType::get(b.getContext()), V4F_DISPATCH_STATE_OFFSET_SCRATCH);
   return scratchPtr;
 }
 
@@ -57,8 +57,8 @@ Value KernelBuilder::bindingLength(unsigned i) {
   Value lengths = loadState(LLVM::LLVMPointerType::get(b.getContext()), V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS);
   b.setInsertionPointAfter(entryEnd);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  Value slot = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), lengths,
-                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
+  Value slot =
+      b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), lengths, ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
   auto load = b.create<LLVM::LoadOp>(loc, b.getI64Type(), slot);
   entryEnd = load;
   return load;
@@ -71,8 +71,7 @@ Value KernelBuilder::binding(unsigned i) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(entryEnd);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, bindingsArg,
-                                     ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
+  Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, bindingsArg, ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(i))});
   auto v = b.create<LLVM::LoadOp>(loc, ptr, slot);
   entryEnd = v;
   bindingCache[i] = v;
@@ -122,12 +121,8 @@ Value KernelBuilder::div(Value x, Value y) { return b.create<arith::DivSIOp>(loc
 Value KernelBuilder::rem(Value x, Value y) { return b.create<arith::RemSIOp>(loc, x, y); }
 Value KernelBuilder::min(Value x, Value y) { return b.create<arith::MinSIOp>(loc, x, y); }
 Value KernelBuilder::max(Value x, Value y) { return b.create<arith::MaxSIOp>(loc, x, y); }
-Value KernelBuilder::cmp(arith::CmpIPredicate p, Value x, Value y) {
-  return b.create<arith::CmpIOp>(loc, p, x, y);
-}
-Value KernelBuilder::select(Value cond, Value x, Value y) {
-  return b.create<arith::SelectOp>(loc, cond, x, y);
-}
+Value KernelBuilder::cmp(arith::CmpIPredicate p, Value x, Value y) { return b.create<arith::CmpIOp>(loc, p, x, y); }
+Value KernelBuilder::select(Value cond, Value x, Value y) { return b.create<arith::SelectOp>(loc, cond, x, y); }
 Value KernelBuilder::product(const std::vector<Value> &values) {
   Value p = c(1);
   for (Value v : values) p = mul(p, v);
@@ -223,26 +218,22 @@ Value KernelBuilder::iota(int64_t lanes) {
 Value KernelBuilder::toF32(Value i64) { return b.create<arith::SIToFPOp>(loc, f32(), i64); }
 
 void KernelBuilder::forLoop(Value lb, Value ub, Value step, const std::function<void(Value)> &body) {
-  b.create<scf::ForOp>(loc, lb, ub, step, ValueRange{},
-                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-                         body(iv);
-                         b.create<scf::YieldOp>(loc);
-                       });
+  b.create<scf::ForOp>(loc, lb, ub, step, ValueRange{}, [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+    body(iv);
+    b.create<scf::YieldOp>(loc);
+  });
 }
 
-SmallVector<Value> KernelBuilder::forLoop(
-    Value lb, Value ub, Value step, ValueRange init,
-    const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
-  auto op = b.create<scf::ForOp>(loc, lb, ub, step, init,
-                                 [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
-                                   OpBuilder::InsertionGuard guard(b);
-                                   b.setInsertionPoint(nested.getInsertionBlock(),
-                                                       nested.getInsertionPoint());
-                                   SmallVector<Value> next = body(iv, args);
-                                   b.create<scf::YieldOp>(loc, next);
-                                 });
+SmallVector<Value> KernelBuilder::forLoop(Value lb, Value ub, Value step, ValueRange init,
+                                          const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
+  auto op = b.create<scf::ForOp>(loc, lb, ub, step, init, [&](OpBuilder &nested, Location, Value iv, ValueRange args) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+    SmallVector<Value> next = body(iv, args);
+    b.create<scf::YieldOp>(loc, next);
+  });
   return SmallVector<Value>(op.getResults());
 }
 
@@ -253,8 +244,7 @@ void KernelBuilder::ifThen(Value cond, const std::function<void()> &then) {
   then();
 }
 
-void KernelBuilder::ifThenElse(Value cond, const std::function<void()> &then,
-                               const std::function<void()> &otherwise) {
+void KernelBuilder::ifThenElse(Value cond, const std::function<void()> &then, const std::function<void()> &otherwise) {
   auto op = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op.thenBlock()->getTerminator());
@@ -311,18 +301,18 @@ Value KernelBuilder::checkedRegValue(Reg r, Value &valid, llvm::DenseMap<Reg, Va
       // Wraps saturate: up to INT64_MAX (the check then fails), down to
       // INT64_MIN (negative: the check fails unless a Max lifts it).
       Value sum = add(x, y);
-      Value up = b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::sgt, y, c(0)),
-                                         cmp(arith::CmpIPredicate::slt, sum, x));
-      Value down = b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::slt, y, c(0)),
-                                           cmp(arith::CmpIPredicate::sgt, sum, x));
+      Value up =
+          b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::sgt, y, c(0)), cmp(arith::CmpIPredicate::slt, sum, x));
+      Value down =
+          b.create<arith::AndIOp>(loc, cmp(arith::CmpIPredicate::slt, y, c(0)), cmp(arith::CmpIPredicate::sgt, sum, x));
       v = select(up, big, select(down, c(std::numeric_limits<int64_t>::min()), sum));
     } else if (ins.op == ShapeOpKind::Mul) {
       // x * y overflowed when (x * y) / x != y; x of 0 or -1 divides by 1
       // instead (no division by zero, no INT64_MIN / -1), so a -1 factor
       // saturates too -- sizes have none.
       Value prod = mul(x, y);
-      Value trivial = b.create<arith::OrIOp>(loc, cmp(arith::CmpIPredicate::eq, x, c(0)),
-                                             cmp(arith::CmpIPredicate::eq, x, c(-1)));
+      Value trivial =
+          b.create<arith::OrIOp>(loc, cmp(arith::CmpIPredicate::eq, x, c(0)), cmp(arith::CmpIPredicate::eq, x, c(-1)));
       Value back = div(prod, select(trivial, c(1), x));
       Value nonZero = cmp(arith::CmpIPredicate::ne, x, c(0));
       Value overflow = b.create<arith::AndIOp>(loc, nonZero, cmp(arith::CmpIPredicate::ne, back, y));
@@ -359,8 +349,7 @@ LogicalResult KernelBuilder::sealInterface(ArrayRef<Reg> bindingSizes) {
       collect(ins.a);
       collect(ins.b);
       return;
-    default:
-      dim(r);
+    default: dim(r);
     }
   };
   std::vector<std::pair<unsigned, Value>> lengths;
@@ -385,8 +374,8 @@ LogicalResult KernelBuilder::sealInterface(ArrayRef<Reg> bindingSizes) {
   Block *refuse = new Block();
   region.push_back(refuse);
   b.setInsertionPointToEnd(refuse);
-  b.create<func::ReturnOp>(loc, ValueRange{b.create<arith::ConstantIntOp>(
-                                    loc, V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE, 32)});
+  b.create<func::ReturnOp>(loc,
+                           ValueRange{b.create<arith::ConstantIntOp>(loc, V4F_KERNEL_ERROR_BINDING_OUT_OF_RANGE, 32)});
   b.setInsertionPointToEnd(entry);
   b.create<cf::CondBranchOp>(loc, valid, body, ValueRange{}, refuse, ValueRange{});
 

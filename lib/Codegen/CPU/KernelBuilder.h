@@ -26,8 +26,7 @@ namespace v4f {
 
 class KernelBuilder {
 public:
-  KernelBuilder(mlir::ModuleOp kernels, ShapeProgramBuilder &shapes, const std::string &name,
-                unsigned numBindings);
+  KernelBuilder(mlir::ModuleOp kernels, ShapeProgramBuilder &shapes, const std::string &name, unsigned numBindings);
 
   mlir::OpBuilder b;
   mlir::Location loc;
@@ -81,8 +80,7 @@ public:
   mlir::Value toF32(mlir::Value i64);
 
   /// scf.for over [lb, ub) with `step`.
-  void forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step,
-               const std::function<void(mlir::Value)> &body);
+  void forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step, const std::function<void(mlir::Value)> &body);
   /// scf.for with loop-carried values; the body returns the next values.
   llvm::SmallVector<mlir::Value>
   forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step, mlir::ValueRange init,

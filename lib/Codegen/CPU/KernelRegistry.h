@@ -35,20 +35,23 @@ using RegionKernelFn = mlir::LogicalResult (*)(CPUKernelContext &ctx, DispatchOp
 
 class CPUKernelRegistry {
 public:
-  template <typename... Ops> void addOpKernel(OpKernelFn fn) { (add(opKernels, mlir::TypeID::get<Ops>(), fn), ...); }
-  template <typename... Ops> void addResultsKernel(ResultsKernelFn fn) {
+  template <typename... Ops>
+  void addOpKernel(OpKernelFn fn) {
+    (add(opKernels, mlir::TypeID::get<Ops>(), fn), ...);
+  }
+  template <typename... Ops>
+  void addResultsKernel(ResultsKernelFn fn) {
     (add(resultsKernels, mlir::TypeID::get<Ops>(), fn), ...);
   }
   void addRegionKernel(llvm::StringRef kind, RegionKernelFn fn);
 
   OpKernelFn opKernel(mlir::Operation *op) const { return opKernels.lookup(op->getName().getTypeID()); }
-  ResultsKernelFn resultsKernel(mlir::Operation *op) const {
-    return resultsKernels.lookup(op->getName().getTypeID());
-  }
+  ResultsKernelFn resultsKernel(mlir::Operation *op) const { return resultsKernels.lookup(op->getName().getTypeID()); }
   RegionKernelFn regionKernel(llvm::StringRef kind) const { return regionKernels.lookup(kind); }
 
 private:
-  template <typename Fn> static void add(llvm::DenseMap<mlir::TypeID, Fn> &map, mlir::TypeID id, Fn fn) {
+  template <typename Fn>
+  static void add(llvm::DenseMap<mlir::TypeID, Fn> &map, mlir::TypeID id, Fn fn) {
     bool inserted = map.try_emplace(id, fn).second;
     (void)inserted;
     assert(inserted && "two CPU kernels registered for one op");

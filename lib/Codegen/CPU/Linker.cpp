@@ -11,8 +11,7 @@ LLD_HAS_DRIVER(elf)
 
 namespace v4f {
 
-bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject,
-                      std::string &error) {
+bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &sharedObject, std::string &error) {
   llvm::SmallString<128> dir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("v4f-link", dir)) {
     error = "cannot create a temporary directory: " + ec.message();
@@ -34,9 +33,8 @@ bool linkSharedObject(const std::vector<uint8_t> &object, std::vector<uint8_t> &
     }
     os.write(reinterpret_cast<const char *>(object.data()), object.size());
   }
-  std::vector<const char *> args = {"ld.lld", "-shared", "--build-id=none", "-z", "noexecstack",
-                                    "-z", "now", "-s", "--hash-style=gnu", "-o", soPath.c_str(),
-                                    objPath.c_str()};
+  std::vector<const char *> args = {"ld.lld", "-shared", "--build-id=none",  "-z", "noexecstack",  "-z",
+                                    "now",    "-s",      "--hash-style=gnu", "-o", soPath.c_str(), objPath.c_str()};
   // Kernels may call libm (acos, sinh, ...); recorded as DT_NEEDED only
   // when they do.
   static const char *kLibm = "/lib/x86_64-linux-gnu/libm.so.6";

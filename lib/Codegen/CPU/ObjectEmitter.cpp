@@ -56,12 +56,11 @@ bool compileKernelsToObject(ModuleOp kernels, const CPUTarget &target, std::vect
   }
   auto *i32 = llvm::Type::getInt32Ty(llvmContext);
   new llvm::GlobalVariable(*module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantInt::get(i32, V4F_KERNEL_ABI_VERSION),
-                           V4F_KERNEL_ABI_VERSION_SYMBOL);
+                           llvm::ConstantInt::get(i32, V4F_KERNEL_ABI_VERSION), V4F_KERNEL_ABI_VERSION_SYMBOL);
   for (auto &[name, table] : interfaces) {
     llvm::Constant *init = llvm::ConstantDataArray::get(llvmContext, llvm::ArrayRef<uint32_t>(table));
-    new llvm::GlobalVariable(*module, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-                             init, name + V4F_KERNEL_INTERFACE_SUFFIX);
+    new llvm::GlobalVariable(*module, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage, init,
+                             name + V4F_KERNEL_INTERFACE_SUFFIX);
   }
 
   llvm::LoopAnalysisManager lam;

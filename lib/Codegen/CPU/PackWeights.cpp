@@ -98,7 +98,7 @@ void packAPanels(const float *src, int64_t matrices, int64_t M, int64_t K, int64
 namespace v4f {
 
 uint32_t CPUKernelContext::packedWeight(const TensorInfo &weight, const WeightPacking &packing, int64_t matrices,
-                                       int64_t K, int64_t cols) {
+                                        int64_t K, int64_t cols) {
   auto key = std::make_tuple(weight.constant.getAsOpaquePointer(), int(packing.kind), packing.panel);
   auto it = packedByWeight.find(key);
   if (it != packedByWeight.end()) return it->second;

@@ -41,8 +41,8 @@ namespace {
 constexpr int64_t kChannels = 8;
 } // namespace
 
-SmallVector<Value> emitPointwiseTile(KernelBuilder &kb, Value weights, Value r0, int64_t K, int64_t rows,
-                                     int64_t vecs, int64_t lanes, llvm::function_ref<Value(Value, int64_t)> input) {
+SmallVector<Value> emitPointwiseTile(KernelBuilder &kb, Value weights, Value r0, int64_t K, int64_t rows, int64_t vecs,
+                                     int64_t lanes, llvm::function_ref<Value(Value, int64_t)> input) {
   OpBuilder &b = kb.b;
   SmallVector<Value> init(size_t(rows * vecs), kb.cf(0.f, kb.vec(lanes)));
   return kb.forLoop(kb.c(0), kb.c(K), kb.c(1), init, [&](Value k, ValueRange a) {
@@ -84,7 +84,8 @@ Value emitDepthwiseVector(KernelBuilder &kb, Value scratch, ArrayRef<Value> rows
 }
 
 static LogicalResult emitPointwiseDepthwise(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
-                                     llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+                                            llvm::function_ref<const TensorInfo &(Value)> infoOf,
+                                            const TensorInfo &result) {
   auto pw = cast<ConvOp>(ops[0]), dw = cast<ConvOp>(ops[1]);
   auto tiling = dw->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
@@ -169,7 +170,8 @@ static LogicalResult emitPointwiseDepthwise(CPUKernelContext &ctx, DispatchOp, A
                   return masks[size_t(v)] ? kb->maskedLoad(vt, X, at, masks[size_t(v)]) : kb->load(vt, X, at);
                 });
                 for (int64_t r = 0; r < cnt; ++r) {
-                  Value bias = biasA ? kb->splat(kb->load(f32, kb->binding(*biasA), kb->add(m0, kb->c(r))), L) : Value();
+                  Value bias =
+                      biasA ? kb->splat(kb->load(f32, kb->binding(*biasA), kb->add(m0, kb->c(r))), L) : Value();
                   for (int64_t v = 0; v < vecs; ++v) {
                     Value val = acc[size_t(r * vecs + v)];
                     if (bias) val = b.create<arith::AddFOp>(loc, val, bias);
@@ -189,7 +191,8 @@ static LogicalResult emitPointwiseDepthwise(CPUKernelContext &ctx, DispatchOp, A
             },
             [&] {
               for (int64_t r = 0; r < cnt; ++r)
-                for (int64_t j = 0; j < SW; j += L) kb->store(zero, scratch, kb->add(kb->c(r * chanStride + j), rowBase));
+                for (int64_t j = 0; j < SW; j += L)
+                  kb->store(zero, scratch, kb->add(kb->c(r * chanStride + j), rowBase));
             });
       };
       // 2. The depthwise conv of the group's channels from the ring.
@@ -198,8 +201,8 @@ static LogicalResult emitPointwiseDepthwise(CPUKernelContext &ctx, DispatchOp, A
           Value m = kb->add(m0, r);
           Value chanBase = kb->mul(r, kb->c(chanStride));
           Value bias = biasB ? kb->splat(kb->load(f32, kb->binding(*biasB), m), L) : Value();
-          Value outRow = kb->mul(kb->add(kb->mul(kb->add(kb->mul(n, kb->c(M)), m), kb->c(OH)), kb->add(oy0, oyr)),
-                                 kb->c(OW));
+          Value outRow =
+              kb->mul(kb->add(kb->mul(kb->add(kb->mul(n, kb->c(M)), m), kb->c(OH)), kb->add(oy0, oyr)), kb->c(OW));
           SmallVector<Value> rows;
           for (int64_t kh = 0; kh < KH; ++kh) {
             Value j = kb->add(kb->mul(oyr, kb->c(sh)), kb->c(kh * dh));

@@ -79,11 +79,15 @@ LogicalResult emitMaxPool3x3s2(CPUKernelContext &ctx, Operation *op, const Tenso
         // compares write mask registers, ran slower that way and keeps the
         // masked path (measurements: bench/results/history.md, "Measurements
         // behind code decisions").
-        auto interior = [&] { return andi(*kb, andi(*kb, kb->cmp(arith::CmpIPredicate::sge, y0, kb->c(0)),
-                                        kb->cmp(arith::CmpIPredicate::slt, kb->add(y0, kb->c(2)), H)),
-                              andi(*kb, andi(*kb, kb->cmp(arith::CmpIPredicate::sge, c0, kb->c(0)),
-                                             kb->cmp(arith::CmpIPredicate::sle, kb->add(c0, kb->c(2 * L + 2)), W)),
-                                   kb->cmp(arith::CmpIPredicate::sle, kb->add(ox0, kb->c(L)), OW))); };
+        auto interior = [&] {
+          return andi(*kb,
+                      andi(*kb, kb->cmp(arith::CmpIPredicate::sge, y0, kb->c(0)),
+                           kb->cmp(arith::CmpIPredicate::slt, kb->add(y0, kb->c(2)), H)),
+                      andi(*kb,
+                           andi(*kb, kb->cmp(arith::CmpIPredicate::sge, c0, kb->c(0)),
+                                kb->cmp(arith::CmpIPredicate::sle, kb->add(c0, kb->c(2 * L + 2)), W)),
+                           kb->cmp(arith::CmpIPredicate::sle, kb->add(ox0, kb->c(L)), OW)));
+        };
         auto plain = [&] {
           Value win[2];
           for (int o = 0; o < 2; ++o) {
@@ -98,27 +102,28 @@ LogicalResult emitMaxPool3x3s2(CPUKernelContext &ctx, Operation *op, const Tenso
           finish(win[0], win[1], false);
         };
         auto masked = [&] {
-        // Column-wise max of the rows inside the plane, per window.
-        Value win[2];
-        for (int o = 0; o < 2; ++o) {
-          Value cols = b.create<arith::AddIOp>(loc, b.create<vector::BroadcastOp>(loc, i64v2, kb->add(c0, kb->c(2 * o))),
-                                               iota2);
-          Value colOk = andi(*kb, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, cols,
-                                                          b.create<vector::BroadcastOp>(loc, i64v2, kb->c(0))),
-                             b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, cols,
-                                                     b.create<vector::BroadcastOp>(loc, i64v2, W)));
-          Value acc = ninf;
-          for (int64_t i = 0; i < 3; ++i) {
-            Value y = kb->add(y0, kb->c(i));
-            Value rowOk = inRange(*kb, y, kb->c(0), H);
-            Value mask = andi(*kb, colOk, b.create<vector::BroadcastOp>(loc, colOk.getType(), rowOk));
-            Value at = kb->add(src, kb->add(kb->mul(kb->select(rowOk, y, kb->c(0)), W), kb->add(c0, kb->c(2 * o))));
-            Value v = b.create<arith::SelectOp>(loc, mask, kb->maskedLoad(vt2, In, at, mask), ninf);
-            acc = maxOf(acc, v);
+          // Column-wise max of the rows inside the plane, per window.
+          Value win[2];
+          for (int o = 0; o < 2; ++o) {
+            Value cols = b.create<arith::AddIOp>(
+                loc, b.create<vector::BroadcastOp>(loc, i64v2, kb->add(c0, kb->c(2 * o))), iota2);
+            Value colOk = andi(*kb,
+                               b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, cols,
+                                                       b.create<vector::BroadcastOp>(loc, i64v2, kb->c(0))),
+                               b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, cols,
+                                                       b.create<vector::BroadcastOp>(loc, i64v2, W)));
+            Value acc = ninf;
+            for (int64_t i = 0; i < 3; ++i) {
+              Value y = kb->add(y0, kb->c(i));
+              Value rowOk = inRange(*kb, y, kb->c(0), H);
+              Value mask = andi(*kb, colOk, b.create<vector::BroadcastOp>(loc, colOk.getType(), rowOk));
+              Value at = kb->add(src, kb->add(kb->mul(kb->select(rowOk, y, kb->c(0)), W), kb->add(c0, kb->c(2 * o))));
+              Value v = b.create<arith::SelectOp>(loc, mask, kb->maskedLoad(vt2, In, at, mask), ninf);
+              acc = maxOf(acc, v);
+            }
+            win[o] = acc;
           }
-          win[o] = acc;
-        }
-        finish(win[0], win[1], true);
+          finish(win[0], win[1], true);
         };
         if (L >= 16)
           masked();
@@ -226,8 +231,10 @@ LogicalResult emitPoolChannelsLast(CPUKernelContext &ctx, Operation *op, const T
       });
       for (int64_t g = 0; g < G; ++g) {
         Value v = isMax ? acc[g] : divf(*kb, acc[g], divisor);
-        if (ragged) kb->maskedStore(v, Out, kb->add(dst, c0), mask);
-        else kb->store(v, Out, kb->add(dst, kb->add(c0, kb->c(g * L))));
+        if (ragged)
+          kb->maskedStore(v, Out, kb->add(dst, c0), mask);
+        else
+          kb->store(v, Out, kb->add(dst, kb->add(c0, kb->c(g * L))));
       }
     });
   });
@@ -238,16 +245,21 @@ LogicalResult emitPoolChannelsLast(CPUKernelContext &ctx, Operation *op, const T
 
 } // namespace
 
-LogicalResult emitPool(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                       const TensorInfo &result) {
+LogicalResult emitPool(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   bool isMax = isa<MaxPoolOp>(op);
   ArrayRef<int64_t> k, s, d, p;
   bool includePad = false;
   if (auto mp = dyn_cast<MaxPoolOp>(op)) {
-    k = mp.getKernelShape(); s = mp.getStrides(); d = mp.getDilations(); p = mp.getPads();
+    k = mp.getKernelShape();
+    s = mp.getStrides();
+    d = mp.getDilations();
+    p = mp.getPads();
   } else {
     auto ap = cast<AvgPoolOp>(op);
-    k = ap.getKernelShape(); s = ap.getStrides(); d = ap.getDilations(); p = ap.getPads();
+    k = ap.getKernelShape();
+    s = ap.getStrides();
+    d = ap.getDilations();
+    p = ap.getPads();
     includePad = ap.getCountIncludePad();
   }
   auto &sp = ctx.shapes;
@@ -296,8 +308,8 @@ LogicalResult emitPool(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
   Value Xp = kb->binding(1);
   Value zeroV = kb->cf(0.f, vt), oneV = kb->cf(1.f, vt);
   Value zeroD = b.create<arith::ConstantOp>(loc, dt, b.getZeroAttr(dt));
-  Value initV = int8 ? b.create<arith::ConstantOp>(loc, dt, DenseElementsAttr::get(llvm::cast<ShapedType>(dt),
-                                                                               b.getI8IntegerAttr(-128)))
+  Value initV = int8 ? b.create<arith::ConstantOp>(
+                            loc, dt, DenseElementsAttr::get(llvm::cast<ShapedType>(dt), b.getI8IntegerAttr(-128)))
                            .getResult()
                      : kb->cf(isMax ? -INFINITY : 0.f, vt);
   auto maxOf = [&](Value x, Value y) -> Value {
@@ -321,89 +333,93 @@ LogicalResult emitPool(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
         // columns inside OW) load without masks; the others mask.
         Value xFirst = kb->sub(kb->mul(ox0, kb->c(s[1])), kb->c(p[1]));
         Value xLast = kb->add(kb->add(xFirst, kb->c((L - 1) * s[1])), kb->c((k[1] - 1) * d[1]));
-        Value inside = andi(*kb, andi(*kb, kb->cmp(arith::CmpIPredicate::sle, kb->add(ox0, kb->c(L)), OW),
-                                      kb->cmp(arith::CmpIPredicate::sge, xFirst, kb->c(0))),
+        Value inside = andi(*kb,
+                            andi(*kb, kb->cmp(arith::CmpIPredicate::sle, kb->add(ox0, kb->c(L)), OW),
+                                 kb->cmp(arith::CmpIPredicate::sge, xFirst, kb->c(0))),
                             kb->cmp(arith::CmpIPredicate::slt, xLast, W));
         auto interior = [&]() -> SmallVector<Value> {
-          return kb->forLoop(kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{initV, zeroV},
-                             [&](Value i, ValueRange a1) -> SmallVector<Value> {
-            Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
-            Value yOk = inRange(*kb, y, kb->c(0), H);
-            Value yCounted = includePad ? inRange(*kb, y, kb->c(-p[0]), padH) : yOk;
-            Value rowBase = kb->add(src, kb->mul(kb->select(yOk, y, kb->c(0)), W));
-            SmallVector<Value> acc{a1[0], a1[1]};
-            for (int64_t j = 0; j < k[1]; ++j) {
-              Value x0 = kb->add(xFirst, kb->c(j * d[1]));
-              Value v;
-              if (s[1] == 1) {
-                v = kb->load(dt, Xp, kb->add(rowBase, x0));
-              } else {
-                // Lanes at stride s: L * s contiguous inputs, lane l from
-                // element l * s (s = 2: two vectors and an even-lane shuffle).
-                SmallVector<int64_t> pick(L);
-                for (int64_t l = 0; l < L; ++l) pick[l] = l * s[1];
-                if (s[1] == 2) {
-                  v = b.create<vector::ShuffleOp>(loc, kb->load(dt, Xp, kb->add(rowBase, x0)),
-                                                  kb->load(dt, Xp, kb->add(rowBase, kb->add(x0, kb->c(L)))), pick);
-                } else {
-                  Value idx = b.create<arith::AddIOp>(loc, splatI(kb->add(rowBase, x0)),
-                                                      b.create<arith::MulIOp>(loc, iota, splatI(kb->c(s[1]))));
-                  Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, Xp, ValueRange{idx});
-                  Value all = b.create<arith::ConstantOp>(
-                      loc, DenseElementsAttr::get(VectorType::get({L}, b.getI1Type()), true));
-                  v = b.create<LLVM::masked_gather>(loc, dt, ptrs, all, ValueRange{zeroD}, elemBytes);
+          return kb->forLoop(
+              kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{initV, zeroV},
+              [&](Value i, ValueRange a1) -> SmallVector<Value> {
+                Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
+                Value yOk = inRange(*kb, y, kb->c(0), H);
+                Value yCounted = includePad ? inRange(*kb, y, kb->c(-p[0]), padH) : yOk;
+                Value rowBase = kb->add(src, kb->mul(kb->select(yOk, y, kb->c(0)), W));
+                SmallVector<Value> acc{a1[0], a1[1]};
+                for (int64_t j = 0; j < k[1]; ++j) {
+                  Value x0 = kb->add(xFirst, kb->c(j * d[1]));
+                  Value v;
+                  if (s[1] == 1) {
+                    v = kb->load(dt, Xp, kb->add(rowBase, x0));
+                  } else {
+                    // Lanes at stride s: L * s contiguous inputs, lane l from
+                    // element l * s (s = 2: two vectors and an even-lane shuffle).
+                    SmallVector<int64_t> pick(L);
+                    for (int64_t l = 0; l < L; ++l) pick[l] = l * s[1];
+                    if (s[1] == 2) {
+                      v = b.create<vector::ShuffleOp>(loc, kb->load(dt, Xp, kb->add(rowBase, x0)),
+                                                      kb->load(dt, Xp, kb->add(rowBase, kb->add(x0, kb->c(L)))), pick);
+                    } else {
+                      Value idx = b.create<arith::AddIOp>(loc, splatI(kb->add(rowBase, x0)),
+                                                          b.create<arith::MulIOp>(loc, iota, splatI(kb->c(s[1]))));
+                      Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, Xp, ValueRange{idx});
+                      Value all = b.create<arith::ConstantOp>(
+                          loc, DenseElementsAttr::get(VectorType::get({L}, b.getI1Type()), true));
+                      v = b.create<LLVM::masked_gather>(loc, dt, ptrs, all, ValueRange{zeroD}, elemBytes);
+                    }
+                  }
+                  acc[0] = isMax ? maxOf(acc[0], v) : addf(*kb, acc[0], v);
                 }
-              }
-              acc[0] = isMax ? maxOf(acc[0], v) : addf(*kb, acc[0], v);
-            }
-            acc[0] = b.create<arith::SelectOp>(loc, yOk, acc[0], a1[0]);
-            acc[1] = addf(*kb, a1[1], b.create<arith::SelectOp>(loc, yCounted, kb->cf(float(k[1]), vt), zeroV));
-            return acc;
-          });
+                acc[0] = b.create<arith::SelectOp>(loc, yOk, acc[0], a1[0]);
+                acc[1] = addf(*kb, a1[1], b.create<arith::SelectOp>(loc, yCounted, kb->cf(float(k[1]), vt), zeroV));
+                return acc;
+              });
         };
         auto border = [&]() -> SmallVector<Value> {
-          return kb->forLoop(kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{initV, zeroV},
-                                 [&](Value i, ValueRange a1) -> SmallVector<Value> {
-          Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
-          Value yOk = inRange(*kb, y, kb->c(0), H);
-          Value yPad = inRange(*kb, y, kb->c(-p[0]), padH);
-          Value rowBase = kb->add(src, kb->mul(kb->select(yOk, y, kb->c(0)), W));
-          Value rowPtr = b.create<LLVM::GEPOp>(loc, ptrType, elemT, Xp, ValueRange{rowBase});
-          return kb->forLoop(kb->c(0), kb->c(k[1]), kb->c(1), a1,
-                             [&](Value j, ValueRange a2) -> SmallVector<Value> {
-            Value jOff = kb->mul(j, kb->c(d[1]));
-            Value xv = b.create<arith::AddIOp>(loc, laneX, splatI(jOff));
-            Value ok = andi(*kb, andi(*kb, splatB(yOk), inRange(*kb, xv, splatI(kb->c(0)), splatI(W))), outMask);
-            Value okPad = andi(*kb, andi(*kb, splatB(yPad), inRange(*kb, xv, splatI(kb->c(-p[1])), splatI(padW))),
-                               outMask);
-            // The first input column of the chunk's window element.
-            Value x0 = kb->add(kb->sub(kb->mul(ox0, kb->c(s[1])), kb->c(p[1])), jOff);
-            Value v;
-            if (s[1] == 1) {
-              v = kb->maskedLoad(dt, rowPtr, x0, ok);
-            } else if (s[1] == 2) {
-              // Inputs x0 .. x0 + 2L - 1; lane l takes x0 + 2l.
-              Value lanes2 = b.create<arith::AddIOp>(loc, splatI(x0), iota);
-              auto half = [&](int64_t off) {
-                Value xs = b.create<arith::AddIOp>(loc, lanes2, splatI(kb->c(off)));
-                Value m = andi(*kb, splatB(yOk), inRange(*kb, xs, splatI(kb->c(0)), splatI(W)));
-                return kb->maskedLoad(dt, rowPtr, kb->add(x0, kb->c(off)), m);
-              };
-              SmallVector<int64_t> even(L);
-              for (int64_t l = 0; l < L; ++l) even[l] = 2 * l;
-              v = b.create<vector::ShuffleOp>(loc, half(0), half(L), even);
-            } else {
-              Value idx = b.create<arith::SelectOp>(loc, ok, xv, splatI(kb->c(0)));
-              Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, rowPtr, ValueRange{idx});
-              v = b.create<LLVM::masked_gather>(loc, dt, ptrs, ok, ValueRange{zeroD}, elemBytes);
-            }
-            Value acc = isMax ? maxOf(a2[0], v) : addf(*kb, a2[0], v);
-            acc = b.create<arith::SelectOp>(loc, ok, acc, a2[0]);
-            Value counted = includePad ? okPad : ok;
-            Value cnt = addf(*kb, a2[1], b.create<arith::SelectOp>(loc, counted, oneV, zeroV));
-            return {acc, cnt};
-          });
-        });
+          return kb->forLoop(
+              kb->c(0), kb->c(k[0]), kb->c(1), ValueRange{initV, zeroV},
+              [&](Value i, ValueRange a1) -> SmallVector<Value> {
+                Value y = kb->add(y0, kb->mul(i, kb->c(d[0])));
+                Value yOk = inRange(*kb, y, kb->c(0), H);
+                Value yPad = inRange(*kb, y, kb->c(-p[0]), padH);
+                Value rowBase = kb->add(src, kb->mul(kb->select(yOk, y, kb->c(0)), W));
+                Value rowPtr = b.create<LLVM::GEPOp>(loc, ptrType, elemT, Xp, ValueRange{rowBase});
+                return kb->forLoop(
+                    kb->c(0), kb->c(k[1]), kb->c(1), a1, [&](Value j, ValueRange a2) -> SmallVector<Value> {
+                      Value jOff = kb->mul(j, kb->c(d[1]));
+                      Value xv = b.create<arith::AddIOp>(loc, laneX, splatI(jOff));
+                      Value ok =
+                          andi(*kb, andi(*kb, splatB(yOk), inRange(*kb, xv, splatI(kb->c(0)), splatI(W))), outMask);
+                      Value okPad = andi(
+                          *kb, andi(*kb, splatB(yPad), inRange(*kb, xv, splatI(kb->c(-p[1])), splatI(padW))), outMask);
+                      // The first input column of the chunk's window element.
+                      Value x0 = kb->add(kb->sub(kb->mul(ox0, kb->c(s[1])), kb->c(p[1])), jOff);
+                      Value v;
+                      if (s[1] == 1) {
+                        v = kb->maskedLoad(dt, rowPtr, x0, ok);
+                      } else if (s[1] == 2) {
+                        // Inputs x0 .. x0 + 2L - 1; lane l takes x0 + 2l.
+                        Value lanes2 = b.create<arith::AddIOp>(loc, splatI(x0), iota);
+                        auto half = [&](int64_t off) {
+                          Value xs = b.create<arith::AddIOp>(loc, lanes2, splatI(kb->c(off)));
+                          Value m = andi(*kb, splatB(yOk), inRange(*kb, xs, splatI(kb->c(0)), splatI(W)));
+                          return kb->maskedLoad(dt, rowPtr, kb->add(x0, kb->c(off)), m);
+                        };
+                        SmallVector<int64_t> even(L);
+                        for (int64_t l = 0; l < L; ++l) even[l] = 2 * l;
+                        v = b.create<vector::ShuffleOp>(loc, half(0), half(L), even);
+                      } else {
+                        Value idx = b.create<arith::SelectOp>(loc, ok, xv, splatI(kb->c(0)));
+                        Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, rowPtr, ValueRange{idx});
+                        v = b.create<LLVM::masked_gather>(loc, dt, ptrs, ok, ValueRange{zeroD}, elemBytes);
+                      }
+                      Value acc = isMax ? maxOf(a2[0], v) : addf(*kb, a2[0], v);
+                      acc = b.create<arith::SelectOp>(loc, ok, acc, a2[0]);
+                      Value counted = includePad ? okPad : ok;
+                      Value cnt = addf(*kb, a2[1], b.create<arith::SelectOp>(loc, counted, oneV, zeroV));
+                      return {acc, cnt};
+                    });
+              });
         };
         // (Wide windows stay on the masked loop rather than unrolling.)
         SmallVector<Value> outer = k[1] <= 16 ? kb->ifYield(inside, TypeRange{dt, vt}, interior, border) : border();

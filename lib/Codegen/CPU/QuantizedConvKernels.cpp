@@ -98,11 +98,11 @@ void emitQuantizeIm2col(CPUKernelContext &ctx, const QConv &q, uint32_t bBuf, ui
   Type elemT = q.int8Input ? Type(b.getI8Type()) : kb->f32();
   const uint32_t elemBytes = q.int8Input ? 1 : 4;
   Type lt = q.int8Input ? Type(VectorType::get({L}, b.getI8Type())) : vt;
-  Value zpLoaded = q.int8Input ? b.create<arith::ConstantOp>(
-                                      loc, DenseElementsAttr::get(llvm::cast<ShapedType>(lt),
-                                                                  b.getI8IntegerAttr(int8_t(q.zp))))
-                                     .getResult()
-                               : kb->cf(0.f, vt);
+  Value zpLoaded = q.int8Input
+                       ? b.create<arith::ConstantOp>(
+                              loc, DenseElementsAttr::get(llvm::cast<ShapedType>(lt), b.getI8IntegerAttr(int8_t(q.zp))))
+                             .getResult()
+                       : kb->cf(0.f, vt);
   // q = clamp(roundeven(x / s) + zp, -128, 127); stored as q + 128 (VNNI)
   // or q - zp (int16).
   auto quantize = [&](Value x) -> Value {
@@ -184,27 +184,28 @@ void emitQuantizeIm2col(CPUKernelContext &ctx, const QConv &q, uint32_t bBuf, ui
           if (q.int8Input) x = b.create<arith::SelectOp>(loc, mask, x, zpLoaded);
         } else {
           auto gather = [&]() -> SmallVector<Value> {
-          Value ih = b.create<arith::AddIOp>(loc, ih0, ki.dh), iw = b.create<arith::AddIOp>(loc, iw0, ki.dw);
-          Value mask = land(land(land(icmp(arith::CmpIPredicate::sge, ih, zero32), icmp(arith::CmpIPredicate::slt, ih, Hv)),
-                                 land(icmp(arith::CmpIPredicate::sge, iw, zero32), icmp(arith::CmpIPredicate::slt, iw, Wv))),
-                            ki.valid);
-          Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, Wv), iw);
-          idx = b.create<arith::SelectOp>(loc, mask, idx, zero32);
-          if (q.int8Input) {
-            // No byte gather on x86: gather the aligned 4-byte words that
-            // hold the bytes (inside the buffer: arena buffers are 64-byte
-            // aligned and padded) and shift each byte down.
-            Value at = b.create<arith::AddIOp>(loc, idx, ki.misalign);
-            Value word = b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, ~3));
-            Value shift = b.create<arith::ShLIOp>(loc, b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, 3)),
-                                                  splatI32(*kb, L, 3));
-            Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.alignedPlane, ValueRange{word});
-            Value words = b.create<LLVM::masked_gather>(loc, i32v, ptrs, mask, ValueRange{zero32}, uint32_t(4));
-            Value bytes = b.create<arith::TruncIOp>(loc, lt, b.create<arith::ShRUIOp>(loc, words, shift));
-            return {b.create<arith::SelectOp>(loc, mask, bytes, zpLoaded).getResult()};
-          }
-          Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.plane, ValueRange{idx});
-          return {b.create<LLVM::masked_gather>(loc, lt, ptrs, mask, ValueRange{zpLoaded}, elemBytes)};
+            Value ih = b.create<arith::AddIOp>(loc, ih0, ki.dh), iw = b.create<arith::AddIOp>(loc, iw0, ki.dw);
+            Value mask =
+                land(land(land(icmp(arith::CmpIPredicate::sge, ih, zero32), icmp(arith::CmpIPredicate::slt, ih, Hv)),
+                          land(icmp(arith::CmpIPredicate::sge, iw, zero32), icmp(arith::CmpIPredicate::slt, iw, Wv))),
+                     ki.valid);
+            Value idx = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, ih, Wv), iw);
+            idx = b.create<arith::SelectOp>(loc, mask, idx, zero32);
+            if (q.int8Input) {
+              // No byte gather on x86: gather the aligned 4-byte words that
+              // hold the bytes (inside the buffer: arena buffers are 64-byte
+              // aligned and padded) and shift each byte down.
+              Value at = b.create<arith::AddIOp>(loc, idx, ki.misalign);
+              Value word = b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, ~3));
+              Value shift = b.create<arith::ShLIOp>(loc, b.create<arith::AndIOp>(loc, at, splatI32(*kb, L, 3)),
+                                                    splatI32(*kb, L, 3));
+              Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.alignedPlane, ValueRange{word});
+              Value words = b.create<LLVM::masked_gather>(loc, i32v, ptrs, mask, ValueRange{zero32}, uint32_t(4));
+              Value bytes = b.create<arith::TruncIOp>(loc, lt, b.create<arith::ShRUIOp>(loc, words, shift));
+              return {b.create<arith::SelectOp>(loc, mask, bytes, zpLoaded).getResult()};
+            }
+            Value ptrs = b.create<LLVM::GEPOp>(loc, ptrVecType, elemT, ki.plane, ValueRange{idx});
+            return {b.create<LLVM::masked_gather>(loc, lt, ptrs, mask, ValueRange{zpLoaded}, elemBytes)};
           };
           if (q.strides[1] > 2) {
             x = gather().front();
@@ -219,8 +220,7 @@ void emitQuantizeIm2col(CPUKernelContext &ctx, const QConv &q, uint32_t bBuf, ui
                               land(land(kb->cmp(arith::CmpIPredicate::sge, ih, kb->c(0)),
                                         kb->cmp(arith::CmpIPredicate::slt, ih, kb->c(q.H))),
                                    land(kb->cmp(arith::CmpIPredicate::sge, iw, kb->c(0)),
-                                        kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(st * L)),
-                                                kb->c(q.W)))));
+                                        kb->cmp(arith::CmpIPredicate::sle, kb->add(iw, kb->c(st * L)), kb->c(q.W)))));
             x = kb->ifYield(
                       fast, TypeRange{lt},
                       [&]() -> SmallVector<Value> {
@@ -277,87 +277,89 @@ void emitQConvGemm(CPUKernelContext &ctx, const QConv &q, const GemmBindings &bu
   Type vt = kb->vec(L);
   Value outInv = kb->cf(1.f / q.outScale, vt);
   Reg cols = sp.mul(q.Nb, sp.constant(q.colsPerImage));
-  Reg groups = emitGemmBlocks(ctx, *kb, sp.constant(q.OC), cols, q.mr, q.nr, q.mb, q.nb,
-                              [&](Value m, Value n, int rows, Value) {
-    Value Bq = kb->binding(1), A = kb->binding(2);
-    Value image = kb->div(n, kb->c(q.colsPerImage)), pcol = kb->rem(n, kb->c(q.colsPerImage));
-    Value bBase = kb->mul(kb->div(n, kb->c(q.nr)), kb->c(q.steps * q.nr));
-    SmallVector<Value> aBase;
-    for (int r = 0; r < rows; ++r) aBase.push_back(kb->mul(kb->add(m, kb->c(r)), kb->c(q.steps)));
-    SmallVector<Value> init(rows * vecs, splatI32(*kb, L, 0));
-    auto acc = kb->forLoop(kb->c(0), kb->c(q.steps), kb->c(1), init, [&](Value kk, ValueRange a) {
-      Value bRow = kb->add(bBase, kb->mul(kk, kb->c(q.nr)));
-      SmallVector<Value> bv;
-      for (int64_t v = 0; v < vecs; ++v) bv.push_back(kb->load(i32v, Bq, kb->add(bRow, kb->c(v * L))));
-      SmallVector<Value> next;
-      for (int r = 0; r < rows; ++r) {
-        Value word = b.create<vector::BroadcastOp>(loc, i32v, kb->load(b.getI32Type(), A, kb->add(aBase[r], kk)));
-        for (int64_t v = 0; v < vecs; ++v) {
-          if (q.vnni) {
-            next.push_back(dotU8S8(*kb, a[r * vecs + v], bv[v], word));
-          } else {
-            Value prod = pairwiseMulAdd(*kb, b.create<vector::BitCastOp>(loc, i16v, bv[v]),
-                                        b.create<vector::BitCastOp>(loc, i16v, word), L, q.x86);
-            next.push_back(b.create<arith::AddIOp>(loc, a[r * vecs + v], prod));
+  Reg groups =
+      emitGemmBlocks(ctx, *kb, sp.constant(q.OC), cols, q.mr, q.nr, q.mb, q.nb, [&](Value m, Value n, int rows, Value) {
+        Value Bq = kb->binding(1), A = kb->binding(2);
+        Value image = kb->div(n, kb->c(q.colsPerImage)), pcol = kb->rem(n, kb->c(q.colsPerImage));
+        Value bBase = kb->mul(kb->div(n, kb->c(q.nr)), kb->c(q.steps * q.nr));
+        SmallVector<Value> aBase;
+        for (int r = 0; r < rows; ++r) aBase.push_back(kb->mul(kb->add(m, kb->c(r)), kb->c(q.steps)));
+        SmallVector<Value> init(rows * vecs, splatI32(*kb, L, 0));
+        auto acc = kb->forLoop(kb->c(0), kb->c(q.steps), kb->c(1), init, [&](Value kk, ValueRange a) {
+          Value bRow = kb->add(bBase, kb->mul(kk, kb->c(q.nr)));
+          SmallVector<Value> bv;
+          for (int64_t v = 0; v < vecs; ++v) bv.push_back(kb->load(i32v, Bq, kb->add(bRow, kb->c(v * L))));
+          SmallVector<Value> next;
+          for (int r = 0; r < rows; ++r) {
+            Value word = b.create<vector::BroadcastOp>(loc, i32v, kb->load(b.getI32Type(), A, kb->add(aBase[r], kk)));
+            for (int64_t v = 0; v < vecs; ++v) {
+              if (q.vnni) {
+                next.push_back(dotU8S8(*kb, a[r * vecs + v], bv[v], word));
+              } else {
+                Value prod = pairwiseMulAdd(*kb, b.create<vector::BitCastOp>(loc, i16v, bv[v]),
+                                            b.create<vector::BitCastOp>(loc, i16v, word), L, q.x86);
+                next.push_back(b.create<arith::AddIOp>(loc, a[r * vecs + v], prod));
+              }
+            }
           }
-        }
-      }
-      return next;
-    });
-    Value valid = kb->sub(kb->c(q.P), pcol);
-    Value outBase = kb->add(kb->mul(image, kb->c(q.OC * q.P)), pcol);
-    auto epilogue = [&](bool masked) {
-      SmallVector<Value> masks;
-      if (masked)
-        for (int64_t v = 0; v < vecs; ++v) masks.push_back(kb->laneMask(kb->sub(valid, kb->c(v * L)), L));
-      for (int r = 0; r < rows; ++r) {
-        Value o = kb->add(m, kb->c(r));
-        Value scale = kb->splat(kb->load(kb->f32(), kb->binding(3), o), L);
-        Value bias = biasSlot ? kb->splat(kb->load(kb->f32(), kb->binding(*biasSlot), o), L) : Value();
-        Value corr = corrSlot ? b.create<vector::BroadcastOp>(
-                                     loc, i32v, kb->load(b.getI32Type(), kb->binding(*corrSlot), o)).getResult()
-                              : Value();
-        Value rowBase = kb->add(outBase, kb->mul(o, kb->c(q.P)));
-        for (int64_t v = 0; v < vecs; ++v) {
-          Value sum = acc[r * vecs + v];
-          if (corr) sum = b.create<arith::SubIOp>(loc, sum, corr);
-          Value f = b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, sum), scale);
-          if (bias) f = b.create<arith::AddFOp>(loc, f, bias);
-          Value idx = kb->add(rowBase, kb->c(v * L));
-          if (residualSlot && q.int8Residual) {
-            // The carried int8 skip connection: (q - zp) * scale.
-            auto i8v = VectorType::get({L}, b.getI8Type());
-            Value r8 = masked ? kb->maskedLoad(i8v, kb->binding(*residualSlot), idx, masks[v])
-                              : kb->load(i8v, kb->binding(*residualSlot), idx);
-            Value ri = b.create<arith::SubIOp>(loc, b.create<arith::ExtSIOp>(loc, i32v, r8),
-                                               splatI32(*kb, L, q.residualZp));
-            f = b.create<arith::AddFOp>(loc, f, b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, ri),
-                                                                        kb->cf(q.residualScale, vt)));
-          } else if (residualSlot) {
-            f = b.create<arith::AddFOp>(loc, f,
-                                        masked ? kb->maskedLoad(vt, kb->binding(*residualSlot), idx, masks[v])
-                                               : kb->load(vt, kb->binding(*residualSlot), idx));
-          }
-          f = applyActivation(*kb, f, q.act, q.alpha, q.beta);
-          if (q.int8Output) {
-            // Requantized as the int8 consumer would quantize this float.
-            Value r = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, f, outInv));
-            if (q.outZp) r = b.create<arith::AddFOp>(loc, r, kb->cf(float(q.outZp), vt));
-            r = b.create<arith::MaxNumFOp>(loc, r, kb->cf(-128.f, vt));
-            r = b.create<arith::MinNumFOp>(loc, r, kb->cf(127.f, vt));
-            f = b.create<arith::TruncIOp>(loc, VectorType::get({L}, b.getI8Type()),
-                                          b.create<arith::FPToSIOp>(loc, i32v, r));
-          }
+          return next;
+        });
+        Value valid = kb->sub(kb->c(q.P), pcol);
+        Value outBase = kb->add(kb->mul(image, kb->c(q.OC * q.P)), pcol);
+        auto epilogue = [&](bool masked) {
+          SmallVector<Value> masks;
           if (masked)
-            kb->maskedStore(f, kb->binding(0), idx, masks[v]);
-          else
-            kb->store(f, kb->binding(0), idx);
-        }
-      }
-    };
-    kb->ifThenElse(kb->cmp(arith::CmpIPredicate::sge, valid, kb->c(q.nr)), [&] { epilogue(false); },
-                   [&] { epilogue(true); });
-  });
+            for (int64_t v = 0; v < vecs; ++v) masks.push_back(kb->laneMask(kb->sub(valid, kb->c(v * L)), L));
+          for (int r = 0; r < rows; ++r) {
+            Value o = kb->add(m, kb->c(r));
+            Value scale = kb->splat(kb->load(kb->f32(), kb->binding(3), o), L);
+            Value bias = biasSlot ? kb->splat(kb->load(kb->f32(), kb->binding(*biasSlot), o), L) : Value();
+            Value corr =
+                corrSlot ? b.create<vector::BroadcastOp>(loc, i32v, kb->load(b.getI32Type(), kb->binding(*corrSlot), o))
+                               .getResult()
+                         : Value();
+            Value rowBase = kb->add(outBase, kb->mul(o, kb->c(q.P)));
+            for (int64_t v = 0; v < vecs; ++v) {
+              Value sum = acc[r * vecs + v];
+              if (corr) sum = b.create<arith::SubIOp>(loc, sum, corr);
+              Value f = b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, sum), scale);
+              if (bias) f = b.create<arith::AddFOp>(loc, f, bias);
+              Value idx = kb->add(rowBase, kb->c(v * L));
+              if (residualSlot && q.int8Residual) {
+                // The carried int8 skip connection: (q - zp) * scale.
+                auto i8v = VectorType::get({L}, b.getI8Type());
+                Value r8 = masked ? kb->maskedLoad(i8v, kb->binding(*residualSlot), idx, masks[v])
+                                  : kb->load(i8v, kb->binding(*residualSlot), idx);
+                Value ri = b.create<arith::SubIOp>(loc, b.create<arith::ExtSIOp>(loc, i32v, r8),
+                                                   splatI32(*kb, L, q.residualZp));
+                f = b.create<arith::AddFOp>(
+                    loc, f,
+                    b.create<arith::MulFOp>(loc, b.create<arith::SIToFPOp>(loc, vt, ri), kb->cf(q.residualScale, vt)));
+              } else if (residualSlot) {
+                f = b.create<arith::AddFOp>(loc, f,
+                                            masked ? kb->maskedLoad(vt, kb->binding(*residualSlot), idx, masks[v])
+                                                   : kb->load(vt, kb->binding(*residualSlot), idx));
+              }
+              f = applyActivation(*kb, f, q.act, q.alpha, q.beta);
+              if (q.int8Output) {
+                // Requantized as the int8 consumer would quantize this float.
+                Value r = b.create<math::RoundEvenOp>(loc, b.create<arith::MulFOp>(loc, f, outInv));
+                if (q.outZp) r = b.create<arith::AddFOp>(loc, r, kb->cf(float(q.outZp), vt));
+                r = b.create<arith::MaxNumFOp>(loc, r, kb->cf(-128.f, vt));
+                r = b.create<arith::MinNumFOp>(loc, r, kb->cf(127.f, vt));
+                f = b.create<arith::TruncIOp>(loc, VectorType::get({L}, b.getI8Type()),
+                                              b.create<arith::FPToSIOp>(loc, i32v, r));
+              }
+              if (masked)
+                kb->maskedStore(f, kb->binding(0), idx, masks[v]);
+              else
+                kb->store(f, kb->binding(0), idx);
+            }
+          }
+        };
+        kb->ifThenElse(
+            kb->cmp(arith::CmpIPredicate::sge, valid, kb->c(q.nr)), [&] { epilogue(false); }, [&] { epilogue(true); });
+      });
   kb->finish();
   ctx.addDispatch(*kb, bindings, groups, q.name);
   ctx.plan.dispatches.back().precision = "int8";
@@ -442,7 +444,8 @@ LogicalResult emitQuantizedConv(CPUKernelContext &ctx, Operation *op, ArrayRef<T
       word |= v << ((k % q.step) * (32 / q.step));
     }
   GemmBindings buffers;
-  buffers.a = ctx.newConstant(words.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, words.data(), words.size() * 4); });
+  buffers.a =
+      ctx.newConstant(words.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, words.data(), words.size() * 4); });
   std::vector<float> scales(size_t(q.OC));
   for (int64_t o = 0; o < q.OC; ++o) scales[o] = q.actScale * wScale[o];
   buffers.scale =

@@ -52,7 +52,8 @@ mlir::Value pairwiseMulAdd(KernelBuilder &kb, mlir::Value a, mlir::Value b16, in
 /// NR-column panel (the last one with `edgeCols` valid columns, null when
 /// the panel is whole). Returns the workgroup count.
 Reg emitGemmBlocks(CPUKernelContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64_t mr, int64_t nr, int64_t mb,
-                   int64_t nb, const std::function<void(mlir::Value m, mlir::Value n, int rows, mlir::Value edgeCols)> &tile);
+                   int64_t nb,
+                   const std::function<void(mlir::Value m, mlir::Value n, int rows, mlir::Value edgeCols)> &tile);
 
 /// Stores an MR x NR (or `rows` x NR) float tile at rows [m, m + rows),
 /// columns [n, n + vecs * L) of the row-major [R, N] output (binding 0), only
@@ -61,8 +62,8 @@ Reg emitGemmBlocks(CPUKernelContext &ctx, KernelBuilder &kb, Reg R, Reg N, int64
 /// `colBinding` at those columns, loaded once, or null), then the bias
 /// (binding `biasBinding`, [N]) is added and the activation applied.
 void emitTileEpilogue(KernelBuilder &kb, int rows, int64_t vecs, int64_t L, mlir::Value m, mlir::Value n, Reg N,
-                      mlir::Value edgeCols, std::optional<unsigned> colBinding,
-                      std::optional<unsigned> biasBinding, const std::string &act, float alpha, float beta,
+                      mlir::Value edgeCols, std::optional<unsigned> colBinding, std::optional<unsigned> biasBinding,
+                      const std::string &act, float alpha, float beta,
                       const std::function<mlir::Value(int r, int64_t v, mlir::Value col)> &value);
 
 /// The "quantize rows" dispatch: rows of `srcBuf` (float, K each) -> int8

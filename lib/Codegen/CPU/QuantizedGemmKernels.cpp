@@ -82,8 +82,7 @@ Value dotU8S8(KernelBuilder &kb, Value acc, Value a, Value b) {
   int64_t lanes = llvm::cast<VectorType>(acc.getType()).getDimSize(0);
   const char *intrinsic = lanes == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
   return builder
-      .create<LLVM::CallIntrinsicOp>(kb.loc, acc.getType(), builder.getStringAttr(intrinsic),
-                                     ValueRange{acc, a, b},
+      .create<LLVM::CallIntrinsicOp>(kb.loc, acc.getType(), builder.getStringAttr(intrinsic), ValueRange{acc, a, b},
                                      LLVM::FastmathFlagsAttr::get(builder.getContext(), LLVM::FastmathFlags::none))
       .getResult(0);
 }
@@ -92,8 +91,8 @@ Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool 
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto resultType = VectorType::get({lanes}, b.getI32Type());
-  const char *intrinsic = lanes == 4 ? "llvm.x86.sse2.pmadd.wd"
-                          : lanes == 8 ? "llvm.x86.avx2.pmadd.wd"
+  const char *intrinsic = lanes == 4    ? "llvm.x86.sse2.pmadd.wd"
+                          : lanes == 8  ? "llvm.x86.avx2.pmadd.wd"
                           : lanes == 16 ? "llvm.x86.avx512.pmaddw.d.512"
                                         : nullptr;
   if (x86 && intrinsic)
@@ -102,8 +101,8 @@ Value pairwiseMulAdd(KernelBuilder &kb, Value a, Value b16, int64_t lanes, bool 
                                        LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::none))
         .getResult(0);
   auto wide = VectorType::get({2 * lanes}, b.getI32Type());
-  Value prod = b.create<arith::MulIOp>(loc, b.create<arith::ExtSIOp>(loc, wide, a),
-                                       b.create<arith::ExtSIOp>(loc, wide, b16));
+  Value prod =
+      b.create<arith::MulIOp>(loc, b.create<arith::ExtSIOp>(loc, wide, a), b.create<arith::ExtSIOp>(loc, wide, b16));
   SmallVector<int64_t> even, odd;
   for (int64_t i = 0; i < lanes; ++i) {
     even.push_back(2 * i);
@@ -212,11 +211,11 @@ void packInt8Steps(const int8_t *w, int64_t K, int64_t N, int64_t nr, int64_t st
 
 struct QGemm {
   std::string name;
-  Reg R, N;             // rows (all batch rows of lhs) and columns
-  int64_t K, steps;     // K and ceil(K / step)
-  int64_t step;         // K values per 32-bit lane: 2 (int16 pairs, pmaddwd) or 4 (u8 quads, vpdpbusd)
-  bool vnni;            // step 4: activations u8 (q + 128), the sum corrected by (128 + zp) * colsum
-  bool prefetch;        // stream the weight with prefetches (a large weight)
+  Reg R, N;         // rows (all batch rows of lhs) and columns
+  int64_t K, steps; // K and ceil(K / step)
+  int64_t step;     // K values per 32-bit lane: 2 (int16 pairs, pmaddwd) or 4 (u8 quads, vpdpbusd)
+  bool vnni;        // step 4: activations u8 (q + 128), the sum corrected by (128 + zp) * colsum
+  bool prefetch;    // stream the weight with prefetches (a large weight)
   int32_t zeroPoint;
   uint32_t colSumBuf;
   uint32_t cBuf, qBuf, wBuf, wScaleBuf, rowScaleBuf;
@@ -262,8 +261,7 @@ SmallVector<Value> emitQTileSums(KernelBuilder &kb, const QGemm &g, Value m, Val
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
     for (int64_t line = 0; g.prefetch && line < g.step * g.nr; line += 64) {
       Value at = kb.add(wRow, kb.c(line + kWeightPrefetchBytes));
-      b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, b.getI8Type(), W, ValueRange{at}), 0u, 3u,
-                               1u);
+      b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptrType, b.getI8Type(), W, ValueRange{at}), 0u, 3u, 1u);
     }
     SmallVector<Value> bv;
     for (int64_t v = 0; v < vecs; ++v) {
@@ -278,9 +276,10 @@ SmallVector<Value> emitQTileSums(KernelBuilder &kb, const QGemm &g, Value m, Val
       Value word = b.create<vector::BroadcastOp>(loc, i32v, kb.load(b.getI32Type(), Q, kb.add(rowBase[r], kk)));
       Value av = g.vnni ? word : b.create<vector::BitCastOp>(loc, i16v, word).getResult();
       for (int64_t v = 0; v < vecs; ++v)
-        next.push_back(g.vnni ? dotU8S8(kb, a[r * vecs + v], av, bv[v])
-                              : b.create<arith::AddIOp>(loc, a[r * vecs + v], pairwiseMulAdd(kb, av, bv[v], L, g.x86))
-                                    .getResult());
+        next.push_back(
+            g.vnni
+                ? dotU8S8(kb, a[r * vecs + v], av, bv[v])
+                : b.create<arith::AddIOp>(loc, a[r * vecs + v], pairwiseMulAdd(kb, av, bv[v], L, g.x86)).getResult());
     }
     return next;
   });
@@ -297,9 +296,8 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
   SmallVector<Value> acc = emitQTileSums(kb, g, m, n, rows);
   Value rowScale;
   SmallVector<Value> corrections;
-  emitTileEpilogue(kb, rows, vecs, L, m, n, g.N, edgeCols, 3u,
-                   g.biasBuf ? std::optional<unsigned>(5) : std::nullopt, g.act, g.alpha, g.beta,
-                   [&](int r, int64_t v, Value colScale) -> Value {
+  emitTileEpilogue(kb, rows, vecs, L, m, n, g.N, edgeCols, 3u, g.biasBuf ? std::optional<unsigned>(5) : std::nullopt,
+                   g.act, g.alpha, g.beta, [&](int r, int64_t v, Value colScale) -> Value {
                      if (v == 0) rowScale = kb.splat(kb.load(kb.f32(), kb.binding(4), kb.add(m, kb.c(r))), L);
                      Value sum = acc[r * vecs + v];
                      if (g.vnni) {
@@ -319,9 +317,8 @@ void emitQTile(KernelBuilder &kb, const QGemm &g, Value m, Value n, int rows, Va
 void emitQGemm(CPUKernelContext &ctx, const QGemm &g) {
   auto &sp = ctx.shapes;
   auto kb = ctx.newKernel(g.name);
-  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, g.nr, g.mb, g.nb, [&](Value m, Value n, int rows, Value edge) {
-    emitQTile(*kb, g, m, n, rows, edge);
-  });
+  Reg groups = emitGemmBlocks(ctx, *kb, g.R, g.N, g.mr, g.nr, g.mb, g.nb,
+                              [&](Value m, Value n, int rows, Value edge) { emitQTile(*kb, g, m, n, rows, edge); });
   kb->finish();
   std::vector<uint32_t> bindings = {g.cBuf, g.qBuf, g.wBuf, g.wScaleBuf, g.rowScaleBuf};
   if (g.biasBuf) bindings.push_back(*g.biasBuf);
@@ -369,8 +366,8 @@ void emitPackIntegerRows(CPUKernelContext &ctx, const IntegerGemm &ig, uint32_t 
     if (g.vnni) {
       if (ig.lhsUnsigned) return x;
       Value flip = llvm::isa<VectorType>(t)
-                       ? b.create<arith::ConstantOp>(loc, t, DenseElementsAttr::get(llvm::cast<ShapedType>(t),
-                                                                                   b.getI8IntegerAttr(-128)))
+                       ? b.create<arith::ConstantOp>(
+                              loc, t, DenseElementsAttr::get(llvm::cast<ShapedType>(t), b.getI8IntegerAttr(-128)))
                              .getResult()
                        : b.create<arith::ConstantIntOp>(loc, -128, 8).getResult();
       return b.create<arith::XOrIOp>(loc, x, flip);
@@ -386,7 +383,8 @@ void emitPackIntegerRows(CPUKernelContext &ctx, const IntegerGemm &ig, uint32_t 
       Value x = kb->load(i8v, src, kb->add(a0, k));
       kb->store(stored(x, qv, zpV), Q, kb->add(q0, k));
       if (!sumSlot) return SmallVector<Value>{acc[0]};
-      return SmallVector<Value>{b.create<arith::AddIOp>(loc, acc[0], b.create<arith::SubIOp>(loc, widen(x, i32v), zpV))};
+      return SmallVector<Value>{
+          b.create<arith::AddIOp>(loc, acc[0], b.create<arith::SubIOp>(loc, widen(x, i32v), zpV))};
     });
     Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, vsum[0]);
     auto tail = kb->forLoop(kb->c(kFull), kb->c(g.K), kb->c(1), {sum}, [&](Value k, ValueRange acc) {
@@ -442,9 +440,10 @@ void emitIntegerGemm(CPUKernelContext &ctx, const IntegerGemm &ig) {
     Value Nv = kb->dim(g.N);
     for (int r = 0; r < rows; ++r) {
       Value row = kb->add(m, kb->c(r));
-      Value rowSum = rowSumSlot ? b.create<vector::BroadcastOp>(
-                                      loc, i32v, kb->load(b.getI32Type(), kb->binding(*rowSumSlot), row)).getResult()
-                                : Value();
+      Value rowSum =
+          rowSumSlot ? b.create<vector::BroadcastOp>(loc, i32v, kb->load(b.getI32Type(), kb->binding(*rowSumSlot), row))
+                           .getResult()
+                     : Value();
       for (int64_t v = 0; v < vecs; ++v) {
         Value y = acc[r * vecs + v];
         if (colSumSlot) y = b.create<arith::SubIOp>(loc, y, colCorr[v]);
@@ -578,7 +577,8 @@ static QGemm integerGemm(CPUKernelContext &ctx, Operation *op, GemmTilingAttr ti
     std::vector<int32_t> sums(size_t(padded), 0);
     std::vector<int8_t> q = int8Values(W.constant);
     for (size_t i = 0; i < q.size(); ++i) sums[i % size_t(N)] += q[i];
-    g.colSumBuf = ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
+    g.colSumBuf =
+        ctx.newConstant(sums.size() * 4, [&](uint8_t *dst) { std::memcpy(dst, sums.data(), sums.size() * 4); });
   }
   return g;
 }
@@ -605,8 +605,7 @@ LogicalResult emitQuantizedMatMul(CPUKernelContext &ctx, Operation *op, ArrayRef
   std::optional<float> staticScale;
   if (qmm.getActQuant() == "static") staticScale = qmm.getActScale().convertToFloat();
   emitQuantizeRows(ctx, staticScale, g.zeroPoint, g.name + " quantize rows", g.R, g.K, g.steps * g.step, g.vnni,
-                   g.lanes, A.buffer,
-                   g.qBuf, g.rowScaleBuf);
+                   g.lanes, A.buffer, g.qBuf, g.rowScaleBuf);
   emitQGemm(ctx, g);
   return success();
 }

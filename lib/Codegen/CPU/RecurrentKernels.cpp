@@ -79,8 +79,7 @@ public:
     };
     kb.forLoop(kb.c(0), kb.c(H), kb.c(1), [&](Value k) {
       kb.store(h0 >= 0 ? kb.load(kb.f32(), kb.binding(h0), stateAt(k)) : kb.cf(0.f), S, kb.add(hOff, k));
-      if (lstm)
-        kb.store(c0 >= 0 ? kb.load(kb.f32(), kb.binding(c0), stateAt(k)) : kb.cf(0.f), S, kb.add(cOff, k));
+      if (lstm) kb.store(c0 >= 0 ? kb.load(kb.f32(), kb.binding(c0), stateAt(k)) : kb.cf(0.f), S, kb.add(cOff, k));
     });
     kb.forLoop(kb.c(0), T, kb.c(1), [&](Value i) {
       Value t = backwards ? kb.sub(kb.sub(T, kb.c(1)), i) : i;
@@ -302,16 +301,16 @@ LogicalResult emitRecurrent(CPUKernelContext &ctx, RecurrentOp op, ArrayRef<Tens
     badLen = b.create<arith::OrIOp>(l, kb->cmp(arith::CmpIPredicate::slt, len, kb->c(0)),
                                     kb->cmp(arith::CmpIPredicate::sgt, len, rk.T));
   }
-  Value ok = b.create<arith::XOrIOp>(l, b.create<arith::OrIOp>(l, mismatch, badLen),
-                                     b.create<arith::ConstantIntOp>(l, 1, 1));
+  Value ok =
+      b.create<arith::XOrIOp>(l, b.create<arith::OrIOp>(l, mismatch, badLen), b.create<arith::ConstantIntOp>(l, 1, 1));
   for (int64_t dir = 0; dir < D; ++dir) {
     Value run = D == 1 ? ok : b.create<arith::AndIOp>(l, ok, kb->cmp(arith::CmpIPredicate::eq, dirId, kb->c(dir)));
     kb->ifThen(run, [&] { rk.run(dir, bi, len); });
   }
   auto code = [&](int v) -> Value { return b.create<arith::ConstantIntOp>(l, v, 32); };
-  kb->finish(b.create<arith::SelectOp>(l, mismatch, code(V4F_KERNEL_ERROR_SHAPE_MISMATCH),
-                                       b.create<arith::SelectOp>(l, badLen, code(V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE),
-                                                                 code(V4F_KERNEL_OK))));
+  kb->finish(b.create<arith::SelectOp>(
+      l, mismatch, code(V4F_KERNEL_ERROR_SHAPE_MISMATCH),
+      b.create<arith::SelectOp>(l, badLen, code(V4F_KERNEL_ERROR_INDEX_OUT_OF_RANGE), code(V4F_KERNEL_OK))));
   int64_t scratch = (rk.scratchFloats() * 4 + 63) / 64 * 64;
   ctx.addDispatch(*kb, bindings, sp.mul(sp.constant(D), B), name, sp.constant(scratch));
   return success();

@@ -33,8 +33,7 @@ struct VectorRow {
 
   /// Reduces map(x) over the row with `kind`: vector partials from
   /// `identity`, the tail's missing lanes taking `identity`.
-  Value reduce(Value base, vector::CombiningKind kind, float identity,
-               const std::function<Value(Value)> &map = {}) {
+  Value reduce(Value base, vector::CombiningKind kind, float identity, const std::function<Value(Value)> &map = {}) {
     OpBuilder &b = kb.b;
     Location loc = kb.loc;
     auto f = [&](Value x) { return map ? map(x) : x; };
@@ -44,19 +43,19 @@ struct VectorRow {
       return b.create<arith::MaximumFOp>(loc, a, c);
     };
     Value init = kb.cf(identity, vt);
-    auto acc = kb.forLoop(kb.c(0), full, kb.c(kRowLanes), ValueRange{init},
-                          [&](Value j, ValueRange a) -> SmallVector<Value> {
-      return {combine(a[0], f(kb.load(vt, ptr, kb.add(base, j))))};
-    });
-    Value tail = b.create<arith::SelectOp>(loc, tailMask, f(kb.maskedLoad(vt, ptr, kb.add(base, full), tailMask)),
-                                           init);
+    auto acc =
+        kb.forLoop(kb.c(0), full, kb.c(kRowLanes), ValueRange{init}, [&](Value j, ValueRange a) -> SmallVector<Value> {
+          return {combine(a[0], f(kb.load(vt, ptr, kb.add(base, j))))};
+        });
+    Value tail =
+        b.create<arith::SelectOp>(loc, tailMask, f(kb.maskedLoad(vt, ptr, kb.add(base, full), tailMask)), init);
     return b.create<vector::ReductionOp>(loc, kind, combine(acc[0], tail));
   }
 };
 
 /// Mean over the contiguous dims [a0, a1) of `X` into buffer `dst`.
-void emitContiguousMean(CPUKernelContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0,
-                        int64_t a1, uint32_t dst) {
+void emitContiguousMean(CPUKernelContext &ctx, const std::string &name, const TensorInfo &X, int64_t a0, int64_t a1,
+                        uint32_t dst) {
   auto &sp = ctx.shapes;
   Reg outer = sp.product(X.dims, 0, a0);
   Reg red = sp.product(X.dims, a0, a1);
@@ -88,7 +87,8 @@ void emitContiguousMean(CPUKernelContext &ctx, const std::string &name, const Te
       Value row = kb->add(src, kb->mul(r, I));
       kb->forLoop(kb->c(0), I, kb->c(1), [&](Value i) {
         Value at = kb->add(out, i);
-        Value sum = addf(*kb, kb->load(kb->f32(), kb->binding(0), at), kb->load(kb->f32(), kb->binding(1), kb->add(row, i)));
+        Value sum =
+            addf(*kb, kb->load(kb->f32(), kb->binding(0), at), kb->load(kb->f32(), kb->binding(1), kb->add(row, i)));
         kb->store(sum, kb->binding(0), at);
       });
     });
@@ -158,15 +158,16 @@ LogicalResult emitReduceMean(CPUKernelContext &ctx, Operation *op, ArrayRef<Tens
   // dims does not change the layout, so keepdims only matters for shapes.
   SmallVector<std::pair<int64_t, int64_t>> runs;
   for (int64_t a : axes) {
-    if (!runs.empty() && runs.back().second == a) runs.back().second = a + 1;
-    else runs.push_back({a, a + 1});
+    if (!runs.empty() && runs.back().second == a)
+      runs.back().second = a + 1;
+    else
+      runs.push_back({a, a + 1});
   }
   TensorInfo src = X;
   for (size_t k = runs.size(); k-- > 0;) {
     TensorInfo dst = src;
     for (int64_t d = runs[k].first; d < runs[k].second; ++d) dst.dims[d] = ctx.shapes.constant(1);
-    dst.buffer = k == 0 ? result.buffer
-                        : ctx.newTransient(ctx.shapes.mul(ctx.numel(dst), ctx.shapes.constant(4)));
+    dst.buffer = k == 0 ? result.buffer : ctx.newTransient(ctx.shapes.mul(ctx.numel(dst), ctx.shapes.constant(4)));
     emitContiguousMean(ctx, name, src, runs[k].first, runs[k].second, dst.buffer);
     src = dst;
   }
@@ -243,29 +244,30 @@ LogicalResult emitSoftmax(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorI
           Value y = b.create<arith::MulFOp>(loc, x, scaleV);
           if (!Mp) return y;
           // The mask row: contiguous, or one value for the whole row.
-          Value m = kb->ifYield(
-                      innerIsOne, TypeRange{vt},
-                      [&]() -> SmallVector<Value> {
-                        Value idx = kb->add(maskBase, j);
-                        return {lanes ? kb->maskedLoad(vt, Mp, idx, lanes) : kb->load(vt, Mp, idx)};
-                      },
-                      [&]() -> SmallVector<Value> { return {kb->splat(kb->load(kb->f32(), Mp, maskBase), kLanes)}; })
-                      .front();
+          Value m =
+              kb->ifYield(
+                    innerIsOne, TypeRange{vt},
+                    [&]() -> SmallVector<Value> {
+                      Value idx = kb->add(maskBase, j);
+                      return {lanes ? kb->maskedLoad(vt, Mp, idx, lanes) : kb->load(vt, Mp, idx)};
+                    },
+                    [&]() -> SmallVector<Value> { return {kb->splat(kb->load(kb->f32(), Mp, maskBase), kLanes)}; })
+                  .front();
           return b.create<arith::AddFOp>(loc, y, m);
         };
         Value ninf = kb->cf(-INFINITY, vt);
         auto vmax = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{ninf},
                                 [&](Value j, ValueRange a) -> SmallVector<Value> {
-          Value y = pre(kb->load(vt, Xp, at(j)), j, Value());
-          kb->store(y, Y, at(j));
-          return {b.create<arith::MaxNumFOp>(loc, a[0], y)};
-        });
+                                  Value y = pre(kb->load(vt, Xp, at(j)), j, Value());
+                                  kb->store(y, Y, at(j));
+                                  return {b.create<arith::MaxNumFOp>(loc, a[0], y)};
+                                });
         Value ty = pre(kb->maskedLoad(vt, Xp, at(full), tailMask), full, tailMask);
         kb->maskedStore(ty, Y, at(full), tailMask);
         ty = b.create<arith::SelectOp>(loc, tailMask, ty, ninf);
         mx = b.create<vector::ReductionOp>(loc, vector::CombiningKind::MAXNUMF,
                                            b.create<arith::MaxNumFOp>(loc, vmax[0], ty));
-        Xp = Y;  // the passes below read the scaled, masked row
+        Xp = Y; // the passes below read the scaled, masked row
       } else {
         // maxnum (one instruction; maximumf's NaN propagation is several): a
         // NaN in the row still makes every output NaN through exp(NaN - max).
@@ -273,17 +275,18 @@ LogicalResult emitSoftmax(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorI
       }
       Value mxs = kb->splat(mx, kLanes);
       // exp(x - max), stored, and summed.
-      auto vsum = kb->forLoop(kb->c(0), full, kb->c(kLanes), ValueRange{zero},
-                              [&](Value j, ValueRange a) -> SmallVector<Value> {
-        Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->load(vt, Xp, at(j)), mxs));
-        kb->store(e, Y, at(j));
-        return {b.create<arith::AddFOp>(loc, a[0], e)};
-      });
-      Value te = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->maskedLoad(vt, Xp, at(full), tailMask), mxs));
+      auto vsum = kb->forLoop(
+          kb->c(0), full, kb->c(kLanes), ValueRange{zero}, [&](Value j, ValueRange a) -> SmallVector<Value> {
+            Value e = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->load(vt, Xp, at(j)), mxs));
+            kb->store(e, Y, at(j));
+            return {b.create<arith::AddFOp>(loc, a[0], e)};
+          });
+      Value te =
+          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, kb->maskedLoad(vt, Xp, at(full), tailMask), mxs));
       te = b.create<arith::SelectOp>(loc, tailMask, te, zero);
       kb->maskedStore(te, Y, at(full), tailMask);
-      Value sum = b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
-                                                b.create<arith::AddFOp>(loc, vsum[0], te));
+      Value sum =
+          b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD, b.create<arith::AddFOp>(loc, vsum[0], te));
       Value inv = kb->splat(divf(*kb, kb->cf(1.f), sum), kLanes);
       // nan_to_zero: a row is all NaN (a NaN or +inf score, or every score
       // -inf) or has none; its NaNs become 0.
@@ -294,8 +297,8 @@ LogicalResult emitSoftmax(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorI
       kb->forLoop(kb->c(0), full, kb->c(kLanes), [&](Value j) {
         kb->store(guard(b.create<arith::MulFOp>(loc, kb->load(vt, Y, at(j)), inv)), Y, at(j));
       });
-      kb->maskedStore(guard(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv)), Y,
-                      at(full), tailMask);
+      kb->maskedStore(guard(b.create<arith::MulFOp>(loc, kb->maskedLoad(vt, Y, at(full), tailMask), inv)), Y, at(full),
+                      tailMask);
       Xp = kb->binding(1);
     });
     kb->finish();
@@ -304,36 +307,38 @@ LogicalResult emitSoftmax(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorI
     ctx.addDispatch(*kb, bindings, groups, name);
     return success();
   }
-  if (fused || nanToZero) return op->emitOpError("a fused scale / mask / nan_to_zero needs softmax along the last axis");
+  if (fused || nanToZero)
+    return op->emitOpError("a fused scale / mask / nan_to_zero needs softmax along the last axis");
   kb->forLoop(begin, end, kb->c(1), [&](Value row) {
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
     auto at = [&](Value j) { return kb->add(base, kb->mul(j, I)); };
     if (mode == "hardmax") {
       // 1 at the first maximum, 0 elsewhere.
-      auto best = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY), kb->c(0)},
-                              [&](Value j, ValueRange a) -> SmallVector<Value> {
-        Value x = kb->load(kb->f32(), kb->binding(1), at(j));
-        Value better = kb->b.create<arith::CmpFOp>(kb->loc, arith::CmpFPredicate::OGT, x, a[0]);
-        return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
-      });
+      auto best =
+          kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY), kb->c(0)},
+                      [&](Value j, ValueRange a) -> SmallVector<Value> {
+                        Value x = kb->load(kb->f32(), kb->binding(1), at(j));
+                        Value better = kb->b.create<arith::CmpFOp>(kb->loc, arith::CmpFPredicate::OGT, x, a[0]);
+                        return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
+                      });
       kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
         Value hit = kb->cmp(arith::CmpIPredicate::eq, j, best[1]);
         kb->store(kb->b.create<arith::SelectOp>(kb->loc, hit, kb->cf(1.f), kb->cf(0.f)), kb->binding(0), at(j));
       });
       return;
     }
-    auto mx = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY)},
-                          [&](Value j, ValueRange a) -> SmallVector<Value> {
-      return {kb->b.create<arith::MaximumFOp>(kb->loc, a[0], kb->load(kb->f32(), kb->binding(1), at(j)))};
-    });
+    auto mx = kb->forLoop(
+        kb->c(0), L, kb->c(1), ValueRange{kb->cf(-INFINITY)}, [&](Value j, ValueRange a) -> SmallVector<Value> {
+          return {kb->b.create<arith::MaximumFOp>(kb->loc, a[0], kb->load(kb->f32(), kb->binding(1), at(j)))};
+        });
     bool logMode = mode == "log_softmax";
-    auto sum = kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)},
-                           [&](Value j, ValueRange a) -> SmallVector<Value> {
-      Value e = kb->b.create<math::ExpOp>(kb->loc, subf(*kb, kb->load(kb->f32(), kb->binding(1), at(j)), mx[0]));
-      if (!logMode) kb->store(e, kb->binding(0), at(j));
-      return {addf(*kb, a[0], e)};
-    });
+    auto sum =
+        kb->forLoop(kb->c(0), L, kb->c(1), ValueRange{kb->cf(0.f)}, [&](Value j, ValueRange a) -> SmallVector<Value> {
+          Value e = kb->b.create<math::ExpOp>(kb->loc, subf(*kb, kb->load(kb->f32(), kb->binding(1), at(j)), mx[0]));
+          if (!logMode) kb->store(e, kb->binding(0), at(j));
+          return {addf(*kb, a[0], e)};
+        });
     if (logMode) {
       Value shift = addf(*kb, mx[0], kb->b.create<math::LogOp>(kb->loc, sum[0]));
       kb->forLoop(kb->c(0), L, kb->c(1), [&](Value j) {
@@ -364,8 +369,9 @@ Value reduceInit(KernelBuilder &kb, StringRef kind, Type elem) {
   Type t = bodyScalarType(elem);
   bool f = isFloatType(t), u = elem.isUnsignedInteger();
   unsigned w = t.getIntOrFloatBitWidth();
-  if (kind == "prod") return f ? (Value)b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, 1.0))
-                               : (Value)b.create<arith::ConstantOp>(kb.loc, b.getIntegerAttr(t, 1));
+  if (kind == "prod")
+    return f ? (Value)b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, 1.0))
+             : (Value)b.create<arith::ConstantOp>(kb.loc, b.getIntegerAttr(t, 1));
   if (kind == "max" || kind == "min") {
     bool mx = kind == "max";
     if (f) return b.create<arith::ConstantOp>(kb.loc, b.getFloatAttr(t, mx ? -INFINITY : INFINITY));
@@ -385,12 +391,17 @@ Value reduceStep(KernelBuilder &kb, StringRef kind, Type elem, Value acc, Value 
   Location l = kb.loc;
   bool f = isFloatType(bodyScalarType(elem)), u = elem.isUnsignedInteger();
   if (kind == "l1") x = f ? (Value)b.create<math::AbsFOp>(l, x) : (u ? x : (Value)b.create<math::AbsIOp>(l, x));
-  if (kind == "l2" || kind == "sum_square") x = f ? (Value)b.create<arith::MulFOp>(l, x, x) : (Value)b.create<arith::MulIOp>(l, x, x);
+  if (kind == "l2" || kind == "sum_square")
+    x = f ? (Value)b.create<arith::MulFOp>(l, x, x) : (Value)b.create<arith::MulIOp>(l, x, x);
   if (kind == "log_sum_exp") x = b.create<math::ExpOp>(l, x);
-  if (kind == "max") return f ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
-                              : u ? (Value)b.create<arith::MaxUIOp>(l, acc, x) : (Value)b.create<arith::MaxSIOp>(l, acc, x);
-  if (kind == "min") return f ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
-                              : u ? (Value)b.create<arith::MinUIOp>(l, acc, x) : (Value)b.create<arith::MinSIOp>(l, acc, x);
+  if (kind == "max")
+    return f   ? (Value)b.create<arith::MaximumFOp>(l, acc, x)
+           : u ? (Value)b.create<arith::MaxUIOp>(l, acc, x)
+               : (Value)b.create<arith::MaxSIOp>(l, acc, x);
+  if (kind == "min")
+    return f   ? (Value)b.create<arith::MinimumFOp>(l, acc, x)
+           : u ? (Value)b.create<arith::MinUIOp>(l, acc, x)
+               : (Value)b.create<arith::MinSIOp>(l, acc, x);
   if (kind == "prod") return f ? (Value)b.create<arith::MulFOp>(l, acc, x) : (Value)b.create<arith::MulIOp>(l, acc, x);
   return f ? (Value)b.create<arith::AddFOp>(l, acc, x) : (Value)b.create<arith::AddIOp>(l, acc, x);
 }
@@ -404,7 +415,8 @@ Value reduceFinish(KernelBuilder &kb, StringRef kind, Type elem, Value acc, Valu
     if (f) return b.create<arith::DivFOp>(l, acc, b.create<arith::SIToFPOp>(l, t, count));
     Value n = b.create<arith::TruncIOp>(l, t, kb.max(count, kb.c(1)));
     if (t.getIntOrFloatBitWidth() == 64) n = kb.max(count, kb.c(1));
-    return elem.isUnsignedInteger() ? (Value)b.create<arith::DivUIOp>(l, acc, n) : (Value)b.create<arith::DivSIOp>(l, acc, n);
+    return elem.isUnsignedInteger() ? (Value)b.create<arith::DivUIOp>(l, acc, n)
+                                    : (Value)b.create<arith::DivSIOp>(l, acc, n);
   }
   if (kind == "l2") return b.create<math::SqrtOp>(l, acc);
   if (kind == "log_sum" || kind == "log_sum_exp") return b.create<math::LogOp>(l, acc);
@@ -462,13 +474,13 @@ LogicalResult emitReduce(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
     }
     auto acc = kb->forLoop(kb->c(0), R, kb->c(1), ValueRange{reduceInit(*kb, kind, elem)},
                            [&](Value q, ValueRange a) -> SmallVector<Value> {
-      Value off = base, rest2 = q;
-      for (size_t d = rank; d-- > 0;) {
-        off = kb->add(off, kb->mul(kb->rem(rest2, redV[d]), strides[d]));
-        rest2 = kb->div(rest2, redV[d]);
-      }
-      return {reduceStep(*kb, kind, elem, a[0], kb->load(scalar, kb->binding(1), off))};
-    });
+                             Value off = base, rest2 = q;
+                             for (size_t d = rank; d-- > 0;) {
+                               off = kb->add(off, kb->mul(kb->rem(rest2, redV[d]), strides[d]));
+                               rest2 = kb->div(rest2, redV[d]);
+                             }
+                             return {reduceStep(*kb, kind, elem, a[0], kb->load(scalar, kb->binding(1), off))};
+                           });
     kb->store(reduceFinish(*kb, kind, elem, acc[0], R), kb->binding(0), o);
   });
   kb->finish();
@@ -497,23 +509,23 @@ LogicalResult emitArgReduce(CPUKernelContext &ctx, Operation *op, ArrayRef<Tenso
     Value o = kb->div(row, I), i = kb->rem(row, I);
     Value base = kb->add(kb->mul(o, kb->mul(L, I)), i);
     Value first = kb->load(scalar, kb->binding(1), base);
-    auto best = kb->forLoop(kb->c(1), L, kb->c(1), ValueRange{first, kb->c(0)},
-                            [&](Value j, ValueRange a) -> SmallVector<Value> {
-      Value x = kb->load(scalar, kb->binding(1), kb->add(base, kb->mul(j, I)));
-      Value better;
-      if (f) {
-        auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
-                          : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
-        better = kb->b.create<arith::CmpFOp>(kb->loc, pred, x, a[0]);
-      } else {
-        auto pred = isMax ? (last ? (u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
-                                  : (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt))
-                          : (last ? (u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
-                                  : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt));
-        better = kb->b.create<arith::CmpIOp>(kb->loc, pred, x, a[0]);
-      }
-      return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
-    });
+    auto best = kb->forLoop(
+        kb->c(1), L, kb->c(1), ValueRange{first, kb->c(0)}, [&](Value j, ValueRange a) -> SmallVector<Value> {
+          Value x = kb->load(scalar, kb->binding(1), kb->add(base, kb->mul(j, I)));
+          Value better;
+          if (f) {
+            auto pred = isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                              : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+            better = kb->b.create<arith::CmpFOp>(kb->loc, pred, x, a[0]);
+          } else {
+            auto pred = isMax ? (last ? (u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
+                                      : (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt))
+                              : (last ? (u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+                                      : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt));
+            better = kb->b.create<arith::CmpIOp>(kb->loc, pred, x, a[0]);
+          }
+          return {kb->b.create<arith::SelectOp>(kb->loc, better, x, a[0]), kb->select(better, j, a[1])};
+        });
     kb->store(best[1], kb->binding(0), row);
   });
   kb->finish();
@@ -567,7 +579,9 @@ LogicalResult emitLayerNorm(CPUKernelContext &ctx, Operation *op, ArrayRef<Tenso
     if (vectorAffine) {
       Value rstdV = kb->splat(rstd, kLanes);
       auto normalize = [&](Value j, Value mask) {
-        auto ld = [&](Value ptr, Value idx) { return mask ? kb->maskedLoad(vt, ptr, idx, mask) : kb->load(vt, ptr, idx); };
+        auto ld = [&](Value ptr, Value idx) {
+          return mask ? kb->maskedLoad(vt, ptr, idx, mask) : kb->load(vt, ptr, idx);
+        };
         Value y = b.create<arith::MulFOp>(loc, b.create<arith::SubFOp>(loc, ld(Xp, kb->add(base, j)), meanV), rstdV);
         y = b.create<arith::MulFOp>(loc, y, ld(kb->binding(2), j));
         if (biasCount) y = b.create<arith::AddFOp>(loc, y, ld(kb->binding(3), j));

@@ -23,8 +23,8 @@ using namespace mlir;
 namespace v4f {
 
 CPUTargetAttr getCPUTargetAttr(MLIRContext *ctx, const CPUTarget &target) {
-  return CPUTargetAttr::get(ctx, target.cpu, target.isa, target.vectorBits, target.vectorRegisters,
-                            target.l1CacheBytes, target.l2CacheBytes, target.vnni);
+  return CPUTargetAttr::get(ctx, target.cpu, target.isa, target.vectorBits, target.vectorRegisters, target.l1CacheBytes,
+                            target.l2CacheBytes, target.vnni);
 }
 
 GemmTilingAttr chooseGemmTiling(CPUTargetAttr target) {
@@ -58,8 +58,8 @@ bool isSmallInputConv(ConvOp conv) {
   auto shape = w.getShape();
   auto strides = conv.getStrides();
   auto staticPlane = [](RankedTensorType t) { return !t.isDynamicDim(1) && !t.isDynamicDim(2) && !t.isDynamicDim(3); };
-  return conv.getGroups() == 1 && shape[1] <= 4 && shape[2] <= 7 && shape[3] <= 7 && staticPlane(x) &&
-         staticPlane(y) && conv.getPads()[1] <= 4 && strides.size() == 2 &&
+  return conv.getGroups() == 1 && shape[1] <= 4 && shape[2] <= 7 && shape[3] <= 7 && staticPlane(x) && staticPlane(y) &&
+         conv.getPads()[1] <= 4 && strides.size() == 2 &&
          llvm::all_of(strides, [](int64_t s) { return s == 1 || s == 2; });
 }
 
@@ -100,8 +100,8 @@ std::optional<PointwiseShape> pointwiseShape(ConvOp conv, GemmTilingAttr tiling)
   auto wType = conv.getWeight().getType();
   if (!readsInputAsB(conv) || !wType.hasStaticShape()) return std::nullopt;
   auto yType = conv.getType();
-  bool many = yType.isDynamicDim(2) || yType.isDynamicDim(3) ||
-              yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
+  bool many =
+      yType.isDynamicDim(2) || yType.isDynamicDim(3) || yType.getDimSize(2) * yType.getDimSize(3) >= 2 * tiling.getNb();
   return PointwiseShape{wType.getDimSize(0) / std::max<int64_t>(conv.getGroups(), 1), wType.getDimSize(1), many};
 }
 } // namespace
@@ -341,8 +341,8 @@ double winogradCost(ConvOp conv, const WinogradShape &ws, bool directWeights) {
   // direct conv's 4 9 OCpad C and the transform's cost per (OCpad, C, xi)
   // and tile block, with P MR of them per vector.
   if (!directWeights) return compute + kWeightByteCost * 4.0 * a2 * padded / (9.0 * P);
-  double transform = kWeightTransformCost * a2 * double(ws.tileBlocks) * double(ws.lanes) /
-                     double(ws.transformChannels * ws.mr);
+  double transform =
+      kWeightTransformCost * a2 * double(ws.tileBlocks) * double(ws.lanes) / double(ws.transformChannels * ws.mr);
   return compute + (kBurstWeightByteCost * 4.0 * 9.0 + transform) * padded / (9.0 * P);
 }
 

@@ -20,8 +20,7 @@ using namespace mlir;
 
 namespace v4f {
 
-LogicalResult emitRange(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                        const TensorInfo &result) {
+LogicalResult emitRange(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto start = valuesOf(op, operands[0], "start"), delta = valuesOf(op, operands[2], "delta");
   if (failed(start) || failed(delta)) return failure();
@@ -83,8 +82,7 @@ LogicalResult emitGatherElements(CPUKernelContext &ctx, Operation *op, ArrayRef<
   return success();
 }
 
-LogicalResult emitTrilu(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                        const TensorInfo &result) {
+LogicalResult emitTrilu(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto tr = cast<TriluOp>(op);
   const TensorInfo &X = operands[0];
@@ -120,8 +118,7 @@ LogicalResult emitTrilu(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInf
   return success();
 }
 
-LogicalResult emitFill(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                       const TensorInfo &result) {
+LogicalResult emitFill(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto fill = cast<FillOp>(op);
   Reg n = ctx.numel(result);
   auto [groups, perGroup] = ctx.splitRows(n, ctx.shapes.constant(1));
@@ -138,8 +135,7 @@ LogicalResult emitFill(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo
   return success();
 }
 
-LogicalResult emitPad(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                      const TensorInfo &result) {
+LogicalResult emitPad(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto pad = cast<PadOp>(op);
   auto amounts = padAmounts(ctx, pad, operands);
   if (failed(amounts)) return failure();
@@ -165,10 +161,12 @@ LogicalResult emitPad(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo>
   Type scalar = bodyScalarType(X.elementType);
   StringRef mode = pad.getMode();
   Value fill;
-  if (pad.getConstantValue()) fill = kb->load(scalar, kb->binding(2), kb->c(0));
-  else fill = llvm::isa<FloatType>(scalar)
-                  ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
-                  : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
+  if (pad.getConstantValue())
+    fill = kb->load(scalar, kb->binding(2), kb->c(0));
+  else
+    fill = llvm::isa<FloatType>(scalar)
+               ? (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getFloatAttr(scalar, 0.0))
+               : (Value)kb->b.create<arith::ConstantOp>(kb->loc, kb->b.getIntegerAttr(scalar, 0));
   kb->forLoop(begin, end, kb->c(1), [&](Value o) {
     Value rest = o, off = kb->c(0);
     Value inside = kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 1);
@@ -191,9 +189,10 @@ LogicalResult emitPad(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo>
         Value m = kb->rem(kb->add(kb->rem(i, period), period), period);
         src = kb->select(kb->cmp(arith::CmpIPredicate::sge, m, D), kb->sub(period, m), m);
       } else {
-        inside = kb->b.create<arith::AndIOp>(kb->loc, inside,
-                                             kb->b.create<arith::XOrIOp>(kb->loc, kb->b.create<arith::OrIOp>(kb->loc, lo, hi),
-                                                                         kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 1)));
+        inside = kb->b.create<arith::AndIOp>(
+            kb->loc, inside,
+            kb->b.create<arith::XOrIOp>(kb->loc, kb->b.create<arith::OrIOp>(kb->loc, lo, hi),
+                                        kb->b.create<arith::ConstantIntOp>(kb->loc, 1, 1)));
         src = kb->min(kb->max(i, kb->c(0)), kb->max(kb->sub(D, kb->c(1)), kb->c(0)));
       }
       off = kb->add(off, kb->mul(src, strides[d]));
@@ -257,11 +256,9 @@ LogicalResult emitCumSum(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
 
 LogicalResult emitShapeOf(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
                           const TensorInfo &result) {
-  if (!result.values)
-    return op->emitOpError("its scales must be a graph input or a constant (with static dims)");
+  if (!result.values) return op->emitOpError("its scales must be a graph input or a constant (with static dims)");
   auto kb = ctx.newKernel(dispatchName(op));
-  for (size_t k = 0; k < result.values->size(); ++k)
-    kb->store(kb->dim((*result.values)[k]), kb->binding(0), kb->c(k));
+  for (size_t k = 0; k < result.values->size(); ++k) kb->store(kb->dim((*result.values)[k]), kb->binding(0), kb->c(k));
   kb->finish();
   ctx.addDispatch(*kb, {result.buffer}, ctx.shapes.constant(1), dispatchName(op));
   (void)operands;
@@ -274,8 +271,7 @@ LogicalResult emitExpand(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorIn
   return success();
 }
 
-LogicalResult emitSlice(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands,
-                        const TensorInfo &result) {
+LogicalResult emitSlice(CPUKernelContext &ctx, Operation *op, ArrayRef<TensorInfo> operands, const TensorInfo &result) {
   auto &sp = ctx.shapes;
   auto p = sliceParams(ctx, cast<SliceOp>(op), operands);
   if (failed(p)) return failure();

@@ -124,8 +124,7 @@ LogicalResult emitSmallInputConv(CPUKernelContext &ctx, Operation *op, ArrayRef<
           for (int64_t e0 = 0; e0 < EO; e0 += L) {
             Value at = kb->add(row, kb->c(origin + 2 * e0));
             Value lo = kb->load(vt, scratch, at), hi = kb->load(vt, scratch, kb->add(at, kb->c(L)));
-            kb->store(b.create<vector::ShuffleOp>(loc, lo, hi, even).getResult(), scratch,
-                      kb->add(stored, kb->c(e0)));
+            kb->store(b.create<vector::ShuffleOp>(loc, lo, hi, even).getResult(), scratch, kb->add(stored, kb->c(e0)));
             kb->store(b.create<vector::ShuffleOp>(loc, lo, hi, odd).getResult(), scratch,
                       kb->add(stored, kb->c(EO + e0)));
           }
@@ -150,10 +149,10 @@ LogicalResult emitSmallInputConv(CPUKernelContext &ctx, Operation *op, ArrayRef<
             Value rowAt = kb->mul(kb->add(kb->c(c * IR), j), kb->c(RS));
             for (int64_t kw = 0; kw < KW; ++kw) {
               // Where output column c0 of this tap reads.
-              const int64_t off = sw == 1 ? origin + c0 + kw * dwl
-                                          : (kw * dwl) % 2 * EO + (kw * dwl) / 2 + c0;
+              const int64_t off = sw == 1 ? origin + c0 + kw * dwl : (kw * dwl) % 2 * EO + (kw * dwl) / 2 + c0;
               SmallVector<Value> xv;
-              for (int64_t v = 0; v < vecs; ++v) xv.push_back(kb->load(vt, scratch, kb->add(rowAt, kb->c(off + v * L))));
+              for (int64_t v = 0; v < vecs; ++v)
+                xv.push_back(kb->load(vt, scratch, kb->add(rowAt, kb->c(off + v * L))));
               Value tap = kb->add(kb->mul(kh, kb->c(KW)), kb->c(c * KH * KW + kw));
               for (int64_t i = 0; i < cnt; ++i) {
                 Value w = kb->splat(kb->load(f32, Wb, kb->add(kb->mul(kb->add(p0, kb->c(i)), kb->c(K)), tap)), L);

@@ -34,9 +34,9 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CPUTarget &target
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(target.triple, error);
   if (!t) return nullptr;
   llvm::TargetOptions options;
-  return std::unique_ptr<llvm::TargetMachine>(
-      t->createTargetMachine(target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
-                             llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
+  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(target.triple, target.cpu, target.features,
+                                                                     options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
+                                                                     llvm::CodeGenOptLevel::Aggressive));
 }
 
 namespace {
@@ -78,8 +78,7 @@ bool resolveCPUTarget(const std::string &cpu, CPUTarget &target, std::string &er
   if (cpu == "host") {
     target.cpu = llvm::sys::getHostCPUName().str();
     std::vector<std::string> features;
-    for (const auto &f : llvm::sys::getHostCPUFeatures())
-      features.push_back((f.second ? "+" : "-") + f.first().str());
+    for (const auto &f : llvm::sys::getHostCPUFeatures()) features.push_back((f.second ? "+" : "-") + f.first().str());
     std::sort(features.begin(), features.end());
     target.features = llvm::join(features, ",");
   } else {

@@ -57,7 +57,7 @@
 //      interleaved into m L floats, the residual added (masked loads),
 //      activation, masked stores per segment (ragged edges masked).
 //
-// Measured against the direct conv: docs/architecture.md ("Kernel
+// Against the direct conv: docs/design/cpu-kernels.md ("Kernel
 // generation"); the cost model that chooses m: SelectStrategy.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -83,11 +83,13 @@ struct WinogradMatrices {
 };
 WinogradMatrices matricesFor(int64_t m) {
   if (m == 2)
-    return {2, 4,
+    return {2,
+            4,
             {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
             {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
             {{1, 1, 1, 0}, {0, 1, -1, -1}}};
-  return {4, 6,
+  return {4,
+          6,
           {{4, 0, -5, 0, 1, 0},
            {0, -4, -4, 1, 1, 0},
            {0, 4, -4, -1, 1, 0},
@@ -284,8 +286,8 @@ LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<Te
         double c = coef[i];
         if (c == 0) return;
         if (!acc) {
-          acc = c == 1 ? vals[i]
-                       : b.create<arith::MulFOp>(loc, kb.cf(float(c), vals[i].getType()), vals[i]).getResult();
+          acc =
+              c == 1 ? vals[i] : b.create<arith::MulFOp>(loc, kb.cf(float(c), vals[i].getType()), vals[i]).getResult();
         } else if (c == 1) {
           acc = add(acc, vals[i]);
         } else if (c == -1) {
@@ -361,8 +363,8 @@ LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<Te
   };
   // V[xi][c][lanes] = B^T d B for channels [c0, c1) of image `xImage`, into
   // `dst` at element `dstAt`, for the block's first `nv` vectors.
-  auto transformInput = [&](Emitter &e, Value Xb, Value xImage, ArrayRef<SmallVector<Segment>> segs, Value c0,
-                            Value c1, Value dst, Value dstAt, int64_t nv) {
+  auto transformInput = [&](Emitter &e, Value Xb, Value xImage, ArrayRef<SmallVector<Segment>> segs, Value c0, Value c1,
+                            Value dst, Value dstAt, int64_t nv) {
     KernelBuilder &kb = e.kb;
     Type vtw = kb.vec(m * L);
     kb.forLoop(c0, c1, kb.c(1), [&](Value c) {
@@ -405,7 +407,8 @@ LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<Te
   const int64_t lastNV = ws.lastVectors;
   auto forBlockVectors = [&](KernelBuilder &k, Value tb, const std::function<void(int64_t)> &body) {
     if (lastNV == NV) return body(NV);
-    k.ifThenElse(k.cmp(P::eq, tb, k.c(TB - 1)), [&] { body(lastNV); }, [&] { body(NV); });
+    k.ifThenElse(
+        k.cmp(P::eq, tb, k.c(TB - 1)), [&] { body(lastNV); }, [&] { body(NV); });
   };
 
   auto &spr = sp;
@@ -480,8 +483,7 @@ LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<Te
                               Value prefetchAt = Value()) {
           kb->forLoop(kb->c(0), kb->c(A2), kb->c(1), [&](Value xi) {
             if (prefetchAt) // the next chunk's direct weights, PF lines per xi
-              for (int64_t line = 0; line < PF; ++line)
-              {
+              for (int64_t line = 0; line < PF; ++line) {
                 Value at = kb->add(prefetchAt, kb->add(kb->mul(xi, kb->c(PF * 16)), kb->c(line * 16)));
                 auto ptr = LLVM::LLVMPointerType::get(b.getContext());
                 b.create<LLVM::Prefetch>(loc, b.create<LLVM::GEPOp>(loc, ptr, f32, U, ValueRange{at}), 0u, 2u, 1u);
@@ -589,9 +591,9 @@ LogicalResult emitWinogradConv(CPUKernelContext &ctx, Operation *op, ArrayRef<Te
                 Value at = kb->add(plane, kb->add(seg.outAt, kb->c(a * OW)));
                 Value val = row;
                 if (residualSlot)
-                  val = applyActivation(
-                      *kb, e.add(val, kb->maskedLoad(vtw, kb->binding(*residualSlot), at, seg.outMask[a])), act, alpha,
-                      beta);
+                  val = applyActivation(*kb,
+                                        e.add(val, kb->maskedLoad(vtw, kb->binding(*residualSlot), at, seg.outMask[a])),
+                                        act, alpha, beta);
                 kb->maskedStore(val, Out, at, seg.outMask[a]);
               }
             }

@@ -138,15 +138,15 @@ FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<Operation *> ops, llvm::Arr
   while (R > 1 && batches * ((S + kWarps * R - 1) / (kWarps * R)) < kTargetBlocks) R /= 2;
   const int64_t QB = kWarps * R, nQB = (S + QB - 1) / QB;
   const int64_t KP = D % 2 == 0 ? D + 1 : D; // odd row pitch: lanes read Ks[lane][d] without bank conflicts
-  const int64_t cols = (D2 + 31) / 32;      // output columns per lane and row
+  const int64_t cols = (D2 + 31) / 32;       // output columns per lane and row
   t.k.grid[0] = batches * nQB;
   t.k.block[0] = uint32_t(kWarps * 32);
   t.k.flops = 2.0 * double(batches) * double(S) * double(L) * double(D + D2);
 
   auto &os = t.os;
   os << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n";
-  os << "  const long long bi = (long long)blockIdx.x / " << lit(nQB) << ", s0 = ((long long)blockIdx.x % "
-     << lit(nQB) << ") * " << QB << ";\n";
+  os << "  const long long bi = (long long)blockIdx.x / " << lit(nQB) << ", s0 = ((long long)blockIdx.x % " << lit(nQB)
+     << ") * " << QB << ";\n";
   os << "  const float* Q = (const float*)a.bindings[" << bq << "];\n";
   os << "  const float* K = (const float*)a.bindings[" << bk << "];\n";
   os << "  const float* V = (const float*)a.bindings[" << bv << "];\n";

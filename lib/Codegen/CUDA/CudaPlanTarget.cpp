@@ -109,8 +109,10 @@ LogicalResult CudaPlanTarget::emitRegion(PlanBuilder &pb, DispatchOp region, Arr
   PlanDispatch d;
   d.executable = uint32_t(cudaExecutable);
   d.entryPoint = entry;
-  for (int operand : kernel->operands) d.bindings.push_back(operand < 0 ? last.buffer : pb.info(externals[operand]).buffer);
-  d.workgroupCount = {pb.sp().constant(kernel->grid[0]), pb.sp().constant(kernel->grid[1]), pb.sp().constant(kernel->grid[2])};
+  for (int operand : kernel->operands)
+    d.bindings.push_back(operand < 0 ? last.buffer : pb.info(externals[operand]).buffer);
+  d.workgroupCount = {pb.sp().constant(kernel->grid[0]), pb.sp().constant(kernel->grid[1]),
+                      pb.sp().constant(kernel->grid[2])};
   d.blockDim = {kernel->block[0], kernel->block[1], kernel->block[2]};
   d.scratchSize = pb.sp().constant(0);
   d.name = dispatchName(ops.front()) + (ops.size() > 1 ? " + " + std::to_string(ops.size() - 1) + " fused" : "");

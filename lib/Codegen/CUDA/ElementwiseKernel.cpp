@@ -50,8 +50,8 @@ bool isNamedElementwise(Operation *op) {
 
 /// Translates a v4f.elementwise body (f32 / i1 scalars, arith and math ops)
 /// to statements; returns the result expression, or "" with `why` set.
-std::string translateBody(ElementwiseOp op, llvm::ArrayRef<std::string> inputs, std::string &stmts,
-                          std::string &why, unsigned &counter) {
+std::string translateBody(ElementwiseOp op, llvm::ArrayRef<std::string> inputs, std::string &stmts, std::string &why,
+                          unsigned &counter) {
   Block &body = op.getBody().front();
   llvm::DenseMap<Value, std::string> names;
   for (auto [arg, x] : llvm::zip_equal(body.getArguments(), inputs)) names[arg] = x;
@@ -74,22 +74,38 @@ std::string translateBody(ElementwiseOp op, llvm::ArrayRef<std::string> inputs, 
     auto in = [&](unsigned i) { return names.lookup(inner.getOperand(i)); };
     std::string e;
     if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
-      if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue())) e = lit(float(f.getValueAsDouble()));
-      else if (auto b = llvm::dyn_cast<IntegerAttr>(c.getValue())) e = b.getValue().isZero() ? "false" : "true";
-    } else if (isa<arith::AddFOp>(inner)) e = "(" + in(0) + " + " + in(1) + ")";
-    else if (isa<arith::SubFOp>(inner)) e = "(" + in(0) + " - " + in(1) + ")";
-    else if (isa<arith::MulFOp>(inner)) e = "(" + in(0) + " * " + in(1) + ")";
-    else if (isa<arith::DivFOp>(inner)) e = "(" + in(0) + " / " + in(1) + ")";
-    else if (isa<arith::RemFOp>(inner)) e = "fmodf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::NegFOp>(inner)) e = "(-" + in(0) + ")";
-    else if (isa<arith::MaximumFOp>(inner)) e = "v4f_maximumf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MinimumFOp>(inner)) e = "v4f_minimumf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MaxNumFOp>(inner)) e = "fmaxf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::MinNumFOp>(inner)) e = "fminf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<arith::SelectOp>(inner)) e = "(" + in(0) + " ? " + in(1) + " : " + in(2) + ")";
-    else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " && " + in(1) + ")";
-    else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " || " + in(1) + ")";
-    else if (isa<arith::XOrIOp>(inner) && inner.getResult(0).getType().isInteger(1)) e = "(" + in(0) + " != " + in(1) + ")";
+      if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue()))
+        e = lit(float(f.getValueAsDouble()));
+      else if (auto b = llvm::dyn_cast<IntegerAttr>(c.getValue()))
+        e = b.getValue().isZero() ? "false" : "true";
+    } else if (isa<arith::AddFOp>(inner))
+      e = "(" + in(0) + " + " + in(1) + ")";
+    else if (isa<arith::SubFOp>(inner))
+      e = "(" + in(0) + " - " + in(1) + ")";
+    else if (isa<arith::MulFOp>(inner))
+      e = "(" + in(0) + " * " + in(1) + ")";
+    else if (isa<arith::DivFOp>(inner))
+      e = "(" + in(0) + " / " + in(1) + ")";
+    else if (isa<arith::RemFOp>(inner))
+      e = "fmodf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<arith::NegFOp>(inner))
+      e = "(-" + in(0) + ")";
+    else if (isa<arith::MaximumFOp>(inner))
+      e = "v4f_maximumf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<arith::MinimumFOp>(inner))
+      e = "v4f_minimumf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<arith::MaxNumFOp>(inner))
+      e = "fmaxf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<arith::MinNumFOp>(inner))
+      e = "fminf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<arith::SelectOp>(inner))
+      e = "(" + in(0) + " ? " + in(1) + " : " + in(2) + ")";
+    else if (isa<arith::AndIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+      e = "(" + in(0) + " && " + in(1) + ")";
+    else if (isa<arith::OrIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+      e = "(" + in(0) + " || " + in(1) + ")";
+    else if (isa<arith::XOrIOp>(inner) && inner.getResult(0).getType().isInteger(1))
+      e = "(" + in(0) + " != " + in(1) + ")";
     else if (auto cmp = dyn_cast<arith::CmpFOp>(inner)) {
       std::string a = in(0), b = in(1);
       switch (cmp.getPredicate()) {
@@ -110,36 +126,66 @@ std::string translateBody(ElementwiseOp op, llvm::ArrayRef<std::string> inputs, 
       case arith::CmpFPredicate::AlwaysTrue: e = "true"; break;
       case arith::CmpFPredicate::AlwaysFalse: e = "false"; break;
       }
-    } else if (isa<math::ExpOp>(inner)) e = "expf(" + in(0) + ")";
-    else if (isa<math::Exp2Op>(inner)) e = "exp2f(" + in(0) + ")";
-    else if (isa<math::ExpM1Op>(inner)) e = "expm1f(" + in(0) + ")";
-    else if (isa<math::LogOp>(inner)) e = "logf(" + in(0) + ")";
-    else if (isa<math::Log2Op>(inner)) e = "log2f(" + in(0) + ")";
-    else if (isa<math::Log1pOp>(inner)) e = "log1pf(" + in(0) + ")";
-    else if (isa<math::TanhOp>(inner)) e = "tanhf(" + in(0) + ")";
-    else if (isa<math::SqrtOp>(inner)) e = "sqrtf(" + in(0) + ")";
-    else if (isa<math::RsqrtOp>(inner)) e = "(1.f / sqrtf(" + in(0) + "))";
-    else if (isa<math::AbsFOp>(inner)) e = "fabsf(" + in(0) + ")";
-    else if (isa<math::SinOp>(inner)) e = "sinf(" + in(0) + ")";
-    else if (isa<math::CosOp>(inner)) e = "cosf(" + in(0) + ")";
-    else if (isa<math::TanOp>(inner)) e = "tanf(" + in(0) + ")";
-    else if (isa<math::AsinOp>(inner)) e = "asinf(" + in(0) + ")";
-    else if (isa<math::AcosOp>(inner)) e = "acosf(" + in(0) + ")";
-    else if (isa<math::AtanOp>(inner)) e = "atanf(" + in(0) + ")";
-    else if (isa<math::SinhOp>(inner)) e = "sinhf(" + in(0) + ")";
-    else if (isa<math::CoshOp>(inner)) e = "coshf(" + in(0) + ")";
-    else if (isa<math::AsinhOp>(inner)) e = "asinhf(" + in(0) + ")";
-    else if (isa<math::AcoshOp>(inner)) e = "acoshf(" + in(0) + ")";
-    else if (isa<math::AtanhOp>(inner)) e = "atanhf(" + in(0) + ")";
-    else if (isa<math::ErfOp>(inner)) e = "erff(" + in(0) + ")";
-    else if (isa<math::FloorOp>(inner)) e = "floorf(" + in(0) + ")";
-    else if (isa<math::CeilOp>(inner)) e = "ceilf(" + in(0) + ")";
-    else if (isa<math::RoundEvenOp>(inner)) e = "rintf(" + in(0) + ")";
-    else if (isa<math::RoundOp>(inner)) e = "roundf(" + in(0) + ")";
-    else if (isa<math::TruncOp>(inner)) e = "truncf(" + in(0) + ")";
-    else if (isa<math::PowFOp>(inner)) e = "powf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<math::CopySignOp>(inner)) e = "copysignf(" + in(0) + ", " + in(1) + ")";
-    else if (isa<math::FmaOp>(inner)) e = "fmaf(" + in(0) + ", " + in(1) + ", " + in(2) + ")";
+    } else if (isa<math::ExpOp>(inner))
+      e = "expf(" + in(0) + ")";
+    else if (isa<math::Exp2Op>(inner))
+      e = "exp2f(" + in(0) + ")";
+    else if (isa<math::ExpM1Op>(inner))
+      e = "expm1f(" + in(0) + ")";
+    else if (isa<math::LogOp>(inner))
+      e = "logf(" + in(0) + ")";
+    else if (isa<math::Log2Op>(inner))
+      e = "log2f(" + in(0) + ")";
+    else if (isa<math::Log1pOp>(inner))
+      e = "log1pf(" + in(0) + ")";
+    else if (isa<math::TanhOp>(inner))
+      e = "tanhf(" + in(0) + ")";
+    else if (isa<math::SqrtOp>(inner))
+      e = "sqrtf(" + in(0) + ")";
+    else if (isa<math::RsqrtOp>(inner))
+      e = "(1.f / sqrtf(" + in(0) + "))";
+    else if (isa<math::AbsFOp>(inner))
+      e = "fabsf(" + in(0) + ")";
+    else if (isa<math::SinOp>(inner))
+      e = "sinf(" + in(0) + ")";
+    else if (isa<math::CosOp>(inner))
+      e = "cosf(" + in(0) + ")";
+    else if (isa<math::TanOp>(inner))
+      e = "tanf(" + in(0) + ")";
+    else if (isa<math::AsinOp>(inner))
+      e = "asinf(" + in(0) + ")";
+    else if (isa<math::AcosOp>(inner))
+      e = "acosf(" + in(0) + ")";
+    else if (isa<math::AtanOp>(inner))
+      e = "atanf(" + in(0) + ")";
+    else if (isa<math::SinhOp>(inner))
+      e = "sinhf(" + in(0) + ")";
+    else if (isa<math::CoshOp>(inner))
+      e = "coshf(" + in(0) + ")";
+    else if (isa<math::AsinhOp>(inner))
+      e = "asinhf(" + in(0) + ")";
+    else if (isa<math::AcoshOp>(inner))
+      e = "acoshf(" + in(0) + ")";
+    else if (isa<math::AtanhOp>(inner))
+      e = "atanhf(" + in(0) + ")";
+    else if (isa<math::ErfOp>(inner))
+      e = "erff(" + in(0) + ")";
+    else if (isa<math::FloorOp>(inner))
+      e = "floorf(" + in(0) + ")";
+    else if (isa<math::CeilOp>(inner))
+      e = "ceilf(" + in(0) + ")";
+    else if (isa<math::RoundEvenOp>(inner))
+      e = "rintf(" + in(0) + ")";
+    else if (isa<math::RoundOp>(inner))
+      e = "roundf(" + in(0) + ")";
+    else if (isa<math::TruncOp>(inner))
+      e = "truncf(" + in(0) + ")";
+    else if (isa<math::PowFOp>(inner))
+      e = "powf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<math::CopySignOp>(inner))
+      e = "copysignf(" + in(0) + ", " + in(1) + ")";
+    else if (isa<math::FmaOp>(inner))
+      e = "fmaf(" + in(0) + ", " + in(1) + ", " + in(2) + ")";
     if (e.empty()) {
       why = "its body has '" + inner.getName().getStringRef().str() + "', which has no CUDA translation yet";
       return "";

@@ -28,9 +28,7 @@ namespace cudagen {
 
 namespace {
 
-const char *indexType(const CudaTensor &indices) {
-  return indices.elementType.isInteger(64) ? "long long" : "int";
-}
+const char *indexType(const CudaTensor &indices) { return indices.elementType.isInteger(64) ? "long long" : "int"; }
 
 int64_t indexBytes(const CudaTensor &indices) { return indices.elementType.isInteger(64) ? 8 : 4; }
 
@@ -52,7 +50,8 @@ std::string combine(StringRef reduction, const std::string &target, const std::s
   return "    { const float v_ = " + v + "; unsigned* q_ = (unsigned*)&out[" + target +
          "]; unsigned old_ = *q_, seen_;\n"
          "      do { seen_ = old_; const float x_ = __uint_as_float(seen_);\n"
-         "        old_ = atomicCAS(q_, seen_, __float_as_uint(" + f + ")); } while (old_ != seen_); }\n";
+         "        old_ = atomicCAS(q_, seen_, __float_as_uint(" +
+         f + ")); } while (old_ != seen_); }\n";
 }
 
 /// A scatter's kernel: copy, barrier, then `updates` statements (inside a

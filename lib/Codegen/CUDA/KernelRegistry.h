@@ -50,7 +50,8 @@ public:
     GenerateFn generate = nullptr;
   };
 
-  template <typename... Ops> void addOpKernel(OpSupportsFn supports, GenerateFn generate) {
+  template <typename... Ops>
+  void addOpKernel(OpSupportsFn supports, GenerateFn generate) {
     (add(mlir::TypeID::get<Ops>(), supports, generate), ...);
   }
   void addRegionKernel(llvm::StringRef kind, RegionSupportsFn supports, GenerateFn generate);

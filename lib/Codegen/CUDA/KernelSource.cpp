@@ -59,11 +59,15 @@ FailureOr<CudaKernel> poolKernel(PoolOpT op, bool isMax, llvm::ArrayRef<CudaTens
   t.os << "      if (ih < 0 || ih >= " << H << " || iw < 0 || iw >= " << W << ") { "
        << (op.getCountIncludePad() && !isMax ? "++count; " : "") << "continue; }\n";
   t.os << "      const float x = xp[ih * " << W << " + iw];\n";
-  if (isMax) t.os << "      acc = v4f_maximumf(acc, x);\n";
-  else t.os << "      acc += x; ++count;\n";
+  if (isMax)
+    t.os << "      acc = v4f_maximumf(acc, x);\n";
+  else
+    t.os << "      acc += x; ++count;\n";
   t.os << "    }\n  }\n";
-  if (isMax) t.os << "  ((float*)a.bindings[0])[i] = acc;\n";
-  else t.os << "  ((float*)a.bindings[0])[i] = count ? acc / (float)count : 0.f;\n";
+  if (isMax)
+    t.os << "  ((float*)a.bindings[0])[i] = acc;\n";
+  else
+    t.os << "  ((float*)a.bindings[0])[i] = count ? acc / (float)count : 0.f;\n";
   t.k.source = t.finish(name);
   return t.k;
 }
@@ -116,10 +120,14 @@ FailureOr<CudaKernel> reduceKernel(StringRef kind, llvm::ArrayRef<int64_t> axesI
   if (kind == "l1") t.os << "    x = fabsf(x);\n";
   if (kind == "l2" || kind == "sum_square") t.os << "    x = x * x;\n";
   if (kind == "log_sum_exp") t.os << "    x = expf(x);\n";
-  if (kind == "max") t.os << "    acc = v4f_maximumf(acc, x);\n";
-  else if (kind == "min") t.os << "    acc = v4f_minimumf(acc, x);\n";
-  else if (kind == "prod") t.os << "    acc *= x;\n";
-  else t.os << "    acc += x;\n";
+  if (kind == "max")
+    t.os << "    acc = v4f_maximumf(acc, x);\n";
+  else if (kind == "min")
+    t.os << "    acc = v4f_minimumf(acc, x);\n";
+  else if (kind == "prod")
+    t.os << "    acc *= x;\n";
+  else
+    t.os << "    acc += x;\n";
   t.os << "  }\n";
   if (kind == "mean") t.os << "  acc = acc / " << lit(float(redTotal)) << ";\n";
   if (kind == "l2") t.os << "  acc = sqrtf(acc);\n";
@@ -148,7 +156,8 @@ FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, llvm::ArrayRef<CudaTensor> ext
   t.k.block[0] = 256;
   t.k.flops = (masked ? 6.0 : 4.0) * total;
   bool log = op.getMode() == "log_softmax";
-  t.os << "  const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;\n  const int lane = threadIdx.x % 32;\n";
+  t.os << "  const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;\n  const int lane = threadIdx.x % "
+          "32;\n";
   t.os << "  if (row >= " << lit(rows) << ") return;\n";
   t.os << "  const long long base = (row / " << lit(inner) << ") * " << lit(A * inner) << " + row % " << lit(inner)
        << ";\n";
@@ -177,9 +186,9 @@ FailureOr<CudaKernel> softmaxKernel(SoftmaxOp op, llvm::ArrayRef<CudaTensor> ext
     t.os << "  const float ls = logf(s);\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * "
          << lit(inner) << "] = " << v << " - m - ls;\n";
   else
-    t.os << "  const float r = 1.f / s;\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * "
-         << lit(inner) << "] = "
-         << (op.getNanToZero() ? "v4f_nan_to_zero(expf(" + v + " - m) * r)" : "expf(" + v + " - m) * r") << ";\n";
+    t.os << "  const float r = 1.f / s;\n  for (long long j = lane; j < " << lit(A) << "; j += 32) y[j * " << lit(inner)
+         << "] = " << (op.getNanToZero() ? "v4f_nan_to_zero(expf(" + v + " - m) * r)" : "expf(" + v + " - m) * r")
+         << ";\n";
   t.k.source = t.finish(name);
   return t.k;
 }
@@ -197,7 +206,8 @@ FailureOr<CudaKernel> layerNormKernel(LayerNormOp op, llvm::ArrayRef<CudaTensor>
   t.k.grid[0] = std::max<int64_t>(1, (rows + 7) / 8);
   t.k.block[0] = 256;
   t.k.flops = 8.0 * total;
-  t.os << "  const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;\n  const int lane = threadIdx.x % 32;\n";
+  t.os << "  const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;\n  const int lane = threadIdx.x % "
+          "32;\n";
   t.os << "  if (row >= " << lit(rows) << ") return;\n";
   t.os << "  const float* x = (const float*)a.bindings[1] + row * " << lit(D) << ";\n";
   t.os << "  float* y = (float*)a.bindings[0] + row * " << lit(D) << ";\n";
@@ -209,9 +219,10 @@ FailureOr<CudaKernel> layerNormKernel(LayerNormOp op, llvm::ArrayRef<CudaTensor>
   } else {
     t.os << "  const float mean = 0.f;\n";
   }
-  t.os << "  float q = 0.f;\n  for (long long j = lane; j < " << lit(D) << "; j += 32) { const float d = x[j] - mean; q += d * d; }\n";
-  t.os << "  const float r = 1.f / sqrtf(v4f_warp_sum(q) / " << lit(float(D)) << " + " << lit(op.getEpsilon().convertToFloat())
-       << ");\n";
+  t.os << "  float q = 0.f;\n  for (long long j = lane; j < " << lit(D)
+       << "; j += 32) { const float d = x[j] - mean; q += d * d; }\n";
+  t.os << "  const float r = 1.f / sqrtf(v4f_warp_sum(q) / " << lit(float(D)) << " + "
+       << lit(op.getEpsilon().convertToFloat()) << ");\n";
   t.os << "  for (long long j = lane; j < " << lit(D) << "; j += 32) {\n";
   t.os << "    float v = (x[j] - mean) * r * scale[" << (scaleN == 1 ? "0" : "j") << "];\n";
   if (op.getBias()) t.os << "    v += bias[" << (biasN == 1 ? "0" : "j") << "];\n";
@@ -263,13 +274,14 @@ FailureOr<CudaKernel> concatKernel(ConcatOp op, llvm::ArrayRef<CudaTensor> ext, 
   t.os << "  typedef " << copyType(result.elementType) << " E;\n";
   t.os << "  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
   t.os << "  if (i >= " << lit(total) << ") return;\n";
-  t.os << "  const long long in_ = i % " << lit(inner) << ", ax = (i / " << lit(inner) << ") % " << lit(result.dims[axis])
-       << ", out_ = i / " << lit(inner * result.dims[axis]) << ";\n";
+  t.os << "  const long long in_ = i % " << lit(inner) << ", ax = (i / " << lit(inner) << ") % "
+       << lit(result.dims[axis]) << ", out_ = i / " << lit(inner * result.dims[axis]) << ";\n";
   int64_t start = 0;
   for (size_t e = 0; e < ext.size(); ++e) {
     int64_t len = ext[e].dims[axis];
-    t.os << "  if (ax >= " << lit(start) << " && ax < " << lit(start + len) << ") { ((E*)a.bindings[0])[i] = ((const E*)a.bindings["
-         << (e + 1) << "])[(out_ * " << lit(len) << " + (ax - " << lit(start) << ")) * " << lit(inner) << " + in_]; return; }\n";
+    t.os << "  if (ax >= " << lit(start) << " && ax < " << lit(start + len)
+         << ") { ((E*)a.bindings[0])[i] = ((const E*)a.bindings[" << (e + 1) << "])[(out_ * " << lit(len) << " + (ax - "
+         << lit(start) << ")) * " << lit(inner) << " + in_]; return; }\n";
     start += len;
   }
   t.k.source = t.finish(name);
@@ -336,7 +348,8 @@ bool layerNormSupported(Operation *op, std::string &why) {
   int64_t D = product(llvm::cast<RankedTensorType>(ln.getInput().getType()).getShape(), axis);
   int64_t sn = llvm::cast<RankedTensorType>(ln.getScale().getType()).getNumElements();
   int64_t bn = ln.getBias() ? llvm::cast<RankedTensorType>(ln.getBias().getType()).getNumElements() : 1;
-  if ((sn != D && sn != 1) || (bn != D && bn != 1)) return why = "a scale or bias that is not per normalized element", false;
+  if ((sn != D && sn != 1) || (bn != D && bn != 1))
+    return why = "a scale or bias that is not per normalized element", false;
   return true;
 }
 
@@ -346,7 +359,8 @@ bool reduceSupported(Operation *op, std::string &why) {
   StringRef k = r.getKind();
   if (!llvm::is_contained({"sum", "mean", "max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square"}, k))
     return why = "reduction kind '" + k.str() + "'", false;
-  if (llvm::cast<RankedTensorType>(r.getInput().getType()).getNumElements() == 0) return why = "an empty reduction", false;
+  if (llvm::cast<RankedTensorType>(r.getInput().getType()).getNumElements() == 0)
+    return why = "an empty reduction", false;
   return true;
 }
 
@@ -499,15 +513,21 @@ std::string cudaPrelude(const CudaOptions &options) {
   if (options.precision == "tf32") s += "#include <mma.h>\n";
   // The args struct of kernel_abi.h (v4f_cuda_args_t), from its constants.
   s += "typedef struct {\n"
-       "  unsigned long long bindings[" + std::to_string(V4F_CUDA_MAX_BINDINGS) + "];\n"
-       "  unsigned long long binding_lengths[" + std::to_string(V4F_CUDA_MAX_BINDINGS) + "];\n"
-       "  long long push_constants[" + std::to_string(V4F_CUDA_MAX_PUSH_CONSTANTS) + "];\n"
+       "  unsigned long long bindings[" +
+       std::to_string(V4F_CUDA_MAX_BINDINGS) +
+       "];\n"
+       "  unsigned long long binding_lengths[" +
+       std::to_string(V4F_CUDA_MAX_BINDINGS) +
+       "];\n"
+       "  long long push_constants[" +
+       std::to_string(V4F_CUDA_MAX_PUSH_CONSTANTS) +
+       "];\n"
        "  unsigned long long error;\n"
        "  unsigned int binding_count;\n"
        "  unsigned int dispatch_index;\n"
        "} v4f_cuda_args_t;\n"
-       "static_assert(sizeof(v4f_cuda_args_t) == " + std::to_string(sizeof(v4f_cuda_args_t)) +
-       ", \"kernel_abi.h layout\");\n\n";
+       "static_assert(sizeof(v4f_cuda_args_t) == " +
+       std::to_string(sizeof(v4f_cuda_args_t)) + ", \"kernel_abi.h layout\");\n\n";
   s += R"(__device__ __forceinline__ void v4f_fail(const v4f_cuda_args_t& a, unsigned code) {
   if (a.error) atomicCAS((unsigned*)a.error, 0u, ((a.dispatch_index + 1u) << 8) | code);
 }

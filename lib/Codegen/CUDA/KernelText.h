@@ -24,9 +24,9 @@
 namespace v4f {
 namespace cudagen {
 
-using mlir::Type;
-using mlir::RankedTensorType;
 using llvm::StringRef;
+using mlir::RankedTensorType;
+using mlir::Type;
 
 /// The kernel ABI (kernel_abi.h) as the generated CUDA C++ spells it: the
 /// args struct's array sizes and the error codes v4f_fail reports.
@@ -167,7 +167,6 @@ inline bool allF32(mlir::Operation *op) {
 /// several ops (a fused chain) or one elementwise op.
 bool isElementwiseRegion(llvm::ArrayRef<mlir::Operation *> ops);
 
-
 /// Matrix products and convolutions (TensorCoreKernels.cpp): FP32 FMA, or
 /// FP16/BF16 tensor cores per `options.precision`.
 mlir::FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
@@ -191,9 +190,9 @@ mlir::FailureOr<CudaKernel> scatterNDKernel(ScatterNDOp op, llvm::ArrayRef<CudaT
 /// up to kCudaMaxAttentionHeadDim (KernelLimits.h; the pass applies the same
 /// limit to regions placed on the GPU).
 bool attentionSupported(llvm::ArrayRef<mlir::Operation *> ops, std::string &why);
-mlir::FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<mlir::Operation *> ops, llvm::ArrayRef<mlir::Value> externals,
-                                            llvm::ArrayRef<CudaTensor> ext, const CudaTensor &result,
-                                            const std::string &name);
+mlir::FailureOr<CudaKernel> attentionKernel(llvm::ArrayRef<mlir::Operation *> ops,
+                                            llvm::ArrayRef<mlir::Value> externals, llvm::ArrayRef<CudaTensor> ext,
+                                            const CudaTensor &result, const std::string &name);
 
 } // namespace cudagen
 } // namespace v4f

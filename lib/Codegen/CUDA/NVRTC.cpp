@@ -104,8 +104,8 @@ bool compileOnce(Nvrtc &n, const std::string &source, int arch, bool cubin, std:
     error = std::string("NVRTC could not create the program: ") + n.getErrorString(r);
     return false;
   }
-  std::string archOpt = std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") +
-                        std::to_string(arch);
+  std::string archOpt =
+      std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") + std::to_string(arch);
   std::string include = "--include-path=" + n.includeDir;
   std::vector<const char *> opts = {archOpt.c_str(), "--std=c++17", "--fmad=true", "--extra-device-vectorization"};
   if (!n.includeDir.empty()) opts.push_back(include.c_str());

@@ -23,13 +23,12 @@ namespace {
 
 /// Statements setting aOff / bOff / cOff for batch blockIdx.z of a batched
 /// product (numpy broadcasting of the leading dims).
-std::string batchOffsets(llvm::ArrayRef<int64_t> aDims, llvm::ArrayRef<int64_t> bDims,
-                         llvm::ArrayRef<int64_t> cDims) {
+std::string batchOffsets(llvm::ArrayRef<int64_t> aDims, llvm::ArrayRef<int64_t> bDims, llvm::ArrayRef<int64_t> cDims) {
   size_t rank = cDims.size();
   int64_t M = cDims[rank - 2], N = cDims[rank - 1];
   int64_t K = aDims[aDims.size() - 1];
-  std::string s = "  long long aOff = 0, bOff = 0;\n  const long long cOff = (long long)blockIdx.z * " +
-                  lit(M * N) + ";\n  long long z_ = blockIdx.z;\n";
+  std::string s = "  long long aOff = 0, bOff = 0;\n  const long long cOff = (long long)blockIdx.z * " + lit(M * N) +
+                  ";\n  long long z_ = blockIdx.z;\n";
   int64_t aStride = M * K, bStride = K * N;
   size_t ab = aDims.size() - 2, bb = bDims.size() - 2, cb = rank - 2;
   for (size_t d = cb; d-- > 0;) {
@@ -170,7 +169,7 @@ void emitWmmaTiles(KernelText &t, const CudaOptions &options, int64_t M, int64_t
     if (gm < M && gn < N) {
       const float acc_ = Cs[e / @T@][e % @T@];
 )") << epilogue
-         << "    }\n  }\n";
+       << "    }\n  }\n";
 }
 
 } // namespace
@@ -191,8 +190,8 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
   t.k.grid[1] = (M + 63) / 64;
   t.k.grid[2] = batch;
   t.k.flops = 2.0 * double(batch) * M * N * K;
-  std::string act = activation(op.getActivation(), "v", op.getActAlpha().convertToFloat(),
-                               op.getActBeta().convertToFloat());
+  std::string act =
+      activation(op.getActivation(), "v", op.getActAlpha().convertToFloat(), op.getActBeta().convertToFloat());
   t.os << "  float* C = (float*)a.bindings[0];\n  const float* A = (const float*)a.bindings[1];\n"
           "  const float* B = (const float*)a.bindings[2];\n";
   if (bias) t.os << "  const float* bias = (const float*)a.bindings[3];\n";
@@ -263,22 +262,26 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
     t.k.grid[1] = (M + 127) / 128;
     t.k.block[0] = 256;
     t.k.precision = options.precision;
-    std::string gA = exact ? "A[aOff + (long long)(m0 + r) * K + k0 + c + q]"
-                           : "((m0 + r) < M && (k0 + c + q) < K ? A[aOff + (long long)(m0 + r) * K + k0 + c + q] : 0.f)";
-    std::string gB = exact ? "B[bOff + (long long)(k0 + r) * N + n0 + c + q]"
-                           : "((k0 + r) < K && (n0 + c + q) < N ? B[bOff + (long long)(k0 + r) * N + n0 + c + q] : 0.f)";
+    std::string gA = exact
+                         ? "A[aOff + (long long)(m0 + r) * K + k0 + c + q]"
+                         : "((m0 + r) < M && (k0 + c + q) < K ? A[aOff + (long long)(m0 + r) * K + k0 + c + q] : 0.f)";
+    std::string gB = exact
+                         ? "B[bOff + (long long)(k0 + r) * N + n0 + c + q]"
+                         : "((k0 + r) < K && (n0 + c + q) < N ? B[bOff + (long long)(k0 + r) * N + n0 + c + q] : 0.f)";
     t.os << "  typedef " << T << " T;\n";
     t.os << "  const int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;\n";
     t.os << "  __shared__ __align__(32) T As[2][128][40];\n  __shared__ __align__(32) T Bs[2][32][136];\n"
             "  __shared__ __align__(32) float Cw[8][16][20];\n";
-    t.os << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = (warp / 4) * 64, wn = (warp % 4) * 32;\n";
+    t.os << "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = (warp / 4) * 64, wn = (warp % 4) * "
+            "32;\n";
     t.os << "  float ra[16], rb[16];\n";
     t.os << "  auto load = [&](int k0) {\n"
             "    #pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
             "      const int idx = threadIdx.x + 256 * i;\n"
             "      { const int r = idx / 8, c = (idx % 8) * 4;\n"
             "        #pragma unroll\n        for (int q = 0; q < 4; ++q) ra[4 * i + q] = "
-         << gA << "; }\n"
+         << gA
+         << "; }\n"
             "      { const int r = idx / 32, c = (idx % 32) * 4;\n"
             "        #pragma unroll\n        for (int q = 0; q < 4; ++q) rb[4 * i + q] = "
          << gB << "; }\n    }\n  };\n";
@@ -287,7 +290,8 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
             "      const int idx = threadIdx.x + 256 * i;\n"
             "      { const int r = idx / 8, c = (idx % 8) * 4;\n"
             "        #pragma unroll\n        for (int q = 0; q < 4; ++q) As[buf][r][c + q] = "
-         << cvt << "(ra[4 * i + q]); }\n"
+         << cvt
+         << "(ra[4 * i + q]); }\n"
             "      { const int r = idx / 32, c = (idx % 32) * 4;\n"
             "        #pragma unroll\n        for (int q = 0; q < 4; ++q) Bs[buf][r][c + q] = "
          << cvt << "(rb[4 * i + q]); }\n    }\n  };\n";
@@ -330,7 +334,7 @@ FailureOr<CudaKernel> matmulKernel(MatMulOp op, llvm::ArrayRef<CudaTensor> ext, 
         if (gm < M && gn < N) {
           const float acc_ = Cw[warp][e / 16][e % 16];
 )" << epilogue
-           << "        }\n      }\n      __syncwarp();\n    }\n";
+         << "        }\n      }\n      __syncwarp();\n    }\n";
     t.k.source = t.finish(name);
     return t.k;
   }
@@ -374,17 +378,19 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
             "  float* Y = (float*)a.bindings[0];\n";
     t.os << "  const int M = " << OC << ", N = " << (Nb * OHW) << ", K = " << (IC * KH * KW) << ";\n";
     t.os << "  auto im2col = [&](int k, int n) -> float {\n"
-         << "    const int c = k / " << (KH * KW) << ", r = k % " << (KH * KW) << ", kh = r / " << KW << ", kw = r % " << KW
+         << "    const int c = k / " << (KH * KW) << ", r = k % " << (KH * KW) << ", kh = r / " << KW << ", kw = r % "
+         << KW << ";\n"
+         << "    const int img = n / " << OHW << ", p = n % " << OHW << ", oh = p / " << OW << ", ow = p % " << OW
          << ";\n"
-         << "    const int img = n / " << OHW << ", p = n % " << OHW << ", oh = p / " << OW << ", ow = p % " << OW << ";\n"
-         << "    const int ih = oh * " << s[0] << " - " << p[0] << " + kh * " << dl[0] << ", iw = ow * " << s[1] << " - "
-         << p[1] << " + kw * " << dl[1] << ";\n"
+         << "    const int ih = oh * " << s[0] << " - " << p[0] << " + kh * " << dl[0] << ", iw = ow * " << s[1]
+         << " - " << p[1] << " + kw * " << dl[1] << ";\n"
          << "    return (ih >= 0 && ih < " << H << " && iw >= 0 && iw < " << Wd << ") ? X[(((long long)img * " << IC
          << " + c) * " << H << " + ih) * " << Wd << " + iw] : 0.f;\n  };\n";
     std::string epilogue = "      const long long o_ = ((long long)(gn / " + std::to_string(OHW) + ") * " +
                            std::to_string(OC) + " + gm) * " + std::to_string(OHW) + " + gn % " + std::to_string(OHW) +
                            ";\n      float v = acc_;\n";
-    if (biasBinding >= 0) epilogue += "      v += ((const float*)a.bindings[" + std::to_string(biasBinding) + "])[gm];\n";
+    if (biasBinding >= 0)
+      epilogue += "      v += ((const float*)a.bindings[" + std::to_string(biasBinding) + "])[gm];\n";
     if (resBinding >= 0) epilogue += "      v += ((const float*)a.bindings[" + std::to_string(resBinding) + "])[o_];\n";
     epilogue += "      v = " + act + ";\n      Y[o_] = v;\n";
     emitWmmaTiles(t, options, OC, Nb * OHW, 1, "Wt[(long long)gm * K + gk]", "im2col(gkb, gn)", epilogue);
@@ -395,8 +401,8 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   t.os << "  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
   t.os << "  if (i >= " << lit(total) << ") return;\n";
   t.os << "  const float* X = (const float*)a.bindings[1];\n  const float* Wt = (const float*)a.bindings[2];\n";
-  t.os << "  const int ow = (int)(i % " << OW << "), oh = (int)((i / " << OW << ") % " << OH
-       << "), oc = (int)((i / " << (OW * OH) << ") % " << OC << ");\n";
+  t.os << "  const int ow = (int)(i % " << OW << "), oh = (int)((i / " << OW << ") % " << OH << "), oc = (int)((i / "
+       << (OW * OH) << ") % " << OC << ");\n";
   t.os << "  const long long n = i / " << lit(OW * OH * OC) << ";\n";
   t.os << "  const int g = oc / " << OCg << ";\n  float acc = 0.f;\n";
   t.os << "  for (int ic = 0; ic < " << ICg << "; ++ic) {\n";
@@ -417,7 +423,6 @@ FailureOr<CudaKernel> convKernel(ConvOp op, llvm::ArrayRef<CudaTensor> ext, cons
   t.k.source = t.finish(name);
   return t.k;
 }
-
 
 namespace {
 

@@ -82,23 +82,27 @@ void addActivationImporters(std::unordered_map<std::string, OpImporter> &t) {
   // preceding conv / matmul (MobileNetV3's HardSwish); other float types:
   // the same formula as an elementwise body.
   t["HardSigmoid"] = f32Named(
-      floatUnary(6, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
-        Type ty = x.getType();
-        Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
-                                   fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
-        return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-      }),
+      floatUnary(6,
+                 [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
+                   Type ty = x.getType();
+                   Value y =
+                       b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, c.attrs.getFloat("alpha", 0.2f))),
+                                        fconst(b, l, ty, c.attrs.getFloat("beta", 0.5f)));
+                   return b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+                 }),
       [](NodeContext &c) -> Value {
         return c.b.create<HardSigmoidOp>(c.loc, c.input(0), c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.2f)),
                                          c.b.getF32FloatAttr(c.attrs.getFloat("beta", 0.5f)));
       });
   t["HardSwish"] = f32Named(
-      floatUnary(14, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-        Type ty = x.getType();
-        Value y = b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
-        y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
-        return b.create<MulFOp>(l, x, y);
-      }),
+      floatUnary(14,
+                 [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
+                   Type ty = x.getType();
+                   Value y =
+                       b.create<AddFOp>(l, b.create<MulFOp>(l, x, fconst(b, l, ty, 1.0 / 6.0)), fconst(b, l, ty, 0.5));
+                   y = b.create<MinimumFOp>(l, b.create<MaximumFOp>(l, y, fconst(b, l, ty, 0)), fconst(b, l, ty, 1));
+                   return b.create<MulFOp>(l, x, y);
+                 }),
       [](NodeContext &c) -> Value { return c.b.create<HardSwishOp>(c.loc, c.input(0)); });
   t["ThresholdedRelu"] = floatUnary(10, [](NodeContext &c, OpBuilder &b, Location l, Value x) -> Value {
     Type ty = x.getType();

@@ -16,7 +16,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 std::string checkAttention(const NodeAttrs &a, int64_t) {
   int64_t mode = a.getInt("qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3) return "qk_matmul_output_mode must be 0, 1, 2 or 3 (got " + std::to_string(mode) + ")";
@@ -56,12 +55,12 @@ LogicalResult importAttention(NodeContext &c) {
 
   Type io = c.inputType(0).getElementType();
   auto typed = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, io); };
-  SmallVector<int64_t> y = rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv}
-                                     : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  SmallVector<int64_t> y =
+      rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv} : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
   OpBuilder &b = c.b;
   auto op = b.create<AttentionOp>(
-      c.loc, TypeRange{typed(y), typed({s.B, s.Hkv, s.L, s.D}), typed({s.B, s.Hkv, s.L, s.Dv}),
-                       typed({s.B, s.Hq, s.S, s.L})},
+      c.loc,
+      TypeRange{typed(y), typed({s.B, s.Hkv, s.L, s.D}), typed({s.B, s.Hkv, s.L, s.Dv}), typed({s.B, s.Hq, s.S, s.L})},
       c.input(0), c.input(1), c.input(2), optionalInput(3), optionalInput(4), optionalInput(5), optionalInput(6),
       b.getI64IntegerAttr(s.Hq), b.getI64IntegerAttr(s.Hkv), b.getF32FloatAttr((float)scale),
       b.getF32FloatAttr(c.attrs.getFloat("softcap", 0.f)), b.getBoolAttr(c.attrs.getInt("is_causal", 0) != 0),

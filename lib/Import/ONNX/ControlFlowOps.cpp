@@ -64,8 +64,10 @@ std::optional<Bound> lookup(GraphState &g, const std::string &name) {
 void bindName(GraphState &g, const std::string &name, const Bound &b) {
   g.values.erase(name);
   g.constants.erase(name);
-  if (b.v) g.values[name] = b.v;
-  else g.constants[name] = b.cst;
+  if (b.v)
+    g.values[name] = b.v;
+  else
+    g.constants[name] = b.cst;
 }
 
 Value materialize(NodeContext &c, const Bound &b) {
@@ -269,12 +271,12 @@ std::string checkSubgraph(const onnx::GraphProto &g, const std::string &attr, in
 std::string checkGraphAttrs(const NodeAttrs &a, int64_t opset, std::initializer_list<const char *> names) {
   for (const char *name : names) {
     const auto *g = a.get(name);
-    if (!g || g->type() != onnx::AttributeProto::GRAPH) return std::string("attribute '") + name + "' (a graph) is required";
+    if (!g || g->type() != onnx::AttributeProto::GRAPH)
+      return std::string("attribute '") + name + "' (a graph) is required";
     if (std::string why = checkSubgraph(g->g(), name, opset); !why.empty()) return why;
   }
   return "";
 }
-
 
 // If
 //===----------------------------------------------------------------------===//
@@ -336,17 +338,18 @@ LogicalResult importIf(NodeContext &c) {
   return success();
 }
 
-
 } // namespace
 } // namespace controlflow
 
 void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table) {
   using namespace controlflow;
   table["If"] = {1, kMaxOpset,
-                 [](const NodeAttrs &a, int64_t opset) { return checkGraphAttrs(a, opset, {"then_branch", "else_branch"}); },
+                 [](const NodeAttrs &a, int64_t opset) {
+                   return checkGraphAttrs(a, opset, {"then_branch", "else_branch"});
+                 },
                  importIf};
-  table["Loop"] = {1, kMaxOpset,
-                   [](const NodeAttrs &a, int64_t opset) { return checkGraphAttrs(a, opset, {"body"}); }, importLoop};
+  table["Loop"] = {1, kMaxOpset, [](const NodeAttrs &a, int64_t opset) { return checkGraphAttrs(a, opset, {"body"}); },
+                   importLoop};
   table["Scan"] = {8, kMaxOpset,
                    [](const NodeAttrs &a, int64_t opset) -> std::string {
                      if (!a.has("num_scan_inputs")) return "attribute 'num_scan_inputs' is required";

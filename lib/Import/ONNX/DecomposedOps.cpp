@@ -44,7 +44,6 @@ FailureOr<MomentValues> meanAndVariance(NodeContext &c, Value x, ArrayRef<int64_
 
 namespace {
 
-
 LogicalResult importDepthSpace(NodeContext &c) {
   auto in = c.inputType(0);
   if (in.getRank() != 4 || !in.hasStaticShape()) return c.fail("input must be a static 4-D tensor");
@@ -152,8 +151,10 @@ LogicalResult importEyeLike(NodeContext &c) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) {
       bool one = j - i == k;
-      if (llvm::isa<FloatType>(et)) values.push_back(FloatAttr::get(et, one ? 1.0 : 0.0));
-      else values.push_back(IntegerAttr::get(et, one ? 1 : 0));
+      if (llvm::isa<FloatType>(et))
+        values.push_back(FloatAttr::get(et, one ? 1.0 : 0.0));
+      else
+        values.push_back(IntegerAttr::get(et, one ? 1 : 0));
     }
   c.setConstantOutput(0, DenseElementsAttr::get(type, values));
   return success();
@@ -198,8 +199,9 @@ LogicalResult importGroupNorm(NodeContext &c) {
   int64_t C = in.getDimSize(1), spatial = 1;
   for (int64_t i = 2; i < rank; ++i) spatial *= in.getDimSize(i);
   if (groups <= 0 || C % groups) return c.fail("num_groups must divide the channel count");
-  Value grouped = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), groups, C / groups * spatial}, f),
-                                        c.input(0), Value(), c.b.getDenseI64ArrayAttr({0, -1, -1}), c.b.getBoolAttr(false));
+  Value grouped =
+      c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), groups, C / groups * spatial}, f),
+                            c.input(0), Value(), c.b.getDenseI64ArrayAttr({0, -1, -1}), c.b.getBoolAttr(false));
   auto stats = meanAndVariance(c, grouped, {2});
   if (failed(stats)) return failure();
   float eps = c.attrs.getFloat("epsilon", 1e-5f);
@@ -249,7 +251,8 @@ LogicalResult importLRN(NodeContext &c) {
     if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
   int64_t C = in.getDimSize(1), rest = 1;
   for (int64_t i = 2; i < rank; ++i) rest *= in.getDimSize(i);
-  float alpha = c.attrs.getFloat("alpha", 1e-4f), beta = c.attrs.getFloat("beta", 0.75f), bias = c.attrs.getFloat("bias", 1.0f);
+  float alpha = c.attrs.getFloat("alpha", 1e-4f), beta = c.attrs.getFloat("beta", 0.75f),
+        bias = c.attrs.getFloat("bias", 1.0f);
   auto sq = buildElementwise(c, {c.input(0)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     return b.create<arith::MulFOp>(l, a[0], a[0]);
   });
@@ -265,15 +268,16 @@ LogicalResult importLRN(NodeContext &c) {
   Value sum = c.b.create<ReshapeOp>(c.loc, in, avg, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
   auto y = buildElementwise(c, {c.input(0), sum}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     // avg * size = window sum, so alpha / size * sum = alpha * avg.
-    Value d = b.create<arith::AddFOp>(l, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(bias)),
-                                      b.create<arith::MulFOp>(l, a[1], b.create<arith::ConstantOp>(l, b.getF32FloatAttr(alpha))));
-    return b.create<arith::DivFOp>(l, a[0], b.create<math::PowFOp>(l, d, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(beta))));
+    Value d = b.create<arith::AddFOp>(
+        l, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(bias)),
+        b.create<arith::MulFOp>(l, a[1], b.create<arith::ConstantOp>(l, b.getF32FloatAttr(alpha))));
+    return b.create<arith::DivFOp>(
+        l, a[0], b.create<math::PowFOp>(l, d, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(beta))));
   });
   if (failed(y)) return failure();
   c.setOutput(0, *y);
   return success();
 }
-
 
 /// RotaryEmbedding: the first rotary_embedding_dim features of each head are
 /// rotated pairwise (halves, or adjacent pairs when interleaved) by the
@@ -318,13 +322,19 @@ LogicalResult importRotaryEmbedding(NodeContext &c) {
   auto parts = splitBy(c, x, 3, R < D ? SmallVector<int64_t>{R, D - R} : SmallVector<int64_t>{D});
   Value rot = parts[0];
   SmallVector<Value> halves;
-  if (interleaved) halves = splitBy(c, reshapeTo(c, rot, {B, S, H, R / 2, 2}), 4, {1, 1});
-  else halves = splitBy(c, rot, 3, {R / 2, R / 2});
+  if (interleaved)
+    halves = splitBy(c, reshapeTo(c, rot, {B, S, H, R / 2, 2}), 4, {1, 1});
+  else
+    halves = splitBy(c, rot, 3, {R / 2, R / 2});
   auto combine = [&](bool real) {
-    return buildElementwise(c, {halves[0], halves[1], *cosV, *sinV}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-      if (real) return b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, a[2], a[0]), b.create<arith::MulFOp>(l, a[3], a[1]));
-      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[3], a[0]), b.create<arith::MulFOp>(l, a[2], a[1]));
-    });
+    return buildElementwise(c, {halves[0], halves[1], *cosV, *sinV}, f,
+                            [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                              if (real)
+                                return b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, a[2], a[0]),
+                                                               b.create<arith::MulFOp>(l, a[3], a[1]));
+                              return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[3], a[0]),
+                                                             b.create<arith::MulFOp>(l, a[2], a[1]));
+                            });
   };
   auto re = combine(true), im = combine(false);
   if (failed(re) || failed(im)) return failure();
@@ -332,15 +342,16 @@ LogicalResult importRotaryEmbedding(NodeContext &c) {
   auto reT = typeOf(*re);
   SmallVector<int64_t> catShape(reT.getShape());
   catShape[catAxis] *= 2;
-  Value rotated = c.b.create<ConcatOp>(c.loc, RankedTensorType::get(catShape, f), ValueRange{*re, *im}, c.b.getI64IntegerAttr(catAxis));
+  Value rotated = c.b.create<ConcatOp>(c.loc, RankedTensorType::get(catShape, f), ValueRange{*re, *im},
+                                       c.b.getI64IntegerAttr(catAxis));
   if (interleaved) rotated = reshapeTo(c, rotated, {B, S, H, R});
   Value y = rotated;
   if (R < D)
-    y = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({B, S, H, D}, f), ValueRange{rotated, parts[1]}, c.b.getI64IntegerAttr(3));
+    y = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({B, S, H, D}, f), ValueRange{rotated, parts[1]},
+                             c.b.getI64IntegerAttr(3));
   c.setOutput(0, rank == 4 ? transposeBy(c, y, {0, 2, 1, 3}) : reshapeTo(c, y, in.getShape()));
   return success();
 }
-
 
 /// Hann / Hamming / Blackman windows of a run-time length: the formula over
 /// range(0, size), computed in float64 and cast to output_datatype.
@@ -357,10 +368,12 @@ LogicalResult importWindow(NodeContext &c) {
                                  c.b.getBoolAttr(false));
   };
   auto constScalar = [&](int64_t v) -> Value {
-    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, it), APInt(it.getIntOrFloatBitWidth(), v)));
+    return c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({}, it), APInt(it.getIntOrFloatBitWidth(), v)));
   };
   Value size = scalarOf(c.input(0));
-  Value n = c.b.create<RangeOp>(c.loc, RankedTensorType::get({ShapedType::kDynamic}, it), constScalar(0), size, constScalar(1));
+  Value n = c.b.create<RangeOp>(c.loc, RankedTensorType::get({ShapedType::kDynamic}, it), constScalar(0), size,
+                                constScalar(1));
   std::string op = c.node.op_type();
   auto y = buildElementwise(c, {n, size}, out, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     auto f64 = b.getF64Type();
@@ -377,11 +390,13 @@ LogicalResult importWindow(NodeContext &c) {
       r = b.create<arith::MulFOp>(l, sn, sn);
     } else if (op == "HammingWindow") {
       double alpha = 25.0 / 46.0;
-      r = b.create<arith::SubFOp>(l, cst(alpha), b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(1 - alpha)));
+      r = b.create<arith::SubFOp>(l, cst(alpha),
+                                  b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(1 - alpha)));
     } else {
-      r = b.create<arith::AddFOp>(l, cst(0.42), b.create<arith::AddFOp>(l,
-              b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(-0.5)),
-              b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(4)), cst(0.08))));
+      r = b.create<arith::AddFOp>(
+          l, cst(0.42),
+          b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(2)), cst(-0.5)),
+                                  b.create<arith::MulFOp>(l, b.create<math::CosOp>(l, angle(4)), cst(0.08))));
     }
     return castScalar(b, l, r, f64, out);
   });
@@ -389,7 +404,6 @@ LogicalResult importWindow(NodeContext &c) {
   c.setOutput(0, *y);
   return success();
 }
-
 
 /// DFT along a constant axis as real matmuls with constant cos/sin matrices:
 /// forward, inverse, one-sided (rfft) and one-sided inverse (irfft), with
@@ -426,8 +440,8 @@ LogicalResult importDFT(NodeContext &c) {
   }
   if (L <= 0) return c.fail("the DFT length must be positive");
   // Frequencies in (K) and samples out; for irfft the input holds K bins.
-  int64_t K = onesided && !inverse ? L / 2 + 1 : L;      // forward outputs
-  int64_t inLen = inverse && onesided ? L / 2 + 1 : L;   // bins read (irfft)
+  int64_t K = onesided && !inverse ? L / 2 + 1 : L;    // forward outputs
+  int64_t inLen = inverse && onesided ? L / 2 + 1 : L; // bins read (irfft)
   int64_t outLen = inverse ? L : K;
   auto f32 = c.b.getF32Type();
   SmallVector<int64_t> perm, others;
@@ -444,13 +458,17 @@ LogicalResult importDFT(NodeContext &c) {
     if (want < N) {
       auto i64 = c.b.getI64Type();
       auto cst = [&](ArrayRef<int64_t> x) -> Value {
-        return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(x.size())}, i64), x));
+        return c.b.create<arith::ConstantOp>(
+            c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(x.size())}, i64), x));
       };
-      v = c.b.create<SliceOp>(c.loc, RankedTensorType::get({M, want}, f32), v, cst({0}), cst({want}), cst({1}), Value());
+      v = c.b.create<SliceOp>(c.loc, RankedTensorType::get({M, want}, f32), v, cst({0}), cst({want}), cst({1}),
+                              Value());
     } else if (want > N) {
       auto i64 = c.b.getI64Type();
-      Value pads = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({4}, i64), ArrayRef<int64_t>{0, 0, 0, want - N}));
-      v = c.b.create<PadOp>(c.loc, RankedTensorType::get({M, want}, f32), v, pads, Value(), Value(), c.b.getStringAttr("constant"));
+      Value pads = c.b.create<arith::ConstantOp>(
+          c.loc, DenseElementsAttr::get(RankedTensorType::get({4}, i64), ArrayRef<int64_t>{0, 0, 0, want - N}));
+      v = c.b.create<PadOp>(c.loc, RankedTensorType::get({M, want}, f32), v, pads, Value(), Value(),
+                            c.b.getStringAttr("constant"));
     }
     return v;
   };
@@ -473,7 +491,8 @@ LogicalResult importDFT(NodeContext &c) {
   Value C = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(matType, ArrayRef<float>(cosM)));
   Value S = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(matType, ArrayRef<float>(sinM)));
   auto mm = [&](Value a, Value b) -> Value {
-    return c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0), c.b.getF32FloatAttr(0));
+    return c.b.create<MatMulOp>(c.loc, a, b, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                                c.b.getF32FloatAttr(0));
   };
   auto combine = [&](Value a, Value b, bool add) -> Value {
     if (add) return c.b.create<AddOp>(c.loc, a, b);
@@ -486,7 +505,8 @@ LogicalResult importDFT(NodeContext &c) {
     if (xi) re = combine(re, mm(xi, S), true);
     Value xrS = mm(xr, S);
     im = xi ? combine(mm(xi, C), xrS, false)
-            : (Value)c.b.create<SubOp>(c.loc, c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(typeOf(xrS), 0.0f)), xrS);
+            : (Value)c.b.create<SubOp>(
+                  c.loc, c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(typeOf(xrS), 0.0f)), xrS);
   } else {
     re = mm(xr, C);
     if (xi) re = combine(re, mm(xi, S), false);

@@ -12,7 +12,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 std::string checkEinsum(const NodeAttrs &a, int64_t) {
   if (!a.has("equation")) return "the equation attribute is required";
   return "";
@@ -36,8 +35,8 @@ LogicalResult importEinsum(NodeContext &c) {
   std::string equation = c.attrs.getString("equation", "");
   EinsumEquation eq;
   if (std::string error = parseEinsumEquation(equation, shapes, eq); !error.empty()) return c.fail(error);
-  c.setOutput(0, c.b.create<EinsumOp>(c.loc, RankedTensorType::get(eq.resultShape, io), inputs,
-                                      c.b.getStringAttr(equation)));
+  c.setOutput(
+      0, c.b.create<EinsumOp>(c.loc, RankedTensorType::get(eq.resultShape, io), inputs, c.b.getStringAttr(equation)));
   return success();
 }
 

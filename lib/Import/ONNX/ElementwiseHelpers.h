@@ -20,7 +20,6 @@ namespace elementwise {
 
 using namespace mlir;
 
-
 inline bool isFloat(Type t) { return llvm::isa<FloatType>(t); }
 inline bool isUnsigned(Type t) { return t.isUnsignedInteger(); }
 inline Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
@@ -65,9 +64,8 @@ inline OpImporter floatUnary(int64_t minOpset, std::function<Value(NodeContext &
 
 template <typename MathOp>
 OpImporter mathUnary(int64_t minOpset = 1) {
-  return floatUnary(minOpset, [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value {
-    return b.create<MathOp>(l, x);
-  });
+  return floatUnary(minOpset,
+                    [](NodeContext &, OpBuilder &b, Location l, Value x) -> Value { return b.create<MathOp>(l, x); });
 }
 
 inline Value softplus(OpBuilder &b, Location l, Value x) {

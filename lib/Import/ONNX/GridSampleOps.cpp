@@ -43,7 +43,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 /// Sources for a reshape that keeps dim 0 (the batch, maybe dynamic) in place.
 SmallVector<int64_t> batchSources(size_t rank) {
   SmallVector<int64_t> s(rank, -1);
@@ -77,9 +76,8 @@ Value convertScalar(OpBuilder &b, Location l, Value v, Type to) {
 /// Converts a float tensor to element type `to`, or returns it.
 FailureOr<Value> convertTensor(NodeContext &c, Value v, Type to) {
   if (typeOf(v).getElementType() == to) return v;
-  return buildElementwise(c, {v}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return convertScalar(b, l, a[0], to);
-  });
+  return buildElementwise(
+      c, {v}, to, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value { return convertScalar(b, l, a[0], to); });
 }
 
 // ===------------------------------------------------------------------=== //
@@ -213,9 +211,9 @@ struct SampleBody {
       }
     }
     if (pad == Padding::Zeros)
-      t.valid = b.create<arith::AndIOp>(
-          l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, pos, cst(0.0)),
-          b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, pos, cst((double)size - 1.0)));
+      t.valid =
+          b.create<arith::AndIOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, pos, cst(0.0)),
+                                  b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, pos, cst((double)size - 1.0)));
     else if (pad == Padding::Reflection)
       pos = reflect(pos, size);
     t.index = b.create<arith::FPToSIOp>(l, b.getI64Type(), clampIndex(pos, size));
@@ -235,13 +233,19 @@ LogicalResult importGridSample(NodeContext &c) {
   int64_t rank = xt.getRank(), k = rank - 2;
   if (k < 1 || k > 3) return c.fail("X must have 1 to 3 spatial dims (rank 3 to 5)");
   if (gt.getRank() != rank || gt.getDimSize(rank - 1) != k)
-    return c.fail("grid must be [N, " + std::string(k == 1 ? "W_out" : k == 2 ? "H_out, W_out" : "D_out, H_out, W_out") +
+    return c.fail("grid must be [N, " +
+                  std::string(k == 1   ? "W_out"
+                              : k == 2 ? "H_out, W_out"
+                                       : "D_out, H_out, W_out") +
                   ", " + std::to_string(k) + "] for this X");
   for (int64_t i = 1; i < rank; ++i)
-    if (xt.isDynamicDim(i) || gt.isDynamicDim(i)) return c.fail("X and grid need static shapes except for the batch dim");
+    if (xt.isDynamicDim(i) || gt.isDynamicDim(i))
+      return c.fail("X and grid need static shapes except for the batch dim");
   int64_t N = xt.getDimSize(0);
-  if (N == kDyn) N = gt.getDimSize(0);
-  else if (!gt.isDynamicDim(0) && gt.getDimSize(0) != N) return c.fail("X and grid have different batch sizes");
+  if (N == kDyn)
+    N = gt.getDimSize(0);
+  else if (!gt.isDynamicDim(0) && gt.getDimSize(0) != N)
+    return c.fail("X and grid have different batch sizes");
   int64_t C = xt.getDimSize(1), L = 1, P = 1;
   SmallVector<int64_t> S, O;
   for (int64_t d = 0; d < k; ++d) {
@@ -313,7 +317,8 @@ LogicalResult importGridSample(NodeContext &c) {
         if (tp.valid) valid = valid ? b.create<arith::AndIOp>(l, valid, tp.valid) : tp.valid;
       }
       if (!prod) prod = b.create<arith::ConstantOp>(l, b.getFloatAttr(ft, 1.0));
-      if (valid) prod = b.create<arith::SelectOp>(l, valid, prod, b.create<arith::ConstantOp>(l, b.getFloatAttr(ft, 0.0)));
+      if (valid)
+        prod = b.create<arith::SelectOp>(l, valid, prod, b.create<arith::ConstantOp>(l, b.getFloatAttr(ft, 0.0)));
       return prod;
     });
     if (failed(w)) return failure();
@@ -325,8 +330,8 @@ LogicalResult importGridSample(NodeContext &c) {
                                    i64Constant(c, {4}, {1, C, 1, 1}));
   idx = reshapeTo(c, idx, {N, C, T * P}, batchSources(3));
   Value xf = reshapeTo(c, c.input(0), {N, C, L}, batchSources(3));
-  Value values = c.b.create<GatherElementsOp>(c.loc, RankedTensorType::get({N, C, T * P}, xe), xf, idx,
-                                              c.b.getI64IntegerAttr(2));
+  Value values =
+      c.b.create<GatherElementsOp>(c.loc, RankedTensorType::get({N, C, T * P}, xe), xf, idx, c.b.getI64IntegerAttr(2));
   Value y = values;
   if (weight) {
     values = reshapeTo(c, values, {N, C, T, P}, batchSources(4));
@@ -376,14 +381,16 @@ LogicalResult importAffineGrid(NodeContext &c) {
   if (sizeLen != 4 && sizeLen != 5) return c.fail("size must have 4 (2-D) or 5 (3-D) elements");
   int64_t k = sizeLen - 2; // spatial dims
   if (tt.getRank() != 3 || tt.getDimSize(1) != k || tt.getDimSize(2) != k + 1)
-    return c.fail(k == 2 ? "theta must be [N, 2, 3] for a 4-element size" : "theta must be [N, 3, 4] for a 5-element size");
+    return c.fail(k == 2 ? "theta must be [N, 2, 3] for a 4-element size"
+                         : "theta must be [N, 3, 4] for a 5-element size");
   int64_t N = tt.getDimSize(0);
 
   auto sizes = c.constantInts(1);
   if (sizes) {
     // Constant size: constant base grid [prod(spatial), k + 1] times theta^T.
     if ((*sizes)[0] != N && N != kDyn)
-      return c.fail("size[0] (" + std::to_string((*sizes)[0]) + ") differs from theta's batch (" + std::to_string(N) + ")");
+      return c.fail("size[0] (" + std::to_string((*sizes)[0]) + ") differs from theta's batch (" + std::to_string(N) +
+                    ")");
     SmallVector<int64_t> dims((*sizes).begin() + 2, (*sizes).end());
     int64_t total = 1;
     for (int64_t d : dims) {
@@ -485,9 +492,9 @@ LogicalResult importAffineGrid(NodeContext &c) {
   SmallVector<int64_t> outShape = {N};
   outShape.append(dimStatic.begin(), dimStatic.end());
   outShape.push_back(k);
-  Value grid = c.b.create<ReduceOp>(c.loc, RankedTensorType::get(outShape, ft), *prod, Value(),
-                                    c.b.getStringAttr("sum"), c.b.getDenseI64ArrayAttr({outRank - 1}),
-                                    c.b.getBoolAttr(false));
+  Value grid =
+      c.b.create<ReduceOp>(c.loc, RankedTensorType::get(outShape, ft), *prod, Value(), c.b.getStringAttr("sum"),
+                           c.b.getDenseI64ArrayAttr({outRank - 1}), c.b.getBoolAttr(false));
   auto out = convertTensor(c, grid, te);
   if (failed(out)) return failure();
   c.setOutput(0, *out);

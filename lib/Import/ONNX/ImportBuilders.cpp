@@ -33,8 +33,10 @@ ShapeElement shapeElementAt(Value v, int64_t i, int depth) {
     auto in = llvm::cast<RankedTensorType>(shape.getInput().getType());
     int64_t d = (int64_t)shape.getStart() + i;
     ShapeElement e;
-    if (in.isDynamicDim(d)) e.dimOf = shape.getInput(), e.dim = d;
-    else e.value = in.getDimSize(d);
+    if (in.isDynamicDim(d))
+      e.dimOf = shape.getInput(), e.dim = d;
+    else
+      e.value = in.getDimSize(d);
     return e;
   }
   if (auto cat = dyn_cast<ConcatOp>(def)) {

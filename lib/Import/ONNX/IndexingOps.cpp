@@ -12,7 +12,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 bool isIndexType(RankedTensorType t) {
   return t.getElementType().isSignlessInteger(64) || t.getElementType().isSignlessInteger(32);
 }
@@ -138,9 +137,9 @@ LogicalResult importTopK(NodeContext &c) {
   bool largest = c.opset < 11 || c.attrs.getInt("largest", 1) != 0;
   SmallVector<int64_t> shape(in.getShape());
   shape[axis] = kValue ? *kValue : kDyn;
-  auto op = c.b.create<TopKOp>(c.loc, TypeRange{RankedTensorType::get(shape, et),
-                                                RankedTensorType::get(shape, c.b.getI64Type())},
-                               c.input(0), k, c.b.getI64IntegerAttr(axis), c.b.getBoolAttr(largest));
+  auto op = c.b.create<TopKOp>(
+      c.loc, TypeRange{RankedTensorType::get(shape, et), RankedTensorType::get(shape, c.b.getI64Type())}, c.input(0), k,
+      c.b.getI64IntegerAttr(axis), c.b.getBoolAttr(largest));
   if (c.outputUsed(0)) c.setOutput(0, op.getValues());
   if (c.outputUsed(1)) c.setOutput(1, op.getIndices());
   return success();
@@ -170,11 +169,9 @@ LogicalResult importUnique(NodeContext &c) {
   int64_t sortedAttr = c.attrs.getInt("sorted", 1);
   if (sortedAttr != 0 && sortedAttr != 1) return c.fail("sorted must be 0 or 1");
   auto dyn1 = RankedTensorType::get({kDyn}, i64);
-  auto op = c.b.create<UniqueOp>(c.loc,
-                                 TypeRange{RankedTensorType::get(yShape, et), dyn1,
-                                           RankedTensorType::get({slices}, i64), dyn1},
-                                 c.input(0), axis ? c.b.getI64IntegerAttr(*axis) : IntegerAttr(),
-                                 c.b.getBoolAttr(sortedAttr != 0));
+  auto op = c.b.create<UniqueOp>(
+      c.loc, TypeRange{RankedTensorType::get(yShape, et), dyn1, RankedTensorType::get({slices}, i64), dyn1}, c.input(0),
+      axis ? c.b.getI64IntegerAttr(*axis) : IntegerAttr(), c.b.getBoolAttr(sortedAttr != 0));
   for (unsigned i = 0; i < 4; ++i)
     if (c.outputUsed(i)) c.setOutput(i, op->getResult(i));
   return success();
@@ -197,10 +194,8 @@ LogicalResult importNonMaxSuppression(NodeContext &c) {
     return c.fail("boxes must have shape [num_batches, num_boxes, 4]");
   if (scores.getRank() != 3) return c.fail("scores must have shape [num_batches, num_classes, num_boxes]");
   auto differ = [](int64_t a, int64_t b) { return a != kDyn && b != kDyn && a != b; };
-  if (differ(boxes.getDimSize(0), scores.getDimSize(0)))
-    return c.fail("boxes and scores have different batch counts");
-  if (differ(boxes.getDimSize(1), scores.getDimSize(2)))
-    return c.fail("boxes and scores have different box counts");
+  if (differ(boxes.getDimSize(0), scores.getDimSize(0))) return c.fail("boxes and scores have different batch counts");
+  if (differ(boxes.getDimSize(1), scores.getDimSize(2))) return c.fail("boxes and scores have different box counts");
   auto oneElement = [&](size_t i, Type want, const char *what) -> LogicalResult {
     auto t = c.inputType(i);
     if (t.getElementType() != want) return c.fail(std::string(what) + " must be " + typeName(want));

@@ -135,9 +135,9 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
       if (!*v) trip = scalarI64(c, 0);
     } else {
       auto zero = scalarI64(c, 0);
-      auto flat = runNode(c, "Reshape", {trip, Bound{{}, DenseElementsAttr::get(
-                                                            RankedTensorType::get({0}, c.b.getI64Type()),
-                                                            ArrayRef<int64_t>{})}});
+      auto flat = runNode(
+          c, "Reshape",
+          {trip, Bound{{}, DenseElementsAttr::get(RankedTensorType::get({0}, c.b.getI64Type()), ArrayRef<int64_t>{})}});
       if (failed(flat)) return failure();
       auto sel = runNode(c, "Where", {*k, *flat, zero});
       if (failed(sel)) return failure();
@@ -153,9 +153,10 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
   Value tripV = materialize(c, trip);
   auto tt = llvm::cast<RankedTensorType>(tripV.getType());
   if (tt.getRank() != 0) {
-    auto flat = runNode(c, "Reshape", {Bound{tripV, {}}, Bound{{}, DenseElementsAttr::get(
-                                                                    RankedTensorType::get({0}, c.b.getI64Type()),
-                                                                    ArrayRef<int64_t>{})}});
+    auto flat =
+        runNode(c, "Reshape",
+                {Bound{tripV, {}},
+                 Bound{{}, DenseElementsAttr::get(RankedTensorType::get({0}, c.b.getI64Type()), ArrayRef<int64_t>{})}});
     if (failed(flat)) return failure();
     tripV = materialize(c, *flat);
   }
@@ -215,12 +216,13 @@ LogicalResult importLoop(NodeContext &c) {
   if (c.hasInput(1)) {
     auto k = lookup(c.g, c.node.input(1));
     std::optional<int64_t> v = k ? constantInt(*k) : std::nullopt;
-    if (!v) runTime = true;
-    else cond = *v;
+    if (!v)
+      runTime = true;
+    else
+      cond = *v;
   }
   if (runTime) return importLoopInPlan(c, body, nCarried, nScan);
-  if (!tripCount && !c.hasInput(1))
-    return c.fail("Loop without M and without cond never ends");
+  if (!tripCount && !c.hasInput(1)) return c.fail("Loop without M and without cond never ends");
   if (tripCount && *tripCount > c.g.maxLoopIterations)
     return c.fail("trip count " + std::to_string(*tripCount) + " exceeds the unrolling limit of " +
                   std::to_string(c.g.maxLoopIterations));
@@ -234,7 +236,8 @@ LogicalResult importLoop(NodeContext &c) {
   std::vector<SmallVector<Bound>> scans(nScan);
   for (int64_t it = 0; cond && (!tripCount || it < *tripCount); ++it) {
     if (it >= c.g.maxLoopIterations)
-      return c.fail("the loop runs more than " + std::to_string(c.g.maxLoopIterations) + " iterations (unrolling limit)");
+      return c.fail("the loop runs more than " + std::to_string(c.g.maxLoopIterations) +
+                    " iterations (unrolling limit)");
     SmallVector<Bound> ins = {scalarI64(c, it), scalarBool(c, cond)};
     ins.append(carried.begin(), carried.end());
     std::string where = "iteration " + std::to_string(it);
@@ -245,7 +248,7 @@ LogicalResult importLoop(NodeContext &c) {
       auto k = constantInt((*outs)[0]);
       if (!k)
         return c.fail(where + ": the loop condition computed by the body is known only at run time; Loop is "
-                      "unrolled at import, so it must fold to a constant");
+                              "unrolled at import, so it must fold to a constant");
       cond = *k;
     }
     for (int64_t i = 0; i < nCarried; ++i) carried[i] = (*outs)[1 + i];
@@ -279,8 +282,8 @@ unrollScan(NodeContext &c, const onnx::GraphProto &body, SmallVector<Bound> stat
     SmallVector<Bound> ins(states.begin(), states.end());
     for (size_t j = 0; j < xs.size(); ++j) {
       int64_t idx = dirs[j] ? length - 1 - t : t;
-      auto slice = runNode(c, "Gather", {xs[j], scalarI64(c, idx)},
-                           [&](onnx::NodeProto &n) { addIntAttr(n, "axis", axes[j]); });
+      auto slice =
+          runNode(c, "Gather", {xs[j], scalarI64(c, idx)}, [&](onnx::NodeProto &n) { addIntAttr(n, "axis", axes[j]); });
       if (failed(slice)) return failure();
       ins.push_back(*slice);
     }
@@ -304,7 +307,8 @@ FailureOr<int64_t> scanLength(NodeContext &c, ArrayRef<Bound> xs, std::vector<in
     axes[j] = axis;
     int64_t len = t.getDimSize(axis);
     if (ShapedType::isDynamic(len))
-      return c.fail("scan input " + std::to_string(j) + " has a dynamic sequence length; Scan is unrolled at import "
+      return c.fail("scan input " + std::to_string(j) +
+                    " has a dynamic sequence length; Scan is unrolled at import "
                     "and needs a static one");
     if (length >= 0 && len != length) return c.fail("the scan inputs have different sequence lengths");
     length = len;
@@ -320,21 +324,23 @@ FailureOr<int64_t> scanLength(NodeContext &c, ArrayRef<Bound> xs, std::vector<in
 /// iteration gathers slice t (T - 1 - t for a reverse input) of every scan
 /// input. Scan outputs come out stacked along axis 0 and are then reversed
 /// (a reverse output direction) and moved to their output axis.
-LogicalResult importScanInPlan(NodeContext &c, const onnx::GraphProto &body, ArrayRef<Bound> states,
-                               ArrayRef<Bound> xs, std::vector<int64_t> axes, ArrayRef<int64_t> dirs,
-                               ArrayRef<int64_t> outAxes, ArrayRef<int64_t> outDirs) {
+LogicalResult importScanInPlan(NodeContext &c, const onnx::GraphProto &body, ArrayRef<Bound> states, ArrayRef<Bound> xs,
+                               std::vector<int64_t> axes, ArrayRef<int64_t> dirs, ArrayRef<int64_t> outAxes,
+                               ArrayRef<int64_t> outDirs) {
   for (size_t j = 0; j < xs.size(); ++j) {
     auto t = llvm::dyn_cast<RankedTensorType>(xs[j].type());
     if (!t) return c.fail("scan input " + std::to_string(j) + " must be a ranked tensor");
     int64_t r = t.getRank();
-    if (axes[j] < -r || axes[j] >= r) return c.fail("the scan axis of scan input " + std::to_string(j) + " is out of range");
+    if (axes[j] < -r || axes[j] >= r)
+      return c.fail("the scan axis of scan input " + std::to_string(j) + " is out of range");
     if (axes[j] < 0) axes[j] += r;
   }
   // T: the first scan input's length (the others must agree at run time:
   // a shorter one fails its Gather's index check).
   auto shape = runNode(c, "Shape", {xs[0]});
   if (failed(shape)) return failure();
-  auto length = runNode(c, "Gather", {*shape, scalarI64(c, axes[0])}, [&](onnx::NodeProto &n) { addIntAttr(n, "axis", 0); });
+  auto length =
+      runNode(c, "Gather", {*shape, scalarI64(c, axes[0])}, [&](onnx::NodeProto &n) { addIntAttr(n, "axis", 0); });
   if (failed(length)) return failure();
   Value trip = materialize(c, *length);
   SmallVector<Value> inits;

@@ -13,7 +13,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
 Value reshapeValue(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> sources(shape.size(), -1);
@@ -33,7 +32,8 @@ Value reduceAll(NodeContext &c, Value in) {
 FailureOr<Value> negativeLogLikelihood(NodeContext &c, Value logp, Value target, Value weight) {
   auto lt = typeOf(logp), tt = typeOf(target);
   if (!lt.hasStaticShape() || !tt.hasStaticShape()) return c.fail("static shapes are required");
-  if (lt.getRank() < 2 || tt.getRank() != lt.getRank() - 1) return c.fail("input must be [N, C, ...] and target [N, ...]");
+  if (lt.getRank() < 2 || tt.getRank() != lt.getRank() - 1)
+    return c.fail("input must be [N, C, ...] and target [N, ...]");
   Type ft = lt.getElementType(), it = tt.getElementType();
   if (!llvm::isa<FloatType>(ft) || !it.isSignlessInteger()) return c.fail("input must be float and target integer");
   int64_t ignore = c.attrs.getInt("ignore_index", INT64_MIN);
@@ -100,7 +100,8 @@ LogicalResult importSCE(NodeContext &c) {
   if (!st.getElementType().isF32()) return c.fail("scores must be float32");
   if (st.getRank() < 2) return c.fail("scores must be [N, C, ...]");
   // log_softmax over the class axis (the softmax kernel handles any axis).
-  Value logp = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(1), c.b.getStringAttr("log_softmax"), c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
+  Value logp = c.b.create<SoftmaxOp>(c.loc, scores, Value(), c.b.getI64IntegerAttr(1), c.b.getStringAttr("log_softmax"),
+                                     c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
   auto r = negativeLogLikelihood(c, logp, c.input(1), c.hasInput(2) ? c.input(2) : Value());
   if (failed(r)) return failure();
   c.setOutput(0, *r);

@@ -72,8 +72,10 @@ public:
   std::optional<float> constantScalar(size_t i) const;
   bool outputUsed(size_t i) const { return i < (size_t)node.output_size() && !node.output(i).empty(); }
   void setOutput(size_t i, mlir::Value v) {
-    if (i < (size_t)node.output_size()) g.values[node.output(i)] = v;
-    else if (inputError.empty()) inputError = "output " + std::to_string(i) + " is missing";
+    if (i < (size_t)node.output_size())
+      g.values[node.output(i)] = v;
+    else if (inputError.empty())
+      inputError = "output " + std::to_string(i) + " is missing";
   }
   void setConstantOutput(size_t i, mlir::DenseElementsAttr attr);
 

@@ -18,7 +18,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 /// BatchNormalization with training_mode=1: normalizes with the batch's own
 /// mean and (population) variance over every axis but 1, and outputs the
 /// running statistics blended with `momentum`.
@@ -41,20 +40,22 @@ LogicalResult importBatchNormTraining(NodeContext &c) {
   chan[0] = C;
   float eps = c.attrs.getFloat("epsilon", 1e-5f), momentum = c.attrs.getFloat("momentum", 0.9f);
   auto f32 = c.b.getF32Type();
-  auto y = buildElementwise(c, {stats->deviation, stats->variance, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)},
-                            f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
-    Value n = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
-    return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
-  });
+  auto y = buildElementwise(
+      c, {stats->deviation, stats->variance, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)}, f32,
+      [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
+        Value n = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
+        return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
+      });
   if (failed(y)) return failure();
   c.setOutput(0, *y);
   auto blend = [&](Value running, Value batch) {
-    return buildElementwise(c, {running, reshapeTo(c, batch, {C})}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-      Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
-      Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
-      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m), b.create<arith::MulFOp>(l, a[1], m1));
-    });
+    return buildElementwise(
+        c, {running, reshapeTo(c, batch, {C})}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+          Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
+          Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
+          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m), b.create<arith::MulFOp>(l, a[1], m1));
+        });
   };
   if (c.outputUsed(1)) {
     auto m = blend(c.input(3), stats->mean);
@@ -102,9 +103,8 @@ LogicalResult importBatchNorm(NodeContext &c) {
     c.setOutput(0, *y);
     return success();
   }
-  c.setOutput(0, c.b.create<BatchNormOp>(c.loc, c.inputType(0), c.input(0), c.input(1), c.input(2),
-                                         c.input(3), c.input(4),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
+  c.setOutput(0, c.b.create<BatchNormOp>(c.loc, c.inputType(0), c.input(0), c.input(1), c.input(2), c.input(3),
+                                         c.input(4), c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f))));
   return success();
 }
 
@@ -162,10 +162,9 @@ LogicalResult importLayerNorm(NodeContext &c) {
       return c.fail("Scale/B must broadcast to the normalized dims");
   }
   bool rms = c.node.op_type() == "RMSNormalization";
-  c.setOutput(0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), rms ? Value() : bias,
-                                         c.b.getI64IntegerAttr(*axis),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f)),
-                                         c.b.getBoolAttr(rms)));
+  c.setOutput(
+      0, c.b.create<LayerNormOp>(c.loc, in, c.input(0), c.input(1), rms ? Value() : bias, c.b.getI64IntegerAttr(*axis),
+                                 c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f)), c.b.getBoolAttr(rms)));
   return success();
 }
 
@@ -176,7 +175,8 @@ void addNormalizationImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["BatchNormalization"] = {9, kMaxOpset, none, importBatchNorm};
   t["LayerNormalization"] = {17, kMaxOpset, none,
                              [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }};
-  t["RMSNormalization"] = {23, kMaxOpset, none, [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }};
+  t["RMSNormalization"] = {23, kMaxOpset, none,
+                           [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }};
 }
 
 } // namespace v4f

@@ -32,10 +32,10 @@ namespace {
 std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
   static const std::set<std::string> accepting = {
       "Scatter", "ScatterElements", "ScatterND", "GatherND", // reductions check their types
-      "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten",
-      "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
-      "Expand", "Shape", "Size", "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "Attention", "MatMul", "Softmax", "LogSoftmax", "Hardmax", "Gemm",
-      "LayerNormalization", "RMSNormalization", "Conv", "DepthToSpace", "SpaceToDepth",
+      "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
+      "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements", "Expand", "Shape", "Size",
+      "Tile", "OneHot", "CenterCropPad", "Compress", "ReverseSequence", "NonZero", "Attention", "MatMul", "Softmax",
+      "LogSoftmax", "Hardmax", "Gemm", "LayerNormalization", "RMSNormalization", "Conv", "DepthToSpace", "SpaceToDepth",
       "Unique", // bf16 only, compared as float32
       // Computed in float32 after a conversion.
       "Einsum", "RNN", "GRU", "LSTM",
@@ -45,8 +45,10 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
   for (const std::string &name : node.input()) {
     if (name.empty()) continue;
     Type t;
-    if (auto it = g.values.find(name); it != g.values.end()) t = it->second.getType();
-    else if (auto ct = g.constants.find(name); ct != g.constants.end()) t = ct->second.getType();
+    if (auto it = g.values.find(name); it != g.values.end())
+      t = it->second.getType();
+    else if (auto ct = g.constants.find(name); ct != g.constants.end())
+      t = ct->second.getType();
     auto shaped = llvm::dyn_cast_if_present<ShapedType>(t);
     if (shaped && isStorageOnlyType(shaped.getElementType())) {
       std::string type;
@@ -60,8 +62,7 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
 }
 } // namespace
 
-LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, Location loc,
-                         std::string &error) {
+LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, Location loc, std::string &error) {
   const auto &importers = opImporters();
   auto it = importers.find(node.op_type());
   if (it == importers.end() || (!node.domain().empty() && node.domain() != "ai.onnx")) {
@@ -135,8 +136,7 @@ Value NodeContext::input(size_t i) {
   // later use, inside the body or after the loop).
   OpBuilder::InsertionGuard guard(b);
   Block *entry = b.getInsertionBlock();
-  while (entry->getParentOp() && !llvm::isa<func::FuncOp>(entry->getParentOp()) &&
-         entry->getParentOp()->getBlock())
+  while (entry->getParentOp() && !llvm::isa<func::FuncOp>(entry->getParentOp()) && entry->getParentOp()->getBlock())
     entry = entry->getParentOp()->getBlock();
   b.setInsertionPointToStart(entry);
   Value v = b.create<arith::ConstantOp>(loc, cst->second);
@@ -166,8 +166,10 @@ std::optional<float> NodeContext::constantScalar(size_t i) const {
 }
 
 void NodeContext::setConstantOutput(size_t i, DenseElementsAttr attr) {
-  if (i < (size_t)node.output_size()) g.constants[node.output(i)] = attr;
-  else if (inputError.empty()) inputError = "output " + std::to_string(i) + " is missing";
+  if (i < (size_t)node.output_size())
+    g.constants[node.output(i)] = attr;
+  else if (inputError.empty())
+    inputError = "output " + std::to_string(i) + " is missing";
 }
 
 Value NodeContext::constF32(ArrayRef<int64_t> shape, ArrayRef<float> values) {
@@ -193,8 +195,7 @@ bool parseModel(const std::string &bytes, const std::string &path, onnx::ModelPr
   if (!model.ParseFromString(bytes)) {
     // Tell apart a valid model whose subgraphs nest deeper than protobuf's
     // recursion limit (100) from bytes that are not a model at all.
-    google::protobuf::io::CodedInputStream deep(reinterpret_cast<const uint8_t *>(bytes.data()),
-                                                bytes.size());
+    google::protobuf::io::CodedInputStream deep(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     deep.SetRecursionLimit(kMaxParseDepth);
     onnx::ModelProto probe;
     if (probe.ParseFromCodedStream(&deep))
@@ -270,8 +271,8 @@ std::string arityError(const onnx::NodeProto &node, int64_t opset) {
   const int maxOut = exact ? schema->max_output() : std::numeric_limits<int>::max();
   auto range = [](int lo, int hi) {
     return hi == std::numeric_limits<int>::max() ? "at least " + std::to_string(lo)
-           : lo == hi                           ? std::to_string(lo)
-                                                : std::to_string(lo) + " to " + std::to_string(hi);
+           : lo == hi                            ? std::to_string(lo)
+                                                 : std::to_string(lo) + " to " + std::to_string(hi);
   };
   if (node.input_size() < schema->min_input() || node.input_size() > maxIn)
     return "has " + std::to_string(node.input_size()) + " inputs; the operator takes " +
@@ -306,18 +307,17 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
     const auto &node = graph.node(n);
     std::string label = nodeLabel(node, n);
     report.opCounts[node.op_type()]++;
-    auto add = [&](const std::string &reason) {
-      report.unsupported.push_back({label, node.op_type(), opset, reason});
-    };
+    auto add = [&](const std::string &reason) { report.unsupported.push_back({label, node.op_type(), opset, reason}); };
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       add("operator domain '" + node.domain() + "' is not supported");
       continue;
     }
     auto it = importers.find(node.op_type());
-    if (it == importers.end()) add("operator is not supported");
+    if (it == importers.end())
+      add("operator is not supported");
     else if (opset < it->second.minOpset || opset > it->second.maxOpset)
-      add("opset " + std::to_string(opset) + " is outside the supported range " +
-          std::to_string(it->second.minOpset) + "-" + std::to_string(it->second.maxOpset));
+      add("opset " + std::to_string(opset) + " is outside the supported range " + std::to_string(it->second.minOpset) +
+          "-" + std::to_string(it->second.maxOpset));
     else if (std::string why = arityError(node, opset); !why.empty())
       add(why);
     else if (std::string why = it->second.check(NodeAttrs(node), opset); !why.empty())
@@ -327,8 +327,7 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
         add("reads '" + in + "', which no earlier node, input or initializer defines (undefined value or cycle)");
     for (const auto &out : node.output()) {
       if (out.empty()) continue;
-      if (!produced.insert(out).second || defined.count(out))
-        add("output '" + out + "' is defined more than once");
+      if (!produced.insert(out).second || defined.count(out)) add("output '" + out + "' is defined more than once");
       defined.insert(out);
     }
   }
@@ -364,8 +363,8 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
                                std::to_string(dim.dim_value()) + ": taken as a dynamic dim");
     // dim_value 0 is a real (empty) dim; a negative one means "unknown".
     bool isZero = dim.has_dim_value() && dim.dim_value() == 0;
-    std::string name = dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param()
-                                                                       : in.name() + "_dim" + std::to_string(d);
+    std::string name =
+        dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : in.name() + "_dim" + std::to_string(d);
     int64_t value = ShapedType::kDynamic;
     if (hasValue || isZero) value = dim.dim_value();
     int64_t lo = -1, hi = -1;
@@ -375,8 +374,10 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
         usedDims.insert(name);
       } else if (auto b = options.dimBounds.find(name); b != options.dimBounds.end()) {
         usedDims.insert(name);
-        if (b->second.first == b->second.second) value = b->second.first;
-        else lo = b->second.first, hi = b->second.second;
+        if (b->second.first == b->second.second)
+          value = b->second.first;
+        else
+          lo = b->second.first, hi = b->second.second;
       }
     }
     if (pinned) {
@@ -405,8 +406,7 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
 /// The constant an --input-value gives graph input `in`, checked against
 /// the input's element type and dims; null with `error` when it does not fit.
 DenseElementsAttr foldInputValue(MLIRContext &ctx, const std::string &path, const std::string &modelDir,
-                                 const onnx::ValueInfoProto &in, const InputValue &value,
-                                 std::string &error) {
+                                 const onnx::ValueInfoProto &in, const InputValue &value, std::string &error) {
   std::string what = path + ": --input-value for input '" + in.name() + "'";
   if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) {
     error = what + ": the input is not a tensor of known rank";
@@ -594,12 +594,11 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &mode
   for (int n = 0; n < graph.node_size(); ++n) {
     const auto &node = graph.node(n);
     std::string label = nodeLabel(node, n);
-    Location loc = NameLoc::get(StringAttr::get(&ctx, label),
-                                FileLineColLoc::get(&ctx, path, n + 1, 0));
+    Location loc = NameLoc::get(StringAttr::get(&ctx, label), FileLineColLoc::get(&ctx, path, n + 1, 0));
     std::string nodeError;
     if (failed(importNode(g, node, report.opset, loc, nodeError))) {
-      error = path + ": node '" + label + "' (" + node.op_type() + ", opset " +
-              std::to_string(report.opset) + "): " + nodeError;
+      error = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(report.opset) +
+              "): " + nodeError;
       return nullptr;
     }
   }
@@ -608,7 +607,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &mode
   SmallVector<Type> resultTypes;
   for (const auto &out : graph.output()) {
     Value v;
-    if (auto it = g.values.find(out.name()); it != g.values.end()) v = it->second;
+    if (auto it = g.values.find(out.name()); it != g.values.end())
+      v = it->second;
     else {
       auto cst = g.constants.find(out.name());
       v = g.builder.create<arith::ConstantOp>(func.getLoc(), cst->second);

@@ -26,7 +26,6 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 
 namespace {
 
-
 Value makeReshape(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> sources) {
   auto type = RankedTensorType::get(shape, llvm::cast<RankedTensorType>(in.getType()).getElementType());
   return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
@@ -41,16 +40,17 @@ FailureOr<Value> flatten2D(NodeContext &c, Value in, int64_t axis) {
     int64_t prod = 1;
     bool dynamic = false;
     for (int64_t i = lo; i < hi; ++i) {
-      if (t.isDynamicDim(i)) dynamic = true;
-      else prod *= t.getDimSize(i);
+      if (t.isDynamicDim(i))
+        dynamic = true;
+      else
+        prod *= t.getDimSize(i);
     }
     if (hi - lo == 1) sources[g] = lo;
     shape[g] = dynamic ? kDyn : prod;
   }
   if (shape[0] == kDyn && shape[1] == kDyn && !(sources[0] >= 0 || sources[1] >= 0))
     return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
-  if (shape[0] == kDyn && shape[1] == kDyn && (sources[0] < 0 || sources[1] < 0) &&
-      sources[0] < 0 && sources[1] < 0)
+  if (shape[0] == kDyn && shape[1] == kDyn && (sources[0] < 0 || sources[1] < 0) && sources[0] < 0 && sources[1] < 0)
     return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
   return makeReshape(c, in, shape, sources);
 }
@@ -79,14 +79,13 @@ LogicalResult importUnary(NodeContext &c) {
 
 LogicalResult importLeakyRelu(NodeContext &c) {
   if (!c.inputType(0).getElementType().isF32()) return importGenericUnary(c, "LeakyRelu");
-  c.setOutput(0, c.b.create<LeakyReluOp>(c.loc, c.input(0),
-                                         c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.01f))));
+  c.setOutput(0, c.b.create<LeakyReluOp>(c.loc, c.input(0), c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 0.01f))));
   return success();
 }
 
 LogicalResult importClip(NodeContext &c) {
-  if (c.opset >= 11 && (!c.inputType(0).getElementType().isF32() ||
-                        (c.hasInput(1) && !c.constantScalar(1)) || (c.hasInput(2) && !c.constantScalar(2))))
+  if (c.opset >= 11 && (!c.inputType(0).getElementType().isF32() || (c.hasInput(1) && !c.constantScalar(1)) ||
+                        (c.hasInput(2) && !c.constantScalar(2))))
     return importGenericClip(c);
   if (failed(requireF32(c, 0))) return failure();
   float lo = -INFINITY, hi = INFINITY;
@@ -139,8 +138,7 @@ LogicalResult importMatMul(NodeContext &c) {
 /// dropped when beta is 0 (it does not contribute).
 LogicalResult importGemm(NodeContext &c) {
   if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
-  if (c.inputType(0).getRank() != 2 || c.inputType(1).getRank() != 2)
-    return c.fail("Gemm inputs A and B must be 2-D");
+  if (c.inputType(0).getRank() != 2 || c.inputType(1).getRank() != 2) return c.fail("Gemm inputs A and B must be 2-D");
   bool transA = c.attrs.getInt("transA", 0) != 0, transB = c.attrs.getInt("transB", 0) != 0;
   int64_t ka = c.inputType(0).getDimSize(transA ? 0 : 1), kb = c.inputType(1).getDimSize(transB ? 1 : 0);
   if (ka != kDyn && kb != kDyn && ka != kb)
@@ -174,7 +172,8 @@ LogicalResult importReshape(NodeContext &c) {
       if ((int64_t)i >= in.getRank()) return c.fail("shape entry 0 refers past the input's rank");
       shape.push_back(in.getDimSize(i));
       sources.push_back(i);
-      if (in.isDynamicDim(i)) knownDynamic = true;
+      if (in.isDynamicDim(i))
+        knownDynamic = true;
       else if (__builtin_mul_overflow(knownProduct, in.getDimSize(i), &knownProduct))
         return c.fail("the shape's element count overflows int64");
     } else if (s == -1) {
@@ -197,8 +196,10 @@ LogicalResult importReshape(NodeContext &c) {
     bool inDynamic = false;
     for (int64_t i = 0; i < in.getRank(); ++i) {
       if (llvm::is_contained(sources, i)) continue;
-      if (in.isDynamicDim(i)) inDynamic = true;
-      else inProduct *= in.getDimSize(i);
+      if (in.isDynamicDim(i))
+        inDynamic = true;
+      else
+        inProduct *= in.getDimSize(i);
     }
     int64_t carried = 1;
     for (int64_t src : sources)
@@ -211,8 +212,8 @@ LogicalResult importReshape(NodeContext &c) {
     }
   } else if (in.hasStaticShape() && !knownDynamic) {
     if (in.getNumElements() != knownProduct)
-      return c.fail("reshape changes the element count from " + std::to_string(in.getNumElements()) +
-                    " to " + std::to_string(knownProduct));
+      return c.fail("reshape changes the element count from " + std::to_string(in.getNumElements()) + " to " +
+                    std::to_string(knownProduct));
   }
   if (auto cst = c.constantInput(0); cst && RankedTensorType::get(shape, in.getElementType()).hasStaticShape()) {
     c.setConstantOutput(0, cst->reshape(RankedTensorType::get(shape, in.getElementType())));
@@ -264,8 +265,7 @@ LogicalResult importConcat(NodeContext &c) {
     auto t = llvm::cast<RankedTensorType>(v.getType());
     if (t.getRank() != rank) return c.fail("inputs differ in rank");
     for (int64_t i = 0; i < rank; ++i)
-      if (i != *axis && t.getDimSize(i) != first.getDimSize(i) && !t.isDynamicDim(i) &&
-          !first.isDynamicDim(i))
+      if (i != *axis && t.getDimSize(i) != first.getDimSize(i) && !t.isDynamicDim(i) && !first.isDynamicDim(i))
         return c.fail("inputs differ in dim " + std::to_string(i) + ", which is not the axis");
   }
   // Constant inputs (shape arithmetic) concatenate at import.
@@ -300,12 +300,13 @@ LogicalResult importSoftmax(NodeContext &c) {
   if (failed(requireF32(c, 0))) return failure();
   StringAttr mode = c.b.getStringAttr(c.node.op_type() == "LogSoftmax" ? "log_softmax"
                                       : c.node.op_type() == "Hardmax"  ? "hardmax"
-                                                                        : "softmax");
+                                                                       : "softmax");
   auto in = c.inputType(0);
   auto axis = normalizeAxis(c.attrs.getInt("axis", c.opset < 13 ? 1 : -1), in.getRank());
   if (!axis) return c.fail("axis out of range");
   if (c.opset >= 13 || *axis == in.getRank() - 1) {
-    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), Value(), c.b.getI64IntegerAttr(*axis), mode, c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false)));
+    c.setOutput(0, c.b.create<SoftmaxOp>(c.loc, c.input(0), Value(), c.b.getI64IntegerAttr(*axis), mode,
+                                         c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false)));
     return success();
   }
   // Before opset 13 the input is coerced to 2-D around `axis`.
@@ -314,7 +315,8 @@ LogicalResult importSoftmax(NodeContext &c) {
   if (dynamicDims > 1) return c.fail("opset<13 Softmax on more than one dynamic dim is not supported");
   auto flat = flatten2D(c, c.input(0), *axis);
   if (failed(flat)) return failure();
-  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, Value(), c.b.getI64IntegerAttr(1), mode, c.b.getF32FloatAttr(1.f), c.b.getBoolAttr(false));
+  Value s = c.b.create<SoftmaxOp>(c.loc, *flat, Value(), c.b.getI64IntegerAttr(1), mode, c.b.getF32FloatAttr(1.f),
+                                  c.b.getBoolAttr(false));
   SmallVector<int64_t> sources(in.getRank(), -1);
   c.setOutput(0, makeReshape(c, s, in.getShape(), sources));
   return success();
@@ -361,14 +363,17 @@ LogicalResult importIdentity(NodeContext &c) {
   }
   if (c.outputUsed(1)) {
     // Inference Dropout keeps every element: the mask is all true.
-    auto mask = buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value>) -> Value {
-      return b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
-    });
+    auto mask =
+        buildElementwise(c, {c.input(0)}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value>) -> Value {
+          return b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+        });
     if (failed(mask)) return failure();
     c.setOutput(1, *mask);
   }
-  if (auto cst = c.constantInput(0)) c.setConstantOutput(0, *cst);
-  else c.setOutput(0, c.input(0));
+  if (auto cst = c.constantInput(0))
+    c.setConstantOutput(0, *cst);
+  else
+    c.setOutput(0, c.input(0));
   return success();
 }
 
@@ -387,19 +392,19 @@ LogicalResult importConstant(NodeContext &c) {
   }
   if (const auto *a = c.attrs.get("value_floats")) {
     SmallVector<float> v(a->floats().begin(), a->floats().end());
-    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getF32Type()),
-                                                  ArrayRef<float>(v)));
+    c.setConstantOutput(
+        0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getF32Type()), ArrayRef<float>(v)));
     return success();
   }
   if (c.attrs.has("value_int")) {
-    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()),
-                                                  c.attrs.getInt("value_int", 0)));
+    c.setConstantOutput(
+        0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), c.attrs.getInt("value_int", 0)));
     return success();
   }
   if (c.attrs.has("value_ints")) {
     auto v = c.attrs.getInts("value_ints");
-    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getI64Type()),
-                                                  ArrayRef<int64_t>(v)));
+    c.setConstantOutput(
+        0, DenseElementsAttr::get(RankedTensorType::get({(int64_t)v.size()}, c.b.getI64Type()), ArrayRef<int64_t>(v)));
     return success();
   }
   return c.fail("Constant without a supported value attribute (sparse/string values are not supported)");
@@ -482,10 +487,11 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
       {"Constant", {1, kMaxOpset, checkConstant, importConstant}},
   };
   static const bool extended =
-      (addElementwiseImporters(table), addActivationImporters(table), addNormalizationImporters(table), addShapeImporters(table), addReductionImporters(table),
-       addLossImporters(table), addDecomposedImporters(table), addAttentionImporters(table), addResizeImporters(table),
-       addRecurrentImporters(table), addEinsumImporters(table), addQuantizationImporters(table),
-       addGridSampleImporters(table), addIndexingImporters(table), addWindowImporters(table), addControlFlowImporters(table), true);
+      (addElementwiseImporters(table), addActivationImporters(table), addNormalizationImporters(table),
+       addShapeImporters(table), addReductionImporters(table), addLossImporters(table), addDecomposedImporters(table),
+       addAttentionImporters(table), addResizeImporters(table), addRecurrentImporters(table), addEinsumImporters(table),
+       addQuantizationImporters(table), addGridSampleImporters(table), addIndexingImporters(table),
+       addWindowImporters(table), addControlFlowImporters(table), true);
   (void)extended;
   return table;
 }
@@ -493,9 +499,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
 std::vector<SupportedOp> supportedONNXOps() {
   std::vector<SupportedOp> ops;
   for (const auto &[name, imp] : opImporters()) ops.push_back({name.c_str(), imp.minOpset, imp.maxOpset});
-  std::sort(ops.begin(), ops.end(), [](const SupportedOp &a, const SupportedOp &b) {
-    return std::string(a.opType) < b.opType;
-  });
+  std::sort(ops.begin(), ops.end(),
+            [](const SupportedOp &a, const SupportedOp &b) { return std::string(a.opType) < b.opType; });
   return ops;
 }
 

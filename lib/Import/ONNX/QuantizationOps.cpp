@@ -26,7 +26,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 Type elementOf(Value v) { return typeOf(v).getElementType(); }
 bool isScaleType(Type t) { return t.isF16() || t.isF32() || t.isF64() || t.isBF16(); }
 
@@ -37,7 +36,9 @@ std::string typeName(Type t) {
   return s;
 }
 
-Value fconst(OpBuilder &b, Location l, Type t, double v) { return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)); }
+Value fconst(OpBuilder &b, Location l, Type t, double v) {
+  return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v));
+}
 
 struct QuantAxes {
   int64_t axis;      // normalized, -1 when out of range
@@ -145,10 +146,9 @@ LogicalResult importDequantizeLinear(NodeContext &c) {
   auto axes = quantAxes(c, xt);
   if (failed(axes) || failed(checkQuantParam(c, 1, xt, *axes, "x_scale"))) return failure();
   if (hasZp && failed(checkQuantParam(c, 2, xt, *axes, "x_zero_point"))) return failure();
-  auto y = c.b.create<DequantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), out), c.input(0), c.input(1),
-                                    hasZp ? c.input(2) : Value(),
-                                    c.b.getI64IntegerAttr(std::max<int64_t>(axes->axis, 0)),
-                                    c.b.getI64IntegerAttr(axes->blockSize));
+  auto y = c.b.create<DequantizeOp>(
+      c.loc, RankedTensorType::get(xt.getShape(), out), c.input(0), c.input(1), hasZp ? c.input(2) : Value(),
+      c.b.getI64IntegerAttr(std::max<int64_t>(axes->axis, 0)), c.b.getI64IntegerAttr(axes->blockSize));
   c.setOutput(0, y);
   return success();
 }
@@ -183,9 +183,9 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &c) {
     return b.create<arith::FPToUIOp>(l, b.getI8Type(), b.create<math::RoundEvenOp>(l, z));
   });
   if (failed(zp)) return failure();
-  auto y = c.b.create<QuantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), u8), c.input(0), *scale, *zp,
-                                  c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(0), c.b.getBoolAttr(true),
-                                  TypeAttr());
+  auto y =
+      c.b.create<QuantizeOp>(c.loc, RankedTensorType::get(xt.getShape(), u8), c.input(0), *scale, *zp,
+                             c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(0), c.b.getBoolAttr(true), TypeAttr());
   c.setOutput(0, y);
   if (c.outputUsed(1)) c.setOutput(1, *scale);
   if (c.outputUsed(2)) c.setOutput(2, *zp);
@@ -253,7 +253,8 @@ LogicalResult importMatMulInteger(NodeContext &c) {
 
 LogicalResult importQLinearMatMul(NodeContext &c) {
   for (size_t i : {0, 1, 2, 3, 4, 5, 6})
-    if (!c.hasInput(i)) return c.fail("inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point and y_scale are required");
+    if (!c.hasInput(i))
+      return c.fail("inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point and y_scale are required");
   if (isFloat8Type(elementOf(c.input(0))) || isFloat8Type(elementOf(c.input(3))))
     return c.fail("float8 QLinearMatMul is not supported");
   if (failed(check8Bit(c, 0, "a")) || failed(check8Bit(c, 3, "b"))) return failure();
@@ -265,9 +266,9 @@ LogicalResult importQLinearMatMul(NodeContext &c) {
   if (!out.isInteger(8)) return c.fail("y_zero_point must be int8 or uint8");
   auto shape = matmulShape(c, 0, 3);
   if (failed(shape)) return failure();
-  auto y = c.b.create<QLinearMatMulOp>(c.loc, RankedTensorType::get(*shape, out), c.input(0), c.input(1), c.input(2),
-                                       c.input(3), c.input(4), c.input(5), c.input(6),
-                                       c.hasInput(7) ? c.input(7) : Value());
+  auto y =
+      c.b.create<QLinearMatMulOp>(c.loc, RankedTensorType::get(*shape, out), c.input(0), c.input(1), c.input(2),
+                                  c.input(3), c.input(4), c.input(5), c.input(6), c.hasInput(7) ? c.input(7) : Value());
   if (failed(verifyBuilt(c, y))) return failure();
   c.setOutput(0, y);
   return success();
@@ -275,8 +276,7 @@ LogicalResult importQLinearMatMul(NodeContext &c) {
 
 /// `name` (input i) must be one value.
 LogicalResult checkSingle(NodeContext &c, size_t i, const std::string &what) {
-  if (c.hasInput(i) && (!c.inputType(i).hasStaticShape() || c.inputType(i).getNumElements() != 1))
-    return c.fail(what);
+  if (c.hasInput(i) && (!c.inputType(i).hasStaticShape() || c.inputType(i).getNumElements() != 1)) return c.fail(what);
   return success();
 }
 
@@ -297,17 +297,18 @@ LogicalResult importConvInteger(NodeContext &c) {
   auto win = convWindow(c, c.inputType(0), c.inputType(1));
   if (failed(win)) return failure();
   if (c.hasInput(3) && failed(checkChannelParam(c, 3, c.inputType(1).getDimSize(0)))) return failure();
-  auto y = c.b.create<ConvIntegerOp>(
-      c.loc, RankedTensorType::get(win->shape, c.b.getI32Type()), c.input(0), c.input(1),
-      c.hasInput(2) ? c.input(2) : Value(), c.hasInput(3) ? c.input(3) : Value(), c.b.getDenseI64ArrayAttr(win->strides),
-      c.b.getDenseI64ArrayAttr(win->dilations), c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
+  auto y = c.b.create<ConvIntegerOp>(c.loc, RankedTensorType::get(win->shape, c.b.getI32Type()), c.input(0), c.input(1),
+                                     c.hasInput(2) ? c.input(2) : Value(), c.hasInput(3) ? c.input(3) : Value(),
+                                     c.b.getDenseI64ArrayAttr(win->strides), c.b.getDenseI64ArrayAttr(win->dilations),
+                                     c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
   c.setOutput(0, y);
   return success();
 }
 
 LogicalResult importQLinearConv(NodeContext &c) {
   for (size_t i : {0, 1, 2, 3, 4, 5, 6})
-    if (!c.hasInput(i)) return c.fail("inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point and y_scale are required");
+    if (!c.hasInput(i))
+      return c.fail("inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point and y_scale are required");
   if (failed(check8Bit(c, 0, "x")) || failed(check8Bit(c, 3, "w"))) return failure();
   if (failed(checkZeroPoint(c, 2, 0, "x_zero_point")) || failed(checkZeroPoint(c, 5, 3, "w_zero_point")))
     return failure();
@@ -316,7 +317,8 @@ LogicalResult importQLinearConv(NodeContext &c) {
   Type out = c.hasInput(7) ? elementOf(c.input(7)) : elementOf(c.input(0));
   if (!out.isInteger(8)) return c.fail("y_zero_point must be int8 or uint8");
   for (size_t i : {1, 2, 6, 7})
-    if (failed(checkSingle(c, i, "'" + (i < c.numInputs() ? c.node.input(i) : "") + "' must be a single value (per-tensor)")))
+    if (failed(checkSingle(c, i,
+                           "'" + (i < c.numInputs() ? c.node.input(i) : "") + "' must be a single value (per-tensor)")))
       return failure();
   auto win = convWindow(c, c.inputType(0), c.inputType(3));
   if (failed(win)) return failure();
@@ -327,11 +329,11 @@ LogicalResult importQLinearConv(NodeContext &c) {
     if (!bt.getElementType().isInteger(32) || bt.getRank() != 1 || bt.getDimSize(0) != channels)
       return c.fail("B must be an int32 tensor of shape [M]");
   }
-  auto y = c.b.create<QLinearConvOp>(
-      c.loc, RankedTensorType::get(win->shape, out), c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
-      c.input(5), c.input(6), c.hasInput(7) ? c.input(7) : Value(), c.hasInput(8) ? c.input(8) : Value(),
-      c.b.getDenseI64ArrayAttr(win->strides), c.b.getDenseI64ArrayAttr(win->dilations),
-      c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
+  auto y = c.b.create<QLinearConvOp>(c.loc, RankedTensorType::get(win->shape, out), c.input(0), c.input(1), c.input(2),
+                                     c.input(3), c.input(4), c.input(5), c.input(6),
+                                     c.hasInput(7) ? c.input(7) : Value(), c.hasInput(8) ? c.input(8) : Value(),
+                                     c.b.getDenseI64ArrayAttr(win->strides), c.b.getDenseI64ArrayAttr(win->dilations),
+                                     c.b.getDenseI64ArrayAttr(win->pads), c.b.getI64IntegerAttr(win->group));
   c.setOutput(0, y);
   return success();
 }

@@ -19,7 +19,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 // --- Activations ------------------------------------------------------------
 
 struct Activation {
@@ -138,13 +137,13 @@ LogicalResult importRecurrent(NodeContext &c) {
   SmallVector<int64_t> state = layout ? SmallVector<int64_t>{s.B, D, s.H} : SmallVector<int64_t>{D, s.B, s.H};
   SmallVector<Type> results = {RankedTensorType::get(y, io), RankedTensorType::get(state, io)};
   if (lstm) results.push_back(RankedTensorType::get(state, io));
-  auto rec = b.create<RecurrentOp>(
-      c.loc, results, c.input(0), c.input(1), c.input(2), optional(3), optional(kLens), optional(5), optional(6),
-      optional(7), b.getStringAttr(cell), b.getStringAttr(dirName), b.getI64IntegerAttr(s.H),
-      b.getI64IntegerAttr(layout), b.getArrayAttr(names), b.getDenseF32ArrayAttr(alphas),
-      b.getDenseF32ArrayAttr(betas), c.attrs.has("clip") ? b.getF32FloatAttr(c.attrs.getFloat("clip", 0.f)) : FloatAttr(),
-      b.getBoolAttr(kind == Kind::GRU && c.attrs.getInt("linear_before_reset", 0) != 0),
-      b.getBoolAttr(lstm && c.attrs.getInt("input_forget", 0) != 0));
+  auto rec = b.create<RecurrentOp>(c.loc, results, c.input(0), c.input(1), c.input(2), optional(3), optional(kLens),
+                                   optional(5), optional(6), optional(7), b.getStringAttr(cell),
+                                   b.getStringAttr(dirName), b.getI64IntegerAttr(s.H), b.getI64IntegerAttr(layout),
+                                   b.getArrayAttr(names), b.getDenseF32ArrayAttr(alphas), b.getDenseF32ArrayAttr(betas),
+                                   c.attrs.has("clip") ? b.getF32FloatAttr(c.attrs.getFloat("clip", 0.f)) : FloatAttr(),
+                                   b.getBoolAttr(kind == Kind::GRU && c.attrs.getInt("linear_before_reset", 0) != 0),
+                                   b.getBoolAttr(lstm && c.attrs.getInt("input_forget", 0) != 0));
   for (size_t i = 0; i < rec->getNumResults(); ++i)
     if (c.outputUsed(i)) c.setOutput(i, rec->getResult(i));
   return success();

@@ -14,7 +14,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 /// A sum / prod / max / min / mean over a small constant (<= 4096
 /// elements, float32/float64/int32/int64) evaluated at import, so that
 /// shape and control-flow decisions downstream (an If on
@@ -30,14 +29,17 @@ std::optional<DenseElementsAttr> foldConstantReduce(ReduceOp op) {
   Type et = in.getElementType();
   bool isFloat = et.isF32() || et.isF64(), isInt = et.isSignlessInteger(32) || et.isSignlessInteger(64);
   if (!attr || !in.hasStaticShape() || !out.hasStaticShape() || in.getNumElements() > 4096 || (!isFloat && !isInt) ||
-      !(kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "mean") || et != out.getElementType())
+      !(kind == "sum" || kind == "prod" || kind == "max" || kind == "min" || kind == "mean") ||
+      et != out.getElementType())
     return std::nullopt;
   int64_t rank = in.getRank();
   SmallVector<bool> reduced(rank, false);
   for (int64_t a : op.getAxes()) reduced[a] = true;
   SmallVector<double> values;
-  if (isFloat) for (const APFloat &v : attr.getValues<APFloat>()) values.push_back(v.convertToDouble());
-  else for (const APInt &v : attr.getValues<APInt>()) values.push_back(double(v.getSExtValue()));
+  if (isFloat)
+    for (const APFloat &v : attr.getValues<APFloat>()) values.push_back(v.convertToDouble());
+  else
+    for (const APInt &v : attr.getValues<APInt>()) values.push_back(double(v.getSExtValue()));
   int64_t n = out.getNumElements();
   SmallVector<double> acc(n, kind == "prod" ? 1.0 : kind == "max" ? -INFINITY : kind == "min" ? INFINITY : 0.0);
   SmallVector<int64_t> idx(rank, 0);
@@ -49,10 +51,14 @@ std::optional<DenseElementsAttr> foldConstantReduce(ReduceOp op) {
     for (int64_t d = 0; d < rank; ++d)
       if (!reduced[d]) o = o * in.getDimSize(d) + idx[d];
     double v = values[attr.isSplat() ? 0 : e];
-    if (kind == "sum" || kind == "mean") acc[o] += v;
-    else if (kind == "prod") acc[o] *= v;
-    else if (kind == "max") acc[o] = std::max(acc[o], v);
-    else acc[o] = std::min(acc[o], v);
+    if (kind == "sum" || kind == "mean")
+      acc[o] += v;
+    else if (kind == "prod")
+      acc[o] *= v;
+    else if (kind == "max")
+      acc[o] = std::max(acc[o], v);
+    else
+      acc[o] = std::min(acc[o], v);
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++idx[d] < in.getDimSize(d)) break;
       idx[d] = 0;
@@ -96,10 +102,11 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
             }
             auto setResult = [&](Value r) -> LogicalResult {
               if (boolInput) {
-                auto narrow = buildElementwise(c, {r}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                  return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[0],
-                                                 b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0)));
-                });
+                auto narrow = buildElementwise(
+                    c, {r}, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                      return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[0],
+                                                     b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0)));
+                    });
                 if (failed(narrow)) return failure();
                 r = *narrow;
               } else if (auto red = r.getDefiningOp<ReduceOp>()) {
@@ -116,9 +123,12 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
             bool keepdims = c.attrs.getInt("keepdims", 1) != 0;
             bool noop = c.attrs.getInt("noop_with_empty_axes", 0) != 0;
             std::optional<std::vector<int64_t>> axes;
-            if (c.opset < axesInputSince) axes = c.attrs.getInts("axes");
-            else if (!c.hasInput(1)) axes = std::vector<int64_t>{};
-            else axes = c.constantInts(1);
+            if (c.opset < axesInputSince)
+              axes = c.attrs.getInts("axes");
+            else if (!c.hasInput(1))
+              axes = std::vector<int64_t>{};
+            else
+              axes = c.constantInts(1);
             if (!axes) {
               auto at = c.inputType(1);
               if (at.getRank() != 1 || at.isDynamicDim(0)) return c.fail("axes must be a 1-D tensor of static length");
@@ -129,12 +139,13 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
               if (!keepdims && n > rank)
                 return c.fail("axes has " + std::to_string(n) + " entries but the input has rank " +
                               std::to_string(rank) + " (keepdims = 0 removes one dim per axis)");
-              if (n == 0) axes = std::vector<int64_t>{};
+              if (n == 0)
+                axes = std::vector<int64_t>{};
               else {
                 SmallVector<int64_t> shape(keepdims ? rank : rank - n, kDyn);
                 auto type = RankedTensorType::get(shape, et);
                 return setResult(c.b.create<ReduceOp>(c.loc, type, x, c.input(1), c.b.getStringAttr(kind),
-                                                    c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(keepdims)));
+                                                      c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(keepdims)));
               }
             }
             if (axes->empty()) {
@@ -152,18 +163,20 @@ OpImporter reduction(const std::string &kind, int64_t axesInputSince) {
             llvm::sort(normalized);
             SmallVector<int64_t> shape;
             for (int64_t i = 0; i < rank; ++i) {
-              if (!llvm::is_contained(normalized, i)) shape.push_back(in.getDimSize(i));
-              else if (keepdims) shape.push_back(1);
+              if (!llvm::is_contained(normalized, i))
+                shape.push_back(in.getDimSize(i));
+              else if (keepdims)
+                shape.push_back(1);
             }
             auto type = RankedTensorType::get(shape, et);
             bool adjacent = true;
             for (size_t i = 1; i < normalized.size(); ++i) adjacent &= normalized[i] == normalized[i - 1] + 1;
             if (kind == "mean" && et.isF32() && adjacent) {
-              return setResult(c.b.create<ReduceMeanOp>(c.loc, x, c.b.getDenseI64ArrayAttr(normalized),
-                                                      c.b.getBoolAttr(keepdims)));
+              return setResult(
+                  c.b.create<ReduceMeanOp>(c.loc, x, c.b.getDenseI64ArrayAttr(normalized), c.b.getBoolAttr(keepdims)));
             }
             return setResult(c.b.create<ReduceOp>(c.loc, type, x, Value(), c.b.getStringAttr(kind),
-                                                c.b.getDenseI64ArrayAttr(normalized), c.b.getBoolAttr(keepdims)));
+                                                  c.b.getDenseI64ArrayAttr(normalized), c.b.getBoolAttr(keepdims)));
           }};
 }
 
@@ -177,8 +190,10 @@ OpImporter argReduction(const std::string &kind) {
             bool keepdims = c.attrs.getInt("keepdims", 1) != 0;
             SmallVector<int64_t> shape;
             for (int64_t i = 0; i < rank; ++i) {
-              if (i != axis) shape.push_back(in.getDimSize(i));
-              else if (keepdims) shape.push_back(1);
+              if (i != axis)
+                shape.push_back(in.getDimSize(i));
+              else if (keepdims)
+                shape.push_back(1);
             }
             auto type = RankedTensorType::get(shape, c.b.getI64Type());
             c.setOutput(0, c.b.create<ArgReduceOp>(c.loc, type, c.input(0), c.b.getStringAttr(kind),

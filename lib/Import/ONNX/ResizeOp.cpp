@@ -26,7 +26,6 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 struct ResizeAttrs {
   std::string mode, ctm, nearestMode;
   double cubicA;
@@ -76,8 +75,7 @@ Value sourceCoordinate(Scalar &s, const ResizeAttrs &a, const AxisInputs &ax, Ar
   Value isOne = s.cmp(arith::CmpFPredicate::OEQ, outWidth, s.f(1));
   Value half = s.f(0.5);
   Value halfPixel = s.sub(s.div(s.add(o, half), scale), half);
-  if (a.ctm == "align_corners")
-    return s.sel(isOne, s.f(0), s.div(s.mul(o, inMinus1), s.sub(outWidth, s.f(1))));
+  if (a.ctm == "align_corners") return s.sel(isOne, s.f(0), s.div(s.mul(o, inMinus1), s.sub(outWidth, s.f(1))));
   if (a.ctm == "asymmetric") return s.div(o, scale);
   if (a.ctm == "pytorch_half_pixel") return s.sel(isOne, s.f(-0.5), halfPixel);
   if (a.ctm == "half_pixel_symmetric") {
@@ -113,10 +111,14 @@ SmallVector<Value> coefficients(Scalar &s, const ResizeAttrs &a, Value ratio) {
   // nearest: one of the two taps; an integral coordinate takes the second.
   Value isInt = s.cmp(arith::CmpFPredicate::OEQ, ratio, s.f(1));
   Value second;
-  if (a.nearestMode == "round_prefer_ceil") second = s.cmp(arith::CmpFPredicate::OGE, ratio, s.f(0.5));
-  else if (a.nearestMode == "floor") second = s.b.create<arith::ConstantOp>(s.l, s.b.getBoolAttr(false));
-  else if (a.nearestMode == "ceil") second = s.b.create<arith::ConstantOp>(s.l, s.b.getBoolAttr(true));
-  else second = s.cmp(arith::CmpFPredicate::OGT, ratio, s.f(0.5));
+  if (a.nearestMode == "round_prefer_ceil")
+    second = s.cmp(arith::CmpFPredicate::OGE, ratio, s.f(0.5));
+  else if (a.nearestMode == "floor")
+    second = s.b.create<arith::ConstantOp>(s.l, s.b.getBoolAttr(false));
+  else if (a.nearestMode == "ceil")
+    second = s.b.create<arith::ConstantOp>(s.l, s.b.getBoolAttr(true));
+  else
+    second = s.cmp(arith::CmpFPredicate::OGT, ratio, s.f(0.5));
   second = s.b.create<arith::OrIOp>(s.l, second, isInt);
   Value w1 = s.sel(second, s.f(1), s.f(0));
   return {s.sub(s.f(1), w1), w1};
@@ -132,7 +134,8 @@ std::pair<Value, SmallVector<Value>> taps(Scalar &s, const ResizeAttrs &a, const
   Value padded = s.add(x, s.f(double(pad)));
   Value p = s.floor(padded);
   Value frac = s.sub(padded, p);
-  Value offset = s.sel(s.cmp(arith::CmpFPredicate::OEQ, frac, s.f(0)), s.f(double(-(n / 2))), s.f(double(-(n / 2) + 1)));
+  Value offset =
+      s.sel(s.cmp(arith::CmpFPredicate::OEQ, frac, s.f(0)), s.f(double(-(n / 2))), s.f(double(-(n / 2) + 1)));
   Value start = s.sub(s.add(p, offset), s.f(double(pad)));
   Value startI = s.b.create<arith::FPToSIOp>(s.l, s.b.getI64Type(), start);
   if (a.excludeOutside) {
@@ -153,7 +156,8 @@ std::pair<Value, SmallVector<Value>> taps(Scalar &s, const ResizeAttrs &a, const
 /// clamp(i, 0, I - 1) with I the axis's (constant or body argument) size.
 Value clampIndex(OpBuilder &b, Location l, Value i, const AxisInputs &ax, ArrayRef<Value> args) {
   Value lo = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
-  Value hi = ax.inArg >= 0 ? (Value)b.create<arith::SubIOp>(l, args[ax.inArg], b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1)))
+  Value hi = ax.inArg >= 0 ? (Value)b.create<arith::SubIOp>(l, args[ax.inArg],
+                                                            b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1)))
                            : (Value)b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(ax.inSize - 1));
   return b.create<arith::MinSIOp>(l, b.create<arith::MaxSIOp>(l, i, lo), hi);
 }
@@ -176,7 +180,8 @@ struct ResizeAxes {
 };
 
 Value constI64(NodeContext &c, ArrayRef<int64_t> shape, ArrayRef<int64_t> v) {
-  return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get(shape, c.b.getI64Type()), v));
+  return c.b.create<arith::ConstantOp>(c.loc,
+                                       DenseElementsAttr::get(RankedTensorType::get(shape, c.b.getI64Type()), v));
 }
 /// t[i] as a [1] tensor.
 Value element(NodeContext &c, Value t, int64_t i) {
@@ -193,14 +198,14 @@ LogicalResult parseResize(NodeContext &c, ResizeSpec &spec) {
   if (c.opset < 11) return c.fail("Resize before opset 11 is not supported");
   ResizeAttrs &a = spec.a;
   a = ResizeAttrs{c.attrs.getString("mode", "nearest"),
-                c.attrs.getString("coordinate_transformation_mode", "half_pixel"),
-                c.attrs.getString("nearest_mode", "round_prefer_floor"),
-                c.attrs.getFloat("cubic_coeff_a", -0.75f),
-                c.attrs.getInt("exclude_outside", 0) != 0,
-                c.attrs.getFloat("extrapolation_value", 0.0f)};
+                  c.attrs.getString("coordinate_transformation_mode", "half_pixel"),
+                  c.attrs.getString("nearest_mode", "round_prefer_floor"),
+                  c.attrs.getFloat("cubic_coeff_a", -0.75f),
+                  c.attrs.getInt("exclude_outside", 0) != 0,
+                  c.attrs.getFloat("extrapolation_value", 0.0f)};
   if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") return c.fail("unknown mode '" + a.mode + "'");
-  static const char *modes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                "asymmetric", "tf_crop_and_resize"};
+  static const char *modes[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                                "align_corners", "asymmetric",           "tf_crop_and_resize"};
   if (!llvm::is_contained(modes, a.ctm)) return c.fail("unknown coordinate_transformation_mode '" + a.ctm + "'");
   static const char *nearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   if (!llvm::is_contained(nearestModes, a.nearestMode)) return c.fail("unknown nearest_mode '" + a.nearestMode + "'");
@@ -316,8 +321,8 @@ LogicalResult resizeSizes(NodeContext &c, const ResizeSpec &spec, ResizeAxes &r)
         // round_half_up(num / den * I) = floor((2 * num * I + den) / (2 * den))
         auto o = intOp(c, {bn, bd, r.inSize[i]}, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           Value two = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(2));
-          Value top = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, b.create<arith::MulIOp>(l, two, v[0]), v[2]),
-                                              v[1]);
+          Value top =
+              b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, b.create<arith::MulIOp>(l, two, v[0]), v[2]), v[1]);
           return b.create<arith::DivSIOp>(l, top, b.create<arith::MulIOp>(l, two, v[1]));
         });
         if (failed(o)) return failure();
@@ -351,8 +356,10 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
     staticO = llvm::cast<DenseIntElementsAttr>(cst.getValue()).getValues<APInt>()[0].getSExtValue();
   Value o = c.b.create<RangeOp>(c.loc, RankedTensorType::get({staticO}, i64), zero, limit, one);
   SmallVector<Value> ins = {o, outSize[i]};
-  if (useSizes) ins.append({num[i], den[i]});
-  else ins.push_back(scale[i]);
+  if (useSizes)
+    ins.append({num[i], den[i]});
+  else
+    ins.push_back(scale[i]);
   if (tfCrop) ins.append({element(c, c.input(1), i), element(c, c.input(1), n + i)});
   if (I == kDyn) {
     ax.inArg = ins.size();
@@ -390,8 +397,8 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
       auto idx = intOp(c, ins, [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
         Scalar s{b, l};
         Value start = taps(s, a, ax, args).first;
-        return clampIndex(b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), ax,
-                          args);
+        return clampIndex(
+            b, l, b.create<arith::AddIOp>(l, start, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k))), ax, args);
       });
       auto w = buildElementwise(c, ins, c.b.getF32Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
         Scalar s{b, l};
@@ -404,12 +411,13 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
   }
   if (tfCrop) {
     // Positions whose source lies outside [0, I - 1] take extrapolation_value.
-    auto outside = buildElementwise(c, ins, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
-      Scalar s{b, l};
-      Value xo = sourceCoordinate(s, a, ax, args);
-      return b.create<arith::OrIOp>(l, s.cmp(arith::CmpFPredicate::OLT, xo, s.f(0)),
-                                    s.cmp(arith::CmpFPredicate::OGT, xo, s.sub(inputSize(s, ax, args), s.f(1))));
-    });
+    auto outside =
+        buildElementwise(c, ins, c.b.getI1Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> args) -> Value {
+          Scalar s{b, l};
+          Value xo = sourceCoordinate(s, a, ax, args);
+          return b.create<arith::OrIOp>(l, s.cmp(arith::CmpFPredicate::OLT, xo, s.f(0)),
+                                        s.cmp(arith::CmpFPredicate::OGT, xo, s.sub(inputSize(s, ax, args), s.f(1))));
+        });
     if (failed(outside)) return failure();
     sumIns.push_back(asColumn(*outside));
   }
@@ -424,7 +432,8 @@ FailureOr<Value> resizeAxis(NodeContext &c, const ResizeSpec &spec, const Resize
       acc = acc ? (Value)b.create<arith::AddFOp>(l, acc, term) : term;
     }
     if (tfCrop)
-      acc = b.create<arith::SelectOp>(l, v.back(), b.create<arith::ConstantOp>(l, b.getF32FloatAttr(a.extrapolation)), acc);
+      acc = b.create<arith::SelectOp>(l, v.back(), b.create<arith::ConstantOp>(l, b.getF32FloatAttr(a.extrapolation)),
+                                      acc);
     return acc;
   });
   return y;

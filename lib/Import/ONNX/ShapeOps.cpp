@@ -4,7 +4,8 @@
 // When everything they read is a constant (or a static shape) they fold to
 // constants right here, so static models stay static; otherwise they become
 // v4f ops whose result dims the plan computes at run time from the values of
-// their shape-like operands (see DispatchBuilder's shape values).
+// their shape-like operands (see the plan builder's followed values,
+// include/v4f/Plan/ShapeValues.h).
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -25,9 +26,7 @@ DenseElementsAttr i64Vector(MLIRContext *ctx, ArrayRef<int64_t> values) {
   return DenseElementsAttr::get(type, values);
 }
 
-bool isIndexTensor(RankedTensorType t) {
-  return t.getElementType().isInteger(64) || t.getElementType().isInteger(32);
-}
+bool isIndexTensor(RankedTensorType t) { return t.getElementType().isInteger(64) || t.getElementType().isInteger(32); }
 
 LogicalResult importShape(NodeContext &c) {
   auto in = c.inputType(0);
@@ -43,16 +42,15 @@ LogicalResult importShape(NodeContext &c) {
     return success();
   }
   auto type = RankedTensorType::get({end - start}, c.b.getI64Type());
-  c.setOutput(0, c.b.create<ShapeOp>(c.loc, type, c.input(0), c.b.getI64IntegerAttr(start),
-                                     c.b.getI64IntegerAttr(end)));
+  c.setOutput(0,
+              c.b.create<ShapeOp>(c.loc, type, c.input(0), c.b.getI64IntegerAttr(start), c.b.getI64IntegerAttr(end)));
   return success();
 }
 
 LogicalResult importSize(NodeContext &c) {
   auto in = c.inputType(0);
   if (!in.hasStaticShape()) return c.fail("Size of a tensor with dynamic dims is not supported yet");
-  c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()),
-                                                in.getNumElements()));
+  c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), in.getNumElements()));
   return success();
 }
 
@@ -75,19 +73,26 @@ LogicalResult importRuntimeReshape(NodeContext &c) {
   SmallVector<bool> copied(rank, false);
   for (int64_t k = 0; k < rank; ++k) {
     ShapeElement e = shapeElement(c.input(1), k);
-    bool copiesDim = k < in.getRank() && ((e.dimOf && e.dimOf == c.input(0) && e.dim == k) ||
-                                          (e.value && *e.value == 0 && !allowZero));
-    if (e.value && *e.value > 0) shape[k] = *e.value;
-    else if (copiesDim && !in.isDynamicDim(k)) shape[k] = in.getDimSize(k);
-    else if (copiesDim) copied[k] = true;
-    else if (e.value && *e.value == -1 && inferAt < 0) inferAt = k;
-    else inferable = false;
+    bool copiesDim = k < in.getRank() &&
+                     ((e.dimOf && e.dimOf == c.input(0) && e.dim == k) || (e.value && *e.value == 0 && !allowZero));
+    if (e.value && *e.value > 0)
+      shape[k] = *e.value;
+    else if (copiesDim && !in.isDynamicDim(k))
+      shape[k] = in.getDimSize(k);
+    else if (copiesDim)
+      copied[k] = true;
+    else if (e.value && *e.value == -1 && inferAt < 0)
+      inferAt = k;
+    else
+      inferable = false;
     if (shape[k] != kDyn) known *= shape[k];
   }
   int64_t staticInput = 1;
   for (int64_t d = 0; d < in.getRank(); ++d) {
-    if (!in.isDynamicDim(d)) staticInput *= in.getDimSize(d);
-    else if (d >= rank || !copied[d]) inferable = false;
+    if (!in.isDynamicDim(d))
+      staticInput *= in.getDimSize(d);
+    else if (d >= rank || !copied[d])
+      inferable = false;
   }
   if (inferable && inferAt >= 0 && known > 0 && staticInput % known == 0) shape[inferAt] = staticInput / known;
   auto type = RankedTensorType::get(shape, in.getElementType());
@@ -109,8 +114,8 @@ LogicalResult importExpand(NodeContext &c) {
     if (failed(broadcastShapes(in.getShape(), t, shape)))
       return c.fail("input shape is not broadcastable to the target shape");
   }
-  c.setOutput(0, c.b.create<ExpandOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0),
-                                      c.input(1)));
+  c.setOutput(0,
+              c.b.create<ExpandOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0), c.input(1)));
   return success();
 }
 
@@ -142,10 +147,11 @@ LogicalResult importUnsqueeze(NodeContext &c) {
   auto axes = axesOf(c, runtime);
   if (runtime) {
     auto axesType = c.inputType(1);
-    if (axesType.getRank() != 1 || axesType.isDynamicDim(0)) return c.fail("axes must be a 1-D tensor of static length");
+    if (axesType.getRank() != 1 || axesType.isDynamicDim(0))
+      return c.fail("axes must be a 1-D tensor of static length");
     SmallVector<int64_t> shape(in.getRank() + axesType.getDimSize(0), kDyn);
-    c.setOutput(0, c.b.create<UnsqueezeOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0),
-                                           c.input(1)));
+    c.setOutput(
+        0, c.b.create<UnsqueezeOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0), c.input(1)));
     return success();
   }
   int64_t outRank = in.getRank() + axes->size();
@@ -176,7 +182,8 @@ LogicalResult importUnsqueeze(NodeContext &c) {
 LogicalResult importRuntimeSqueeze(NodeContext &c) {
   auto in = c.inputType(0), at = c.inputType(1);
   if (!in.hasStaticShape()) return c.fail("Squeeze with run-time axes needs a static input shape");
-  if (!isIndexTensor(at) || at.getRank() != 1 || at.isDynamicDim(0)) return c.fail("axes must be a 1-D integer tensor of static length");
+  if (!isIndexTensor(at) || at.getRank() != 1 || at.isDynamicDim(0))
+    return c.fail("axes must be a 1-D integer tensor of static length");
   int64_t rank = in.getRank(), k = at.getDimSize(0);
   if (k > rank) return c.fail("more axes than input dims");
   auto i64 = c.b.getI64Type();
@@ -201,7 +208,8 @@ LogicalResult importRuntimeSqueeze(NodeContext &c) {
           kept = b.create<arith::SelectOp>(l, eq(ax, cst(i - rank)), cst(0), kept);
         }
         Value isKept = eq(kept, cst(1));
-        out = b.create<arith::SelectOp>(l, isKept, b.create<arith::SelectOp>(l, eq(count, cst(j)), cst(in.getDimSize(i)), out), out);
+        out = b.create<arith::SelectOp>(
+            l, isKept, b.create<arith::SelectOp>(l, eq(count, cst(j)), cst(in.getDimSize(i)), out), out);
         count = b.create<arith::AddIOp>(l, count, kept);
       }
       return out;
@@ -211,14 +219,16 @@ LogicalResult importRuntimeSqueeze(NodeContext &c) {
   }
   Value shape;
   if (outDims.empty())
-    shape = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({0}, i64), ArrayRef<int64_t>{}));
+    shape = c.b.create<arith::ConstantOp>(c.loc,
+                                          DenseElementsAttr::get(RankedTensorType::get({0}, i64), ArrayRef<int64_t>{}));
   else if (outDims.size() == 1)
     shape = outDims[0];
   else
-    shape = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({rank - k}, i64), ValueRange(outDims), c.b.getI64IntegerAttr(0));
+    shape = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({rank - k}, i64), ValueRange(outDims),
+                                 c.b.getI64IntegerAttr(0));
   SmallVector<int64_t> resultShape(rank - k, kDyn), sources(rank - k, -1);
-  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), c.input(0), shape,
-                                       c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false)));
+  c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), c.input(0),
+                                       shape, c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false)));
   return success();
 }
 
@@ -394,7 +404,8 @@ LogicalResult importSplit(NodeContext &c) {
   size_t parts = c.node.output_size();
   std::optional<std::vector<int64_t>> sizes;
   bool runtime = false;
-  if (c.opset < 13 && c.attrs.has("split")) sizes = c.attrs.getInts("split");
+  if (c.opset < 13 && c.attrs.has("split"))
+    sizes = c.attrs.getInts("split");
   else if (c.opset >= 13 && c.hasInput(1)) {
     sizes = c.constantInts(1);
     runtime = !sizes;
@@ -406,7 +417,8 @@ LogicalResult importSplit(NodeContext &c) {
     if (n <= 0 || (size_t)n != parts) return c.fail("num_outputs must match the number of outputs");
     int64_t chunk = (dim + n - 1) / n;
     sizes.emplace();
-    for (int64_t k = 0, left = dim; k < n; ++k, left -= chunk) sizes->push_back(std::max<int64_t>(std::min(chunk, left), 0));
+    for (int64_t k = 0, left = dim; k < n; ++k, left -= chunk)
+      sizes->push_back(std::max<int64_t>(std::min(chunk, left), 0));
   }
   SmallVector<Type> types;
   for (size_t k = 0; k < parts; ++k) {
@@ -415,8 +427,8 @@ LogicalResult importSplit(NodeContext &c) {
     types.push_back(RankedTensorType::get(shape, in.getElementType()));
   }
   if (sizes) {
-    if (sizes->size() != parts) return c.fail("split has " + std::to_string(sizes->size()) + " sizes for " +
-                                              std::to_string(parts) + " outputs");
+    if (sizes->size() != parts)
+      return c.fail("split has " + std::to_string(sizes->size()) + " sizes for " + std::to_string(parts) + " outputs");
     int64_t total = 0;
     for (int64_t v : *sizes) {
       if (v < 0) return c.fail("split sizes must be non-negative");
@@ -522,8 +534,7 @@ LogicalResult importPad(NodeContext &c) {
     bool ok = true;
     for (int64_t i = 0; i < n && ok; ++i) {
       int64_t ax = which[i] < 0 ? which[i] + in.getRank() : which[i];
-      if (ax < 0 || ax >= in.getRank() || seen[ax] ||
-          __builtin_add_overflow((*pads)[i], (*pads)[i + n], &added[ax]))
+      if (ax < 0 || ax >= in.getRank() || seen[ax] || __builtin_add_overflow((*pads)[i], (*pads)[i + n], &added[ax]))
         ok = false; // left to the run-time checks
       else
         seen[ax] = true;
@@ -532,8 +543,8 @@ LogicalResult importPad(NodeContext &c) {
       int64_t size = 0;
       if (in.isDynamicDim(d) || __builtin_add_overflow(in.getDimSize(d), added[d], &size)) continue;
       if (size < 0)
-        return c.fail("pads make axis " + std::to_string(d) + " negative (" + std::to_string(in.getDimSize(d)) +
-                      " + " + std::to_string(added[d]) + ")");
+        return c.fail("pads make axis " + std::to_string(d) + " negative (" + std::to_string(in.getDimSize(d)) + " + " +
+                      std::to_string(added[d]) + ")");
       // Past 2^40 elements along an axis the run-time checks say why.
       if (size < (int64_t(1) << 40)) shape[d] = size;
     }

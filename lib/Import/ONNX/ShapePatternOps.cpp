@@ -14,10 +14,7 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
-bool isIndexTensor(RankedTensorType t) {
-  return t.getElementType().isInteger(64) || t.getElementType().isInteger(32);
-}
+bool isIndexTensor(RankedTensorType t) { return t.getElementType().isInteger(64) || t.getElementType().isInteger(32); }
 
 /// Tile: x [d0, ..., dn-1] is viewed as [1, d0, 1, d1, ...], expanded to
 /// [r0, d0, r1, d1, ...] and reshaped to [r0*d0, r1*d1, ...]. The repeats may
@@ -45,12 +42,13 @@ LogicalResult importTile(NodeContext &c) {
   Value view = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(unit, in.getElementType()), c.input(0), Value(),
                                      c.b.getDenseI64ArrayAttr(unitSources), c.b.getBoolAttr(false));
   // The input's dims as a tensor: constants, or read at run time.
-  Value dimsValue = in.hasStaticShape() ? constI64({n}, dims)
-                                        : (Value)c.b.create<ShapeOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0),
-                                                                     c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(n));
+  Value dimsValue = in.hasStaticShape()
+                        ? constI64({n}, dims)
+                        : (Value)c.b.create<ShapeOp>(c.loc, RankedTensorType::get({n}, i64), c.input(0),
+                                                     c.b.getI64IntegerAttr(0), c.b.getI64IntegerAttr(n));
   // [r0, d0, r1, d1, ...] = gather([r..., d...], [0, n, 1, n + 1, ...]).
-  Value cat = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2 * n}, i64),
-                                   ValueRange{c.input(1), dimsValue}, c.b.getI64IntegerAttr(0));
+  Value cat = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2 * n}, i64), ValueRange{c.input(1), dimsValue},
+                                   c.b.getI64IntegerAttr(0));
   SmallVector<int64_t> order;
   for (int64_t i = 0; i < n; ++i) order.append({i, n + i});
   Value expandShape = c.b.create<GatherOp>(c.loc, cat, constI64({2 * n}, order), c.b.getI64IntegerAttr(0));
@@ -59,17 +57,19 @@ LogicalResult importTile(NodeContext &c) {
   if (reps)
     for (int64_t i = 0; i < n; ++i) {
       int64_t product;
-      if ((*reps)[i] < 0) return c.fail("repeats[" + std::to_string(i) + "] is negative (" + std::to_string((*reps)[i]) + ")");
+      if ((*reps)[i] < 0)
+        return c.fail("repeats[" + std::to_string(i) + "] is negative (" + std::to_string((*reps)[i]) + ")");
       if (dims[i] != kDyn && (llvm::MulOverflow((*reps)[i], dims[i], product) || product > (int64_t(1) << 40)))
         return c.fail("output dim " + std::to_string(i) + " = " + std::to_string(dims[i]) + " x " +
                       std::to_string((*reps)[i]) + " repeats is larger than 2^40");
     }
   for (int64_t i = 0; i < n; ++i) expandedType.append({reps ? (*reps)[i] : kDyn, dims[i]});
-  Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(expandedType, in.getElementType()),
-                                        view, expandShape);
-  auto outShape = buildElementwise(c, {c.input(1), dimsValue}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-    return b.create<arith::MulIOp>(l, a[0], a[1]);
-  });
+  Value expanded =
+      c.b.create<ExpandOp>(c.loc, RankedTensorType::get(expandedType, in.getElementType()), view, expandShape);
+  auto outShape =
+      buildElementwise(c, {c.input(1), dimsValue}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        return b.create<arith::MulIOp>(l, a[0], a[1]);
+      });
   if (failed(outShape)) return failure();
   SmallVector<int64_t> resultShape(n, kDyn), src(n, -1);
   if (reps)
@@ -84,7 +84,8 @@ LogicalResult importTile(NodeContext &c) {
 LogicalResult importCenterCropPad(NodeContext &c) {
   auto in = c.inputType(0), st = c.inputType(1);
   if (!in.hasStaticShape()) return c.fail("input must have a static shape");
-  if (!isIndexTensor(st) || st.getRank() != 1 || st.isDynamicDim(0)) return c.fail("shape must be a 1-D integer tensor");
+  if (!isIndexTensor(st) || st.getRank() != 1 || st.isDynamicDim(0))
+    return c.fail("shape must be a 1-D integer tensor");
   int64_t rank = in.getRank();
   SmallVector<int64_t> axes;
   for (int64_t a : c.attrs.getInts("axes")) {
@@ -97,7 +98,8 @@ LogicalResult importCenterCropPad(NodeContext &c) {
   if (st.getDimSize(0) != n) return c.fail("shape must have one entry per axis");
   auto i64 = c.b.getI64Type();
   auto constI64 = [&](ArrayRef<int64_t> v) -> Value {
-    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
+    return c.b.create<arith::ConstantOp>(c.loc,
+                                         DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
   };
   SmallVector<int64_t> dims;
   for (int64_t a : axes) dims.push_back(in.getDimSize(a));
@@ -120,7 +122,9 @@ LogicalResult importCenterCropPad(NodeContext &c) {
       Value pad = b.create<arith::MaxSIOp>(l, b.create<arith::SubIOp>(l, zero, diff), zero);
       switch (which) {
       case CropStart: return b.create<arith::DivSIOp>(l, crop, two);
-      case CropEnd: return b.create<arith::AddIOp>(l, b.create<arith::DivSIOp>(l, crop, two), b.create<arith::MinSIOp>(l, v[0], v[1]));
+      case CropEnd:
+        return b.create<arith::AddIOp>(l, b.create<arith::DivSIOp>(l, crop, two),
+                                       b.create<arith::MinSIOp>(l, v[0], v[1]));
       case PadBegin: return b.create<arith::DivSIOp>(l, pad, two);
       case PadEnd: return b.create<arith::SubIOp>(l, pad, b.create<arith::DivSIOp>(l, pad, two));
       }
@@ -156,13 +160,15 @@ LogicalResult importOneHot(NodeContext &c) {
   Value depth;
   Type det = dt.getElementType();
   if (det.isF32()) {
-    Value one = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getF32Type()), 1.0f));
-    Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({1}, i64), one, c.input(1), c.b.getDenseI64ArrayAttr({0}));
+    Value one = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getF32Type()), 1.0f));
+    Value sizes = c.b.create<ScaledSizesOp>(c.loc, RankedTensorType::get({1}, i64), one, c.input(1),
+                                            c.b.getDenseI64ArrayAttr({0}));
     depth = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, i64), sizes, Value(), c.b.getDenseI64ArrayAttr({}),
                                   c.b.getBoolAttr(false));
   } else if (det.isSignlessInteger(64) || det.isSignlessInteger(32)) {
-    depth = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, det), c.input(1), Value(), c.b.getDenseI64ArrayAttr({}),
-                                  c.b.getBoolAttr(false));
+    depth = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({}, det), c.input(1), Value(),
+                                  c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(false));
     if (det.isSignlessInteger(32)) {
       auto wide = buildElementwise(c, {depth}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
         return b.create<arith::ExtSIOp>(l, b.getI64Type(), v[0]);
@@ -192,17 +198,18 @@ LogicalResult importOneHot(NodeContext &c) {
   Type itE = it.getElementType();
   auto y = buildElementwise(c, {idx, jCol, depth, elementAt(0), elementAt(1)}, vt.getElementType(),
                             [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
-    Value i = v[0];
-    if (llvm::isa<FloatType>(itE)) i = b.create<arith::FPToSIOp>(l, b.getI64Type(), i);
-    else if (itE.getIntOrFloatBitWidth() < 64)
-      i = itE.isUnsignedInteger() ? (Value)b.create<arith::ExtUIOp>(l, b.getI64Type(), i)
-                                  : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), i);
-    Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
-    Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, zero);
-    i = b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, i, v[2]), i);
-    Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, v[1]);
-    return b.create<arith::SelectOp>(l, hit, v[4], v[3]);
-  });
+                              Value i = v[0];
+                              if (llvm::isa<FloatType>(itE))
+                                i = b.create<arith::FPToSIOp>(l, b.getI64Type(), i);
+                              else if (itE.getIntOrFloatBitWidth() < 64)
+                                i = itE.isUnsignedInteger() ? (Value)b.create<arith::ExtUIOp>(l, b.getI64Type(), i)
+                                                            : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), i);
+                              Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+                              Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, zero);
+                              i = b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, i, v[2]), i);
+                              Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, v[1]);
+                              return b.create<arith::SelectOp>(l, hit, v[4], v[3]);
+                            });
   if (failed(y)) return failure();
   c.setOutput(0, *y);
   return success();
@@ -228,7 +235,8 @@ LogicalResult importReverseSequence(NodeContext &c) {
   bShape[batchAxis] = B;
   SmallVector<int64_t> times;
   for (int64_t t = 0; t < T; ++t) times.push_back(t);
-  Value tV = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get(tShape, i64), ArrayRef<int64_t>(times)));
+  Value tV = c.b.create<arith::ConstantOp>(
+      c.loc, DenseElementsAttr::get(RankedTensorType::get(tShape, i64), ArrayRef<int64_t>(times)));
   SmallVector<int64_t> src(rank, -1);
   Value lens = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(bShape, lt.getElementType()), c.input(1), Value(),
                                      c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
@@ -242,7 +250,8 @@ LogicalResult importReverseSequence(NodeContext &c) {
   });
   if (failed(idx)) return failure();
   SmallVector<int64_t> full(in.getShape());
-  Value shapeV = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({rank}, i64), ArrayRef<int64_t>(full)));
+  Value shapeV = c.b.create<arith::ConstantOp>(
+      c.loc, DenseElementsAttr::get(RankedTensorType::get({rank}, i64), ArrayRef<int64_t>(full)));
   Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(full, i64), *idx, shapeV);
   c.setOutput(0, c.b.create<GatherElementsOp>(c.loc, in, c.input(0), expanded, c.b.getI64IntegerAttr(timeAxis)));
   return success();

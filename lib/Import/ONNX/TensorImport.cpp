@@ -84,8 +84,8 @@ constexpr uint64_t kMaxExternalTensorBytes = uint64_t(16) << 30;
 namespace {
 /// Reads [offset, offset+length) of an external data file after refusing
 /// absolute paths, `..` components, symlinks, hard links and reads past EOF.
-bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelDir,
-                      uint64_t expectedBytes, std::string &bytes, std::string &error) {
+bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelDir, uint64_t expectedBytes,
+                      std::string &bytes, std::string &error) {
   std::string location;
   uint64_t offset = 0, length = UINT64_MAX;
   // Offsets and lengths are plain decimal numbers: no sign, no trailing text.
@@ -111,7 +111,8 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
   };
   bool haveLength = false;
   for (const auto &kv : tensor.external_data()) {
-    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "location")
+      location = kv.value();
     else if (kv.key() == "offset") {
       if (!parseNumber(kv.key(), kv.value(), offset)) return false;
     } else if (kv.key() == "length") {
@@ -119,7 +120,10 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
       haveLength = true;
     }
   }
-  if (location.empty()) { error = "external data without a location"; return false; }
+  if (location.empty()) {
+    error = "external data without a location";
+    return false;
+  }
   if (location[0] == '/' || location.find('\\') != std::string::npos) {
     error = "external data location '" + location + "' is absolute; only paths inside the model's folder are allowed";
     return false;
@@ -129,7 +133,8 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
     size_t end = location.find('/', start);
     if (end == std::string::npos) end = location.size();
     if (location.compare(start, end - start, "..") == 0) {
-      error = "external data location '" + location + "' contains '..'; only paths inside the model's folder are allowed";
+      error =
+          "external data location '" + location + "' contains '..'; only paths inside the model's folder are allowed";
       return false;
     }
     start = end + 1;
@@ -154,7 +159,10 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
   // refused as not a regular file).
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) { error = "cannot open external data file '" + location + "': " + strerror(errno); return false; }
+  if (fd < 0) {
+    error = "cannot open external data file '" + location + "': " + strerror(errno);
+    return false;
+  }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -190,7 +198,11 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
   size_t done = 0;
   while (done < length) {
     ssize_t n = pread(fd, bytes.data() + done, length - done, offset + done);
-    if (n <= 0) { close(fd); error = "short read from external data '" + location + "'"; return false; }
+    if (n <= 0) {
+      close(fd);
+      error = "short read from external data '" + location + "'";
+      return false;
+    }
     done += n;
   }
   close(fd);
@@ -198,8 +210,8 @@ bool readExternalData(const onnx::TensorProto &tensor, const std::string &modelD
 }
 } // namespace
 
-DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor,
-                               const std::string &modelDir, std::string &error) {
+DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor, const std::string &modelDir,
+                               std::string &error) {
   Type elementType = importElementType(ctx, tensor.data_type());
   if (elementType && !elementType.isIntOrFloat()) {
     error = "tensor '" + tensor.name() + "' has element type " + onnxTypeName(tensor.data_type()) +
@@ -213,7 +225,10 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
   SmallVector<int64_t> shape;
   uint64_t count = 1;
   for (int64_t d : tensor.dims()) {
-    if (d < 0) { error = "tensor '" + tensor.name() + "' has a negative dim " + std::to_string(d); return {}; }
+    if (d < 0) {
+      error = "tensor '" + tensor.name() + "' has a negative dim " + std::to_string(d);
+      return {};
+    }
     if (d != 0 && count > (uint64_t(1) << 40) / uint64_t(d)) {
       error = "tensor '" + tensor.name() + "' claims more than 2^40 elements";
       return {};
@@ -223,7 +238,9 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
   }
   unsigned width = std::max(1u, elementType.getIntOrFloatBitWidth() / 8);
   // 4- and 2-bit integers are packed, the first element in the low bits.
-  unsigned subBits = elementType.isInteger(1) ? 0 : (elementType.getIntOrFloatBitWidth() < 8 ? elementType.getIntOrFloatBitWidth() : 0);
+  unsigned subBits = elementType.isInteger(1)
+                         ? 0
+                         : (elementType.getIntOrFloatBitWidth() < 8 ? elementType.getIntOrFloatBitWidth() : 0);
   uint64_t bytes = subBits ? (count * subBits + 7) / 8 : count * width;
   auto type = RankedTensorType::get(shape, elementType);
   auto unpack = [&](auto byteAt) {
@@ -262,8 +279,8 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
     return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(raw->data(), raw->size()));
   }
   auto mismatch = [&](int64_t have) {
-    error = "tensor '" + tensor.name() + "' has " + std::to_string(have) +
-            " typed values but its dims need " + std::to_string(count);
+    error = "tensor '" + tensor.name() + "' has " + std::to_string(have) + " typed values but its dims need " +
+            std::to_string(count);
     return DenseElementsAttr();
   };
   // Narrow types live in int32_data (float16 as its bit pattern), unsigned
@@ -303,19 +320,21 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
-  case 17: case 18: case 19: case 20:
-    return fromInts(tensor.int32_data());
-  case 21: case 22: case 25: case 26: {
+  case 17:
+  case 18:
+  case 19:
+  case 20: return fromInts(tensor.int32_data());
+  case 21:
+  case 22:
+  case 25:
+  case 26: {
     // int32_data holds the packed bytes, one per entry.
     if ((uint64_t)tensor.int32_data_size() != bytes) return mismatch(tensor.int32_data_size() * (8 / subBits));
     return unpack([&](uint64_t i) { return tensor.int32_data(int(i)); });
   }
   case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64:
-    return fromInts(tensor.uint64_data());
-  default:
-    error = "tensor '" + tensor.name() + "' has unsupported element type";
-    return {};
+  case onnx::TensorProto::UINT64: return fromInts(tensor.uint64_data());
+  default: error = "tensor '" + tensor.name() + "' has unsupported element type"; return {};
   }
 }
 

@@ -19,11 +19,9 @@ using namespace mlir;
 namespace v4f {
 namespace {
 
-
 /// Explicit [top, left, bottom, right] pads from pads/auto_pad.
-FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in,
-                                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                                           ArrayRef<int64_t> dilations) {
+FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in, ArrayRef<int64_t> kernel,
+                                           ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
   std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
   SmallVector<int64_t> pads(4, 0);
   if (autoPad == "NOTSET") {
@@ -134,18 +132,16 @@ LogicalResult importPool(NodeContext &c) {
   auto pads = windowPads(c, in, kernel, strides, dilations);
   if (failed(pads)) return failure();
   for (int i = 0; i < 2; ++i)
-    if ((*pads)[i] >= kernel[i] || (*pads)[2 + i] >= kernel[i])
-      return c.fail("pads must be smaller than the kernel");
+    if ((*pads)[i] >= kernel[i] || (*pads)[2 + i] >= kernel[i]) return c.fail("pads must be smaller than the kernel");
   bool ceil = c.attrs.getInt("ceil_mode", 0) != 0;
   for (int i = 0; i < 2; ++i)
-    if (windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i], (*pads)[i],
-                         (*pads)[2 + i], ceil) == 0)
+    if (windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i], (*pads)[i], (*pads)[2 + i], ceil) ==
+        0)
       return c.fail("kernel, strides and pads give an empty output");
   bool includePad = c.attrs.getInt("count_include_pad", 0) != 0;
-  auto op = c.b.create<PoolOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(kernel),
-                               c.b.getDenseI64ArrayAttr(strides), c.b.getDenseI64ArrayAttr(dilations),
-                               c.b.getDenseI64ArrayAttr(*pads), c.b.getBoolAttr(ceil),
-                               c.b.getBoolAttr(includePad));
+  auto op = c.b.create<PoolOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(kernel), c.b.getDenseI64ArrayAttr(strides),
+                               c.b.getDenseI64ArrayAttr(dilations), c.b.getDenseI64ArrayAttr(*pads),
+                               c.b.getBoolAttr(ceil), c.b.getBoolAttr(includePad));
   c.setOutput(0, op);
   return success();
 }
@@ -156,8 +152,7 @@ LogicalResult importGlobalAveragePool(NodeContext &c) {
   if (rank < 3) return c.fail("input must have rank >= 3");
   SmallVector<int64_t> axes;
   for (int64_t i = 2; i < rank; ++i) axes.push_back(i);
-  c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(axes),
-                                          c.b.getBoolAttr(true)));
+  c.setOutput(0, c.b.create<ReduceMeanOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(axes), c.b.getBoolAttr(true)));
   return success();
 }
 
@@ -315,12 +310,14 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
   if (!wt.hasStaticShape()) return c.fail("the weight must have a static shape");
   int64_t N = in.getDimSize(0), C = in.getDimSize(1), H = in.getDimSize(2), W = in.getDimSize(3);
   int64_t group = c.attrs.getInt("group", 1);
-  if (group <= 0 || C % group || wt.getDimSize(0) != C) return c.fail("weight must be [C, M/group, kH, kW] with group dividing C");
+  if (group <= 0 || C % group || wt.getDimSize(0) != C)
+    return c.fail("weight must be [C, M/group, kH, kW] with group dividing C");
   int64_t Mg = wt.getDimSize(1), M = Mg * group, Cg = C / group;
   int64_t k[2] = {wt.getDimSize(2), wt.getDimSize(3)};
   auto strides = c.attrs.getInts("strides", {1, 1}), dil = c.attrs.getInts("dilations", {1, 1});
   auto outPad = c.attrs.getInts("output_padding", {0, 0});
-  if (strides.size() != 2 || dil.size() != 2 || outPad.size() != 2) return c.fail("strides/dilations/output_padding must have 2 entries");
+  if (strides.size() != 2 || dil.size() != 2 || outPad.size() != 2)
+    return c.fail("strides/dilations/output_padding must have 2 entries");
   if (c.attrs.has("kernel_shape") && c.attrs.getInts("kernel_shape") != std::vector<int64_t>{k[0], k[1]})
     return c.fail("kernel_shape disagrees with the weight's shape");
   int64_t inSize[2] = {H, W}, padBegin[2], padEnd[2], out[2];
@@ -356,7 +353,8 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
   auto f32 = c.b.getF32Type();
   auto i64 = c.b.getI64Type();
   auto constI64 = [&](ArrayRef<int64_t> v) -> Value {
-    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
+    return c.b.create<arith::ConstantOp>(c.loc,
+                                         DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
   };
   Value x = c.input(0);
   // Zero insertion, one spatial axis at a time (so that a dynamic axis is
@@ -451,8 +449,7 @@ LogicalResult importConvTranspose2D(NodeContext &c) {
                                c.b.getI64IntegerAttr(group), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
                                c.b.getF32FloatAttr(0));
   auto rt = llvm::cast<RankedTensorType>(op.getType());
-  if (rt.getDimSize(2) != out[0] || rt.getDimSize(3) != out[1])
-    return c.fail("internal: unexpected output size");
+  if (rt.getDimSize(2) != out[0] || rt.getDimSize(3) != out[1]) return c.fail("internal: unexpected output size");
   c.setOutput(0, op);
   return success();
 }
@@ -490,10 +487,14 @@ LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext
         a.clear_ints();
         for (int64_t e : v) a.add_ints(e);
       };
-      if (a.name() == "kernel_shape") set(k);
-      else if (a.name() == "strides") set(st);
-      else if (a.name() == "dilations") set(dl);
-      else if (a.name() == "pads") set(pd);
+      if (a.name() == "kernel_shape")
+        set(k);
+      else if (a.name() == "strides")
+        set(st);
+      else if (a.name() == "dilations")
+        set(dl);
+      else if (a.name() == "pads")
+        set(pd);
     }
     NodeContext c2(n, c.opset, c.g, c.loc);
     if (failed(import2D(c2))) return c.fail(c2.error);
@@ -516,12 +517,14 @@ LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext
 } // namespace
 
 void addWindowImporters(std::unordered_map<std::string, OpImporter> &t) {
-  t["Conv"] = {1, kMaxOpset, checkWindowAttrs, [](NodeContext &c) { return importThroughFloat32(c, importConvAnyRank); }};
+  t["Conv"] = {1, kMaxOpset, checkWindowAttrs,
+               [](NodeContext &c) { return importThroughFloat32(c, importConvAnyRank); }};
   t["ConvTranspose"] = {1, kMaxOpset, checkWindowAttrs, importConvTranspose};
   t["LpPool"] = {2, kMaxOpset, checkWindowAttrs, importLpPool};
   t["MaxPool"] = {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<MaxPoolOp>};
   t["AveragePool"] = {1, kMaxOpset, checkWindowAttrs, importPoolAnyRank<AvgPoolOp>};
-  t["GlobalAveragePool"] = {1, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); }, importGlobalAveragePool};
+  t["GlobalAveragePool"] = {1, kMaxOpset, [](const NodeAttrs &, int64_t) { return std::string(); },
+                            importGlobalAveragePool};
 }
 
 } // namespace v4f

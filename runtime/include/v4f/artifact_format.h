@@ -64,16 +64,16 @@ typedef struct v4f_file_header_t {
   char magic[V4F_ARTIFACT_MAGIC_SIZE]; /* V4F_ARTIFACT_MAGIC */
   uint16_t format_major;               /* readers refuse > their own major */
   uint16_t format_minor;
-  uint32_t header_size;                /* sizeof(v4f_file_header_t) == 128 */
-  uint64_t file_size;                  /* total size of the file in bytes */
-  uint64_t manifest_offset;            /* multiple of 64 */
+  uint32_t header_size;     /* sizeof(v4f_file_header_t) == 128 */
+  uint64_t file_size;       /* total size of the file in bytes */
+  uint64_t manifest_offset; /* multiple of 64 */
   uint64_t manifest_size;
-  uint32_t digest_algorithm;           /* V4F_DIGEST_ALGORITHM_* (below) */
-  uint32_t reserved0;                  /* zero */
-  uint64_t signature_offset;           /* 0 = unsigned; else the signature trailer's
+  uint32_t digest_algorithm;   /* V4F_DIGEST_ALGORITHM_* (below) */
+  uint32_t reserved0;          /* zero */
+  uint64_t signature_offset;   /* 0 = unsigned; else the signature trailer's
                                           offset (file_size - sizeof trailer) */
-  uint8_t manifest_digest[32];         /* v4f digest (below) of the manifest bytes */
-  uint8_t reserved[40];                /* zero */
+  uint8_t manifest_digest[32]; /* v4f digest (below) of the manifest bytes */
+  uint8_t reserved[40];        /* zero */
 } v4f_file_header_t;
 
 #define V4F_HEADER_OFFSET_DIGEST_ALGORITHM 40
@@ -125,12 +125,12 @@ _Static_assert(sizeof(v4f_file_header_t) == 128, "header must be 128 bytes");
 #define V4F_SIGNATURE_ALGORITHM_ED25519_BLAKE3_TREE 2
 
 typedef struct v4f_signature_t {
-  char magic[8];            /* V4F_SIGNATURE_MAGIC */
-  uint32_t algorithm;       /* V4F_SIGNATURE_ALGORITHM_* */
-  uint32_t reserved0;       /* zero */
-  uint8_t public_key[32];   /* the signer's Ed25519 public key */
-  uint8_t signature[64];    /* Ed25519 signature of the algorithm's digest */
-  uint8_t reserved[16];     /* zero */
+  char magic[8];          /* V4F_SIGNATURE_MAGIC */
+  uint32_t algorithm;     /* V4F_SIGNATURE_ALGORITHM_* */
+  uint32_t reserved0;     /* zero */
+  uint8_t public_key[32]; /* the signer's Ed25519 public key */
+  uint8_t signature[64];  /* Ed25519 signature of the algorithm's digest */
+  uint8_t reserved[16];   /* zero */
 } v4f_signature_t;
 
 #ifdef __cplusplus
@@ -142,9 +142,9 @@ _Static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 by
 /* Section ciphers (Section.cipher, format 4). */
 #define V4F_CIPHER_NONE 0
 #define V4F_CIPHER_XCHACHA20POLY1305_SECRETSTREAM 1
-#define V4F_CIPHER_CHUNK (1u << 20)       /* plaintext bytes per secretstream chunk */
-#define V4F_CIPHER_HEADER_BYTES 24        /* crypto_secretstream_xchacha20poly1305_HEADERBYTES */
-#define V4F_CIPHER_CHUNK_OVERHEAD 17      /* crypto_secretstream_xchacha20poly1305_ABYTES */
+#define V4F_CIPHER_CHUNK (1u << 20)  /* plaintext bytes per secretstream chunk */
+#define V4F_CIPHER_HEADER_BYTES 24   /* crypto_secretstream_xchacha20poly1305_HEADERBYTES */
+#define V4F_CIPHER_CHUNK_OVERHEAD 17 /* crypto_secretstream_xchacha20poly1305_ABYTES */
 
 /* Section kinds used in the manifest. */
 #define V4F_SECTION_CPU_LIBRARY 1
@@ -183,43 +183,42 @@ _Static_assert(sizeof(v4f_signature_t) == 128, "signature trailer must be 128 by
  * v4f_dtype_name and the compiler's `v4fc inspect`. */
 static inline const char* v4f_dtype_format_name(int32_t dtype) {
   switch (dtype) {
-    case V4F_DTYPE_FLOAT32: return "float32";
-    case V4F_DTYPE_UINT8: return "uint8";
-    case V4F_DTYPE_INT8: return "int8";
-    case V4F_DTYPE_UINT16: return "uint16";
-    case V4F_DTYPE_INT16: return "int16";
-    case V4F_DTYPE_INT32: return "int32";
-    case V4F_DTYPE_INT64: return "int64";
-    case V4F_DTYPE_BOOL: return "bool";
-    case V4F_DTYPE_FLOAT16: return "float16";
-    case V4F_DTYPE_FLOAT64: return "float64";
-    case V4F_DTYPE_UINT32: return "uint32";
-    case V4F_DTYPE_UINT64: return "uint64";
-    case V4F_DTYPE_BFLOAT16: return "bfloat16";
-    case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
-    case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
-    case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
-    case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
-    case V4F_DTYPE_UINT4: return "uint4";
-    case V4F_DTYPE_INT4: return "int4";
-    case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
-    case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
-    case V4F_DTYPE_UINT2: return "uint2";
-    case V4F_DTYPE_INT2: return "int2";
-    default: return "unknown";
+  case V4F_DTYPE_FLOAT32: return "float32";
+  case V4F_DTYPE_UINT8: return "uint8";
+  case V4F_DTYPE_INT8: return "int8";
+  case V4F_DTYPE_UINT16: return "uint16";
+  case V4F_DTYPE_INT16: return "int16";
+  case V4F_DTYPE_INT32: return "int32";
+  case V4F_DTYPE_INT64: return "int64";
+  case V4F_DTYPE_BOOL: return "bool";
+  case V4F_DTYPE_FLOAT16: return "float16";
+  case V4F_DTYPE_FLOAT64: return "float64";
+  case V4F_DTYPE_UINT32: return "uint32";
+  case V4F_DTYPE_UINT64: return "uint64";
+  case V4F_DTYPE_BFLOAT16: return "bfloat16";
+  case V4F_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+  case V4F_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+  case V4F_DTYPE_FLOAT8E5M2: return "float8e5m2";
+  case V4F_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+  case V4F_DTYPE_UINT4: return "uint4";
+  case V4F_DTYPE_INT4: return "int4";
+  case V4F_DTYPE_FLOAT4E2M1: return "float4e2m1";
+  case V4F_DTYPE_FLOAT8E8M0: return "float8e8m0";
+  case V4F_DTYPE_UINT2: return "uint2";
+  case V4F_DTYPE_INT2: return "int2";
+  default: return "unknown";
   }
 }
 
 /* CPU features an artifact may require, by the names the manifest uses.
  * The runtime detects each with CPUID and refuses an artifact that needs one
  * this CPU lacks (or one it does not know). */
-#define V4F_CPU_FEATURE_NAMES                                              \
-  "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",         \
-      "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni",         \
-      "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16", "avxvnni"
+#define V4F_CPU_FEATURE_NAMES                                                                                          \
+  "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "bmi", "bmi2", "avx512f", "avx512bw", "avx512dq", "avx512vl",      \
+      "avx512vnni", "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16", "avxvnni"
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* V4F_ARTIFACT_FORMAT_H_ */
+#endif /* V4F_ARTIFACT_FORMAT_H_ */

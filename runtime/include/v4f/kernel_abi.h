@@ -78,16 +78,16 @@ extern "C" {
 /* What one call of an entry point sees. The runtime owns the struct and every
  * array it points to; they are valid for the duration of the call only. */
 typedef struct v4f_dispatch_state_t {
-  int64_t workgroup_id[3];          /* x, y, z of this call, each < workgroup_count */
-  int64_t workgroup_count[3];       /* the dispatch's grid (1 for unused dims) */
-  void* const* bindings;            /* base pointers, in the dispatch's binding order */
-  const uint64_t* binding_lengths;  /* bytes available at each binding */
-  const int64_t* push_constants;    /* the dispatch's push constants, in order */
+  int64_t workgroup_id[3];         /* x, y, z of this call, each < workgroup_count */
+  int64_t workgroup_count[3];      /* the dispatch's grid (1 for unused dims) */
+  void* const* bindings;           /* base pointers, in the dispatch's binding order */
+  const uint64_t* binding_lengths; /* bytes available at each binding */
+  const int64_t* push_constants;   /* the dispatch's push constants, in order */
   uint32_t binding_count;
   uint32_t push_constant_count;
-  void* scratch;                    /* per-worker scratch (NULL when scratch_size is 0) */
-  uint64_t scratch_size;            /* bytes of scratch */
-  uint32_t worker_id;               /* which worker runs this call, < worker_count */
+  void* scratch;         /* per-worker scratch (NULL when scratch_size is 0) */
+  uint64_t scratch_size; /* bytes of scratch */
+  uint32_t worker_id;    /* which worker runs this call, < worker_count */
   uint32_t worker_count;
 } v4f_dispatch_state_t;
 
@@ -113,12 +113,18 @@ typedef struct v4f_dispatch_state_t {
 #endif
 V4F_ABI_STATIC_ASSERT(sizeof(void*) == 8, "the v4f kernel ABI is defined for 64-bit targets");
 V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, workgroup_id) == V4F_DISPATCH_STATE_OFFSET_WORKGROUP_ID, "layout");
-V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, workgroup_count) == V4F_DISPATCH_STATE_OFFSET_WORKGROUP_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, workgroup_count) == V4F_DISPATCH_STATE_OFFSET_WORKGROUP_COUNT,
+                      "layout");
 V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, bindings) == V4F_DISPATCH_STATE_OFFSET_BINDINGS, "layout");
-V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_lengths) == V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS, "layout");
-V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constants) == V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANTS, "layout");
-V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_count) == V4F_DISPATCH_STATE_OFFSET_BINDING_COUNT, "layout");
-V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constant_count) == V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANT_COUNT, "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_lengths) == V4F_DISPATCH_STATE_OFFSET_BINDING_LENGTHS,
+                      "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constants) == V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANTS,
+                      "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, binding_count) == V4F_DISPATCH_STATE_OFFSET_BINDING_COUNT,
+                      "layout");
+V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, push_constant_count) ==
+                          V4F_DISPATCH_STATE_OFFSET_PUSH_CONSTANT_COUNT,
+                      "layout");
 V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, scratch) == V4F_DISPATCH_STATE_OFFSET_SCRATCH, "layout");
 V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, scratch_size) == V4F_DISPATCH_STATE_OFFSET_SCRATCH_SIZE, "layout");
 V4F_ABI_STATIC_ASSERT(offsetof(v4f_dispatch_state_t, worker_id) == V4F_DISPATCH_STATE_OFFSET_WORKER_ID, "layout");
@@ -127,7 +133,6 @@ V4F_ABI_STATIC_ASSERT(sizeof(v4f_dispatch_state_t) == V4F_DISPATCH_STATE_SIZE, "
 
 /* A CPU entry point. Returns V4F_KERNEL_OK or an error code. */
 typedef int32_t (*v4f_kernel_fn_t)(const v4f_dispatch_state_t* state);
-
 
 /* ---- CUDA executables (artifact format 5.1) ------------------------------
  *
@@ -153,25 +158,25 @@ typedef int32_t (*v4f_kernel_fn_t)(const v4f_dispatch_state_t* state);
 #define V4F_CUDA_MAX_PUSH_CONSTANTS 16
 
 typedef struct v4f_cuda_module_header_t {
-  char magic[8];            /* V4F_CUDA_MODULE_MAGIC */
-  uint32_t entry_count;     /* == the executable's entry_points count */
+  char magic[8];        /* V4F_CUDA_MODULE_MAGIC */
+  uint32_t entry_count; /* == the executable's entry_points count */
   uint32_t image_count;
   uint32_t interface_words;
-  uint32_t reserved;        /* zero */
+  uint32_t reserved; /* zero */
 } v4f_cuda_module_header_t;
 
 typedef struct v4f_cuda_image_t {
-  uint32_t kind;            /* V4F_CUDA_IMAGE_CUBIN or V4F_CUDA_IMAGE_PTX */
-  uint32_t arch;            /* compute capability * 10 + minor: 90 = sm_90 */
-  uint64_t offset;          /* from the start of the module */
+  uint32_t kind;   /* V4F_CUDA_IMAGE_CUBIN or V4F_CUDA_IMAGE_PTX */
+  uint32_t arch;   /* compute capability * 10 + minor: 90 = sm_90 */
+  uint64_t offset; /* from the start of the module */
   uint64_t size;
 } v4f_cuda_image_t;
 
 typedef struct v4f_cuda_args_t {
-  uint64_t bindings[V4F_CUDA_MAX_BINDINGS];         /* device addresses */
-  uint64_t binding_lengths[V4F_CUDA_MAX_BINDINGS];  /* bytes at each */
+  uint64_t bindings[V4F_CUDA_MAX_BINDINGS];        /* device addresses */
+  uint64_t binding_lengths[V4F_CUDA_MAX_BINDINGS]; /* bytes at each */
   int64_t push_constants[V4F_CUDA_MAX_PUSH_CONSTANTS];
-  uint64_t error;           /* device address of the run's uint32 error word */
+  uint64_t error; /* device address of the run's uint32 error word */
   uint32_t binding_count;
   uint32_t dispatch_index;
 } v4f_cuda_args_t;
@@ -181,7 +186,7 @@ V4F_ABI_STATIC_ASSERT(sizeof(v4f_cuda_image_t) == 24, "layout");
 V4F_ABI_STATIC_ASSERT(sizeof(v4f_cuda_args_t) == 528, "layout");
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* V4F_KERNEL_ABI_H_ */
+#endif /* V4F_KERNEL_ABI_H_ */

@@ -53,7 +53,7 @@ typedef enum v4f_status_code_e {
 
 typedef struct v4f_status_s* v4f_status_t;
 
-V4F_API v4f_status_code_t v4f_status_code(v4f_status_t status);  /* NULL -> OK */
+V4F_API v4f_status_code_t v4f_status_code(v4f_status_t status); /* NULL -> OK */
 /* Valid until v4f_status_free(status); "" for NULL. */
 V4F_API const char* v4f_status_message(v4f_status_t status);
 V4F_API void v4f_status_free(v4f_status_t status);
@@ -90,7 +90,7 @@ V4F_API int v4f_cpu_has_feature(const char* name);
 typedef struct v4f_model_s v4f_model_t;
 
 typedef struct v4f_model_options_t {
-  size_t struct_size;               /* sizeof(v4f_model_options_t) */
+  size_t struct_size; /* sizeof(v4f_model_options_t) */
   /* Comma-separated CPU feature names to treat as absent ("avx512f,amx-tile");
    * for testing the refusal path. NULL or "" = none. */
   const char* disabled_cpu_features;
@@ -105,7 +105,7 @@ typedef struct v4f_model_options_t {
    * V4F_SIGNATURE_OFF (default) checks nothing. Verifying loads libsodium
    * (libsodium.so.23) with dlopen. */
   int32_t signature_policy;
-  const uint8_t* trusted_keys;   /* trusted_key_count x 32-byte Ed25519 public keys */
+  const uint8_t* trusted_keys; /* trusted_key_count x 32-byte Ed25519 public keys */
   size_t trusted_key_count;
   /* Encrypted artifacts (format 4, v4fc compile --encrypt-key): the
    * 32-byte XChaCha20-Poly1305 key, or a callback that supplies it for a key
@@ -124,10 +124,10 @@ typedef struct v4f_model_options_t {
 #define V4F_SIGNATURE_REQUIRE 2
 
 /* What loading found out about the signature. */
-#define V4F_SIGNATURE_STATE_UNCHECKED 0  /* policy off */
-#define V4F_SIGNATURE_STATE_UNSIGNED 1   /* no signature (policy warn) */
-#define V4F_SIGNATURE_STATE_UNTRUSTED 2  /* valid, by a key not trusted (policy warn) */
-#define V4F_SIGNATURE_STATE_VERIFIED 3   /* valid, by a trusted key */
+#define V4F_SIGNATURE_STATE_UNCHECKED 0 /* policy off */
+#define V4F_SIGNATURE_STATE_UNSIGNED 1  /* no signature (policy warn) */
+#define V4F_SIGNATURE_STATE_UNTRUSTED 2 /* valid, by a key not trusted (policy warn) */
+#define V4F_SIGNATURE_STATE_VERIFIED 3  /* valid, by a trusted key */
 
 V4F_API void v4f_model_options_init(v4f_model_options_t* options);
 
@@ -137,18 +137,14 @@ V4F_API void v4f_model_options_init(v4f_model_options_t* options);
  * that copy.
  * `options` and `allocator` may be NULL. On failure *out_model is NULL and
  * the message names the file and the problem. */
-V4F_API v4f_status_t v4f_model_load_file(const char* path,
-                                         const v4f_model_options_t* options,
-                                         const v4f_allocator_t* allocator,
-                                         v4f_model_t** out_model);
+V4F_API v4f_status_t v4f_model_load_file(const char* path, const v4f_model_options_t* options,
+                                         const v4f_allocator_t* allocator, v4f_model_t** out_model);
 
 /* Loads from caller memory, which must stay alive and unchanged until the
  * model is released. If `data` is not 64-byte aligned it is copied once into
  * an aligned buffer (sections are 64-aligned relative to the file start). */
-V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size,
-                                           const v4f_model_options_t* options,
-                                           const v4f_allocator_t* allocator,
-                                           v4f_model_t** out_model);
+V4F_API v4f_status_t v4f_model_load_memory(const void* data, size_t size, const v4f_model_options_t* options,
+                                           const v4f_allocator_t* allocator, v4f_model_t** out_model);
 
 /* Sessions hold no reference count: release them before their model. */
 V4F_API void v4f_model_release(v4f_model_t* model);
@@ -187,17 +183,15 @@ V4F_API size_t v4f_model_variant(const v4f_model_t* model);
 V4F_API const char* v4f_model_target_cpu(const v4f_model_t* model);
 
 typedef struct v4f_tensor_info_t {
-  const char* name;                      /* valid for the model's lifetime */
-  int32_t dtype;                         /* V4F_DTYPE_* */
+  const char* name; /* valid for the model's lifetime */
+  int32_t dtype;    /* V4F_DTYPE_* */
   int32_t rank;
-  int64_t dims[V4F_MAX_RANK];            /* -1 where symbolic */
-  const char* dim_names[V4F_MAX_RANK];   /* "" where static */
+  int64_t dims[V4F_MAX_RANK];          /* -1 where symbolic */
+  const char* dim_names[V4F_MAX_RANK]; /* "" where static */
 } v4f_tensor_info_t;
 
-V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index,
-                                          v4f_tensor_info_t* out_info);
-V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index,
-                                           v4f_tensor_info_t* out_info);
+V4F_API v4f_status_t v4f_model_input_info(const v4f_model_t* model, size_t index, v4f_tensor_info_t* out_info);
+V4F_API v4f_status_t v4f_model_output_info(const v4f_model_t* model, size_t index, v4f_tensor_info_t* out_info);
 
 /*===--------------------------------------------------------------------===*/
 /* Session                                                                  */
@@ -217,14 +211,13 @@ typedef struct v4f_thread_pool_s v4f_thread_pool_t;
 
 /* thread_count: threads per dispatch, the running session's caller
  * included (0 = number of online cores). */
-V4F_API v4f_status_t v4f_thread_pool_create(int32_t thread_count,
-                                            const v4f_allocator_t* allocator,
+V4F_API v4f_status_t v4f_thread_pool_create(int32_t thread_count, const v4f_allocator_t* allocator,
                                             v4f_thread_pool_t** out_pool);
 V4F_API void v4f_thread_pool_release(v4f_thread_pool_t* pool);
 V4F_API int32_t v4f_thread_pool_thread_count(const v4f_thread_pool_t* pool);
 
 typedef struct v4f_session_options_t {
-  size_t struct_size;    /* sizeof(v4f_session_options_t) */
+  size_t struct_size; /* sizeof(v4f_session_options_t) */
   /* Threads running workgroups, the calling thread included; 0 (default) =
    * number of online cores; 1 = run everything on the caller, no threads.
    * Must be 0 or the pool's count when thread_pool is set. */
@@ -255,10 +248,8 @@ V4F_API void v4f_session_options_init(v4f_session_options_t* options);
 
 /* `options` and `allocator` may be NULL (NULL allocator = the C library's,
  * not the model's). */
-V4F_API v4f_status_t v4f_session_create(v4f_model_t* model,
-                                        const v4f_session_options_t* options,
-                                        const v4f_allocator_t* allocator,
-                                        v4f_session_t** out_session);
+V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_options_t* options,
+                                        const v4f_allocator_t* allocator, v4f_session_t** out_session);
 V4F_API void v4f_session_release(v4f_session_t* session);
 
 /* A tensor passed to or returned from a run. For inputs the caller fills all
@@ -280,17 +271,15 @@ typedef struct v4f_tensor_t {
  * byte_size needed (see v4f_session_resolve_output_shapes) is for the
  * dims' upper bounds; after the run, outputs[i].dims hold the actual dims
  * and only that many elements are written. */
-V4F_API v4f_status_t v4f_session_run(v4f_session_t* session,
-                                     const v4f_tensor_t* inputs, size_t input_count,
+V4F_API v4f_status_t v4f_session_run(v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
                                      v4f_tensor_t* outputs, size_t output_count);
 
 /* Computes the output dtypes/ranks/dims (and byte_size = the bytes needed)
  * for inputs of the given shapes, without running. Input `data` and
  * `byte_size` are ignored. Also plans the arena for these shapes. Dims that
  * depend on input values are reported as their upper bounds. */
-V4F_API v4f_status_t v4f_session_resolve_output_shapes(
-    v4f_session_t* session, const v4f_tensor_t* inputs, size_t input_count,
-    v4f_tensor_t* outputs, size_t output_count);
+V4F_API v4f_status_t v4f_session_resolve_output_shapes(v4f_session_t* session, const v4f_tensor_t* inputs,
+                                                       size_t input_count, v4f_tensor_t* outputs, size_t output_count);
 
 /* Stateful calls (a decoder's KV cache): feeds output `output_index` back as
  * input `input_index` on the session's next runs, without copying. The
@@ -309,8 +298,7 @@ V4F_API v4f_status_t v4f_session_resolve_output_shapes(
  * reports the shapes the next run will have).
  * The output and input must have the same dtype and rank; an output or input
  * can be in one binding only. A failed run keeps the previous state. */
-V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index,
-                                               size_t input_index);
+V4F_API v4f_status_t v4f_session_bind_feedback(v4f_session_t* session, size_t output_index, size_t input_index);
 
 /* Forgets the fed-back state (the bindings stay): the next run reads the
  * caller's inputs again, e.g. to start a new sequence. */
@@ -328,13 +316,13 @@ V4F_API int32_t v4f_session_thread_count(const v4f_session_t* session);
 /* One dispatch run of the last v4f_session_run (a dispatch inside a loop
  * appears once per iteration; skipped dispatches do not appear). */
 typedef struct v4f_dispatch_profile_t {
-  const char* name;          /* source op / ONNX node (valid for the model's lifetime) */
-  const char* kernel;        /* the kernel's entry point */
-  uint32_t dispatch_index;   /* position in the artifact's plan */
-  int64_t workgroups;        /* workgroups run */
-  uint64_t start_ns;         /* from the start of the run */
-  uint64_t duration_ns;      /* wall time, the barrier after it included */
-  double flops;              /* operations (a multiply-add counts 2), or -1 when not counted */
+  const char* name;        /* source op / ONNX node (valid for the model's lifetime) */
+  const char* kernel;      /* the kernel's entry point */
+  uint32_t dispatch_index; /* position in the artifact's plan */
+  int64_t workgroups;      /* workgroups run */
+  uint64_t start_ns;       /* from the start of the run */
+  uint64_t duration_ns;    /* wall time, the barrier after it included */
+  double flops;            /* operations (a multiply-add counts 2), or -1 when not counted */
 } v4f_dispatch_profile_t;
 
 /* Enables (non-zero) or disables per-dispatch timing for the following runs
@@ -348,7 +336,7 @@ V4F_API v4f_status_t v4f_session_profile_entry(const v4f_session_t* session, siz
                                                v4f_dispatch_profile_t* entry);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* V4F_RUNTIME_H_ */
+#endif /* V4F_RUNTIME_H_ */

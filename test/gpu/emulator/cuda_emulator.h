@@ -55,7 +55,7 @@ struct Fiber {
   uint3 tid{0, 0, 0};
   unsigned linear = 0;
   bool done = false;
-  int wait = 0;  // 0 runnable, 1 __syncthreads, 2 warp barrier
+  int wait = 0; // 0 runnable, 1 __syncthreads, 2 warp barrier
 };
 
 struct Block {
@@ -67,15 +67,15 @@ struct Block {
   void* schedulerSp = nullptr;
   void (*kernel)(KernelArgs) = nullptr;
   const KernelArgs* args = nullptr;
-  uint64_t shuffle[1024];  // one slot per thread for warp shuffles
+  uint64_t shuffle[1024]; // one slot per thread for warp shuffles
 };
 
 inline Block*& block() {
-  static Block* b = nullptr;  // one launch at a time (fake_libcuda runs kernels in order)
+  static Block* b = nullptr; // one launch at a time (fake_libcuda runs kernels in order)
   return b;
 }
 
-}  // namespace v4f_emu
+} // namespace v4f_emu
 
 // The context switch: callee-saved registers on the old stack, then the new
 // stack's. A new fiber's stack starts with six zero registers under the
@@ -191,11 +191,11 @@ T shuffle(T v, int srcLane) {
   T r = v;
   const unsigned src = warp * 32 + (static_cast<unsigned>(srcLane) & 31u);
   if (src < b->count) memcpy(&r, &b->shuffle[src], sizeof(T));
-  waitAt(2);  // nobody overwrites a slot before every lane read it
+  waitAt(2); // nobody overwrites a slot before every lane read it
   return r;
 }
 
-}  // namespace v4f_emu
+} // namespace v4f_emu
 
 // Runs kernel(args) over the grid (args: a v4f_cuda_args_t); 0, or 1 with why.
 extern "C" __attribute__((visibility("default"))) int v4f_emu_launch(void* kernel, const unsigned grid[3],
@@ -295,4 +295,4 @@ inline unsigned __float_as_uint(float f) {
   return i;
 }
 
-#endif  // V4F_TEST_GPU_EMULATOR_CUDA_EMULATOR_H_
+#endif // V4F_TEST_GPU_EMULATOR_CUDA_EMULATOR_H_

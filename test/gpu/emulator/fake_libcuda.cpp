@@ -26,7 +26,7 @@ using CUdeviceptr = unsigned long long;
 
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotFound = 500, kLaunchFailed = 719,
                    kInvalidImage = 200;
-constexpr size_t kArgsBytes = 528;  // sizeof(v4f_cuda_args_t), kernel_abi.h
+constexpr size_t kArgsBytes = 528; // sizeof(v4f_cuda_args_t), kernel_abi.h
 
 using LaunchFn = int (*)(void*, const unsigned*, const unsigned*, const void*, char*, size_t);
 
@@ -60,7 +60,7 @@ struct Event {
   double ms = 0;
 };
 
-int gContext;  // the primary context's address
+int gContext; // the primary context's address
 
 double nowMs() {
   timespec t;
@@ -70,20 +70,18 @@ double nowMs() {
 
 CUresult run(const Op& op) {
   switch (op.kind) {
-    case Op::Copy:
-      memcpy(op.dst, op.src, op.bytes);
-      return kSuccess;
-    case Op::Set32:
-      for (size_t i = 0; i < op.bytes; ++i) static_cast<unsigned*>(op.dst)[i] = op.value;
-      return kSuccess;
-    case Op::Launch: {
-      char why[512] = {0};
-      if (op.fn->launch(op.fn->kernel, op.grid, op.block, op.args, why, sizeof why) != 0) {
-        fprintf(stderr, "v4f fake CUDA driver: %s: %s\n", op.fn->name.c_str(), why);
-        return kLaunchFailed;
-      }
-      return kSuccess;
+  case Op::Copy: memcpy(op.dst, op.src, op.bytes); return kSuccess;
+  case Op::Set32:
+    for (size_t i = 0; i < op.bytes; ++i) static_cast<unsigned*>(op.dst)[i] = op.value;
+    return kSuccess;
+  case Op::Launch: {
+    char why[512] = {0};
+    if (op.fn->launch(op.fn->kernel, op.grid, op.block, op.args, why, sizeof why) != 0) {
+      fprintf(stderr, "v4f fake CUDA driver: %s: %s\n", op.fn->name.c_str(), why);
+      return kLaunchFailed;
     }
+    return kSuccess;
+  }
   }
   return kInvalidValue;
 }
@@ -98,7 +96,7 @@ CUresult submit(void* stream, const Op& op) {
   return run(op);
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
@@ -114,10 +112,10 @@ CUresult cuDeviceGet(CUdevice* d, int ordinal) {
 }
 CUresult cuDeviceGetAttribute(int* v, int attribute, CUdevice) {
   switch (attribute) {
-    case 75: *v = 9; break;     // compute capability major
-    case 76: *v = 0; break;     // minor
-    case 16: *v = 132; break;   // multiprocessors
-    default: *v = 0; break;
+  case 75: *v = 9; break;   // compute capability major
+  case 76: *v = 0; break;   // minor
+  case 16: *v = 132; break; // multiprocessors
+  default: *v = 0; break;
   }
   return kSuccess;
 }
@@ -148,14 +146,14 @@ CUresult cuModuleLoadData(void** module, const void*) {
   return kSuccess;
 }
 CUresult cuModuleUnload(void* module) {
-  delete static_cast<Module*>(module);  // the library stays loaded: functions may outlive it in graphs
+  delete static_cast<Module*>(module); // the library stays loaded: functions may outlive it in graphs
   return kSuccess;
 }
 CUresult cuModuleGetFunction(void** fn, void* module, const char* name) {
   Module* m = static_cast<Module*>(module);
   void* kernel = dlsym(m->handle, name);
   if (!kernel) return kNotFound;
-  *fn = new Function{kernel, m->launch, name};  // leaked with the process, like the driver's
+  *fn = new Function{kernel, m->launch, name}; // leaked with the process, like the driver's
   return kSuccess;
 }
 
@@ -225,12 +223,12 @@ CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 
 CUresult cuGetErrorString(CUresult r, const char** s) {
   switch (r) {
-    case kInvalidValue: *s = "invalid value (fake driver)"; break;
-    case kOutOfMemory: *s = "out of memory (fake driver)"; break;
-    case kNotFound: *s = "named symbol not found (fake driver)"; break;
-    case kLaunchFailed: *s = "kernel failed under the host emulator (see stderr)"; break;
-    case kInvalidImage: *s = "no emulated kernel library (V4F_FAKE_CUDA_KERNELS)"; break;
-    default: *s = "unknown error (fake driver)"; break;
+  case kInvalidValue: *s = "invalid value (fake driver)"; break;
+  case kOutOfMemory: *s = "out of memory (fake driver)"; break;
+  case kNotFound: *s = "named symbol not found (fake driver)"; break;
+  case kLaunchFailed: *s = "kernel failed under the host emulator (see stderr)"; break;
+  case kInvalidImage: *s = "no emulated kernel library (V4F_FAKE_CUDA_KERNELS)"; break;
+  default: *s = "unknown error (fake driver)"; break;
   }
   return kSuccess;
 }
@@ -283,4 +281,4 @@ CUresult cuEventDestroy_v2(void* event) {
   return kSuccess;
 }
 
-}  // extern "C"
+} // extern "C"

@@ -47,17 +47,17 @@ std::string v4f::quantParamShapeError(RankedTensorType x, RankedTensorType t, in
                std::to_string(axis);
     int64_t blocks = (D + blockSize - 1) / blockSize;
     if (t.getDimSize(axis) != blocks)
-      return "blocked quantization: " + what + " has " + std::to_string(t.getDimSize(axis)) +
-             " blocks along axis " + std::to_string(axis) + ", expected ceil(" + std::to_string(D) + " / " +
-             std::to_string(blockSize) + ") = " + std::to_string(blocks);
+      return "blocked quantization: " + what + " has " + std::to_string(t.getDimSize(axis)) + " blocks along axis " +
+             std::to_string(axis) + ", expected ceil(" + std::to_string(D) + " / " + std::to_string(blockSize) +
+             ") = " + std::to_string(blocks);
     return "";
   }
   if (t.getRank() != 1)
     return what + " must be a scalar or a 1-D tensor (per-axis quantization) unless block_size is set";
   int64_t n = t.getDimSize(0);
   if (D != kDyn && n != kDyn && D != n)
-    return what + " has " + std::to_string(n) + " elements but the input has " + std::to_string(D) +
-           " along axis " + std::to_string(axis);
+    return what + " has " + std::to_string(n) + " elements but the input has " + std::to_string(D) + " along axis " +
+           std::to_string(axis);
   return "";
 }
 
@@ -83,7 +83,8 @@ static std::string parseEinsumTerm(StringRef term, SmallVectorImpl<int> &labels)
     if (std::isalpha((unsigned char)ch)) {
       labels.push_back((int)ch);
     } else if (ch == '.') {
-      if (ellipsis || !term.substr(i).starts_with("...")) return "malformed ellipsis in Einsum term '" + term.str() + "'";
+      if (ellipsis || !term.substr(i).starts_with("..."))
+        return "malformed ellipsis in Einsum term '" + term.str() + "'";
       ellipsis = true;
       labels.push_back(-1);
       i += 2;
@@ -228,8 +229,7 @@ LogicalResult verifyIntegerConv(Operation *op, RankedTensorType x, RankedTensorT
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
     return op->emitOpError("expects 2 strides, 2 dilations and 4 pads");
   if (llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
-      llvm::any_of(dilations, [](int64_t d) { return d <= 0; }) ||
-      llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      llvm::any_of(dilations, [](int64_t d) { return d <= 0; }) || llvm::any_of(pads, [](int64_t p) { return p < 0; }))
     return op->emitOpError("strides and dilations must be positive, pads non-negative");
   if (group <= 0 || w.getDimSize(0) % group != 0)
     return op->emitOpError("group ") << group << " does not divide the output channels";

@@ -24,11 +24,9 @@ using namespace v4f::detail;
 LogicalResult ReshapeOp::verify() {
   auto in = llvm::cast<RankedTensorType>(getInput().getType());
   auto out = llvm::cast<RankedTensorType>(getResult().getType());
-  if (in.getElementType() != out.getElementType())
-    return emitOpError("element type must not change");
+  if (in.getElementType() != out.getElementType()) return emitOpError("element type must not change");
   auto src = getDimSources();
-  if ((int64_t)src.size() != out.getRank())
-    return emitOpError("dim_sources must have one entry per result dim");
+  if ((int64_t)src.size() != out.getRank()) return emitOpError("dim_sources must have one entry per result dim");
   if (getShape()) {
     auto shape = llvm::cast<RankedTensorType>(getShape().getType());
     if (shape.getRank() != 1 || shape.getDimSize(0) != out.getRank())
@@ -39,30 +37,27 @@ LogicalResult ReshapeOp::verify() {
   }
   int64_t freeDyn = 0;
   for (int64_t i = 0; i < out.getRank(); ++i) {
-    if (src[i] >= in.getRank() || src[i] < -1)
-      return emitOpError("dim_sources entry out of range");
+    if (src[i] >= in.getRank() || src[i] < -1) return emitOpError("dim_sources entry out of range");
     if (src[i] >= 0 && in.getDimSize(src[i]) != out.getDimSize(i))
       return emitOpError("result dim ") << i << " must equal input dim " << src[i];
     if (src[i] < 0 && out.isDynamicDim(i)) ++freeDyn;
   }
   if (freeDyn > 1) return emitOpError("at most one result dim may be inferred");
-  if (in.hasStaticShape() && out.hasStaticShape() &&
-      in.getNumElements() != out.getNumElements())
-    return emitOpError("element count changes from ") << in.getNumElements()
-           << " to " << out.getNumElements();
+  if (in.hasStaticShape() && out.hasStaticShape() && in.getNumElements() != out.getNumElements())
+    return emitOpError("element count changes from ") << in.getNumElements() << " to " << out.getNumElements();
   return success();
 }
 
 static LogicalResult verifyIndexVector(Operation *op, Value v, StringRef name, int64_t *length) {
   auto t = llvm::cast<RankedTensorType>(v.getType());
-  if (t.getRank() != 1 || t.isDynamicDim(0))
-    return op->emitOpError(name) << " must be a 1-D tensor of static length";
+  if (t.getRank() != 1 || t.isDynamicDim(0)) return op->emitOpError(name) << " must be a 1-D tensor of static length";
   *length = t.getDimSize(0);
   return success();
 }
 
 LogicalResult ReduceOp::verify() {
-  static const char *kinds[] = {"sum", "mean", "max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square"};
+  static const char *kinds[] = {"sum", "mean", "max",     "min",         "prod",
+                                "l1",  "l2",   "log_sum", "log_sum_exp", "sum_square"};
   if (!llvm::is_contained(kinds, getKind())) return emitOpError("unknown reduction kind '") << getKind() << "'";
   auto in = llvm::cast<RankedTensorType>(getInput().getType());
   if (getType().getElementType() != in.getElementType()) return emitOpError("element type must not change");
@@ -97,8 +92,7 @@ LogicalResult SplitOp::verify() {
   int64_t axis = getAxis();
   if (axis < 0 || axis >= in.getRank()) return emitOpError("axis out of range");
   if (getParts().empty()) return emitOpError("needs at least one result");
-  if (!getSplit() && getSizes().size() != getParts().size())
-    return emitOpError("sizes must have one entry per result");
+  if (!getSplit() && getSizes().size() != getParts().size()) return emitOpError("sizes must have one entry per result");
   if (getSplit()) {
     int64_t n;
     if (failed(verifyIndexVector(*this, getSplit(), "split", &n))) return failure();
@@ -177,7 +171,8 @@ LogicalResult GatherNDOp::verify() {
     return emitOpError("indices must have rank >= 1 and a static last dim");
   if (b < 0 || b >= std::min(d.getRank(), i.getRank())) return emitOpError("batch_dims must be below both ranks");
   int64_t q = i.getDimSize(i.getRank() - 1);
-  if (q < 1 || q > d.getRank() - b) return emitOpError("the index tuple length must be in [1, rank(data) - batch_dims]");
+  if (q < 1 || q > d.getRank() - b)
+    return emitOpError("the index tuple length must be in [1, rank(data) - batch_dims]");
   if (!dimsCompatible(d.getShape().take_front(b), i.getShape().take_front(b)))
     return emitOpError("batch dims of data and indices must agree");
   SmallVector<int64_t> want(i.getShape().drop_back());
@@ -216,8 +211,7 @@ LogicalResult ShapeOp::verify() {
   int64_t rank = llvm::cast<RankedTensorType>(getInput().getType()).getRank();
   if (getStart() < 0 || getStart() > getEnd() || getEnd() > rank)
     return emitOpError("requires 0 <= start <= end <= rank");
-  if (getType().getDimSize(0) != getEnd() - getStart())
-    return emitOpError("result length must be end - start");
+  if (getType().getDimSize(0) != getEnd() - getStart()) return emitOpError("result length must be end - start");
   return success();
 }
 
@@ -253,9 +247,8 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                            ValueRange operands, DictionaryAttr attrs,
-                                            OpaqueProperties props, RegionRange regions,
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                            DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                             SmallVectorImpl<Type> &inferred) {
   TransposeOp::Adaptor adaptor(operands, attrs, props, regions);
   auto in = rankedOrNull(adaptor.getInput());
@@ -280,25 +273,21 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr attrs,
-                                         OpaqueProperties props, RegionRange regions,
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                         DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                          SmallVectorImpl<Type> &inferred) {
   ConcatOp::Adaptor adaptor(operands, attrs, props, regions);
   if (operands.empty()) return emitOptionalError(loc, "concat needs at least one input");
   auto first = rankedOrNull(operands[0]);
   int64_t axis = adaptor.getAxis();
-  if (!first || axis < 0 || axis >= first.getRank())
-    return emitOptionalError(loc, "concat axis out of range");
+  if (!first || axis < 0 || axis >= first.getRank()) return emitOptionalError(loc, "concat axis out of range");
   SmallVector<int64_t> shape(first.getShape());
   for (Value v : operands.drop_front()) {
     auto t = rankedOrNull(v);
-    if (!t || t.getRank() != first.getRank())
-      return emitOptionalError(loc, "concat inputs must have the same rank");
+    if (!t || t.getRank() != first.getRank()) return emitOptionalError(loc, "concat inputs must have the same rank");
     for (int64_t i = 0; i < t.getRank(); ++i) {
       if (i == axis) {
-        shape[i] = (shape[i] == kDyn || t.getDimSize(i) == kDyn) ? kDyn
-                                                                  : shape[i] + t.getDimSize(i);
+        shape[i] = (shape[i] == kDyn || t.getDimSize(i) == kDyn) ? kDyn : shape[i] + t.getDimSize(i);
       } else if (shape[i] == kDyn) {
         shape[i] = t.getDimSize(i);
       } else if (t.getDimSize(i) != kDyn && t.getDimSize(i) != shape[i]) {
@@ -312,15 +301,13 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 
 LogicalResult ConcatOp::verify() { return success(); }
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr attrs,
-                                         OpaqueProperties props, RegionRange regions,
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                         DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                          SmallVectorImpl<Type> &inferred) {
   GatherOp::Adaptor adaptor(operands, attrs, props, regions);
   auto data = rankedOrNull(adaptor.getData()), ids = rankedOrNull(adaptor.getIndices());
   int64_t axis = adaptor.getAxis();
-  if (!data || !ids || axis < 0 || axis >= data.getRank())
-    return emitOptionalError(loc, "gather axis out of range");
+  if (!data || !ids || axis < 0 || axis >= data.getRank()) return emitOptionalError(loc, "gather axis out of range");
   SmallVector<int64_t> shape(data.getShape().take_front(axis));
   llvm::append_range(shape, ids.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));
@@ -366,7 +353,8 @@ LogicalResult UniqueOp::verify() {
   int64_t n = y.getRank() == 1 ? y.getDimSize(0) : y.getDimSize(getAxis() ? *getAxis() : 0);
   for (Value r : {getIndices(), getCounts()}) {
     int64_t m = llvm::cast<RankedTensorType>(r.getType()).getDimSize(0);
-    if (m != kDyn && n != kDyn && m != n) return emitOpError("indices and counts must have one element per unique value");
+    if (m != kDyn && n != kDyn && m != n)
+      return emitOpError("indices and counts must have one element per unique value");
     if (m != kDyn && slices != kDyn && m > slices) return emitOpError("more unique values than input elements");
   }
   return success();
@@ -398,8 +386,8 @@ LogicalResult NonMaxSuppressionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 bool v4f::isStorageOnlyType(Type t) {
-  if (llvm::isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
-                Float4E2M1Type, Float8E8M0Type>(t))
+  if (llvm::isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType, Float4E2M1Type,
+                Float8E8M0Type>(t))
     return true;
   if (auto i = llvm::dyn_cast<IntegerType>(t)) return i.getWidth() > 1 && i.getWidth() < 8;
   return false;
@@ -412,16 +400,14 @@ Type v4f::bodyScalarType(Type t) {
   return t;
 }
 
-void ElementwiseOp::build(OpBuilder &builder, OperationState &state, Type resultType,
-                          ValueRange inputs) {
+void ElementwiseOp::build(OpBuilder &builder, OperationState &state, Type resultType, ValueRange inputs) {
   state.addOperands(inputs);
   state.addTypes(resultType);
   Region *region = state.addRegion();
   auto *block = new Block();
   region->push_back(block);
   for (Value v : inputs)
-    block->addArgument(bodyScalarType(llvm::cast<ShapedType>(v.getType()).getElementType()),
-                       state.location);
+    block->addArgument(bodyScalarType(llvm::cast<ShapedType>(v.getType()).getElementType()), state.location);
 }
 
 namespace {
@@ -458,7 +444,8 @@ struct PowByConstant : OpRewritePattern<ElementwiseOp> {
     }
     if (e != 2.0f && e != 3.0f) return failure();
     Value square = rewriter.create<MulOp>(op.getLoc(), op.getType(), x, x);
-    rewriter.replaceOp(op, e == 2.0f ? square : rewriter.create<MulOp>(op.getLoc(), op.getType(), square, x).getResult());
+    rewriter.replaceOp(op,
+                       e == 2.0f ? square : rewriter.create<MulOp>(op.getLoc(), op.getType(), square, x).getResult());
     return success();
   }
 };
@@ -470,14 +457,12 @@ void ElementwiseOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLI
 
 LogicalResult ElementwiseOp::verify() {
   Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("body must have one argument per input");
+  if (body.getNumArguments() != getInputs().size()) return emitOpError("body must have one argument per input");
   SmallVector<int64_t> shape;
   for (auto [i, v] : llvm::enumerate(getInputs())) {
     auto t = llvm::cast<RankedTensorType>(v.getType());
     if (body.getArgument(i).getType() != bodyScalarType(t.getElementType()))
-      return emitOpError("body argument ") << i << " must have type "
-             << bodyScalarType(t.getElementType());
+      return emitOpError("body argument ") << i << " must have type " << bodyScalarType(t.getElementType());
     SmallVector<int64_t> next;
     if (failed(broadcastShapes(shape, t.getShape(), next)))
       return emitOpError("input shapes are not broadcast-compatible");
@@ -486,8 +471,7 @@ LogicalResult ElementwiseOp::verify() {
   auto result = getType();
   if (ArrayRef<int64_t>(shape) != result.getShape()) {
     // Dynamic dims may be refined by the result type, nothing else.
-    if ((int64_t)shape.size() != result.getRank())
-      return emitOpError("result rank must equal the broadcast rank");
+    if ((int64_t)shape.size() != result.getRank()) return emitOpError("result rank must equal the broadcast rank");
     for (int64_t i = 0; i < result.getRank(); ++i)
       if (shape[i] != kDyn && result.getDimSize(i) != shape[i])
         return emitOpError("result shape must equal the broadcast shape");
@@ -498,7 +482,6 @@ LogicalResult ElementwiseOp::verify() {
     return emitOpError("body must yield ") << bodyScalarType(result.getElementType());
   return success();
 }
-
 
 LogicalResult SelectBranchOp::verify() {
   auto cond = llvm::cast<RankedTensorType>(getCond().getType());
@@ -518,7 +501,7 @@ LogicalResult SelectBranchOp::verify() {
     if (r.isDynamicDim(d)) continue;
     if (a.getDimSize(d) != r.getDimSize(d) || b.getDimSize(d) != r.getDimSize(d))
       return emitOpError("result dim ") << d << " is " << r.getDimSize(d)
-                                         << " but a branch does not give that static size";
+                                        << " but a branch does not give that static size";
   }
   return success();
 }

@@ -44,10 +44,7 @@ void v4f::V4FDialect::initialize() {
   attachShapeRules(*getContext());
 }
 
-Operation *v4f::V4FDialect::materializeConstant(OpBuilder &builder,
-                                                 Attribute value, Type type,
-                                                 Location loc) {
-  if (auto elements = llvm::dyn_cast<TypedAttr>(value))
-    return builder.create<arith::ConstantOp>(loc, type, elements);
+Operation *v4f::V4FDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type, Location loc) {
+  if (auto elements = llvm::dyn_cast<TypedAttr>(value)) return builder.create<arith::ConstantOp>(loc, type, elements);
   return nullptr;
 }

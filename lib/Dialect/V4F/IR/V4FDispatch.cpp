@@ -10,8 +10,8 @@ LogicalResult DispatchOp::verify() {
   auto ret = llvm::dyn_cast<DispatchReturnOp>(body.getTerminator());
   if (!ret) return emitOpError("body must end with v4f.dispatch_return");
   if (ret.getValues().getTypes() != getResultTypes())
-    return emitOpError("yields ") << ret.getValues().size() << " values whose types differ from its "
-                                  << getNumResults() << " results";
+    return emitOpError("yields ") << ret.getValues().size() << " values whose types differ from its " << getNumResults()
+                                  << " results";
   if (body.without_terminator().empty()) return emitOpError("has an empty body");
   for (Operation &op : body.without_terminator())
     if (isa<DispatchOp>(op)) return op.emitOpError("dispatch regions do not nest");
@@ -24,12 +24,13 @@ LogicalResult DispatchOp::verify() {
     auto twoConvs = [&] { return ops.size() == 2 && isa<ConvOp>(ops[0]) && isa<ConvOp>(ops[1]); };
     bool matches = false;
     if (!kind) return emitOpError("has a non-string ") << kFusedKernelAttr;
-    if (kind.getValue() == kFusedAttention) matches = ops.size() > 1 && isAttentionRegion(ops);
+    if (kind.getValue() == kFusedAttention)
+      matches = ops.size() > 1 && isAttentionRegion(ops);
     else if (kind.getValue() == kFusedPointwiseDepthwise || kind.getValue() == kFusedDepthwisePointwise)
       matches = twoConvs() && ops[1]->getOperand(0) == ops[0]->getResult(0);
     else if (kind.getValue() == kFusedChannelScaledConv)
-      matches = ops.size() == 2 && isa<MulOp>(ops[0]) && isa<ConvOp>(ops[1]) &&
-                ops[1]->getOperand(0) == ops[0]->getResult(0);
+      matches =
+          ops.size() == 2 && isa<MulOp>(ops[0]) && isa<ConvOp>(ops[1]) && ops[1]->getOperand(0) == ops[0]->getResult(0);
     else
       return emitOpError("has an unknown fused kernel kind '") << kind.getValue() << "'";
     if (!matches) return emitOpError("is a fused '") << kind.getValue() << "' region whose ops are not that kernel's";
@@ -44,8 +45,8 @@ Operation *DispatchOp::getRoot() {
 }
 
 bool isFusibleElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp,
-             ElementwiseOp>(op) &&
+  return isa<AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp,
+             HardSigmoidOp, HardSwishOp, ElementwiseOp>(op) &&
          op->getNumResults() == 1;
 }
 
@@ -72,9 +73,12 @@ StringRef fusedKernelOf(Operation *region) {
 bool isAttentionRegion(ArrayRef<Operation *> ops) {
   int matmuls = 0, softmaxes = 0;
   for (Operation *op : ops) {
-    if (isa<MatMulOp>(op)) ++matmuls;
-    else if (isa<SoftmaxOp>(op)) ++softmaxes;
-    else if (!isa<TransposeOp>(op)) return false;
+    if (isa<MatMulOp>(op))
+      ++matmuls;
+    else if (isa<SoftmaxOp>(op))
+      ++softmaxes;
+    else if (!isa<TransposeOp>(op))
+      return false;
   }
   return matmuls == 2 && softmaxes == 1;
 }
@@ -130,10 +134,11 @@ LogicalResult LoopOp::verify() {
                                << " values after its condition";
   for (size_t j = 0; j < n; ++j) {
     auto init = llvm::cast<RankedTensorType>(getInits()[j].getType());
-    if (getResult(j).getType() != init) return emitOpError("result ") << j << " must have carried input " << j << "'s type";
+    if (getResult(j).getType() != init)
+      return emitOpError("result ") << j << " must have carried input " << j << "'s type";
     if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[j].getType()), init))
-      return emitOpError("carried value ") << j << " changes its type across iterations: " << init << " becomes "
-                                           << yielded[j].getType();
+      return emitOpError("carried value ")
+             << j << " changes its type across iterations: " << init << " becomes " << yielded[j].getType();
   }
   for (size_t k = n; k < getNumResults(); ++k)
     if (!compatibleTypes(llvm::cast<RankedTensorType>(yielded[k].getType()),

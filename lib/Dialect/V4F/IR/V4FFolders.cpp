@@ -18,9 +18,7 @@ template <typename Fn>
 OpFoldResult foldBinary(Attribute lhs, Attribute rhs, RankedTensorType resultType, Fn fn) {
   auto a = llvm::dyn_cast_or_null<DenseElementsAttr>(lhs);
   auto b = llvm::dyn_cast_or_null<DenseElementsAttr>(rhs);
-  if (!a || !b || !resultType.hasStaticShape() ||
-      !resultType.getElementType().isF32())
-    return {};
+  if (!a || !b || !resultType.hasStaticShape() || !resultType.getElementType().isF32()) return {};
   // Avoid materializing huge splat results (keeps folding cheap).
   if (resultType.getNumElements() > (int64_t(1) << 24)) return {};
   auto outShape = resultType.getShape();
@@ -56,26 +54,21 @@ OpFoldResult foldBinary(Attribute lhs, Attribute rhs, RankedTensorType resultTyp
 } // namespace
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](float x, float y) { return x + y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), [](float x, float y) { return x + y; });
 }
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](float x, float y) { return x - y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), [](float x, float y) { return x - y; });
 }
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](float x, float y) { return x * y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), [](float x, float y) { return x * y; });
 }
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](float x, float y) { return x / y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), [](float x, float y) { return x / y; });
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getShape()) return {};
-  if (getInput().getType() == getType() && getType().hasStaticShape())
-    return getInput();
+  if (getInput().getType() == getType() && getType().hasStaticShape()) return getInput();
   if (auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     if (getType().hasStaticShape()) return c.reshape(getType());
   return {};
@@ -87,8 +80,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;
   if (identity) return getInput();
   auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
-  if (!c || !getType().hasStaticShape() || !getType().getElementType().isF32())
-    return {};
+  if (!c || !getType().hasStaticShape() || !getType().getElementType().isF32()) return {};
   auto inShape = c.getType().getShape();
   int64_t rank = inShape.size();
   SmallVector<int64_t> inStrides(rank, 1);
@@ -120,9 +112,12 @@ OpFoldResult SelectBranchOp::fold(FoldAdaptor adaptor) {
     if (c.getNumElements() != 1) return {};
     Type et = c.getElementType();
     bool taken;
-    if (llvm::isa<FloatType>(et)) taken = !(*c.value_begin<APFloat>()).isZero();
-    else if (llvm::isa<IntegerType>(et)) taken = !(*c.value_begin<APInt>()).isZero();
-    else return {};
+    if (llvm::isa<FloatType>(et))
+      taken = !(*c.value_begin<APFloat>()).isZero();
+    else if (llvm::isa<IntegerType>(et))
+      taken = !(*c.value_begin<APInt>()).isZero();
+    else
+      return {};
     picked = taken ? getThenValue() : getElseValue();
   }
   if (picked && picked.getType() == getType()) return picked;

@@ -16,25 +16,27 @@ using namespace mlir;
 using namespace v4f;
 using namespace v4f::detail;
 
-
-LogicalResult v4f::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
-                                   SmallVectorImpl<int64_t> &out) {
+LogicalResult v4f::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b, SmallVectorImpl<int64_t> &out) {
   size_t rank = std::max(a.size(), b.size());
   out.assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da == 1) out[i] = db;
-    else if (db == 1) out[i] = da;
-    else if (da == kDyn) out[i] = db;
-    else if (db == kDyn || da == db) out[i] = da;
-    else return failure();
+    if (da == 1)
+      out[i] = db;
+    else if (db == 1)
+      out[i] = da;
+    else if (da == kDyn)
+      out[i] = db;
+    else if (db == kDyn || da == db)
+      out[i] = da;
+    else
+      return failure();
   }
   return success();
 }
 
-int64_t v4f::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                              int64_t dilation, int64_t padBegin,
+int64_t v4f::windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
                               int64_t padEnd, bool ceilMode) {
   if (in == kDyn) return kDyn;
   int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
@@ -49,8 +51,7 @@ int64_t v4f::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
 // Binary elementwise
 //===----------------------------------------------------------------------===//
 
-static LogicalResult inferBinary(std::optional<Location> loc, ValueRange operands,
-                                 SmallVectorImpl<Type> &inferred) {
+static LogicalResult inferBinary(std::optional<Location> loc, ValueRange operands, SmallVectorImpl<Type> &inferred) {
   auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
   if (!a || !b) return emitOptionalError(loc, "operands must be ranked tensors");
   SmallVector<int64_t> shape;
@@ -60,19 +61,16 @@ static LogicalResult inferBinary(std::optional<Location> loc, ValueRange operand
   return success();
 }
 
-#define V4F_BINARY_IMPL(OP)                                                    \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferBinary(loc, operands, inferred);                               \
-  }                                                                            \
-  LogicalResult OP::verify() {                                                 \
-    SmallVector<int64_t> shape;                                                \
-    if (failed(broadcastShapes(getLhs().getType().getShape(),                  \
-                               getRhs().getType().getShape(), shape)))         \
-      return emitOpError("operand shapes are not broadcast-compatible");       \
-    return success();                                                          \
+#define V4F_BINARY_IMPL(OP)                                                                                            \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands, DictionaryAttr,  \
+                                     OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {                 \
+    return inferBinary(loc, operands, inferred);                                                                       \
+  }                                                                                                                    \
+  LogicalResult OP::verify() {                                                                                         \
+    SmallVector<int64_t> shape;                                                                                        \
+    if (failed(broadcastShapes(getLhs().getType().getShape(), getRhs().getType().getShape(), shape)))                  \
+      return emitOpError("operand shapes are not broadcast-compatible");                                               \
+    return success();                                                                                                  \
   }
 V4F_BINARY_IMPL(AddOp)
 V4F_BINARY_IMPL(SubOp)
@@ -81,8 +79,7 @@ V4F_BINARY_IMPL(DivOp)
 #undef V4F_BINARY_IMPL
 
 LogicalResult ClipOp::verify() {
-  if (getMin().convertToFloat() > getMax().convertToFloat())
-    return emitOpError("min must not exceed max");
+  if (getMin().convertToFloat() > getMax().convertToFloat()) return emitOpError("min must not exceed max");
   return success();
 }
 
@@ -90,8 +87,7 @@ LogicalResult ClipOp::verify() {
 // Conv / MatMul
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides,
-                                       ArrayRef<int64_t> dilations,
+static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
                                        ArrayRef<int64_t> pads) {
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
     return op->emitOpError("expects 2 strides, 2 dilations and 4 pads");
@@ -105,9 +101,8 @@ static LogicalResult verifyWindowAttrs(Operation *op, ArrayRef<int64_t> strides,
 }
 
 static bool isKnownActivation(StringRef act) {
-  return act == "none" || act == "relu" || act == "leaky_relu" ||
-         act == "clip" || act == "sigmoid" || act == "tanh" || act == "hard_sigmoid" ||
-         act == "hard_swish" || act == "silu" || act == "gelu" || act == "gelu_tanh";
+  return act == "none" || act == "relu" || act == "leaky_relu" || act == "clip" || act == "sigmoid" || act == "tanh" ||
+         act == "hard_sigmoid" || act == "hard_swish" || act == "silu" || act == "gelu" || act == "gelu_tanh";
 }
 
 /// NCHW conv result type of `input` by an OIHW `weight`.
@@ -120,15 +115,13 @@ static LogicalResult inferConvType(std::optional<Location> loc, Value input, Val
     return emitOptionalError(loc, "conv expects 2 strides, 2 dilations, 4 pads");
   SmallVector<int64_t> shape = {in.getDimSize(0), w.getDimSize(0)};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOutputSize(in.getDimSize(2 + i), w.getDimSize(2 + i),
-                                     s[i], d[i], p[i], p[2 + i], false));
+    shape.push_back(windowOutputSize(in.getDimSize(2 + i), w.getDimSize(2 + i), s[i], d[i], p[i], p[2 + i], false));
   inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                       ValueRange operands, DictionaryAttr attrs,
-                                       OpaqueProperties props, RegionRange regions,
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                       DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                        SmallVectorImpl<Type> &inferred) {
   ConvOp::Adaptor adaptor(operands, attrs, props, regions);
   return inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(), adaptor.getDilations(),
@@ -136,18 +129,16 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 }
 
 LogicalResult ConvOp::verify() {
-  if (failed(verifyWindowAttrs(*this, getStrides(), getDilations(), getPads())))
-    return failure();
+  if (failed(verifyWindowAttrs(*this, getStrides(), getDilations(), getPads()))) return failure();
   auto in = getInput().getType(), w = getWeight().getType();
   int64_t groups = getGroups();
   if (groups <= 0) return emitOpError("groups must be positive");
   if (!w.hasStaticShape()) return emitOpError("weight must have a static shape");
   if (w.getDimSize(0) % groups != 0)
-    return emitOpError("output channels (") << w.getDimSize(0)
-           << ") not divisible by groups (" << groups << ")";
+    return emitOpError("output channels (") << w.getDimSize(0) << ") not divisible by groups (" << groups << ")";
   if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * groups)
-    return emitOpError("input channels (") << in.getDimSize(1)
-           << ") != weight channels * groups (" << w.getDimSize(1) * groups << ")";
+    return emitOpError("input channels (")
+           << in.getDimSize(1) << ") != weight channels * groups (" << w.getDimSize(1) * groups << ")";
   if (getBias()) {
     auto b = llvm::cast<RankedTensorType>(getBias().getType());
     if (b.getRank() != 1 || b.getDimSize(0) != w.getDimSize(0))
@@ -155,18 +146,15 @@ LogicalResult ConvOp::verify() {
   }
   if (getResidual() && getResidual().getType() != getResult().getType())
     return emitOpError("residual must have the result type");
-  if (!isKnownActivation(getActivation()))
-    return emitOpError("unknown activation '") << getActivation() << "'";
+  if (!isKnownActivation(getActivation())) return emitOpError("unknown activation '") << getActivation() << "'";
   auto r = getResult().getType();
   for (int i = 2; i < 4; ++i)
-    if (r.getDimSize(i) == 0)
-      return emitOpError("pads, kernel and strides give an empty output");
+    if (r.getDimSize(i) == 0) return emitOpError("pads, kernel and strides give an empty output");
   return success();
 }
 
-LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr,
-                                         OpaqueProperties, RegionRange,
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                         DictionaryAttr, OpaqueProperties, RegionRange,
                                          SmallVectorImpl<Type> &inferred) {
   auto a = rankedOrNull(operands[0]), b = rankedOrNull(operands[1]);
   if (!a || !b || a.getRank() < 2 || b.getRank() < 2)
@@ -183,15 +171,13 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 LogicalResult MatMulOp::verify() {
   auto a = getLhs().getType(), b = getRhs().getType();
   int64_t ka = a.getDimSize(a.getRank() - 1), kb = b.getDimSize(b.getRank() - 2);
-  if (ka != kDyn && kb != kDyn && ka != kb)
-    return emitOpError("contraction dims differ: ") << ka << " vs " << kb;
+  if (ka != kDyn && kb != kDyn && ka != kb) return emitOpError("contraction dims differ: ") << ka << " vs " << kb;
   if (getBias()) {
     auto bias = llvm::cast<RankedTensorType>(getBias().getType());
     if (bias.getRank() != 1 || bias.getDimSize(0) != b.getDimSize(b.getRank() - 1))
       return emitOpError("bias must have shape [N]");
   }
-  if (!isKnownActivation(getActivation()))
-    return emitOpError("unknown activation '") << getActivation() << "'";
+  if (!isKnownActivation(getActivation())) return emitOpError("unknown activation '") << getActivation() << "'";
   return success();
 }
 
@@ -228,9 +214,9 @@ static LogicalResult verifyByWeightMatMul(OpT op, int64_t &K, int64_t &N) {
   return success();
 }
 
-LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                                  ValueRange operands, DictionaryAttr, OpaqueProperties,
-                                                  RegionRange, SmallVectorImpl<Type> &inferred) {
+LogicalResult QuantizedMatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                                  DictionaryAttr, OpaqueProperties, RegionRange,
+                                                  SmallVectorImpl<Type> &inferred) {
   return inferByWeightMatMul("quantized_matmul", loc, operands, inferred);
 }
 
@@ -254,8 +240,8 @@ LogicalResult QuantizedConvOp::inferReturnTypes(MLIRContext *, std::optional<Loc
                                                 DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                                 SmallVectorImpl<Type> &inferred) {
   QuantizedConvOp::Adaptor adaptor(operands, attrs, props, regions);
-  if (failed(inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(),
-                           adaptor.getDilations(), adaptor.getPads(), inferred)))
+  if (failed(inferConvType(loc, adaptor.getInput(), adaptor.getWeight(), adaptor.getStrides(), adaptor.getDilations(),
+                           adaptor.getPads(), inferred)))
     return failure();
   // Float result, or int8 when requantized (out_scale).
   auto t = llvm::cast<RankedTensorType>(inferred.back());
@@ -272,7 +258,8 @@ LogicalResult QuantizedConvOp::verify() {
   if (!in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1))
     return emitOpError("input channels (") << in.getDimSize(1) << ") != weight channels (" << w.getDimSize(1) << ")";
   auto scale = getWeightScale().getType();
-  if (scale.getRank() != 1 || scale.getDimSize(0) != O) return emitOpError("weight_scale must have shape [") << O << "]";
+  if (scale.getRank() != 1 || scale.getDimSize(0) != O)
+    return emitOpError("weight_scale must have shape [") << O << "]";
   if (getBias()) {
     auto b = llvm::cast<RankedTensorType>(getBias().getType());
     if (b.getRank() != 1 || b.getDimSize(0) != O) return emitOpError("bias must have shape [") << O << "]";
@@ -371,61 +358,52 @@ LogicalResult BatchNormOp::verify() {
 //===----------------------------------------------------------------------===//
 
 template <typename PoolOp>
-static LogicalResult inferPool(std::optional<Location> loc, ValueRange operands,
-                               DictionaryAttr attrs, OpaqueProperties props,
-                               RegionRange regions, SmallVectorImpl<Type> &inferred) {
+static LogicalResult inferPool(std::optional<Location> loc, ValueRange operands, DictionaryAttr attrs,
+                               OpaqueProperties props, RegionRange regions, SmallVectorImpl<Type> &inferred) {
   typename PoolOp::Adaptor adaptor(operands, attrs, props, regions);
   auto in = rankedOrNull(adaptor.getInput());
   if (!in || in.getRank() != 4) return emitOptionalError(loc, "pool expects a rank-4 input");
-  auto k = adaptor.getKernelShape(), s = adaptor.getStrides(),
-       d = adaptor.getDilations(), p = adaptor.getPads();
+  auto k = adaptor.getKernelShape(), s = adaptor.getStrides(), d = adaptor.getDilations(), p = adaptor.getPads();
   if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
     return emitOptionalError(loc, "pool expects 2 kernel dims, 2 strides, 2 dilations, 4 pads");
   SmallVector<int64_t> shape = {in.getDimSize(0), in.getDimSize(1)};
   for (int i = 0; i < 2; ++i)
-    shape.push_back(windowOutputSize(in.getDimSize(2 + i), k[i], s[i], d[i], p[i],
-                                     p[2 + i], adaptor.getCeilMode()));
+    shape.push_back(windowOutputSize(in.getDimSize(2 + i), k[i], s[i], d[i], p[i], p[2 + i], adaptor.getCeilMode()));
   inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }
 
 template <typename PoolOp>
 static LogicalResult verifyPool(PoolOp op) {
-  if (failed(verifyWindowAttrs(op, op.getStrides(), op.getDilations(), op.getPads())))
-    return failure();
+  if (failed(verifyWindowAttrs(op, op.getStrides(), op.getDilations(), op.getPads()))) return failure();
   for (int64_t k : op.getKernelShape())
     if (k <= 0) return op.emitOpError("kernel_shape must be positive");
   auto k = op.getKernelShape();
   auto p = op.getPads();
   for (int i = 0; i < 2; ++i)
-    if (p[i] >= k[i] || p[2 + i] >= k[i])
-      return op.emitOpError("pads must be smaller than the kernel");
+    if (p[i] >= k[i] || p[2 + i] >= k[i]) return op.emitOpError("pads must be smaller than the kernel");
   for (int i = 2; i < 4; ++i)
     if (op.getResult().getType().getDimSize(i) == 0)
       return op.emitOpError("pads, kernel and strides give an empty output");
   Type elem = op.getInput().getType().getElementType();
-  if (elem != op.getResult().getType().getElementType())
-    return op.emitOpError("input and result element types differ");
-  if (!elem.isF32() && !isa<MaxPoolOp>(op.getOperation()))
-    return op.emitOpError("pools float32 values only");
+  if (elem != op.getResult().getType().getElementType()) return op.emitOpError("input and result element types differ");
+  if (!elem.isF32() && !isa<MaxPoolOp>(op.getOperation())) return op.emitOpError("pools float32 values only");
   return success();
 }
 
-#define V4F_POOL_IMPL(OP)                                                      \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,       \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferPool<OP>(loc, operands, attrs, props, regions, inferred);      \
-  }                                                                            \
+#define V4F_POOL_IMPL(OP)                                                                                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,                  \
+                                     DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,                \
+                                     SmallVectorImpl<Type> &inferred) {                                                \
+    return inferPool<OP>(loc, operands, attrs, props, regions, inferred);                                              \
+  }                                                                                                                    \
   LogicalResult OP::verify() { return verifyPool(*this); }
 V4F_POOL_IMPL(MaxPoolOp)
 V4F_POOL_IMPL(AvgPoolOp)
 #undef V4F_POOL_IMPL
 
-LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                             ValueRange operands, DictionaryAttr attrs,
-                                             OpaqueProperties props, RegionRange regions,
+LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, ValueRange operands,
+                                             DictionaryAttr attrs, OpaqueProperties props, RegionRange regions,
                                              SmallVectorImpl<Type> &inferred) {
   ReduceMeanOp::Adaptor adaptor(operands, attrs, props, regions);
   auto in = rankedOrNull(adaptor.getInput());
@@ -434,8 +412,10 @@ LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Locati
   auto axes = adaptor.getAxes();
   for (int64_t i = 0; i < in.getRank(); ++i) {
     bool reduced = llvm::is_contained(axes, i);
-    if (!reduced) shape.push_back(in.getDimSize(i));
-    else if (adaptor.getKeepdims()) shape.push_back(1);
+    if (!reduced)
+      shape.push_back(in.getDimSize(i));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
   }
   inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
@@ -455,8 +435,7 @@ LogicalResult SoftmaxOp::verify() {
   if (getMode() != "softmax" && getMode() != "log_softmax" && getMode() != "hardmax")
     return emitOpError("mode must be softmax, log_softmax or hardmax");
   int64_t rank = getInput().getType().getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
+  if (getAxis() < 0 || getAxis() >= rank) return emitOpError("axis ") << getAxis() << " out of range for rank " << rank;
   bool scaled = getScale().convertToFloat() != 1.f;
   if ((getMask() || scaled || getNanToZero()) && (getMode() != "softmax" || getAxis() != rank - 1))
     return emitOpError("a scale, mask or nan_to_zero needs mode softmax along the last axis");
@@ -484,8 +463,8 @@ LogicalResult LayerNormOp::verify() {
     auto t = llvm::cast<RankedTensorType>(v.getType());
     if (!t.hasStaticShape()) return emitOpError("scale and bias must be static");
     SmallVector<int64_t> b;
-    if (t.getRank() > (int64_t)trailing.size() ||
-        failed(broadcastShapes(trailing, t.getShape(), b)) || ArrayRef<int64_t>(b) != trailing)
+    if (t.getRank() > (int64_t)trailing.size() || failed(broadcastShapes(trailing, t.getShape(), b)) ||
+        ArrayRef<int64_t>(b) != trailing)
       return emitOpError("scale and bias must broadcast to the normalized dims");
   }
   if (getResult().getType() != in) return emitOpError("result type must match input");

@@ -28,9 +28,9 @@ bool isAttentionFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 // attention
 //===----------------------------------------------------------------------===//
 
-std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, RankedTensorType v,
-                                       RankedTensorType pk, RankedTensorType pv, RankedTensorType mask,
-                                       RankedTensorType nonpad, int64_t qHeads, int64_t kvHeads, AttentionShape &o) {
+std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, RankedTensorType v, RankedTensorType pk,
+                                       RankedTensorType pv, RankedTensorType mask, RankedTensorType nonpad,
+                                       int64_t qHeads, int64_t kvHeads, AttentionShape &o) {
   // Batch and sequence lengths may be dynamic (kDyn); heads and head sizes
   // must be static. Two dims "agree" when equal or either is dynamic.
   constexpr int64_t kDyn = ShapedType::kDynamic;
@@ -39,8 +39,7 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
   Type io = q.getElementType();
   RankedTensorType qkv[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
-    if (!isAttentionFloat(qkv[i].getElementType()))
-      return "input " + str(i) + " must be float32, float16 or bfloat16";
+    if (!isAttentionFloat(qkv[i].getElementType())) return "input " + str(i) + " must be float32, float16 or bfloat16";
   if (k.getElementType() != io || v.getElementType() != io) return "Q, K and V must have the same element type";
   int64_t rank = q.getRank();
   if (k.getRank() != rank || v.getRank() != rank || (rank != 3 && rank != 4))
@@ -104,8 +103,7 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
       return "attn_mask must be a static tensor of rank 1 to 4";
     if (o.L == kDyn) return "attn_mask needs a static total sequence length (past + new keys)";
     int64_t M = mask.getDimSize(mask.getRank() - 1);
-    if (M > o.L)
-      return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
+    if (M > o.L) return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
     SmallVector<int64_t> padded(mask.getShape()), scores = {o.B, o.Hq, o.S, o.L}, out;
     padded.back() = o.L;
     if (failed(broadcastShapes(scores, padded, out)) ||
@@ -119,10 +117,10 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
 
 LogicalResult AttentionOp::verify() {
   AttentionShape s;
-  std::string error = resolveAttentionShape(
-      rankedOrNull(getQuery()), rankedOrNull(getKey()), rankedOrNull(getValue()), rankedOrNull(getPastKey()),
-      rankedOrNull(getPastValue()), rankedOrNull(getAttnMask()), rankedOrNull(getNonpadKvSeqlen()), getQNumHeads(),
-      getKvNumHeads(), s);
+  std::string error =
+      resolveAttentionShape(rankedOrNull(getQuery()), rankedOrNull(getKey()), rankedOrNull(getValue()),
+                            rankedOrNull(getPastKey()), rankedOrNull(getPastValue()), rankedOrNull(getAttnMask()),
+                            rankedOrNull(getNonpadKvSeqlen()), getQNumHeads(), getKvNumHeads(), s);
   if (!error.empty()) return emitOpError(error);
   if ((int64_t)getQNumHeads() != s.Hq || (int64_t)getKvNumHeads() != s.Hkv)
     return emitOpError("q_num_heads / kv_num_heads must be the inputs' head counts (") << s.Hq << ", " << s.Hkv << ")";
@@ -131,16 +129,15 @@ LogicalResult AttentionOp::verify() {
   // I64Attr getters return uint64_t: read them as the signed values they hold.
   int64_t mode = getQkMatmulOutputMode(), left = getLeftWindowSize(), right = getRightWindowSize();
   if (mode < 0 || mode > 3) return emitOpError("qk_matmul_output_mode must be 0, 1, 2 or 3");
-  if (left < -1 || right < -1)
-    return emitOpError("window sizes must be -1 or non-negative");
+  if (left < -1 || right < -1) return emitOpError("window sizes must be -1 or non-negative");
   Type io = getQuery().getType().getElementType();
   auto expect = [&](Value r, ArrayRef<int64_t> shape, const char *name) -> LogicalResult {
     auto t = RankedTensorType::get(shape, io);
     if (r.getType() != t) return emitOpError(name) << " must be " << t;
     return success();
   };
-  SmallVector<int64_t> y = s.rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv}
-                                       : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  SmallVector<int64_t> y =
+      s.rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv} : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
   if (failed(expect(getOutput(), y, "output")) ||
       failed(expect(getPresentKey(), {s.B, s.Hkv, s.L, s.D}, "present_key")) ||
       failed(expect(getPresentValue(), {s.B, s.Hkv, s.L, s.Dv}, "present_value")) ||
@@ -167,9 +164,9 @@ bool v4f::recurrentActivationParams(StringRef name, bool &usesAlpha, bool &usesB
 }
 
 std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int64_t layout, int64_t hiddenSize,
-                                       RankedTensorType x, RankedTensorType w, RankedTensorType r,
-                                       RankedTensorType b, RankedTensorType lens, RankedTensorType h0,
-                                       RankedTensorType c0, RankedTensorType p, RecurrentShape &o) {
+                                       RankedTensorType x, RankedTensorType w, RankedTensorType r, RankedTensorType b,
+                                       RankedTensorType lens, RankedTensorType h0, RankedTensorType c0,
+                                       RankedTensorType p, RecurrentShape &o) {
   // The sequence length and the batch may be dynamic (kDyn); the weights,
   // biases, peepholes and the states' other dims must be static. Two dims
   // "agree" when equal or either is dynamic.
@@ -203,8 +200,7 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
   if (w.getRank() != 3 || r.getRank() != 3) return "W and R must be 3-D";
   o.H = r.getDimSize(2);
   int64_t H = o.H;
-  if (hiddenSize >= 0 && hiddenSize != H)
-    return "hidden_size (" + str(hiddenSize) + ") disagrees with R's shape";
+  if (hiddenSize >= 0 && hiddenSize != H) return "hidden_size (" + str(hiddenSize) + ") disagrees with R's shape";
   if (w.getDimSize(0) != D || r.getDimSize(0) != D)
     return "W and R must have " + str(D) + " direction(s) for direction '" + direction.str() + "'";
   if (w.getDimSize(1) != G * H || w.getDimSize(2) != o.I)
@@ -228,8 +224,8 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
       fits = batchDim ? agree(t.getDimSize(d), state[d]) : t.getDimSize(d) == state[d];
     }
     if (!fits)
-      return std::string(name) + " must be [" + dimStr(state[0]) + ", " + dimStr(state[1]) + ", " +
-             dimStr(state[2]) + "]";
+      return std::string(name) + " must be [" + dimStr(state[0]) + ", " + dimStr(state[1]) + ", " + dimStr(state[2]) +
+             "]";
   }
   if (p && (p.getRank() != 2 || p.getDimSize(0) != D || p.getDimSize(1) != 3 * H))
     return "P must be [" + str(D) + ", " + str(3 * H) + "]";
@@ -243,11 +239,10 @@ std::string v4f::resolveRecurrentShape(StringRef cell, StringRef direction, int6
 
 LogicalResult RecurrentOp::verify() {
   RecurrentShape s;
-  std::string error = resolveRecurrentShape(getCell(), getDirection(), (int64_t)getLayout(), (int64_t)getHiddenSize(),
-                                            rankedOrNull(getX()), rankedOrNull(getW()), rankedOrNull(getR()),
-                                            rankedOrNull(getB()), rankedOrNull(getSequenceLens()),
-                                            rankedOrNull(getInitialH()), rankedOrNull(getInitialC()),
-                                            rankedOrNull(getPeepholes()), s);
+  std::string error = resolveRecurrentShape(
+      getCell(), getDirection(), (int64_t)getLayout(), (int64_t)getHiddenSize(), rankedOrNull(getX()),
+      rankedOrNull(getW()), rankedOrNull(getR()), rankedOrNull(getB()), rankedOrNull(getSequenceLens()),
+      rankedOrNull(getInitialH()), rankedOrNull(getInitialC()), rankedOrNull(getPeepholes()), s);
   if (!error.empty()) return emitOpError(error);
   size_t perDir = getCell() == "rnn" ? 1 : getCell() == "gru" ? 2 : 3;
   size_t n = perDir * s.dirs;
@@ -264,10 +259,10 @@ LogicalResult RecurrentOp::verify() {
   if (getLinearBeforeReset() && getCell() != "gru") return emitOpError("linear_before_reset is a GRU attribute");
   if (getInputForget() && getCell() != "lstm") return emitOpError("input_forget is an LSTM attribute");
   Type io = getX().getType().getElementType();
-  SmallVector<int64_t> y = getLayout() ? SmallVector<int64_t>{s.B, s.T, s.dirs, s.H}
-                                       : SmallVector<int64_t>{s.T, s.dirs, s.B, s.H};
-  SmallVector<int64_t> state = getLayout() ? SmallVector<int64_t>{s.B, s.dirs, s.H}
-                                           : SmallVector<int64_t>{s.dirs, s.B, s.H};
+  SmallVector<int64_t> y =
+      getLayout() ? SmallVector<int64_t>{s.B, s.T, s.dirs, s.H} : SmallVector<int64_t>{s.T, s.dirs, s.B, s.H};
+  SmallVector<int64_t> state =
+      getLayout() ? SmallVector<int64_t>{s.B, s.dirs, s.H} : SmallVector<int64_t>{s.dirs, s.B, s.H};
   if (getY().getType() != RankedTensorType::get(y, io))
     return emitOpError("y must be ") << RankedTensorType::get(y, io);
   auto stateType = RankedTensorType::get(state, io);
@@ -291,12 +286,13 @@ Value v4f::buildRecurrentActivation(OpBuilder &b, Location l, const RecurrentAct
   auto lt0 = [&](Value v) -> Value { return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, v, zero); };
   if (n == "relu") return b.create<arith::MaximumFOp>(l, x, zero);
   if (n == "tanh") return b.create<math::TanhOp>(l, x);
-  if (n == "sigmoid") return b.create<arith::DivFOp>(l, one, add(one, b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
+  if (n == "sigmoid")
+    return b.create<arith::DivFOp>(l, one, add(one, b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x))));
   if (n == "affine") return add(mul(fconst(act.alpha), x), fconst(act.beta));
   if (n == "leakyrelu") return b.create<arith::SelectOp>(l, lt0(x), mul(fconst(act.alpha), x), x);
   if (n == "thresholdedrelu")
-    return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, fconst(act.alpha)),
-                                     x, zero);
+    return b.create<arith::SelectOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, fconst(act.alpha)), x,
+                                     zero);
   if (n == "scaledtanh") return mul(fconst(act.alpha), b.create<math::TanhOp>(l, mul(fconst(act.beta), x)));
   if (n == "hardsigmoid") {
     Value y = add(mul(fconst(act.alpha), x), fconst(act.beta));

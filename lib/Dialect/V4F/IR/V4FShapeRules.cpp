@@ -44,8 +44,8 @@ LogicalResult sameAsFirstRule(Operation *, DimBuilder &, OperandDims in, SmallVe
 }
 
 /// Output extent of a conv/pool window: floor or ceil((in + pads - span) / stride) + 1.
-Dim windowDim(DimBuilder &b, Dim in, int64_t padBegin, int64_t padEnd, int64_t dilation, int64_t kernel,
-              int64_t stride, bool ceil) {
+Dim windowDim(DimBuilder &b, Dim in, int64_t padBegin, int64_t padEnd, int64_t dilation, int64_t kernel, int64_t stride,
+              bool ceil) {
   Dim span = b.add(in, b.constant(padBegin + padEnd - dilation * (kernel - 1) - 1));
   Dim s = b.constant(stride);
   if (!ceil) return b.add(b.floorDiv(span, s), b.constant(1));
@@ -121,16 +121,20 @@ LogicalResult shapeRule(IntegerMatMulOp, DimBuilder &, OperandDims in, SmallVect
 
 LogicalResult shapeRule(ReduceMeanOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   for (int64_t d = 0; d < (int64_t)in[0].size(); ++d) {
-    if (!llvm::is_contained(op.getAxes(), d)) dims.push_back(in[0][d]);
-    else if (op.getKeepdims()) dims.push_back(b.constant(1));
+    if (!llvm::is_contained(op.getAxes(), d))
+      dims.push_back(in[0][d]);
+    else if (op.getKeepdims())
+      dims.push_back(b.constant(1));
   }
   return success();
 }
 
 LogicalResult shapeRule(ArgReduceOp op, DimBuilder &b, OperandDims in, SmallVectorImpl<Dim> &dims) {
   for (int64_t d = 0; d < (int64_t)in[0].size(); ++d) {
-    if (d != op.getAxis()) dims.push_back(in[0][d]);
-    else if (op.getKeepdims()) dims.push_back(b.constant(1));
+    if (d != op.getAxis())
+      dims.push_back(in[0][d]);
+    else if (op.getKeepdims())
+      dims.push_back(b.constant(1));
   }
   return success();
 }
@@ -190,9 +194,7 @@ LogicalResult shapeRule(ReshapeOp op, DimBuilder &b, OperandDims in, SmallVector
     if (sources[j] < 0 && type.isDynamicDim(j)) ++inferred;
   }
   if (inferred > 1) return op.emitOpError("more than one result dim is inferred from the element count");
-  auto dimAt = [&](int64_t j) {
-    return type.isDynamicDim(j) ? in[0][sources[j]] : b.constant(type.getDimSize(j));
-  };
+  auto dimAt = [&](int64_t j) { return type.isDynamicDim(j) ? in[0][sources[j]] : b.constant(type.getDimSize(j)); };
   Dim numel = b.constant(1);
   for (Dim d : in[0]) numel = b.mul(numel, d);
   for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -200,7 +202,7 @@ LogicalResult shapeRule(ReshapeOp op, DimBuilder &b, OperandDims in, SmallVector
       dims.push_back(in[0][sources[d]]);
       continue;
     }
-    if (!type.isDynamicDim(d)) {  // known: nothing to infer
+    if (!type.isDynamicDim(d)) { // known: nothing to infer
       dims.push_back(b.constant(type.getDimSize(d)));
       continue;
     }
@@ -231,7 +233,8 @@ struct SameAsFirstRule : public ShapeRuleOpInterface::ExternalModel<SameAsFirstR
   }
 };
 
-template <template <typename> class Model, typename... Ops> void attach(MLIRContext &ctx) {
+template <template <typename> class Model, typename... Ops>
+void attach(MLIRContext &ctx) {
   (Ops::template attachInterface<Model<Ops>>(ctx), ...);
 }
 
@@ -239,10 +242,11 @@ template <template <typename> class Model, typename... Ops> void attach(MLIRCont
 
 void attachShapeRules(MLIRContext &ctx) {
   attach<BroadcastRule, AddOp, SubOp, MulOp, DivOp, ElementwiseOp>(ctx);
-  attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp, HardSwishOp, SoftmaxOp,
-         LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
-  attach<OpRule, ConvOp, QuantizedConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp, IntegerMatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp,
-         GatherOp, GatherNDOp, GatherElementsOp, ReshapeOp>(ctx);
+  attach<SameAsFirstRule, ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, SqrtOp, LeakyReluOp, ClipOp, HardSigmoidOp,
+         HardSwishOp, SoftmaxOp, LayerNormOp, BatchNormOp, TriluOp, CumSumOp, ScatterElementsOp, ScatterNDOp>(ctx);
+  attach<OpRule, ConvOp, QuantizedConvOp, MaxPoolOp, AvgPoolOp, MatMulOp, QuantizedMatMulOp, Int4MatMulOp,
+         IntegerMatMulOp, ReduceMeanOp, ArgReduceOp, TransposeOp, ConcatOp, GatherOp, GatherNDOp, GatherElementsOp,
+         ReshapeOp>(ctx);
 }
 
 } // namespace v4f

@@ -75,11 +75,11 @@ Value decodeFloat8(OpBuilder &b, Location l, Value bits8, const Float8Format &f)
   Value e = s.band(s.shr(u, f.mantissaBits), (1 << f.exponentBits) - 1);
   Value m = s.band(u, (1 << f.mantissaBits) - 1);
   // Normal: rebias the exponent and widen the mantissa into float32 bits.
-  Value normal = s.toF32(s.bor(s.bor(s.shl(sign, 32 - f.totalBits()), s.shl(s.add(e, 127 - f.bias), 23)),
-                               s.shl(m, 23 - f.mantissaBits)));
+  Value normal = s.toF32(
+      s.bor(s.bor(s.shl(sign, 32 - f.totalBits()), s.shl(s.add(e, 127 - f.bias), 23)), s.shl(m, 23 - f.mantissaBits)));
   // Subnormal: m * 2^(1 - bias - mantissaBits).
-  Value sub = b.create<arith::MulFOp>(l, b.create<arith::UIToFPOp>(l, s.f32(), m),
-                                      s.pow2(1 - f.bias - int(f.mantissaBits)));
+  Value sub =
+      b.create<arith::MulFOp>(l, b.create<arith::UIToFPOp>(l, s.f32(), m), s.pow2(1 - f.bias - int(f.mantissaBits)));
   sub = s.sel(s.eq(sign, 0), sub, b.create<arith::NegFOp>(l, sub));
   Value v = s.sel(s.eq(e, 0), sub, normal);
   Value nan = s.cf(std::nan(""));
@@ -112,13 +112,13 @@ Value encodeFloat8(OpBuilder &b, Location l, Value x, const Float8Format &f, boo
   // Encode the rounded magnitude.
   Value rb = s.toI32(r);
   Value isSub = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLT, r, s.pow2(1 - f.bias));
-  Value subCode = b.create<arith::FPToUIOp>(
-      l, s.i32(), b.create<arith::MulFOp>(l, r, s.pow2(f.bias + int(f.mantissaBits) - 1)));
+  Value subCode =
+      b.create<arith::FPToUIOp>(l, s.i32(), b.create<arith::MulFOp>(l, r, s.pow2(f.bias + int(f.mantissaBits) - 1)));
   Value normCode = s.bor(s.shl(s.add(s.band(s.shr(rb, 23), 0xFF), f.bias - 127), f.mantissaBits),
                          s.band(s.shr(rb, 23 - f.mantissaBits), (1 << f.mantissaBits) - 1));
   Value mag = s.sel(isSub, subCode, normCode);
-  int64_t overflowCode = (saturate || f.kind == Float8Format::Finite) ? f.maxCode
-                         : (f.kind == Float8Format::IEEE ? 0x7C : 0x7F);
+  int64_t overflowCode =
+      (saturate || f.kind == Float8Format::Finite) ? f.maxCode : (f.kind == Float8Format::IEEE ? 0x7C : 0x7F);
   mag = s.sel(overflow, s.ci(overflowCode), mag);
   Value code = s.bor(mag, sign);
   Value nanCode = f.kind == Float8Format::Finite ? s.ci(f.signBit()) : s.bor(s.ci(0x7F), sign);
@@ -159,7 +159,8 @@ Value encodeE8M0(OpBuilder &b, Location l, Value x, bool saturate, const std::st
   } else {
     roundUp = b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
   }
-  if (saturate) roundUp = b.create<arith::AndIOp>(l, roundUp, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, e, s.ci(0xFE)));
+  if (saturate)
+    roundUp = b.create<arith::AndIOp>(l, roundUp, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, e, s.ci(0xFE)));
   Value code = b.create<arith::AddIOp>(l, e, b.create<arith::ExtUIOp>(l, s.i32(), roundUp));
   return b.create<arith::TruncIOp>(l, b.getI8Type(), s.sel(s.eq(e, 0xFF), s.ci(0xFF), code));
 }
@@ -215,8 +216,7 @@ Value castNative(OpBuilder &b, Location l, Value x, Type from, Type to) {
 
 } // namespace
 
-Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to, bool saturate,
-                 const std::string &roundMode) {
+Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to, bool saturate, const std::string &roundMode) {
   if (from == to) return x;
   Type f32 = b.getF32Type();
   if (llvm::isa<Float8E8M0Type>(from)) return castScalar(b, l, decodeE8M0(b, l, x), f32, to, saturate, roundMode);
@@ -226,7 +226,8 @@ Value castScalar(OpBuilder &b, Location l, Value x, Type from, Type to, bool sat
   if (auto f = float8Format(from)) return castScalar(b, l, decodeFloat8(b, l, x, *f), f32, to, saturate);
   if (from.isBF16()) return castScalar(b, l, decodeBFloat16(b, l, x), f32, to, saturate);
   if (isSubByteInt(from))
-    from = IntegerType::get(b.getContext(), 8, from.isUnsignedInteger() ? IntegerType::Unsigned : IntegerType::Signless);
+    from =
+        IntegerType::get(b.getContext(), 8, from.isUnsignedInteger() ? IntegerType::Unsigned : IntegerType::Signless);
   if (from == to) return x;
   if (auto f = float8Format(to)) return encodeFloat8(b, l, castScalar(b, l, x, from, f32, saturate), *f, saturate);
   if (to.isBF16()) return encodeBFloat16(b, l, castScalar(b, l, x, from, f32, saturate));

@@ -9,7 +9,7 @@ struct __nv_bfloat16 {
 inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{static_cast<uint16_t>((u >> 16) | 0x40u)};  // NaN stays NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{static_cast<uint16_t>((u >> 16) | 0x40u)}; // NaN stays NaN
   u += 0x7fffu + ((u >> 16) & 1u);
   return __nv_bfloat16{static_cast<uint16_t>(u >> 16)};
 }

@@ -16,8 +16,8 @@ struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
 namespace precision {
-struct tf32 {};  // float in memory, 10-bit mantissa in the tensor core
-}  // namespace precision
+struct tf32 {}; // float in memory, 10-bit mantissa in the tensor core
+} // namespace precision
 
 template <typename Use, int M, int N, int K, typename T, typename Layout = void>
 struct fragment {
@@ -46,7 +46,9 @@ void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, float v) {
 
 inline float toFloat(float v) { return v; }
 template <typename H>
-float toFloat(H v) { return v4f_emu_to_float(v); }
+float toFloat(H v) {
+  return v4f_emu_to_float(v);
+}
 
 // a (M x K) / b (K x N) from memory in the fragment's declared layout.
 template <typename Use, int M, int N, int K, typename T, typename Layout, typename P>
@@ -78,5 +80,5 @@ void mma_sync(fragment<accumulator, 16, 16, K, TC>& d, const fragment<matrix_a, 
     }
   for (int i = 0; i < 256; ++i) d.x[i] = out[i];
 }
-}  // namespace wmma
-}  // namespace nvcuda
+} // namespace wmma
+} // namespace nvcuda

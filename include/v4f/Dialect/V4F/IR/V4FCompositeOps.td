@@ -144,7 +144,8 @@ def V4F_QLinearMatMulOp : V4F_Op<"qlinear_matmul", [Pure]> {
 
     ```mlir
     %y = v4f.qlinear_matmul %a, %sa, %za, %b, %sb, %zb, %sy, %zy
-         : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>, tensor<4x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+         : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>, tensor<4x3xui8>, tensor<f32>, tensor<ui8>,
+            tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$a, V4F_AnyTensor:$a_scale, V4F_AnyTensor:$a_zero_point,
@@ -198,7 +199,8 @@ def V4F_QLinearConvOp : V4F_Op<"qlinear_conv", [Pure, AttrSizedOperandSegments]>
     ```mlir
     %y = v4f.qlinear_conv %x, %sx, %zx, %w, %sw, %zw, %sy, %zy
            {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64}
-         : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<1x1x2x2xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xui8>
+         : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<1x1x2x2xui8>, tensor<f32>, tensor<ui8>,
+            tensor<f32>, tensor<ui8>) -> tensor<1x1x3x3xui8>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$x, V4F_AnyTensor:$x_scale, V4F_AnyTensor:$x_zero_point,

@@ -26,8 +26,7 @@
 namespace v4f {
 /// Numpy-style broadcast of two shapes (dynamic dims as ShapedType::kDynamic).
 /// Returns failure when two static dims differ and neither is 1.
-mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a,
-                                    llvm::ArrayRef<int64_t> b,
+mlir::LogicalResult broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
                                     llvm::SmallVectorImpl<int64_t> &out);
 /// The scalar type an element of type `t` has inside a v4f.elementwise body:
 /// unsigned integers become signless of the same width.
@@ -51,10 +50,10 @@ bool isAttentionRegion(llvm::ArrayRef<mlir::Operation *> ops);
 /// that kind's registered kernel and never re-matches the region's ops. A
 /// region without it holds one op, or a chain of elementwise ops.
 inline constexpr const char *kFusedKernelAttr = "v4f.fused_kernel";
-inline constexpr const char *kFusedAttention = "attention";                     // v4f-fuse-attention-regions
-inline constexpr const char *kFusedChannelScaledConv = "channel_scaled_conv";   // v4f-fuse-channel-scale
-inline constexpr const char *kFusedPointwiseDepthwise = "pointwise_depthwise";  // v4f-fuse-pointwise-depthwise
-inline constexpr const char *kFusedDepthwisePointwise = "depthwise_pointwise";  // v4f-fuse-depthwise-pointwise
+inline constexpr const char *kFusedAttention = "attention";                    // v4f-fuse-attention-regions
+inline constexpr const char *kFusedChannelScaledConv = "channel_scaled_conv";  // v4f-fuse-channel-scale
+inline constexpr const char *kFusedPointwiseDepthwise = "pointwise_depthwise"; // v4f-fuse-pointwise-depthwise
+inline constexpr const char *kFusedDepthwisePointwise = "depthwise_pointwise"; // v4f-fuse-depthwise-pointwise
 /// Whether `op` is (or is inside) a dispatch region placed on the GPU
 /// (`v4f.placement = "cuda"`, v4f-assign-placement).
 bool isPlacedOnCuda(mlir::Operation *op);
@@ -64,8 +63,7 @@ llvm::StringRef fusedKernelOf(mlir::Operation *region);
 /// (V4FShapeRules.cpp); called when the dialect is loaded.
 void attachShapeRules(mlir::MLIRContext &ctx);
 /// Output extent of a conv/pool window along one axis; kDynamic if `in` is.
-int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                         int64_t dilation, int64_t padBegin, int64_t padEnd,
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd,
                          bool ceilMode);
 } // namespace v4f
 
@@ -117,11 +115,10 @@ struct RecurrentShape {
 /// Checks a recurrent layer's operand types (null for absent optional
 /// ones) for `cell` ("rnn", "gru", "lstm"), `direction` and `layout`; a
 /// `hiddenSize` >= 0 must agree with R. Returns why they do not fit, or "".
-std::string resolveRecurrentShape(llvm::StringRef cell, llvm::StringRef direction, int64_t layout,
-                                  int64_t hiddenSize, mlir::RankedTensorType x, mlir::RankedTensorType w,
-                                  mlir::RankedTensorType r, mlir::RankedTensorType b, mlir::RankedTensorType lens,
-                                  mlir::RankedTensorType h0, mlir::RankedTensorType c0, mlir::RankedTensorType p,
-                                  RecurrentShape &out);
+std::string resolveRecurrentShape(llvm::StringRef cell, llvm::StringRef direction, int64_t layout, int64_t hiddenSize,
+                                  mlir::RankedTensorType x, mlir::RankedTensorType w, mlir::RankedTensorType r,
+                                  mlir::RankedTensorType b, mlir::RankedTensorType lens, mlir::RankedTensorType h0,
+                                  mlir::RankedTensorType c0, mlir::RankedTensorType p, RecurrentShape &out);
 /// A recurrent activation's default alpha / beta and whether it reads them;
 /// false for an unknown (lower-case) name.
 bool recurrentActivationParams(llvm::StringRef name, bool &usesAlpha, bool &usesBeta, float &alpha, float &beta);

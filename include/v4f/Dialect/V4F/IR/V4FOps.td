@@ -240,7 +240,8 @@ def V4F_ArgReduceOp : V4F_Op<"arg_reduce", [Pure]> {
     `keepdims`, removed otherwise.
 
     ```mlir
-    %i = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+    %i = v4f.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = false}
+        : (tensor<2x3xf32>) -> tensor<2xi64>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$input, StrAttr:$kind, I64Attr:$axis, BoolAttr:$keepdims,
@@ -318,7 +319,8 @@ def V4F_ReshapeOp : V4F_Op<"reshape", [Pure]> {
 
     ```mlir
     %y = v4f.reshape %x {dim_sources = array<i64: 0, -1>} : (tensor<?x4x2xf32>) -> tensor<?x8xf32>
-    %z = v4f.reshape %x shape(%s) {dim_sources = array<i64: -1, -1>} : (tensor<?x4x2xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    %z = v4f.reshape %x shape(%s) {dim_sources = array<i64: -1, -1>}
+        : (tensor<?x4x2xf32>, tensor<2xi64>) -> tensor<?x?xf32>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$shape,
@@ -378,7 +380,8 @@ def V4F_UniqueOp : V4F_Op<"unique", [Pure]> {
     compare equal to each other and larger than every number.
 
     ```mlir
-    %y, %i, %inv, %n = v4f.unique %x {sorted = true} : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+    %y, %i, %inv, %n = v4f.unique %x {sorted = true}
+        : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$input, OptionalAttr<I64Attr>:$axis,
@@ -403,7 +406,8 @@ def V4F_NonMaxSuppressionOp : V4F_Op<"non_max_suppression", [Pure]> {
     sizes the result for its bound (shape-program DataValue).
 
     ```mlir
-    %s = v4f.non_max_suppression %boxes, %scores, %max, %iou, %score : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+    %s = v4f.non_max_suppression %boxes, %scores, %max, %iou, %score
+        : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$boxes, RankedTensorOf<[F32]>:$scores,
@@ -513,7 +517,8 @@ def V4F_SplitOp : V4F_Op<"split", [Pure]> {
     previous part ended.
 
     ```mlir
-    %a, %b = v4f.split %x {axis = 0 : i64, sizes = array<i64: 2, 4>} : (tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>)
+    %a, %b = v4f.split %x {axis = 0 : i64, sizes = array<i64: 2, 4>}
+        : (tensor<6x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>)
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_IndexTensor>:$split, I64Attr:$axis,
@@ -551,7 +556,8 @@ def V4F_ScatterElementsOp : V4F_Op<"scatter_elements", [Pure]> {
     indices count from the end; out-of-range indices fail the run.
 
     ```mlir
-    %y = v4f.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+    %y = v4f.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"}
+        : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, V4F_AnyTensor:$updates, I64Attr:$axis,
@@ -572,7 +578,8 @@ def V4F_ScatterNDOp : V4F_Op<"scatter_nd", [Pure]> {
     from the end; out-of-range indices fail the run.
 
     ```mlir
-    %y = v4f.scatter_nd %d, %i, %u {reduction = "none"} : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %y = v4f.scatter_nd %d, %i, %u {reduction = "none"}
+        : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$data, V4F_IndexTensor:$indices, V4F_AnyTensor:$updates,
@@ -613,7 +620,8 @@ def V4F_TopKOp : V4F_Op<"top_k", [Pure]> {
     as larger than every number.
 
     ```mlir
-    %v, %i = v4f.top_k %x, %k {axis = 1 : i64, largest = true} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+    %v, %i = v4f.top_k %x, %k {axis = 1 : i64, largest = true}
+        : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$input, V4F_IndexTensor:$k, I64Attr:$axis,

@@ -85,7 +85,7 @@ def V4F_Int4MatMulOp : V4F_Op<"int4_matmul", [Pure, AttrSizedOperandSegments,
 
 def V4F_QuantizedConvOp : V4F_Op<"quantized_conv", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "2-D convolution (NCHW, groups 1) of int8-quantized activations by an int8 weight, float or requantized int8 result";
+  let summary = "2-D int8 convolution (NCHW, groups 1), float or requantized int8 result";
   let description = [{
     Static INT8 convolution: `input` (float32 NCHW) is quantized with one
     calibrated scale and zero point for the tensor,

@@ -44,8 +44,7 @@ llvm::SmallVector<mlir::Value> splitBy(BuildContext &c, mlir::Value v, int64_t a
 /// A float32 arith.constant.
 mlir::Value constF32(BuildContext &c, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
 
-using ElementwiseBodyFn =
-    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
+using ElementwiseBodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value>)>;
 /// Builds a v4f.elementwise over `inputs` (broadcast) whose body `body`
 /// computes the result element of type `resultElement`.
 mlir::FailureOr<mlir::Value> buildElementwise(BuildContext &c, llvm::ArrayRef<mlir::Value> inputs,
