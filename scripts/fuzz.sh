@@ -2,7 +2,20 @@
 # Builds the libFuzzer targets (fuzz/) with ASan + UBSan in build-fuzz/ and
 # runs one for a bounded time:
 #   scripts/fuzz.sh TARGET SECONDS      TARGET: artifact | npy | shape | onnx | all
+#   scripts/fuzz.sh prepare             build (or find in the cache) every target and
+#                                       seed the corpora, no fuzzing (scripts/test.sh
+#                                       does this while other phases run)
 # (V4F_FUZZ_FORK=N runs N libFuzzer jobs side by side, for long runs.)
+# The instrumented binaries are kept outside the checkout, in
+# ${V4F_CACHE_DIR:-~/.cache/v4f}/fuzz/KEY/, where KEY hashes every input of
+# their build: the contents of the sources and CMake files (CMakeLists.txt,
+# cmake/, include/, lib/, runtime/, tools/, fuzz/, examples/), the configure
+# flags below, and the versions of the compiler, LLVM/MLIR and the other
+# libraries. A checkout whose inputs hash the same (a fresh CI clone of a
+# commit that changed no source) runs them without configuring or building;
+# otherwise they are built in build-fuzz/ (incremental, ccache-served) and
+# stored under their key (the 3 newest keys are kept). V4F_FUZZ_REBUILD=1
+# always builds.
 # Seeds come from the main build (build/bin/v4fc compiles the lit test models
 # for the baseline x86-64 CPU), from numpy (.npy files of every dtype), from
 # the lit tests' textual ONNX models and a sample of the ONNX node suite's
@@ -13,30 +26,75 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-USAGE="usage: scripts/fuzz.sh artifact|npy|shape|onnx|all SECONDS"
+USAGE="usage: scripts/fuzz.sh artifact|npy|shape|onnx|all SECONDS | scripts/fuzz.sh prepare"
 TARGET="${1:?$USAGE}"
-SECONDS_PER_TARGET="${2:?$USAGE}"
+if [ "$TARGET" = prepare ]; then SECONDS_PER_TARGET=0; else SECONDS_PER_TARGET="${2:?$USAGE}"; fi
 FUZZ_BUILD="${V4F_FUZZ_BUILD_DIR:-build-fuzz}"
 MAIN_BUILD="${V4F_BUILD_DIR:-build}"
+CACHE_ROOT="${V4F_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/v4f}/fuzz"
 PY="$ROOT/.venv/bin/python"
+ALL_TARGETS=(artifact npy shape onnx)
 
 case "$TARGET" in
-  all|artifact|npy|shape|onnx) ;;
-  *) echo "unknown target '$TARGET' (artifact, npy, shape, onnx, all)" >&2; exit 2 ;;
+  all|prepare) TARGETS=("${ALL_TARGETS[@]}") ;;
+  artifact|npy|shape|onnx) TARGETS=("$TARGET") ;;
+  *) echo "unknown target '$TARGET' (artifact, npy, shape, onnx, all, prepare)" >&2; exit 2 ;;
 esac
 
 # The compiler libraries are built too (instrumented) for the onnx target.
-if [ ! -f "$FUZZ_BUILD/build.ninja" ] || ! grep -q "V4F_BUILD_COMPILER:BOOL=ON" "$FUZZ_BUILD/CMakeCache.txt"; then
-  cmake -G Ninja -S . -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
-    -DV4F_BUILD_COMPILER=ON -DV4F_BUILD_TESTS=OFF -DV4F_BUILD_SERVER=OFF \
-    -DV4F_BUILD_FUZZERS=ON -DV4F_ENABLE_SANITIZERS=ON > /dev/null
+CMAKE_FLAGS=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
+  -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir
+  -DV4F_BUILD_COMPILER=ON -DV4F_BUILD_TESTS=OFF -DV4F_BUILD_SERVER=OFF
+  -DV4F_BUILD_FUZZERS=ON -DV4F_ENABLE_SANITIZERS=ON)
+
+# The cache key: what the build reads, by content (paths relative to the root).
+build_key() {
+  {
+    printf '%s\n' "${CMAKE_FLAGS[@]}"
+    clang++-19 --version 2>&1 | head -1
+    cmake --version 2>&1 | head -1
+    dpkg-query -W -f='${Package} ${Version}\n' clang-19 libclang-rt-19-dev llvm-19-dev libmlir-19-dev \
+      libonnx-dev libprotobuf-dev libflatbuffers-dev flatbuffers-compiler libsodium-dev librust-blake3-dev \
+      zlib1g-dev libzstd-dev 2>/dev/null || true
+    local paths=(CMakeLists.txt cmake include lib runtime tools fuzz examples)
+    if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+      git ls-files -z --cached --others --exclude-standard -- "${paths[@]}"
+    else
+      find "${paths[@]}" -type f -print0 2>/dev/null
+    fi | LC_ALL=C sort -z | { xargs -0 -r sha256sum 2> /dev/null || true; }  # (a deleted file: left out)
+  } | sha256sum | cut -c1-24
+}
+KEY=$(build_key)
+CACHE="$CACHE_ROOT/$KEY"
+
+have_cached() { local t; for t in "$@"; do [ -x "$CACHE/fuzz_$t" ] || return 1; done; }
+
+EXE_DIR="$CACHE"
+if [ "${V4F_FUZZ_REBUILD:-0}" = 1 ] || ! have_cached "${TARGETS[@]}"; then
+  echo "[fuzz] building ${TARGETS[*]} in $FUZZ_BUILD/ (no cached build for key $KEY)"
+  if [ ! -f "$FUZZ_BUILD/build.ninja" ] || ! grep -q "V4F_BUILD_COMPILER:BOOL=ON" "$FUZZ_BUILD/CMakeCache.txt"; then
+    cmake -S . -B "$FUZZ_BUILD" "${CMAKE_FLAGS[@]}" > /dev/null
+  fi
+  ninja -C "$FUZZ_BUILD" "${TARGETS[@]/#/fuzz_}" > /dev/null
+  EXE_DIR="$FUZZ_BUILD/fuzz"
+  [ -x "$EXE_DIR/fuzz_${TARGETS[0]}" ] || EXE_DIR="$FUZZ_BUILD/bin"
+  if [ "$(build_key)" = "$KEY" ]; then
+    # Stored atomically (a copy, then a rename), so a run never sees half a binary.
+    mkdir -p "$CACHE"
+    for t in "${TARGETS[@]}"; do
+      cp "$EXE_DIR/fuzz_$t" "$CACHE/.fuzz_$t.$$" && mv -f "$CACHE/.fuzz_$t.$$" "$CACHE/fuzz_$t"
+    done
+    touch "$CACHE"
+    # Keep the 3 newest keys.
+    ls -1dt "$CACHE_ROOT"/*/ 2> /dev/null | tail -n +4 | xargs -r rm -rf
+  else
+    echo "[fuzz] the sources changed during the build: not cached"
+  fi
+else
+  echo "[fuzz] instrumented ${TARGETS[*]} from the cache ($CACHE: same sources, flags and toolchain)"
+  touch "$CACHE"
 fi
-case "$TARGET" in
-  all) ninja -C "$FUZZ_BUILD" fuzz_artifact fuzz_npy fuzz_shape fuzz_onnx > /dev/null ;;
-  artifact|npy|shape|onnx) ninja -C "$FUZZ_BUILD" "fuzz_$TARGET" > /dev/null ;;
-esac
 
 seed_artifact() {
   local dir="$FUZZ_BUILD/corpus/artifact"
@@ -93,8 +151,7 @@ seed_onnx() {
 
 run() {
   local t="$1"
-  local exe="$FUZZ_BUILD/fuzz/fuzz_$t"
-  [ -x "$exe" ] || exe="$FUZZ_BUILD/bin/fuzz_$t"
+  local exe="$EXE_DIR/fuzz_$t"
   mkdir -p "$FUZZ_BUILD/crashes/$t"
   "seed_$t"
   echo "[fuzz] $t for ${SECONDS_PER_TARGET}s (corpus $FUZZ_BUILD/corpus/$t: $(ls "$FUZZ_BUILD/corpus/$t" | wc -l) files)"
@@ -122,6 +179,9 @@ run() {
 }
 
 case "$TARGET" in
+  prepare) for t in "${ALL_TARGETS[@]}"; do "seed_$t"; mkdir -p "$FUZZ_BUILD/crashes/$t"; done
+           echo "[fuzz] corpora seeded in $FUZZ_BUILD/corpus: $(for t in "${ALL_TARGETS[@]}"; do
+             printf '%s %s  ' "$t" "$(ls "$FUZZ_BUILD/corpus/$t" | wc -l)"; done)" ;;
   all) run artifact && run npy && run shape && run onnx ;;
   artifact|npy|shape|onnx) run "$TARGET" ;;
 esac

@@ -34,9 +34,9 @@ func.func @nested(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 // -----
 
-func.func @fused_kernel_unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has an unknown fused kernel kind 'winograd'}}
-  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = "winograd"} {
+func.func @fused_kernel_one_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is a fused 'attention' region of fewer than two ops}}
+  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = "attention"} {
     %1 = v4f.relu %x : tensor<4xf32>
     v4f.dispatch_return %1 : tensor<4xf32>
   }
@@ -45,9 +45,9 @@ func.func @fused_kernel_unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @fused_kernel_wrong_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{is a fused 'attention' region whose ops are not that kernel's}}
-  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = "attention"} {
+func.func @fused_kernel_not_a_name(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has a v4f.fused_kernel that is not a kind name}}
+  %0 = v4f.dispatch -> tensor<4xf32> attributes {v4f.fused_kernel = 3 : i64} {
     %1 = v4f.relu %x : tensor<4xf32>
     %2 = v4f.relu %1 : tensor<4xf32>
     v4f.dispatch_return %2 : tensor<4xf32>

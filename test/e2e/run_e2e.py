@@ -14,6 +14,9 @@ its compile time and artifact size.
 
   run_e2e.py --build build                 # everything
   run_e2e.py --only mlp --only opset_variants
+  run_e2e.py -k winograd -k 'im2col_rows$'  # names matching a regex (here with their ISA variants)
+  run_e2e.py --op Conv --op ConvTranspose  # the models with a node of one of these ONNX op types
+  run_e2e.py --list [-k ...] [--op ...]    # what would run
   run_e2e.py --reference-only              # only run ORT: validates the generators
 """
 
@@ -326,6 +329,17 @@ class Runner:
 # ---------------------------------------------------------------------------
 
 
+def op_types(graph) -> set:
+    """The op types of a graph's nodes and of their subgraphs' (If, Loop, Scan)."""
+    ops = set()
+    for n in graph.node:
+        ops.add(n.op_type)
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                ops |= op_types(g)
+    return ops
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="build directory containing bin/v4fc and bin/v4f-run")
@@ -334,6 +348,11 @@ def main() -> int:
     ap.add_argument("--only", action="append", default=[],
                     help="run only this test or group (e.g. mlp, opset_variants); repeatable")
     ap.add_argument("--skip", action="append", default=[], help="skip this test or group; repeatable")
+    ap.add_argument("-k", "--filter", action="append", default=[], metavar="REGEX",
+                    help="run only tests whose name matches this regex (re.search); repeatable")
+    ap.add_argument("--op", action="append", default=[], metavar="OP_TYPE",
+                    help="run only the models with a node of this ONNX op type (generates every model to "
+                         "look); repeatable")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--reference-only", action="store_true",
                     help="only run ONNX Runtime on the generated models (validates the generators)")
@@ -347,12 +366,15 @@ def main() -> int:
     def selected(n: str, pats: List[str]) -> bool:
         return any(n == p or n.startswith(p.rstrip("/") + "/") for p in pats)
 
-    names = [n for n in gens if (not args.only or selected(n, args.only)) and not selected(n, args.skip)]
+    names = [n for n in gens if (not args.only or selected(n, args.only)) and not selected(n, args.skip)
+             and (not args.filter or any(re.search(f, n) for f in args.filter))]
+    if args.op:
+        names = [n for n in names if op_types(gens[n]().model.graph) & set(args.op)]
     if args.list:
         print("\n".join(names))
         return 0
     if not names:
-        print(f"no test matches --only {args.only}", file=sys.stderr)
+        print(f"no test matches --only {args.only} -k {args.filter} --op {args.op}", file=sys.stderr)
         return 2
     # Longest first so the pool stays busy.
     names.sort(key=lambda n: 0 if n == "resnet50" else 1)
@@ -382,7 +404,7 @@ def main() -> int:
                 results.append(r)
 
     # Coverage of the skeleton op list across all models (whole suite only).
-    if not args.only and not args.skip:
+    if not args.only and not args.skip and not args.filter and not args.op:
         missing = set(models.SKELETON_OPS) - runner.ops_seen
         r = Result("coverage/skeleton_ops", not missing,
                    f"all {len(models.SKELETON_OPS)} skeleton ops appear in the generated models"

@@ -13,14 +13,22 @@ For every model:
      cuobjdump when installed); the PTX must target the arch and have an
      `.entry` for every entry point;
   3. ptxas (when installed) assembles the PTX of the e2e models and of every
-     10th node model for the arch: the forward-compatibility PTX is valid.
+     other node model checked (every 10th with --all or --node-every) for the
+     arch: the forward-compatibility PTX is valid.
 Models whose every dispatch stays on the CPU (dynamic dims, control flow, ops
 without a GPU kernel) are counted as such; their CPU placement is what
 `--verbose` reports.
 
 Without NVRTC (no CUDA toolkit) the test is skipped with that reason (exit 0).
 
-  .venv/bin/python test/gpu/run_gpu_codegen_tests.py --build build [-j 2] [--node-every 1]
+The node-suite models: by default a deterministic sample (node_sample.py: with
+a fixed seed, a cover of every (op type, dtype) of the models the CPU passes
+plus every 8th of the other all-float32 ones, about a quarter of them); --all checks every one, --node-every N every N-th,
+--seed S another cover; -k REGEX filters the model names ("e2e:NAME",
+"node:test_NAME") after that choice (-k with --all: every matching model);
+--op OP_TYPE takes the e2e models and every passing node test with that op.
+
+  .venv/bin/python test/gpu/run_gpu_codegen_tests.py --build build [-j 2] [--all | --node-every N | --seed S] [-k REGEX] [--op OP_TYPE]
 """
 
 from __future__ import annotations
@@ -142,9 +150,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--node-every", type=int, default=1, help="check every N-th passing node test (1 = all)")
+    ap.add_argument("--all", action="store_true", help="check every passing node test (default: a sample, see above)")
+    ap.add_argument("--node-every", type=int, default=0, help="check every N-th passing node test (1 = all)")
+    ap.add_argument("--seed", type=int, default=None, help="seed of the node sample's cover (default: node_sample.SEED)")
     ap.add_argument("--no-node", action="store_true")
-    ap.add_argument("-k", default="", help="regex filter on model names")
+    ap.add_argument("-k", "--filter", dest="k", default="", help="regex filter on model names (e2e:NAME, node:test_NAME)")
+    ap.add_argument("--op", action="append", default=[], metavar="OP_TYPE",
+                    help="only the models with a node of this ONNX op type: the e2e models and every passing "
+                         "node test that have one (repeatable)")
     args = ap.parse_args()
     if not nvrtc_available():
         print("SKIPPED: NVRTC (the CUDA toolkit) is not installed on this machine, so no GPU kernels can be "
@@ -154,6 +167,7 @@ def main() -> int:
         print("error: readelf (binutils) is needed to read the cubins")
         return 2
     import models
+    import node_sample
     import run_node_tests as rnt
     work = Path(tempfile.mkdtemp(prefix="v4f-gpu-codegen-"))
     checker = Checker(args, work)
@@ -168,8 +182,20 @@ def main() -> int:
         jobs.append(("e2e:" + name, gen, precisions, True))
     if not args.no_node:
         suite, tests = rnt.passing_tests()
-        for i, t in enumerate(tests[::args.node_every]):
-            jobs.append(("node:" + t, (lambda p=suite / t / "model.onnx": p), ["fp32"], i % 10 == 0))
+        if args.op:
+            chosen, assemble_every = node_sample.tests_with_ops(suite, tests, args.op), 2
+            how = f"every one with {' or '.join(args.op)}"
+        elif args.all or args.node_every:
+            chosen, assemble_every = tests[::1 if args.all else args.node_every], 10
+            how = "all" if len(chosen) == len(tests) else f"every {args.node_every}th"
+        else:
+            seed = node_sample.SEED if args.seed is None else args.seed
+            chosen, assemble_every = node_sample.sample(suite, tests, "op-dtype", seed, float32_extra=8), 2
+            how = (f"a sample covering every (op type, dtype) and every 8th other all-float32 model, seed {seed}; "
+                   "--all for every one")
+        print(f"node suite: {len(chosen)} of {len(tests)} models the CPU passes ({how})", flush=True)
+        for i, t in enumerate(chosen):
+            jobs.append(("node:" + t, (lambda p=suite / t / "model.onnx": p), ["fp32"], i % assemble_every == 0))
     if args.k:
         jobs = [j for j in jobs if re.search(args.k, j[0])]
     t0 = time.time()
@@ -182,6 +208,8 @@ def main() -> int:
         else:
             case = gen()
             model, flags = case.model, list(case.compile_flags)
+        if args.op and not node_sample.op_types(model.graph) & set(args.op):
+            return name, "skipped", 0, 0, ""
         try:
             return checker.check(name, model, flags, precs, assemble)
         except Exception as e:  # noqa: BLE001
@@ -194,6 +222,7 @@ def main() -> int:
                 print(f"FAIL {r[0]}: {r[4]}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     by = {}
+    results = [r for r in results if r[1] != "skipped"]  # not of the --op types
     for name, status, disp, kern, _ in results:
         suite = name.split(":")[0]
         s = by.setdefault(suite, {"ok": 0, "cpu-only": 0, "cpu-refused": 0, "FAIL": 0, "dispatches": 0, "kernels": 0})

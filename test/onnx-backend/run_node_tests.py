@@ -26,7 +26,9 @@ Results are checked against expected_failures.txt (`test_name  # category: detai
 
 Typical use:
   .venv/bin/python test/onnx-backend/run_node_tests.py                  # full suite, -j nproc
-  .venv/bin/python test/onnx-backend/run_node_tests.py -k relu -v      # subset (regex)
+  .venv/bin/python test/onnx-backend/run_node_tests.py -k relu -v      # subset (regex, repeatable)
+  .venv/bin/python test/onnx-backend/run_node_tests.py -k '^test_conv(_|$)' -k '^test_gemm' -v
+  .venv/bin/python test/onnx-backend/run_node_tests.py --op LayerNormalization -v   # by op type
   .venv/bin/python test/onnx-backend/run_node_tests.py --update-expected-failures \
       --write-coverage docs/op-coverage.md                              # refresh list + doc
 """
@@ -310,6 +312,22 @@ def passing_tests() -> Tuple[Path, List[str]]:
     return suite, sorted(d.name for d in suite.iterdir() if d.is_dir() and d.name not in expected)
 
 
+def op_types(model_path: Path) -> Set[str]:
+    """The op types of a model's nodes and of its subgraphs' nodes (If, Loop, Scan)."""
+    def walk(graph) -> Set[str]:
+        ops = set()
+        for n in graph.node:
+            ops.add(n.op_type)
+            for a in n.attribute:
+                for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    ops |= walk(g)
+        return ops
+    try:
+        return walk(onnx.load(str(model_path), load_external_data=False).graph)
+    except Exception:  # noqa: BLE001  (an unreadable model is its test's failure, not the filter's)
+        return set()
+
+
 def tensor_dtype_name(elem_type: int) -> str:
     try:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
@@ -503,10 +521,16 @@ def main() -> int:
                     help="per-test time limit in seconds (default: %(default)s)")
     ap.add_argument("-k", "--filter", action="append", default=[],
                     help="only run tests whose name matches this regex (repeatable)")
+    ap.add_argument("--op", action="append", default=[], metavar="OP_TYPE",
+                    help="only run tests whose model has a node (or a subgraph node) of this ONNX op "
+                    "type, e.g. --op Conv also runs the *_expanded tests built of it (repeatable)")
     ap.add_argument("--suite-dir", help="node test directory (default: the onnx wheel's "
                     "data/node, else a suite generated from the wheel's test cases)")
     ap.add_argument("--regenerate", action="store_true",
                     help="regenerate the cached node suite")
+    ap.add_argument("--prepare", action="store_true",
+                    help="only locate (generate if needed) the suite and exit: scripts/test.sh does this "
+                    "before the phases that read it run side by side")
     ap.add_argument("--expected-failures", default=str(HERE / "expected_failures.txt"))
     ap.add_argument("--update-expected-failures", action="store_true",
                     help="rewrite the expected-failure list from this run's results")
@@ -518,6 +542,10 @@ def main() -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's result")
     args = ap.parse_args()
 
+    if args.prepare:
+        suite = locate_suite(args)
+        print(f"node suite: {sum(1 for d in suite.iterdir() if d.is_dir())} tests in {suite}")
+        return 0
     v4fc = str(Path(args.build) / "bin" / "v4fc")
     v4frun = str(Path(args.build) / "bin" / "v4f-run")
     for b in (v4fc, v4frun):
@@ -544,9 +572,11 @@ def main() -> int:
 
     selected = {n: d for n, d in all_tests.items()
                 if not args.filter or any(re.search(f, n) for f in args.filter)}
+    if args.op:
+        selected = {n: d for n, d in selected.items() if op_types(d / "model.onnx") & set(args.op)}
     full_run = len(selected) == len(all_tests)
     if args.write_coverage and not full_run:
-        print("error: --write-coverage needs a full run (no -k)", file=sys.stderr)
+        print("error: --write-coverage needs a full run (no -k, no --op)", file=sys.stderr)
         return 2
     print(f"running {len(selected)} of {len(all_tests)} node tests from {suite} "
           f"with -j {args.jobs}, timeout {args.timeout:g}s", flush=True)

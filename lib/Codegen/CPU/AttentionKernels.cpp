@@ -70,6 +70,8 @@ Source sourceOf(Value v, DispatchOp region) {
 
 LogicalResult emitAttention(CPUKernelContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
                             llvm::function_ref<const TensorInfo &(Value)> infoOf, const TensorInfo &result) {
+  if (!isAttentionRegion(ops))
+    return region.emitOpError("is a fused 'attention' region whose ops are not two matmuls around a softmax");
   SoftmaxOp softmax;
   for (Operation *op : ops)
     if (auto s = dyn_cast<SoftmaxOp>(op)) softmax = s;

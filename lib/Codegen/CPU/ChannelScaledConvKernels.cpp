@@ -19,9 +19,11 @@ using namespace mlir;
 
 namespace v4f {
 
-static LogicalResult emitChannelScaledConv(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
+static LogicalResult emitChannelScaledConv(CPUKernelContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
                                            llvm::function_ref<const TensorInfo &(Value)> infoOf,
                                            const TensorInfo &result) {
+  if (ops.size() != 2 || !isa<MulOp>(ops[0]) || !isa<ConvOp>(ops[1]) || ops[1]->getOperand(0) != ops[0]->getResult(0))
+    return region.emitOpError("is a fused 'channel_scaled_conv' region whose ops are not a mul feeding a conv");
   auto mul = cast<MulOp>(ops[0]);
   auto conv = cast<ConvOp>(ops[1]);
   // s is the [N or 1, C, 1, 1] operand (v4f-fuse-channel-scale).

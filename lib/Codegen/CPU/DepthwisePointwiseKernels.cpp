@@ -84,9 +84,12 @@ void emitPaddedRow(KernelBuilder &kb, Value x, Value plane, Value y, Value scrat
       });
 }
 
-static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp, ArrayRef<Operation *> ops,
+static LogicalResult emitDepthwisePointwise(CPUKernelContext &ctx, DispatchOp region, ArrayRef<Operation *> ops,
                                             llvm::function_ref<const TensorInfo &(Value)> infoOf,
                                             const TensorInfo &result) {
+  if (ops.size() != 2 || !isa<ConvOp>(ops[0]) || !isa<ConvOp>(ops[1]) || ops[1]->getOperand(0) != ops[0]->getResult(0))
+    return region.emitOpError(
+        "is a fused 'depthwise_pointwise' region whose ops are not two convs, one feeding the other");
   auto dw = cast<ConvOp>(ops[0]), pw = cast<ConvOp>(ops[1]);
   auto tiling = dw->getAttrOfType<GemmTilingAttr>(kTilingAttr);
   if (!tiling) return dw.emitOpError("has no v4f.tiling: run v4f-select-cpu-strategy before kernel generation");
