@@ -212,7 +212,7 @@ FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape
   // so that the guard below can see whether a row may be empty; the
   // elementwise left behind is dead and goes with the next canonicalization.
   if (auto ew = built->getDefiningOp<ElementwiseOp>())
-    if (auto folded = evaluateElementwise(ew)) return constantOf(c, *folded);
+    if (auto folded = foldedValue(ew)) return constantOf(c, *folded);
   return *built;
 }
 

@@ -5,6 +5,10 @@
 #include "mlir/Transforms/Passes.h"
 
 void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeDepthSpacePass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeNormalizationsPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeSignalPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeRotaryPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeGemmPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
   // QDQ matmuls become integer kernels before the quantization ops they are

@@ -102,3 +102,35 @@ func.func @pow_by_constant(%x: tensor<2x3xf32>, %e: tensor<f32>) -> (tensor<2x3x
   }
   return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// A v4f.elementwise over constants only folds to its value (evaluated with
+// the body ops' folders, broadcasting included); one with a run-time input,
+// or with more than 4096 elements, stays.
+// CHECK-LABEL: func @elementwise_fold
+// CHECK-DAG: %[[V:.*]] = arith.constant dense<{{\[\[}}1.100000e+01, 2.100000e+01], [1.200000e+01, 2.200000e+01]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[BIG:.*]] = v4f.elementwise %{{.*}} : (tensor<4097xf32>) -> tensor<4097xf32>
+// CHECK-DAG: %[[RT:.*]] = v4f.elementwise %arg0, %{{.*}} : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
+// CHECK: return %[[V]], %[[RT]], %[[BIG]]
+func.func @elementwise_fold(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<4097xf32>) {
+  %a = arith.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %b = arith.constant dense<[10.0, 20.0]> : tensor<2xf32>
+  %big = arith.constant dense<1.0> : tensor<4097xf32>
+  %0 = v4f.elementwise %a, %b : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    v4f.yield %s : f32
+  }
+  %1 = v4f.elementwise %x, %a : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    v4f.yield %s : f32
+  }
+  %2 = v4f.elementwise %big : (tensor<4097xf32>) -> tensor<4097xf32> {
+  ^bb0(%p: f32):
+    %s = arith.addf %p, %p : f32
+    v4f.yield %s : f32
+  }
+  return %0, %1, %2 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<4097xf32>
+}

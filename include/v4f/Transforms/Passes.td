@@ -214,6 +214,17 @@ def DecomposeAttention : Pass<"v4f-decompose-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def DecomposeDepthSpace : Pass<"v4f-decompose-depth-space", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.depth_space into reshape, transpose, reshape";
+  let description = [{
+    Input invariants: verified `v4f.depth_space` ops (static 4-D input).
+    Output: each becomes a 6-D `v4f.reshape`, a `v4f.transpose` in the
+    order of its mode (DCR / CRD) and direction, and a 4-D `v4f.reshape`.
+    No `v4f.depth_space` remains. Preserves: results exactly; every other op.
+  }];
+  let constructor = "v4f::createDecomposeDepthSpacePass()";
+}
+
 def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.einsum into diagonals, sums, batched matmuls and transposes";
   let description = [{
@@ -279,6 +290,26 @@ def FoldQDQ : Pass<"v4f-fold-qdq", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def DecomposeNormalizations : Pass<"v4f-decompose-normalizations", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.moment_norm, group_norm, lp_norm and lrn into reductions and elementwise ops";
+  let description = [{
+    Input invariants: verified `v4f.moment_norm`, `v4f.group_norm`,
+    `v4f.lp_norm` and `v4f.lrn` ops (group_norm and lrn: static channel and
+    spatial dims).
+    Output: moment_norm: `v4f.reduce` means of x and of its squared
+    deviation, one `v4f.elementwise` for `(x - mean) / sqrt(var + eps)`
+    with the per-channel scale and bias reshaped to `[C, 1, ...]`;
+    group_norm: the same over a `[N, groups, C / groups * spatial]` view,
+    then per-channel scale and bias; lp_norm: an `l1` / `l2` `v4f.reduce`
+    and a division that leaves zero norms alone; lrn: the square, a
+    `v4f.avg_pool` over the channel window of a `[N, 1, C, rest]` view and
+    one `v4f.elementwise`. None of the four ops remains.
+    Preserves: results up to float rounding of the reductions; every other op.
+  }];
+  let constructor = "v4f::createDecomposeNormalizationsPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::FuncOp"> {
   let summary = "Rewrite the quantization ops into float32 / integer compositions";
   let description = [{
@@ -301,6 +332,43 @@ def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::Func
     dynamic.
   }];
   let constructor = "v4f::createDecomposeQuantizationPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def DecomposeRotary : Pass<"v4f-decompose-rotary", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.rotary_embedding into gathers, splits, elementwise products and concats";
+  let description = [{
+    Input invariants: verified `v4f.rotary_embedding` ops (static input
+    shape; caches giving `[batch, seq, rotary_dim / 2]` directly or through
+    `position_ids`).
+    Output: the heads in `[batch, seq, heads, head_size]` order (transpose
+    or reshape), the caches gathered by `position_ids` when given, the
+    rotated features split into halves (or adjacent pairs when
+    interleaved), two `v4f.elementwise` ops for the rotated pairs
+    (`cos * a - sin * b`, `sin * a + cos * b`), `v4f.concat`s with the
+    features left as they are, and the input's layout restored.
+    No `v4f.rotary_embedding` remains. Preserves: results exactly; every other op.
+  }];
+  let constructor = "v4f::createDecomposeRotaryPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def DecomposeSignal : Pass<"v4f-decompose-signal", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.window and v4f.dft into a range, elementwise ops and matmuls";
+  let description = [{
+    Input invariants: verified `v4f.window` and `v4f.dft` ops.
+    Output: window: a `v4f.range` over `[0, size)` and one
+    `v4f.elementwise` evaluating the window in float64, converted to the
+    result type; dft: the transform axis moved last and the signal viewed
+    as `[rows, length]` (`v4f.slice` / `v4f.pad` to the length), float32
+    `v4f.matmul`s with constant cos / sin matrices (scaled by 1 / length,
+    and doubled for the mirrored bins of a one-sided inverse), `v4f.add` /
+    `v4f.sub` of the real and imaginary parts, and the layout restored with
+    the parts concatenated in the last dim.
+    No `v4f.window` or `v4f.dft` remains. Preserves: results up to float32
+    rounding of the matmuls (the window: exactly); every other op.
+  }];
+  let constructor = "v4f::createDecomposeSignalPass()";
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 

@@ -20,7 +20,7 @@ namespace v4f {
 std::optional<DenseElementsAttr> foldElementwise(Value v) {
   auto op = v.getDefiningOp<ElementwiseOp>();
   if (!op) return std::nullopt;
-  auto folded = evaluateElementwise(op);
+  auto folded = foldedValue(op);
   if (folded) op.erase();
   return folded;
 }

@@ -105,6 +105,13 @@ FailureOr<Value> buildElementwise(NodeContext &c, ArrayRef<Value> inputs, Type r
   return r;
 }
 
+FailureOr<MomentValues> meanAndVariance(NodeContext &c, ArrayRef<int64_t> axes) {
+  BuildContext bc(c.b, c.loc);
+  auto r = meanAndVariance(bc, c.input(0), axes);
+  if (failed(r)) return c.fail(bc.error);
+  return r;
+}
+
 LogicalResult importMatMulValues(NodeContext &c, Value a, Value b, Value &out) {
   BuildContext bc(c.b, c.loc);
   auto r = buildMatMul(bc, a, b);

@@ -158,13 +158,8 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &table);
 void addShapePatternImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (LossOps.cpp).
 void addLossImporters(std::unordered_map<std::string, OpImporter> &table);
-/// Mean, deviation (x - mean) and variance of input 0 over `axes` (kept as
-/// size 1), built from v4f.reduce and v4f.elementwise (DecomposedOps.cpp).
-struct MomentValues {
-  mlir::Value mean, deviation, variance;
-};
+/// meanAndVariance (Builders.h) of input 0 over `axes` (ImportBuilders.cpp).
 mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, llvm::ArrayRef<int64_t> axes);
-mlir::FailureOr<MomentValues> meanAndVariance(NodeContext &c, mlir::Value x, llvm::ArrayRef<int64_t> axes);
 
 /// Registers Attention, imported as a composition (AttentionOps.cpp).
 void addAttentionImporters(std::unordered_map<std::string, OpImporter> &table);
@@ -174,8 +169,8 @@ void addRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
 void addEinsumImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers GridSample and AffineGrid, imported as compositions (GridSampleOps.cpp).
 void addGridSampleImporters(std::unordered_map<std::string, OpImporter> &table);
-/// Registers ops imported as compositions (DecomposedOps.cpp).
-void addDecomposedImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Registers the ops imported whole as v4f composite ops (CompositeOps.cpp).
+void addCompositeImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers ScatterElements, Scatter, ScatterND, GatherND and TopK (IndexingOps.cpp).
 void addIndexingImporters(std::unordered_map<std::string, OpImporter> &table);
 /// Registers Resize (ResizeOp.cpp).

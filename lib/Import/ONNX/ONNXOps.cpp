@@ -488,7 +488,7 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
   };
   static const bool extended =
       (addElementwiseImporters(table), addActivationImporters(table), addNormalizationImporters(table),
-       addShapeImporters(table), addReductionImporters(table), addLossImporters(table), addDecomposedImporters(table),
+       addShapeImporters(table), addReductionImporters(table), addLossImporters(table), addCompositeImporters(table),
        addAttentionImporters(table), addResizeImporters(table), addRecurrentImporters(table), addEinsumImporters(table),
        addQuantizationImporters(table), addGridSampleImporters(table), addIndexingImporters(table),
        addWindowImporters(table), addControlFlowImporters(table), true);

@@ -2,7 +2,8 @@
 //
 // Folds what the importer leaves behind when weights are constants: Gemm's
 // alpha/beta scaling, transposed weights, reshaped initializers, and any
-// arithmetic between initializers.
+// arithmetic between initializers (a small v4f.elementwise over constants
+// is evaluated element by element with its body ops' own folders).
 //
 //===----------------------------------------------------------------------===//
 #include "v4f/Dialect/V4F/IR/V4FOps.h"
@@ -50,6 +51,77 @@ OpFoldResult foldBinary(Attribute lhs, Attribute rhs, RankedTensorType resultTyp
     }
   }
   return DenseElementsAttr::get(resultType, ArrayRef<float>(out));
+}
+/// Evaluates an elementwise op whose inputs are the constants `operands`,
+/// element by element with the body ops' own folders.
+DenseElementsAttr evaluateElementwise(ElementwiseOp op, ArrayRef<Attribute> operands) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  if (!type.hasStaticShape() || type.getNumElements() > 4096) return {};
+  // Storage-only element types are integers inside the body; not folded.
+  if (isStorageOnlyType(type.getElementType())) return {};
+  for (Value in : op.getInputs())
+    if (isStorageOnlyType(llvm::cast<ShapedType>(in.getType()).getElementType())) return {};
+  SmallVector<DenseElementsAttr> inputs;
+  for (Attribute operand : operands) {
+    auto attr = llvm::dyn_cast_if_present<DenseElementsAttr>(operand);
+    if (!attr) return {};
+    inputs.push_back(attr);
+  }
+  // Evaluate the body element by element with the ops' own folders.
+  auto shape = type.getShape();
+  int64_t rank = shape.size();
+  SmallVector<SmallVector<Attribute>> values;
+  SmallVector<SmallVector<int64_t>> strides;
+  for (auto in : inputs) {
+    values.push_back(SmallVector<Attribute>(in.getValues<Attribute>()));
+    auto inShape = llvm::cast<ShapedType>(in.getType()).getShape();
+    SmallVector<int64_t> st(rank, 0);
+    int64_t run = 1;
+    for (int64_t i = inShape.size() - 1, o = rank - 1; i >= 0; --i, --o) {
+      st[o] = inShape[i] == 1 ? 0 : run;
+      run *= inShape[i];
+    }
+    strides.push_back(st);
+  }
+  Block &body = op.getBody().front();
+  SmallVector<Attribute> out;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t n = 0, e = type.getNumElements(); n < e; ++n) {
+    DenseMap<Value, Attribute> env;
+    for (auto [k, arg] : llvm::enumerate(body.getArguments())) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < rank; ++d) off += idx[d] * strides[k][d];
+      Attribute a = values[k][inputs[k].isSplat() ? 0 : off];
+      // Unsigned tensors are signless inside the body.
+      if (auto i = llvm::dyn_cast<IntegerAttr>(a); i && !i.getType().isSignlessInteger())
+        a = IntegerAttr::get(arg.getType(), i.getValue());
+      env[arg] = a;
+    }
+    for (Operation &inner : body.without_terminator()) {
+      SmallVector<Attribute> innerOperands;
+      for (Value o : inner.getOperands()) innerOperands.push_back(env.lookup(o));
+      SmallVector<OpFoldResult> results;
+      if (failed(inner.fold(innerOperands, results)) || results.size() != 1) return {};
+      Attribute r = llvm::dyn_cast_if_present<Attribute>(results[0]);
+      if (!r) {
+        // Folded to one of its operands.
+        Value same = llvm::dyn_cast_if_present<Value>(results[0]);
+        r = same ? env.lookup(same) : Attribute();
+      }
+      if (!r) return {};
+      env[inner.getResult(0)] = r;
+    }
+    Attribute y = env.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    if (!y) return {};
+    if (auto i = llvm::dyn_cast<IntegerAttr>(y); i && type.getElementType() != i.getType())
+      y = IntegerAttr::get(type.getElementType(), i.getValue());
+    out.push_back(y);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, out);
 }
 } // namespace
 
@@ -123,3 +195,5 @@ OpFoldResult SelectBranchOp::fold(FoldAdaptor adaptor) {
   if (picked && picked.getType() == getType()) return picked;
   return {};
 }
+
+OpFoldResult ElementwiseOp::fold(FoldAdaptor adaptor) { return evaluateElementwise(*this, adaptor.getInputs()); }

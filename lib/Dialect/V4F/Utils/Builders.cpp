@@ -100,3 +100,33 @@ FailureOr<Value> v4f::convertElementType(BuildContext &c, Value v, Type to) {
     return castScalar(b, l, a[0], from, to);
   });
 }
+
+std::optional<DenseElementsAttr> v4f::foldedValue(Operation *op) {
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(results)) || results.size() != 1) return std::nullopt;
+  auto attr = llvm::dyn_cast_if_present<DenseElementsAttr>(llvm::dyn_cast_if_present<Attribute>(results[0]));
+  if (!attr) return std::nullopt;
+  return attr;
+}
+
+FailureOr<v4f::MomentValues> v4f::meanAndVariance(BuildContext &c, Value x, ArrayRef<int64_t> axes) {
+  auto in = llvm::cast<RankedTensorType>(x.getType());
+  Type f = in.getElementType();
+  SmallVector<int64_t> reduced(in.getShape());
+  for (int64_t a : axes) reduced[a] = 1;
+  auto rtype = RankedTensorType::get(reduced, f);
+  auto mean = [&](Value v) -> Value {
+    return c.b.create<ReduceOp>(c.loc, rtype, v, Value(), c.b.getStringAttr("mean"), c.b.getDenseI64ArrayAttr(axes),
+                                c.b.getBoolAttr(true));
+  };
+  Value mu = mean(x);
+  auto dev = buildElementwise(c, {x, mu}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::SubFOp>(l, a[0], a[1]);
+  });
+  if (failed(dev)) return failure();
+  auto sq = buildElementwise(c, {*dev}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  if (failed(sq)) return failure();
+  return MomentValues{mu, *dev, mean(*sq)};
+}

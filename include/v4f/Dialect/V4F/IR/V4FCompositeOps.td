@@ -339,4 +339,182 @@ def V4F_RecurrentOp : V4F_Op<"recurrent", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Layout, normalizations and signal processing
+//===----------------------------------------------------------------------===//
+// Verifiers in lib/Dialect/V4F/IR/V4FNormAndSignalOps.cpp.
+
+def V4F_DepthSpaceOp : V4F_Op<"depth_space", [Pure]> {
+  let summary = "ONNX DepthToSpace / SpaceToDepth: blocks of pixels moved between channels and space";
+  let description = [{
+    `input` is `[N, C, H, W]`. With `to_space`, each group of `blocksize^2`
+    channels becomes a `blocksize x blocksize` block of pixels (`[N, C / bs^2,
+    H * bs, W * bs]`); without, the inverse (`[N, C * bs^2, H / bs, W / bs]`).
+    `mode` is ONNX's channel order, `"DCR"` (depth, column, row) or `"CRD"`.
+    `v4f-decompose-depth-space` rewrites it to reshape, transpose, reshape.
+
+    ```mlir
+    %y = v4f.depth_space %x {blocksize = 2 : i64, to_space = true, mode = "CRD"}
+         : tensor<1x8x3x3xf32> -> tensor<1x2x6x6xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, I64Attr:$blocksize, BoolAttr:$to_space,
+                   DefaultValuedAttr<StrAttr, "\"DCR\"">:$mode);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def V4F_MomentNormOp : V4F_Op<"moment_norm", [Pure, AttrSizedOperandSegments,
+                                              AllTypesMatch<["input", "result"]>]> {
+  let summary = "ONNX InstanceNormalization / MeanVarianceNormalization: (x - mean) / sqrt(var + eps)";
+  let description = [{
+    Mean and (biased) variance over `axes`, then the optional per-channel
+    `scale` and `bias` (both or neither, `[C]` for dim 1 of the input).
+    `v4f-decompose-normalizations` rewrites it to `v4f.reduce` means and
+    `v4f.elementwise` ops.
+
+    ```mlir
+    %y = v4f.moment_norm %x scale(%s) bias(%b) {axes = array<i64: 2, 3>, epsilon = 1.0e-05 : f32}
+         : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, Optional<V4F_AnyTensor>:$scale, Optional<V4F_AnyTensor>:$bias,
+                   DenseI64ArrayAttr:$axes, F32Attr:$epsilon);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` `(` $scale^ `)`)? (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def V4F_GroupNormOp : V4F_Op<"group_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "ONNX GroupNormalization: statistics per group of channels, then scale and bias";
+  let description = [{
+    The `C` channels of `input` (`[N, C, ...]`, float32) form `num_groups`
+    groups; each group is normalized over its channels and all spatial
+    positions, then multiplied by `scale` and offset by `bias`, per channel
+    (`[C]`) or, with `per_group`, per group (`[num_groups]`, opset 18).
+    `v4f-decompose-normalizations` rewrites it to reshapes, `v4f.reduce`
+    means and `v4f.elementwise` ops.
+
+    ```mlir
+    %y = v4f.group_norm %x, %s, %b {num_groups = 2 : i64, epsilon = 1.0e-05 : f32, per_group = false}
+         : (tensor<1x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_AnyTensor:$scale, V4F_AnyTensor:$bias,
+                   I64Attr:$num_groups, F32Attr:$epsilon, BoolAttr:$per_group);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def V4F_LpNormOp : V4F_Op<"lp_norm", [Pure, SameOperandsAndResultType]> {
+  let summary = "ONNX LpNormalization: x divided by its L1 or L2 norm along one axis";
+  let description = [{
+    `p` is 1 or 2; a zero norm leaves the zeros as they are.
+    `v4f-decompose-normalizations` rewrites it to a `v4f.reduce` and a
+    `v4f.elementwise`.
+
+    ```mlir
+    %y = v4f.lp_norm %x {axis = 1 : i64, p = 2 : i64} : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, I64Attr:$axis, I64Attr:$p);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def V4F_LRNOp : V4F_Op<"lrn", [Pure, SameOperandsAndResultType]> {
+  let summary = "ONNX LRN: local response normalization across channels";
+  let description = [{
+    `x / (bias + alpha / size * sum of x^2 over size neighbouring channels)^beta`
+    on a float32 `[N, C, ...]` input. `v4f-decompose-normalizations`
+    rewrites it to the square, an average pool over the channel window and
+    one `v4f.elementwise`.
+
+    ```mlir
+    %y = v4f.lrn %x {size = 3 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32}
+         : tensor<1x5x4x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, I64Attr:$size, F32Attr:$alpha, F32Attr:$beta, F32Attr:$bias);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def V4F_WindowOp : V4F_Op<"window", [Pure]> {
+  let summary = "ONNX HannWindow / HammingWindow / BlackmanWindow of a run-time length";
+  let description = [{
+    `size` is an int32 or int64 scalar (one element); the result is the 1-D
+    window (`kind` `"hann"`, `"hamming"` or `"blackman"`; `periodic` or
+    symmetric) computed in float64 and converted to the result's element
+    type. `v4f-decompose-signal` rewrites it to a `v4f.range` and one
+    `v4f.elementwise`.
+
+    ```mlir
+    %w = v4f.window %n {kind = "hann", periodic = true} : tensor<i64> -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins V4F_IndexTensor:$size, StrAttr:$kind, BoolAttr:$periodic);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$size attr-dict `:` type($size) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def V4F_DFTOp : V4F_Op<"dft", [Pure]> {
+  let summary = "ONNX DFT: discrete Fourier transform along one axis";
+  let description = [{
+    `input` (float32, static shape) ends in a dim of 1 (real) or 2 (complex
+    pairs). The transform of `length` points runs along `axis` (not the
+    last dim); the signal is zero-padded or truncated to it. `inverse` and
+    `onesided` select the forward, inverse, one-sided forward (real input,
+    `length / 2 + 1` bins) and one-sided inverse (real output of `length`
+    samples from `length / 2 + 1` bins) transforms.
+    `v4f-decompose-signal` rewrites it to matmuls with constant cos / sin
+    matrices.
+
+    ```mlir
+    %y = v4f.dft %x {axis = 1 : i64, length = 8 : i64, inverse = false, onesided = true}
+         : tensor<2x8x1xf32> -> tensor<2x5x2xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, I64Attr:$axis, I64Attr:$length, BoolAttr:$inverse,
+                   BoolAttr:$onesided);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def V4F_RotaryEmbeddingOp : V4F_Op<"rotary_embedding", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "ONNX RotaryEmbedding: rotate pairs of features of each head by position-dependent angles";
+  let description = [{
+    `input` is `[batch, heads, seq, head_size]` or `[batch, seq, heads *
+    head_size]` (`num_heads` given). The first `rotary_dim` features of each
+    head (the whole head when 0) are rotated in pairs — its two halves, or
+    adjacent features when `interleaved` — by `cos_cache` / `sin_cache`:
+    `[batch, seq, rotary_dim / 2]`, or `[max_position, rotary_dim / 2]`
+    gathered by `position_ids` (`[batch, seq]`).
+    `v4f-decompose-rotary` rewrites it to gathers, splits, elementwise
+    products and concats.
+
+    ```mlir
+    %y = v4f.rotary_embedding %x, %cos, %sin {rotary_dim = 0 : i64, num_heads = 0 : i64, interleaved = false}
+         : (tensor<1x2x3x4xf32>, tensor<1x3x2xf32>, tensor<1x3x2xf32>) -> tensor<1x2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_AnyTensor:$cos_cache, V4F_AnyTensor:$sin_cache,
+                   Optional<V4F_IndexTensor>:$position_ids,
+                   I64Attr:$rotary_dim, I64Attr:$num_heads, BoolAttr:$interleaved);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos_cache `,` $sin_cache (`positions` `(` $position_ids^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // V4F_COMPOSITE_OPS_TD

@@ -49,16 +49,22 @@ using ElementwiseBodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Loc
 /// computes the result element of type `resultElement`.
 mlir::FailureOr<mlir::Value> buildElementwise(BuildContext &c, llvm::ArrayRef<mlir::Value> inputs,
                                               mlir::Type resultElement, const ElementwiseBodyFn &body);
+/// Mean, deviation (x - mean) and variance of `x` over `axes` (kept as
+/// size 1), built from v4f.reduce means and v4f.elementwise ops.
+struct MomentValues {
+  mlir::Value mean, deviation, variance;
+};
+mlir::FailureOr<MomentValues> meanAndVariance(BuildContext &c, mlir::Value x, llvm::ArrayRef<int64_t> axes);
 /// `v` converted element by element (ONNX Cast rules, castScalar) to
 /// element type `to`; `v` itself when it already has it.
 mlir::FailureOr<mlir::Value> convertElementType(BuildContext &c, mlir::Value v, mlir::Type to);
 /// numpy-style matmul of two float32 values (rank-1 operands handled).
 mlir::FailureOr<mlir::Value> buildMatMul(BuildContext &c, mlir::Value a, mlir::Value b);
 
-/// When `op` is a small (<= 4096 elements) v4f.elementwise over constants
-/// only, its value computed with the body ops' folders (the op is left in
-/// place); nullopt otherwise (EvaluateElementwise.cpp).
-std::optional<mlir::DenseElementsAttr> evaluateElementwise(ElementwiseOp op);
+/// The constant `op` folds to (its fold hook over its constant operands;
+/// for a v4f.elementwise: a small one over constants only), the op left in
+/// place; nullopt when it does not fold to a constant tensor.
+std::optional<mlir::DenseElementsAttr> foldedValue(mlir::Operation *op);
 
 /// ONNX Cast of one body scalar `x` from element type `from` to `to` (tensor
 /// element types; storage-only ones are their storage integers in bodies).
