@@ -62,7 +62,7 @@ TEST(HostileArtifact, NewerFormatVersionNamesBothVersions) {
   v4f_status_t s = v4f_model_load_file(path.c_str(), nullptr, nullptr, &model);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(v4f_status_code(s), V4F_STATUS_UNSUPPORTED);
-  EXPECT_EQ(std::string(v4f_status_message(s)), path + ": artifact format 6.0 is newer than this runtime (5.2)");
+  EXPECT_EQ(std::string(v4f_status_message(s)), path + ": artifact format 6.0 is newer than this runtime (5.3)");
   v4f_status_free(s);
   unlink(path.c_str());
 }
@@ -313,7 +313,7 @@ TEST(HostileArtifact, OldFormatVersionIsRefused) {
   file[9] = 0;
   file[10] = 0; // minor
   file[11] = 0;
-  expectLoadError(file, "artifact format 1.0 is older than this runtime (5.2) and no longer supported: "
+  expectLoadError(file, "artifact format 1.0 is older than this runtime (5.3) and no longer supported: "
                         "recompile the model");
 }
 
@@ -678,7 +678,7 @@ TEST(HostileArtifact, Formats2To4AreRefused) {
     file[8] = major;
     file[10] = 0;
     expectLoadError(file, "artifact format " + std::to_string(major) +
-                              ".0 is older than this runtime (5.2) and no longer supported: recompile the model");
+                              ".0 is older than this runtime (5.3) and no longer supported: recompile the model");
   }
 }
 

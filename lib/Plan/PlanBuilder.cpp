@@ -163,6 +163,14 @@ FailureOr<TensorInfo> PlanBuilder::resultInfo(Operation *op, ArrayRef<TensorInfo
   TensorInfo result;
   result.dims = *dims;
   result.elementType = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  if (isa<ReshapeOp>(op)) {
+    // A reshape keeps the element count: checked at run time where dims are
+    // known only then (a dim an op requires, refined from a dynamic one, or
+    // a run-time shape whose inferred dim does not divide the count).
+    sp().setLabel(dispatchName(op));
+    sp().expect(ctx.numel(result), ctx.numel(operands[0]), "the result's element count differs from the input's");
+    sp().setLabel("");
+  }
   result.values = propagateValues(ctx, op, operands, result);
   return result;
 }

@@ -55,7 +55,16 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
       // Shapes are non-negative, where truncating and floor division agree.
       else if (isa<arith::DivSIOp>(inner))
         r = sp.floorDiv(get(0), get(1));
-      else if (isa<arith::MinSIOp>(inner))
+      else if (isa<arith::RemSIOp>(inner)) {
+        // Truncating remainder (sign of the dividend), exact for every sign:
+        // the floor remainder, moved by y when it is non-zero and the signs
+        // of x and y differ. (ONNX Mod over shapes: Mod(dim, heads).)
+        Reg x = get(0), y = get(1), zero = sp.constant(0), one = sp.constant(1);
+        Reg rf = sp.sub(x, sp.mul(sp.floorDiv(x, y), y));
+        Reg nonzero = sp.sub(one, sp.eq(rf, zero));
+        Reg signsDiffer = sp.sub(one, sp.eq(sp.lt(x, zero), sp.lt(y, zero)));
+        r = sp.sub(rf, sp.mul(sp.mul(nonzero, signsDiffer), y));
+      } else if (isa<arith::MinSIOp>(inner))
         r = sp.min(get(0), get(1));
       else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner))
         r = get(0);
@@ -174,10 +183,13 @@ FailureOr<SliceParams> sliceParams(PlanContext &ctx, SliceOp op, ArrayRef<Tensor
       Reg isThis = sp.eq(axis, sp.constant(d));
       if (auto k = sp.constValue(isThis); k && !*k) continue;
       Reg D = X.dims[d];
-      Reg s = (*starts)[i], e = (*ends)[i];
-      // Dims stay below 2^40: a step beyond +-2^41 takes at most the first
-      // element, as that bound does, and 0 - step cannot overflow.
-      Reg st = clamp(steps[i], sp.constant(-(int64_t(1) << 41)), sp.constant(int64_t(1) << 41));
+      // Dims stay below 2^40, so bounds and steps clamped to +-2^41 select
+      // the same elements (ends of INT64_MAX, as exporters write `x[1:]`,
+      // included) and nothing below can overflow: both arms of a select
+      // are evaluated. A step beyond +-2^41 takes at most the first element.
+      Reg lo = sp.constant(-(int64_t(1) << 41)), hi = sp.constant(int64_t(1) << 41);
+      Reg s = clamp((*starts)[i], lo, hi), e = clamp((*ends)[i], lo, hi);
+      Reg st = clamp(steps[i], lo, hi);
       s = sp.select(sp.lt(s, zero), sp.add(s, D), s);
       e = sp.select(sp.lt(e, zero), sp.add(e, D), e);
       Reg dm1 = sp.sub(D, one);
@@ -216,7 +228,13 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
     std::vector<Reg> out;
     auto axes = scaled.getAxes();
     if ((size_t)scaled.getScales().getType().getNumElements() != axes.size()) return std::nullopt;
-    if (auto arg = llvm::dyn_cast<BlockArgument>(scaled.getScales())) {
+    // Through reshape views (a scales input refined to its length).
+    Value scalesIn = scaled.getScales();
+    while (auto view = scalesIn.getDefiningOp<ReshapeOp>()) {
+      if (view.getShape()) break;
+      scalesIn = view.getInput();
+    }
+    if (auto arg = llvm::dyn_cast<BlockArgument>(scalesIn)) {
       for (size_t i = 0; i < axes.size(); ++i)
         out.push_back(sp.inputScaledDim(arg.getArgNumber(), i, operands[0].dims[axes[i]]));
       return out;

@@ -345,7 +345,7 @@ v4f_status_t verifyShapeProgram(const fb::Manifest* mf, uint32_t nregs) {
                         "shape program instruction %u reads register %u, which is not defined "
                         "before it",
                         i, ins->a() >= i ? ins->a() : ins->b());
-    if (ins->op() == fb::ShapeOp::Broadcast &&
+    if ((ins->op() == fb::ShapeOp::Broadcast || ins->op() == fb::ShapeOp::Expect) &&
         (ins->imm() < -1 || ins->imm() >= int64_t(mf->shape_labels() ? mf->shape_labels()->size() : 0)))
       return makeStatus(kBad, "shape program instruction %u names label %lld, which does not exist", i,
                         static_cast<long long>(ins->imm()));

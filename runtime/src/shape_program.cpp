@@ -148,6 +148,18 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         break;
       }
       int64_t x = regs[a], y = regs[b];
+      if (ins->op() == fb::ShapeOp::Expect) {
+        if (x != y) {
+          const char* label =
+              ins->imm() >= 0 && manifest->shape_labels() && uint64_t(ins->imm()) < manifest->shape_labels()->size()
+                  ? manifest->shape_labels()->Get(uint32_t(ins->imm()))->c_str()
+                  : "an op";
+          return makeStatus(V4F_STATUS_INVALID_ARGUMENT, "%s (%lld where %lld is required)", label,
+                            static_cast<long long>(x), static_cast<long long>(y));
+        }
+        r = x;
+        break;
+      }
       if (ins->op() == fb::ShapeOp::Broadcast) {
         if (x == y || y == 1) {
           r = x;

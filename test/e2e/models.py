@@ -574,6 +574,29 @@ def make_slice_extreme_steps() -> Case:
                 note="Slice steps INT64_MIN and 2^62")
 
 
+def make_slice_runtime_bounds() -> Case:
+    """Slice whose starts and ends are graph inputs (known only at run time)
+    at the int64 extremes, as exporters write `x[1:]` (ends = INT64_MAX) or
+    `x[:-2]` with a start of INT64_MIN: the shape program clamps them as the
+    spec says instead of overflowing."""
+    g = GraphBuilder(seed=43)
+    c = lambda v: g.const(np.array(v, np.int64))
+    g.op("Slice", ["xd", "s", "e", c([1])], out_names=["y"])
+    # Backwards with the bounds swapped (an end of INT64_MAX with a negative
+    # step is left out: ONNX Runtime reads it as "to the front", numpy and
+    # the ONNX reference as "nothing").
+    g.op("Slice", ["xd", "e", "s", c([0]), c([-1])], out_names=["y_rev"])
+    m = g.model("slice_runtime_bounds",
+                [_vi("xd", F32, ["N", "M"]), _vi("s", TensorProto.INT64, [1]), _vi("e", TensorProto.INT64, [1])],
+                [_vi("y", F32, ["N", "B"]), _vi("y_rev", F32, ["A", "M"])])
+    rng = np.random.default_rng(143)
+    big, small = 2**63 - 1, -2**63
+    return Case(m, [{"xd": _randn(rng, [3, 6]), "s": np.array([1], np.int64), "e": np.array([big], np.int64)},
+                    {"xd": _randn(rng, [5, 4]), "s": np.array([small], np.int64), "e": np.array([-2], np.int64)},
+                    {"xd": _randn(rng, [4, 7]), "s": np.array([2], np.int64), "e": np.array([small], np.int64)}],
+                note="Slice bounds at the int64 extremes given at run time")
+
+
 def make_transposes() -> Case:
     """Transposes whose output rows run along a strided input dim (the 8 x 8
     register-tile kernel: dims multiples of 8), one that falls back to the
@@ -633,6 +656,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "reduce_runtime_axes": make_reduce_runtime_axes,
         "variadic_wide": make_variadic_wide,
         "slice_extreme_steps": make_slice_extreme_steps,
+        "slice_runtime_bounds": make_slice_runtime_bounds,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
         "transposes": make_transposes,

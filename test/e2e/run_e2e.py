@@ -62,6 +62,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("reduce_runtime_axes", 1e-5, 1e-5),
     ("variadic_wide",      1e-4,  1e-4),
     ("slice_extreme",      0,     0),
+    ("slice_runtime",      0,     0),
     ("transposes",         0,     0),     # data movement: exact
     ("data_dependent",     1e-5,  1e-5),
     ("if_runtime_branches", 1e-5, 1e-5),

@@ -24,11 +24,18 @@ Results are checked against expected_failures.txt (`test_name  # category: detai
   - a crash (v4fc/v4f-run killed by a signal) or a timeout is always printed loudly, and is
     unexpected unless it is listed under category `crash` / `timeout`.
 
+With --symbolic, every test the static suite passes (every test not in
+expected_failures.txt) runs again with each graph-input and graph-output dim made a
+fresh symbol (`dim_param` s0, s1, ...; no two dims share one), value_info dropped: a
+1-D int32/int64 input keeps its length (it may fix an output's rank, e.g. Reshape's
+shape). Same data, same tolerances, its own list: expected_failures_symbolic.txt.
+
 Typical use:
   .venv/bin/python test/onnx-backend/run_node_tests.py                  # full suite, -j nproc
   .venv/bin/python test/onnx-backend/run_node_tests.py -k relu -v      # subset (regex, repeatable)
   .venv/bin/python test/onnx-backend/run_node_tests.py -k '^test_conv(_|$)' -k '^test_gemm' -v
   .venv/bin/python test/onnx-backend/run_node_tests.py --op LayerNormalization -v   # by op type
+  .venv/bin/python test/onnx-backend/run_node_tests.py --symbolic               # every dim a symbol
   .venv/bin/python test/onnx-backend/run_node_tests.py --update-expected-failures \
       --write-coverage docs/op-coverage.md                              # refresh list + doc
 """
@@ -412,14 +419,44 @@ def compare(name: str, got: np.ndarray, exp: np.ndarray) -> Optional[str]:
     return None
 
 
+def symbolic_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with every graph-input and graph-output dim a fresh symbol
+    (1-D int32/int64 inputs keep their length) and no value_info."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inits = {i.name for i in m.graph.initializer}
+    counter = 0
+    int_types = (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
+
+    def fresh(v: onnx.ValueInfoProto, keep_1d_int: bool) -> None:
+        nonlocal counter
+        if not v.type.HasField("tensor_type") or not v.type.tensor_type.HasField("shape"):
+            return
+        tt = v.type.tensor_type
+        if keep_1d_int and len(tt.shape.dim) == 1 and tt.elem_type in int_types:
+            return
+        for d in tt.shape.dim:
+            d.Clear()
+            d.dim_param = f"s{counter}"
+            counter += 1
+
+    for v in m.graph.input:
+        if v.name not in inits:
+            fresh(v, keep_1d_int=True)
+    for v in m.graph.output:
+        fresh(v, keep_1d_int=False)
+    del m.graph.value_info[:]
+    return m
+
+
 def run_test(tdir: Path, v4fc: str, v4frun: str, timeout: float, tmp_root: Path,
-             keep: bool) -> Result:
+             keep: bool, symbolic: bool = False) -> Result:
     res = Result(tdir.name)
     t0 = time.monotonic()
     deadline = t0 + timeout
     work = Path(tempfile.mkdtemp(prefix=tdir.name + ".", dir=tmp_root))
     try:
-        _run_test(res, tdir, work, v4fc, v4frun, deadline)
+        _run_test(res, tdir, work, v4fc, v4frun, deadline, symbolic)
     except TestFailure as f:
         res.status, res.category, res.reason, res.stderr = f.status, f.category, f.reason, f.stderr
     except Exception as e:  # noqa: BLE001  (harness problem on this test: report, don't die)
@@ -433,7 +470,7 @@ def run_test(tdir: Path, v4fc: str, v4frun: str, timeout: float, tmp_root: Path,
 
 
 def _run_test(res: Result, tdir: Path, work: Path, v4fc: str, v4frun: str,
-              deadline: float) -> None:
+              deadline: float, symbolic: bool = False) -> None:
     model_path = tdir / "model.onnx"
     try:
         model = onnx.load(str(model_path))
@@ -456,7 +493,10 @@ def _run_test(res: Result, tdir: Path, work: Path, v4fc: str, v4frun: str,
         if m:
             res.opset = int(m.group(1))
 
-    # 2. compile
+    # 2. compile (the symbolic form of the model with --symbolic)
+    if symbolic:
+        model_path = work / "model.symbolic.onnx"
+        onnx.save(symbolic_model(model), str(model_path))
     artifact = work / "model.v4f"
     t = time.monotonic()
     p = run_proc([v4fc, "compile", str(model_path), "-o", str(artifact)], deadline, "v4fc compile")
@@ -531,7 +571,12 @@ def main() -> int:
     ap.add_argument("--prepare", action="store_true",
                     help="only locate (generate if needed) the suite and exit: scripts/test.sh does this "
                     "before the phases that read it run side by side")
-    ap.add_argument("--expected-failures", default=str(HERE / "expected_failures.txt"))
+    ap.add_argument("--symbolic", action="store_true",
+                    help="run the statically passing tests with every input/output dim a fresh "
+                         "symbol, against expected_failures_symbolic.txt")
+    ap.add_argument("--expected-failures", default=None,
+                    help="expected-failure list (default: expected_failures.txt, "
+                         "or expected_failures_symbolic.txt with --symbolic)")
     ap.add_argument("--update-expected-failures", action="store_true",
                     help="rewrite the expected-failure list from this run's results")
     ap.add_argument("--allow-xpass", action="store_true",
@@ -560,7 +605,15 @@ def main() -> int:
     if not all_tests:
         print(f"error: no tests in {suite}", file=sys.stderr)
         return 2
-    exp_path = Path(args.expected_failures)
+    exp_path = Path(args.expected_failures or
+                    HERE / ("expected_failures_symbolic.txt" if args.symbolic else "expected_failures.txt"))
+    if args.symbolic:
+        # The symbolic suite is the statically passing tests.
+        static_fail = parse_expected(HERE / "expected_failures.txt")
+        all_tests = {n: d for n, d in all_tests.items() if n not in static_fail}
+        if args.write_coverage:
+            print("error: --write-coverage describes the static suite (no --symbolic)", file=sys.stderr)
+            return 2
     expected = parse_expected(exp_path)
     unknown = sorted(n for n in expected if n not in all_tests)
     if unknown and not args.update_expected_failures:
@@ -587,7 +640,7 @@ def main() -> int:
     try:
         with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futs = {pool.submit(run_test, d, v4fc, v4frun, args.timeout, tmp_root,
-                                args.keep_temp): n for n, d in selected.items()}
+                                args.keep_temp, args.symbolic): n for n, d in selected.items()}
             done = 0
             for fut in cf.as_completed(futs):
                 r = fut.result()

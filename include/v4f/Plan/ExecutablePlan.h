@@ -46,8 +46,10 @@ enum class ShapeOpKind : uint8_t {
   DataValue = 14,
   LoopIndex = 15, // r = the iteration plan loop `a` is running (0 before it starts)
   LoopCount = 16, // r = the iterations loop `a` ran once it ended; r[imm] (a bound) before
-  Broadcast = 17  // r = r[a] and r[b] broadcast (equal, or one is 1); else a run-time error
+  Broadcast = 17, // r = r[a] and r[b] broadcast (equal, or one is 1); else a run-time error
                   // naming shapeLabels[imm] (imm -1: no label)
+  Expect = 18     // r = r[a] when r[a] == r[b] (the value an op requires); else a run-time
+                  // error naming shapeLabels[imm] (which says what is checked)
 };
 
 struct ShapeInstruction {

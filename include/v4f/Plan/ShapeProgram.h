@@ -72,6 +72,19 @@ public:
     if (ca && cb && *ca == *cb) return a;
     return memo({ShapeOpKind::Broadcast, a, b, labelIndex()});
   }
+  /// `a`, checked at run time to equal `b` (a dim or element count an op
+  /// requires); a mismatch is an error naming the current op and `what`.
+  /// Equal constants need no check; unequal ones are the caller's error.
+  Reg expect(Reg a, Reg b, const std::string &what) {
+    if (a == b) return a;
+    auto ca = constValue(a), cb = constValue(b);
+    if (ca && cb && *ca == *cb) return a;
+    std::string saved = label;
+    label = label.empty() ? what : label + ": " + what;
+    Reg r = memo({ShapeOpKind::Expect, a, b, labelIndex()});
+    label = saved;
+    return r;
+  }
   /// The op whose shape rules build registers next (named in run-time errors).
   void setLabel(const std::string &name) { label = name; }
   const std::vector<std::string> &labels() const { return labelList; }

@@ -380,6 +380,8 @@ LogicalResult importAffineGrid(NodeContext &c) {
   int64_t sizeLen = st.getDimSize(0);
   if (sizeLen != 4 && sizeLen != 5) return c.fail("size must have 4 (2-D) or 5 (3-D) elements");
   int64_t k = sizeLen - 2; // spatial dims
+  refineInput(c, 0, {kDyn, k, k + 1});
+  tt = c.inputType(0);
   if (tt.getRank() != 3 || tt.getDimSize(1) != k || tt.getDimSize(2) != k + 1)
     return c.fail(k == 2 ? "theta must be [N, 2, 3] for a 4-element size"
                          : "theta must be [N, 3, 4] for a 5-element size");

@@ -199,6 +199,8 @@ LogicalResult importNonMaxSuppression(NodeContext &c) {
   auto oneElement = [&](size_t i, Type want, const char *what) -> LogicalResult {
     auto t = c.inputType(i);
     if (t.getElementType() != want) return c.fail(std::string(what) + " must be " + typeName(want));
+    if (t.getRank() == 1 && t.isDynamicDim(0)) refineInput(c, i, {1});
+    t = c.inputType(i);
     if (!t.hasStaticShape() || t.getNumElements() != 1 || t.getRank() > 1)
       return c.fail(std::string(what) + " must hold exactly one element");
     return success();

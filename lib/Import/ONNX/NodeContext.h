@@ -126,6 +126,17 @@ mlir::Value reshapeTo(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> sh
                       llvm::ArrayRef<int64_t> sources = {});
 /// Transpose by `perm` (the input itself for the identity).
 mlir::Value transposeBy(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
+/// Gives input i the dims of `shape` (kDyn: any) where its own are dynamic:
+/// the op's definition fixes them (a grid's last dim, a threshold's one
+/// element) but the model declares them symbolic. Through a reshape whose
+/// element count the plan checks at run time; later uses of the input see
+/// the refined value. False (nothing changed) when the rank or a static dim
+/// differs.
+bool refineInput(NodeContext &c, size_t i, llvm::ArrayRef<int64_t> shape);
+/// `in` reshaped at run time so that result dim k is the product of input
+/// dims [bounds[k], bounds[k + 1]) (a v4f.shape / multiply / concat chain
+/// the plan follows into the reshape's shape operand).
+mlir::FailureOr<mlir::Value> reshapeToDimProducts(NodeContext &c, mlir::Value in, llvm::ArrayRef<int64_t> bounds);
 /// Splits `v` along `axis` into parts of the given sizes.
 llvm::SmallVector<mlir::Value> splitBy(NodeContext &c, mlir::Value v, int64_t axis, llvm::ArrayRef<int64_t> sizes);
 

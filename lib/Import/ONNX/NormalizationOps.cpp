@@ -138,6 +138,32 @@ LogicalResult importLayerNormWithStatistics(NodeContext &c, int64_t axis) {
   return success();
 }
 
+/// RMSNormalization over dims known only at run time: x / sqrt(mean(x^2) +
+/// eps) * scale, from a v4f.reduce mean and elementwise ops (the fused
+/// v4f.layer_norm kernel needs static normalized dims).
+LogicalResult importRMSNormDynamic(NodeContext &c, int64_t axis) {
+  auto in = c.inputType(0);
+  Type f = in.getElementType();
+  SmallVector<int64_t> axes, reduced(in.getShape());
+  for (int64_t i = axis; i < in.getRank(); ++i) axes.push_back(i), reduced[i] = 1;
+  float eps = c.attrs.getFloat("epsilon", 1e-5f);
+  auto sq = buildElementwise(c, {c.input(0)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    return b.create<arith::MulFOp>(l, a[0], a[0]);
+  });
+  if (failed(sq)) return failure();
+  Value ms = c.b.create<ReduceOp>(c.loc, RankedTensorType::get(reduced, f), *sq, Value(), c.b.getStringAttr("mean"),
+                                  c.b.getDenseI64ArrayAttr(axes), c.b.getBoolAttr(true));
+  auto y =
+      buildElementwise(c, {c.input(0), ms, c.input(1)}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        Value e = b.create<arith::ConstantOp>(l, b.getFloatAttr(f, eps));
+        Value r = b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e));
+        return b.create<arith::MulFOp>(l, b.create<arith::DivFOp>(l, a[0], r), a[2]);
+      });
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
+  return success();
+}
+
 LogicalResult importLayerNorm(NodeContext &c) {
   if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
   if (c.outputUsed(1) || c.outputUsed(2)) {
@@ -150,8 +176,12 @@ LogicalResult importLayerNorm(NodeContext &c) {
   auto axis = normalizeAxis(c.attrs.getInt("axis", -1), in.getRank());
   if (!axis) return c.fail("axis out of range");
   auto trailing = in.getShape().drop_front(*axis);
-  for (int64_t d : trailing)
-    if (d == kDyn) return c.fail("normalized dims must be static");
+  // Normalized dims known only at run time: the composition (a reduction
+  // and elementwise ops) instead of the fused kernel.
+  if (llvm::is_contained(trailing, kDyn)) {
+    if (c.node.op_type() == "RMSNormalization") return importRMSNormDynamic(c, *axis);
+    return importLayerNormWithStatistics(c, *axis);
+  }
   Value bias = c.hasInput(2) ? c.input(2) : Value();
   for (size_t i = 1; i <= 2; ++i) {
     if (!c.hasInput(i)) continue;

@@ -335,6 +335,23 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
     if (!defined.count(out.name()))
       report.unsupported.push_back({"<graph>", "output", opset, "graph output '" + out.name() + "' is never produced"});
 }
+/// Whether a dim_param names nothing: exporters write "?" (paddle2onnx),
+/// "-1", "None" or an empty string for a dim they know nothing about.
+/// Such a dim is its own symbol, never shared with another dim.
+bool isAnonymousDimParam(const std::string &p) {
+  if (p.empty() || p == "?" || p == "None" || p == "none" || p == "unk" || p == "*") return true;
+  size_t i = p[0] == '-' || p[0] == '+' ? 1 : 0;
+  return i < p.size() && p.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+/// The symbol of input `in`'s dim `d`: its dim_param, or `<input>_dim<d>`
+/// for an unnamed or anonymous one.
+std::string inputDimName(const onnx::ValueInfoProto &in, int d) {
+  const auto &dim = in.type().tensor_type().shape().dim(d);
+  if (dim.has_dim_param() && !isAnonymousDimParam(dim.dim_param())) return dim.dim_param();
+  return in.name() + "_dim" + std::to_string(d);
+}
+
 /// The shape of graph input `in` as the entry signature takes it: the
 /// model's dims with --input-shape / --dim applied (`usedDims` collects the
 /// dim names that occurred), a negative dim_value taken as dynamic; the dim names
@@ -363,8 +380,7 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
                                std::to_string(dim.dim_value()) + ": taken as a dynamic dim");
     // dim_value 0 is a real (empty) dim; a negative one means "unknown".
     bool isZero = dim.has_dim_value() && dim.dim_value() == 0;
-    std::string name =
-        dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : in.name() + "_dim" + std::to_string(d);
+    std::string name = inputDimName(in, d);
     int64_t value = ShapedType::kDynamic;
     if (hasValue || isZero) value = dim.dim_value();
     int64_t lo = -1, hi = -1;
@@ -467,10 +483,7 @@ bool checkShapeOptionNames(const std::string &path, const onnx::GraphProto &grap
     bool known = false;
     for (const auto &in : graph.input())
       if (in.type().has_tensor_type())
-        for (int d = 0; d < in.type().tensor_type().shape().dim_size(); ++d) {
-          const auto &dim = in.type().tensor_type().shape().dim(d);
-          known |= dim.dim_param() == name || in.name() + "_dim" + std::to_string(d) == name;
-        }
+        for (int d = 0; d < in.type().tensor_type().shape().dim_size(); ++d) known |= inputDimName(in, d) == name;
     if (!known) {
       error = path + ": --dim names '" + name + "', which is not a symbolic dim of any input";
       return false;

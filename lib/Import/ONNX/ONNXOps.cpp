@@ -48,10 +48,10 @@ FailureOr<Value> flatten2D(NodeContext &c, Value in, int64_t axis) {
     if (hi - lo == 1) sources[g] = lo;
     shape[g] = dynamic ? kDyn : prod;
   }
-  if (shape[0] == kDyn && shape[1] == kDyn && !(sources[0] >= 0 || sources[1] >= 0))
-    return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
-  if (shape[0] == kDyn && shape[1] == kDyn && (sources[0] < 0 || sources[1] < 0) && sources[0] < 0 && sources[1] < 0)
-    return c.fail("cannot flatten a tensor with dynamic dims on both sides of the axis");
+  // Dynamic dims on both sides, neither side a single dim: the products are
+  // computed at run time.
+  if (shape[0] == kDyn && shape[1] == kDyn && sources[0] < 0 && sources[1] < 0)
+    return reshapeToDimProducts(c, in, {0, axis, t.getRank()});
   return makeReshape(c, in, shape, sources);
 }
 

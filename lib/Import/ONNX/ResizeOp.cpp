@@ -226,10 +226,14 @@ LogicalResult parseResize(NodeContext &c, ResizeSpec &spec) {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
   int64_t n = axes.size();
-  auto nonEmpty = [&](size_t i) { return c.hasInput(i) && c.inputType(i).getNumElements() != 0; };
+  // A run-time length counts as given (it must then match, checked at run time).
+  auto nonEmpty = [&](size_t i) {
+    return c.hasInput(i) && (!c.inputType(i).hasStaticShape() || c.inputType(i).getNumElements() != 0);
+  };
   bool useSizes = spec.useSizes = nonEmpty(3), useScales = spec.useScales = nonEmpty(2);
   if (useSizes == useScales) return c.fail("exactly one of scales and sizes must be given");
   size_t given = useSizes ? 3 : 2;
+  refineInput(c, given, {n});
   auto gt = c.inputType(given);
   if (gt.getRank() != 1 || gt.getDimSize(0) != n)
     return c.fail(std::string(useSizes ? "sizes" : "scales") + " must have one entry per resized axis");
@@ -238,6 +242,7 @@ LogicalResult parseResize(NodeContext &c, ResizeSpec &spec) {
   bool tfCrop = spec.tfCrop = a.ctm == "tf_crop_and_resize";
   if (tfCrop) {
     if (!nonEmpty(1)) return c.fail("tf_crop_and_resize needs roi");
+    refineInput(c, 1, {2 * n});
     if (c.inputType(1).getRank() != 1 || c.inputType(1).getDimSize(0) != 2 * n)
       return c.fail("roi must have 2 entries per resized axis");
     if (!c.inputType(1).getElementType().isF32()) return c.fail("roi must be float32");

@@ -411,8 +411,30 @@ LogicalResult importSplit(NodeContext &c) {
     runtime = !sizes;
   }
   int64_t dim = in.getDimSize(axis);
+  Value runtimeSizes = runtime ? c.input(1) : Value();
+  if (!sizes && !runtime && dim == kDyn) {
+    // Equal parts of a dim known only at run time: sizes min(chunk, rest)
+    // with chunk = ceil(dim / n), computed as values the plan follows.
+    int64_t n = c.attrs.getInt("num_outputs", parts);
+    if (n <= 0 || (size_t)n != parts) return c.fail("num_outputs must match the number of outputs");
+    auto i64 = c.b.getI64Type();
+    Value d = c.b.create<ShapeOp>(c.loc, RankedTensorType::get({1}, i64), c.input(0), c.b.getI64IntegerAttr(axis),
+                                  c.b.getI64IntegerAttr(axis + 1));
+    SmallVector<int64_t> ks;
+    for (int64_t k = 0; k < n; ++k) ks.push_back(k);
+    Value kv = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({n}, i64), ArrayRef<int64_t>(ks)));
+    auto partSizes = buildElementwise(c, {d, kv}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      auto cst = [&](int64_t v) -> Value { return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)); };
+      Value chunk = b.create<arith::DivSIOp>(l, b.create<arith::AddIOp>(l, a[0], cst(n - 1)), cst(n));
+      Value left = b.create<arith::SubIOp>(l, a[0], b.create<arith::MulIOp>(l, a[1], chunk));
+      return b.create<arith::MaxSIOp>(l, b.create<arith::MinSIOp>(l, chunk, left), cst(0));
+    });
+    if (failed(partSizes)) return failure();
+    runtimeSizes = *partSizes;
+    runtime = true;
+  }
   if (!sizes && !runtime) {
-    if (dim == kDyn) return c.fail("splitting a dynamic dim into equal parts is not supported yet");
     int64_t n = c.attrs.getInt("num_outputs", parts);
     if (n <= 0 || (size_t)n != parts) return c.fail("num_outputs must match the number of outputs");
     int64_t chunk = (dim + n - 1) / n;
@@ -436,7 +458,7 @@ LogicalResult importSplit(NodeContext &c) {
     }
     if (dim != kDyn && total != dim) return c.fail("split sizes do not add up to the axis length");
   }
-  auto op = c.b.create<SplitOp>(c.loc, types, c.input(0), runtime ? c.input(1) : Value(), c.b.getI64IntegerAttr(axis),
+  auto op = c.b.create<SplitOp>(c.loc, types, c.input(0), runtimeSizes, c.b.getI64IntegerAttr(axis),
                                 c.b.getDenseI64ArrayAttr(sizes ? ArrayRef<int64_t>(*sizes) : ArrayRef<int64_t>()));
   for (size_t k = 0; k < parts; ++k)
     if (c.outputUsed(k)) c.setOutput(k, op.getResult(k));

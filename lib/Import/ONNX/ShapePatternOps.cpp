@@ -146,8 +146,10 @@ LogicalResult importCenterCropPad(NodeContext &c) {
 /// OneHot: out[..., j, ...] = (index == j ? on : off) for j in [0, depth),
 /// negative indices counting from depth; depth may be a run-time scalar.
 LogicalResult importOneHot(NodeContext &c) {
+  if (c.inputType(1).getRank() == 1) refineInput(c, 1, {1});
+  if (c.inputType(2).getRank() == 1) refineInput(c, 2, {2});
   auto it = c.inputType(0), dt = c.inputType(1), vt = c.inputType(2);
-  if (dt.getNumElements() != 1) return c.fail("depth must have one element");
+  if (!dt.hasStaticShape() || dt.getNumElements() != 1) return c.fail("depth must have one element");
   if (vt.getRank() != 1 || vt.getDimSize(0) != 2) return c.fail("values must have two elements [off, on]");
   int64_t rank = it.getRank() + 1, axis = c.attrs.getInt("axis", -1);
   if (axis < -rank || axis >= rank) return c.fail("axis out of range");

@@ -56,7 +56,7 @@ extern "C" {
  * (BLAKE2b, algorithm 1); a 5.0/5.1 reader refuses algorithm 2 through its
  * digest_algorithm check. */
 #define V4F_ARTIFACT_FORMAT_MAJOR 5
-#define V4F_ARTIFACT_FORMAT_MINOR 2
+#define V4F_ARTIFACT_FORMAT_MINOR 3
 #define V4F_ARTIFACT_FORMAT_OLDEST_MAJOR 5
 #define V4F_ARTIFACT_SECTION_ALIGNMENT 64
 
