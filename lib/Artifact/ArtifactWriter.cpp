@@ -187,7 +187,7 @@ flatbuffers::Offset<fb::Manifest> buildPlanTable(flatbuffers::FlatBufferBuilder 
     std::vector<flatbuffers::Offset<fb::Loop>> loops;
     for (const PlanLoop &l : plan.loops)
       loops.push_back(fb::CreateLoop(fbb, l.begin, l.end, l.tripCount, l.maxIterations, fbb.CreateString(l.name),
-                                     l.cond ? int64_t(*l.cond) : int64_t(-1)));
+                                     l.cond ? int64_t(*l.cond) : int64_t(-1), l.unbounded));
     loopVec = fbb.CreateVector(loops);
   }
 

@@ -292,6 +292,8 @@ LogicalResult PlanBuilder::emitLoop(LoopOp op) {
   loop.end = end;
   loop.tripCount = tripReg;
   loop.maxIterations = op.getMaxIterations();
+  loop.unbounded = op.getUnbounded();
+  if (loop.unbounded && !cond) return op.emitOpError("is unbounded but its body computes no condition");
   loop.name = name;
   plan.loops.push_back(loop);
   for (size_t j = 0; j < n; ++j) infos[op.getResult(j)] = carry[j];

@@ -166,10 +166,90 @@ LogicalResult decomposeDFT(BuildContext &c, DFTOp op, SmallVectorImpl<Value> &re
   return success();
 }
 
+/// STFT of a real signal: the frames gathered by indices f * step + k (the
+/// frame count from a v4f.range, at run time when the length is), times the
+/// window, then matmuls with constant cos / sin matrices [L, bins]:
+/// re = frames C, im = -(frames S).
+LogicalResult decomposeSTFT(BuildContext &c, STFTOp op, SmallVectorImpl<Value> &results) {
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  auto in = typeOf(op.getSignal());
+  auto out = typeOf(op.getResult());
+  int64_t B = in.getDimSize(0), N = in.getDimSize(1), L = op.getFrameLength(), step = op.getFrameStep();
+  int64_t F = out.getDimSize(1), K = out.getDimSize(2);
+  Type f32 = c.b.getF32Type(), i64 = c.b.getI64Type();
+  auto scalar = RankedTensorType::get({}, i64);
+  auto cstScalar = [&](int64_t v) -> Value {
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(scalar, APInt(64, v)));
+  };
+  // [B, N, 1] -> [B, N], dynamic dims carried in place.
+  Value x =
+      c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({B, N}, f32), op.getSignal(), Value(),
+                            c.b.getDenseI64ArrayAttr({B == kDyn ? 0 : -1, N == kDyn ? 1 : -1}), c.b.getBoolAttr(false));
+  // The frame count: static, or (N - L) / step + 1 from the signal's length.
+  Value count;
+  if (F != kDyn) {
+    count = cstScalar(F);
+  } else {
+    Value n = c.b.create<ShapeOp>(c.loc, RankedTensorType::get({1}, i64), op.getSignal(), c.b.getI64IntegerAttr(1),
+                                  c.b.getI64IntegerAttr(2));
+    auto frames = buildElementwise(c, {n}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      auto k = [&](int64_t v) -> Value { return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)); };
+      Value d = b.create<arith::DivSIOp>(l, b.create<arith::SubIOp>(l, a[0], k(L)), k(step));
+      return b.create<arith::MaxSIOp>(l, b.create<arith::AddIOp>(l, d, k(1)), k(0));
+    });
+    if (failed(frames)) return failure();
+    count =
+        c.b.create<ReshapeOp>(c.loc, scalar, *frames, Value(), c.b.getDenseI64ArrayAttr({}), c.b.getBoolAttr(false));
+  }
+  Value starts = c.b.create<RangeOp>(c.loc, RankedTensorType::get({F}, i64), cstScalar(0), count, cstScalar(1));
+  Value startsCol = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({F, 1}, i64), starts, Value(),
+                                          c.b.getDenseI64ArrayAttr({F == kDyn ? 0 : -1, -1}), c.b.getBoolAttr(false));
+  std::vector<int64_t> offsets(L);
+  for (int64_t k = 0; k < L; ++k) offsets[k] = k;
+  Value offs = c.b.create<arith::ConstantOp>(
+      c.loc, DenseElementsAttr::get(RankedTensorType::get({1, L}, i64), ArrayRef<int64_t>(offsets)));
+  auto idx = buildElementwise(c, {startsCol, offs}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    Value st = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(step));
+    return b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, a[0], st), a[1]);
+  });
+  if (failed(idx)) return failure();
+  Value frames = c.b.create<GatherOp>(c.loc, x, *idx, c.b.getI64IntegerAttr(1)); // [B, F, L]
+  if (Value w = op.getWindow()) {
+    auto windowed = buildElementwise(c, {frames, w}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      return b.create<arith::MulFOp>(l, a[0], a[1]);
+    });
+    if (failed(windowed)) return failure();
+    frames = *windowed;
+  }
+  std::vector<float> cosM(L * K), sinM(L * K);
+  for (int64_t n = 0; n < L; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      double theta = 2.0 * M_PI * double((n * k) % L) / double(L);
+      cosM[n * K + k] = float(std::cos(theta));
+      sinM[n * K + k] = float(-std::sin(theta));
+    }
+  auto matType = RankedTensorType::get({L, K}, f32);
+  auto mm = [&](ArrayRef<float> m) -> Value {
+    Value w = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(matType, m));
+    return c.b.create<MatMulOp>(c.loc, frames, w, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
+                                c.b.getF32FloatAttr(0));
+  };
+  SmallVector<Value> parts;
+  for (ArrayRef<float> m : {ArrayRef<float>(cosM), ArrayRef<float>(sinM)}) {
+    Value p = mm(m); // [B, F, K]
+    SmallVector<int64_t> sources = {B == kDyn ? 0 : -1, F == kDyn ? 1 : -1, -1, -1};
+    parts.push_back(c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({B, F, K, 1}, f32), p, Value(),
+                                          c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false)));
+  }
+  results.push_back(c.b.create<ConcatOp>(c.loc, out, parts, c.b.getI64IntegerAttr(3)));
+  return success();
+}
+
 struct DecomposeSignalPass : v4f::impl::DecomposeSignalBase<DecomposeSignalPass> {
   void runOnOperation() override {
     if (failed(decomposeAll<WindowOp>(getOperation(), decomposeWindow)) ||
-        failed(decomposeAll<DFTOp>(getOperation(), decomposeDFT)))
+        failed(decomposeAll<DFTOp>(getOperation(), decomposeDFT)) ||
+        failed(decomposeAll<STFTOp>(getOperation(), decomposeSTFT)))
       signalPassFailure();
   }
 };
@@ -179,6 +259,7 @@ struct DecomposeSignalPass : v4f::impl::DecomposeSignalBase<DecomposeSignalPass>
 void v4f::populateDecomposeSignalPatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposePattern<WindowOp>>(patterns.getContext(), decomposeWindow);
   patterns.add<DecomposePattern<DFTOp>>(patterns.getContext(), decomposeDFT);
+  patterns.add<DecomposePattern<STFTOp>>(patterns.getContext(), decomposeSTFT);
 }
 
 std::unique_ptr<Pass> v4f::createDecomposeSignalPass() { return std::make_unique<DecomposeSignalPass>(); }

@@ -380,6 +380,8 @@ v4f_status_t verifyLoops(const fb::Manifest* mf, uint32_t nregs) {
     if (loop->cond() < -1 || (loop->cond() >= 0 && uint64_t(loop->cond()) >= nregs))
       return makeStatus(kBad, "loop %u '%s' condition refers to shape register %lld, but there are %u", l, name,
                         static_cast<long long>(loop->cond()), nregs);
+    if (loop->unbounded() && loop->cond() < 0)
+      return makeStatus(kBad, "loop %u '%s' is unbounded but has no condition to end it", l, name);
     if (loop->max_iterations() <= 0)
       return makeStatus(kBad, "loop %u '%s' has a non-positive iteration bound %lld", l, name,
                         static_cast<long long>(loop->max_iterations()));

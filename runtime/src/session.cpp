@@ -328,6 +328,8 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       // guarded off) runs no iteration: its count may be a stale bound.
       const fb::Dispatch* first = mf->dispatches()->Get(l->begin());
       if (first->guard() >= 0 && reg(s, static_cast<uint32_t>(first->guard())) == 0) trips = 0;
+      // A while loop: its condition ends it within the bound (checked below).
+      if (l->unbounded() && trips > l->max_iterations()) trips = l->max_iterations();
       if (trips > l->max_iterations())
         // A count computed by a kernel arrives clamped to the bound + 1.
         return makeStatus(V4F_STATUS_KERNEL_ERROR,
@@ -398,6 +400,11 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
       uint32_t l = nextLoop;
       // A condition the body computes (read back after its last dispatch) ends it early.
       bool stop = loop->cond() >= 0 && reg(s, static_cast<uint32_t>(loop->cond())) == 0;
+      if (!stop && loop->unbounded() && s->loopIndex[l] + 1 >= loop->max_iterations())
+        return makeStatus(V4F_STATUS_KERNEL_ERROR,
+                          "%s: its condition still holds after %lld iterations, the bound it was compiled for "
+                          "(v4fc compile --max-loop-iterations)",
+                          v4f::rt::str(loop->name()), static_cast<long long>(loop->max_iterations()));
       if (!stop && s->loopIndex[l] + 1 < trips) {
         // The next iteration: registers that depend on the iteration (and
         // data the body computes) are re-evaluated before the body reruns.

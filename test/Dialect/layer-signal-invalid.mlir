@@ -85,3 +85,11 @@ func.func @rotary_heads(%x: tensor<1x3x8xf32>, %c: tensor<1x3x2xf32>) -> tensor<
   %0 = v4f.rotary_embedding %x, %c, %c {rotary_dim = 0 : i64, num_heads = 0 : i64, interleaved = false} : (tensor<1x3x8xf32>, tensor<1x3x2xf32>, tensor<1x3x2xf32>) -> tensor<1x3x8xf32>
   return %0 : tensor<1x3x8xf32>
 }
+
+// -----
+
+func.func @stft_bins(%x: tensor<1x16x1xf32>) -> tensor<1x7x4x2xf32> {
+  // expected-error @+1 {{result must be [batch, frames, 3, 2]}}
+  %0 = v4f.stft %x {frame_step = 2 : i64, frame_length = 4 : i64, onesided = true} : (tensor<1x16x1xf32>) -> tensor<1x7x4x2xf32>
+  return %0 : tensor<1x7x4x2xf32>
+}

@@ -29,6 +29,8 @@ func.func @signal(%n: tensor<1xi64>, %x: tensor<2x8x1xf32>) -> (tensor<?xf32>, t
   %w = v4f.window %n {kind = "hann", periodic = true} : tensor<1xi64> -> tensor<?xf32>
   // CHECK: v4f.dft %{{.*}} {axis = 1 : i64, inverse = false, length = 8 : i64, onesided = true} : tensor<2x8x1xf32> -> tensor<2x5x2xf32>
   %y = v4f.dft %x {axis = 1 : i64, length = 8 : i64, inverse = false, onesided = true} : tensor<2x8x1xf32> -> tensor<2x5x2xf32>
+  // CHECK: v4f.stft %{{.*}} {frame_length = 8 : i64, frame_step = 4 : i64, onesided = true} : (tensor<2x8x1xf32>) -> tensor<2x1x5x2xf32>
+  %s = v4f.stft %x {frame_step = 4 : i64, frame_length = 8 : i64, onesided = true} : (tensor<2x8x1xf32>) -> tensor<2x1x5x2xf32>
   return %w, %y : tensor<?xf32>, tensor<2x5x2xf32>
 }
 

@@ -69,3 +69,27 @@ func.func @ifft(%x: tensor<3x4x2xf32>) -> tensor<3x4x2xf32> {
   %y = v4f.dft %x {axis = 0 : i64, length = 3 : i64, inverse = true, onesided = false} : tensor<3x4x2xf32> -> tensor<3x4x2xf32>
   return %y : tensor<3x4x2xf32>
 }
+
+// -----
+
+// STFT of a run-time length: the frame count (N - 4) / 2 + 1 from the
+// signal's length, frame indices f * 2 + k gathered, the window applied,
+// matmuls with [4, 3] cos / sin matrices, the parts stacked last.
+// CHECK-LABEL: func @stft
+// CHECK: %[[X:.*]] = v4f.reshape %arg0 {{.*}} -> tensor<1x?xf32>
+// CHECK: %[[N:.*]] = v4f.shape %arg0 {end = 2 : i64, start = 1 : i64}
+// CHECK: v4f.elementwise %[[N]]
+// CHECK: arith.divsi
+// CHECK: %[[F:.*]] = v4f.range {{.*}} -> tensor<?xi64>
+// CHECK: %[[I:.*]] = v4f.elementwise {{.*}} -> tensor<?x4xi64>
+// CHECK: %[[G:.*]] = v4f.gather %[[X]], %[[I]] {axis = 1 : i64}
+// CHECK: %[[W:.*]] = v4f.elementwise %[[G]], %arg1
+// CHECK: v4f.matmul %[[W]], %{{.*}} : (tensor<1x?x4xf32>, tensor<4x3xf32>) -> tensor<1x?x3xf32>
+// CHECK: v4f.matmul %[[W]]
+// CHECK: %[[Y:.*]] = v4f.concat {{.*}} {axis = 3 : i64} {{.*}} -> tensor<1x?x3x2xf32>
+// CHECK-NOT: v4f.stft
+// CHECK: return %[[Y]]
+func.func @stft(%x: tensor<1x?x1xf32>, %w: tensor<4xf32>) -> tensor<1x?x3x2xf32> {
+  %y = v4f.stft %x window(%w) {frame_step = 2 : i64, frame_length = 4 : i64, onesided = true} : (tensor<1x?x1xf32>, tensor<4xf32>) -> tensor<1x?x3x2xf32>
+  return %y : tensor<1x?x3x2xf32>
+}

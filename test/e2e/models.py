@@ -597,6 +597,47 @@ def make_slice_runtime_bounds() -> Case:
                 note="Slice bounds at the int64 extremes given at run time")
 
 
+def make_same_pad_runtime() -> Case:
+    """auto_pad SAME_UPPER / SAME_LOWER with stride 2 over spatial dims known
+    only at run time (odd and even sizes): the pads depend on the size, so
+    the input is padded at run time before the Conv / MaxPool window; a
+    stride-1 SAME conv keeps its static pads."""
+    g = GraphBuilder(seed=44)
+    w1 = g.randn([4, 3, 3, 3], 0.3, "w")
+    w2 = g.randn([4, 4, 2, 2], 0.3, "w")
+    w3 = g.randn([2, 3, 3, 3], 0.3, "w")
+    g.op("Conv", ["x", w1], out_names=["c1"], auto_pad="SAME_UPPER", strides=[2, 2])
+    g.op("Conv", ["c1", w2], out_names=["c2"], auto_pad="SAME_LOWER", strides=[2, 2])
+    g.op("MaxPool", ["c1"], out_names=["p"], auto_pad="SAME_UPPER", kernel_shape=[3, 3], strides=[2, 2])
+    g.op("Conv", ["x", w3], out_names=["c3"],
+         auto_pad="SAME_UPPER")
+    m = g.model("same_pad_runtime", [_vi("x", F32, ["N", 3, "H", "W"])],
+                [_vi("c2", F32, ["N", 4, "A", "B"]), _vi("p", F32, ["N", 4, "C", "D"]),
+                 _vi("c3", F32, ["N", 2, "H", "W"])])
+    rng = np.random.default_rng(144)
+    return Case(m, [{"x": _randn(rng, [1, 3, 7, 10])}, {"x": _randn(rng, [2, 3, 8, 5])},
+                    {"x": _randn(rng, [1, 3, 1, 2])}],
+                note="auto_pad SAME with stride 2 over run-time spatial dims")
+
+
+def make_stft_runtime_length() -> Case:
+    """STFT with a Hann window over a signal whose length is known only at
+    run time (opset 17): frames of 16 samples every 4, one-sided (9 bins);
+    and one without a window over a static signal."""
+    g = GraphBuilder(seed=45)
+    step = g.const(np.array(4, np.int64))
+    length = g.const(np.array(16, np.int64))
+    window = g.const((0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32))
+    g.op("STFT", ["x", step, window, length], out_names=["y"], onesided=1)
+    g.op("STFT", ["xs", step, "", length], out_names=["ys"], onesided=1)
+    m = g.model("stft_runtime_length", [_vi("x", F32, [1, "N", 1]), _vi("xs", F32, [2, 40, 1])],
+                [_vi("y", F32, [1, "F", 9, 2]), _vi("ys", F32, [2, 7, 9, 2])], opset=17)
+    rng = np.random.default_rng(145)
+    return Case(m, [{"x": _randn(rng, [1, 100, 1]), "xs": _randn(rng, [2, 40, 1])},
+                    {"x": _randn(rng, [1, 37, 1]), "xs": _randn(rng, [2, 40, 1])}],
+                note="STFT over a run-time length")
+
+
 def make_transposes() -> Case:
     """Transposes whose output rows run along a strided input dim (the 8 x 8
     register-tile kernel: dims multiples of 8), one that falls back to the
@@ -657,6 +698,8 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "variadic_wide": make_variadic_wide,
         "slice_extreme_steps": make_slice_extreme_steps,
         "slice_runtime_bounds": make_slice_runtime_bounds,
+        "same_pad_runtime": make_same_pad_runtime,
+        "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,
         "transposes": make_transposes,

@@ -167,11 +167,9 @@ def make_scan_runtime() -> Case:
     return Case(m, [inputs(4), inputs(9), inputs(1)], note="T = 4 / 9 / 1")
 
 
-def make_loop_while() -> Case:
-    """A Loop whose body computes its condition from data (a while loop with
-    a trip-count bound M): it ends early once ReduceSum(state) >= limit; the
-    scan output has as many slices as iterations ran (known after the run)."""
-    body = helper.make_graph(
+def _while_body() -> onnx.GraphProto:
+    """a <- a * k + 1, stacked each iteration, while ReduceSum(a) < limit."""
+    return helper.make_graph(
         [helper.make_node("Mul", ["a", "k"], ["a2"]),
          helper.make_node("Add", ["a2", "one"], ["an"]),
          helper.make_node("ReduceSum", ["an"], ["s"], keepdims=0),
@@ -179,6 +177,13 @@ def make_loop_while() -> Case:
          helper.make_node("Identity", ["an"], ["sn"])],
         "body", [_vi("i", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("a", F32, [2])],
         [_vi("co", TensorProto.BOOL, []), _vi("an", F32, [2]), _vi("sn", F32, [2])])
+
+
+def make_loop_while() -> Case:
+    """A Loop whose body computes its condition from data (a while loop with
+    a trip-count bound M): it ends early once ReduceSum(state) >= limit; the
+    scan output has as many slices as iterations ran (known after the run)."""
+    body = _while_body()
     inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
              numpy_helper.from_array(np.array(1.0, np.float32), "one"),
              numpy_helper.from_array(np.array(True), "go")]
@@ -194,6 +199,36 @@ def make_loop_while() -> Case:
     return Case(m, [inputs(20, [0.5, 1.0], 40.0), inputs(20, [0.1, 0.2], 1000.0), inputs(3, [0.5, 1.0], 1e9),
                     inputs(10, [50.0, 50.0], 10.0)],
                 note="stops after 4 / 10 / 3 (M) / 1 iterations")
+
+
+def make_loop_while_unbounded() -> Case:
+    """While loops as exporters write them: one Loop without a trip count M
+    and one with M = INT64_MAX (tf2onnx), both ended only by the condition
+    the body computes from data. They run under --max-loop-iterations (here
+    64): a condition that still holds after 64 iterations is a run-time
+    error naming the loop, never a silent stop."""
+    body = _while_body()
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(2**63 - 1, np.int64), "big")]
+    graph = helper.make_graph(
+        [helper.make_node("Less", ["zero_sum", "limit"], ["go"]),
+         helper.make_node("Loop", ["", "go", "x"], ["acc", "steps"], body=body),
+         helper.make_node("Loop", ["big", "go", "x"], ["acc2", "steps2"], body=body)], "loop_while_unbounded",
+        [_vi("x", F32, [2]), _vi("limit", F32, []), _vi("zero_sum", F32, [])],
+        [_vi("acc", F32, [2]), _vi("steps", F32, ["K", 2]), _vi("acc2", F32, [2]), _vi("steps2", F32, ["L", 2])],
+        inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+    def inputs(x, limit):
+        return {"x": np.array(x, np.float32), "limit": np.array(limit, np.float32),
+                "zero_sum": np.array(0.0, np.float32)}
+
+    return Case(m, [inputs([0.5, 1.0], 40.0), inputs([0.1, 0.2], 1000.0), inputs([50.0, 50.0], 10.0),
+                    inputs([1.0, 1.0], -1.0)],
+                note="no M / M = INT64_MAX: stops after 4 / 10 / 1 / 0 iterations",
+                compile_flags=["--max-loop-iterations", "64"],
+                refused_sets=[(inputs([0.0, 0.0], 1e30), "its condition still holds after 64 iterations")])
 
 
 def make_broadcast_runtime() -> Case:
@@ -261,6 +296,7 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "loop_runtime_zero_trips": lambda: make_loop_runtime(with_scan=False),
         "scan_runtime": make_scan_runtime,
         "loop_while": make_loop_while,
+        "loop_while_unbounded": make_loop_while_unbounded,
         "broadcast_runtime": make_broadcast_runtime,
         "loop_in_if": make_loop_in_if,
     }

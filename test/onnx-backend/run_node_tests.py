@@ -241,6 +241,8 @@ def categorize(reason: str) -> str:
         return "unsupported-dtype"
     if "kernel_shape" in r or re.search(r"\b[a-z_]+=\S+ is not supported", r):
         return "unsupported-attribute"
+    if "must be static" in r or "needs static" in r or "need static" in r or "needs a static" in r:
+        return "dynamic-shape"
     if "element type" in r or "dtype" in r or "must be float32" in r or \
             re.search(r"\b(int|uint|float|bfloat)\d+\b.*not supported", r) or \
             "sequence" in r or "optional" in r or "map type" in r or "string" in r:
@@ -676,7 +678,9 @@ def main() -> int:
                 continue
             old = expected.get(r.name)
             new[r.name] = old if old and old[0] == r.category else (r.category, r.reason)
-        cmd = ("python test/onnx-backend/run_node_tests.py --update-expected-failures "
+        cmd = ("python test/onnx-backend/run_node_tests.py --symbolic --update-expected-failures"
+               if args.symbolic else
+               "python test/onnx-backend/run_node_tests.py --update-expected-failures "
                "--write-coverage docs/op-coverage.md")
         write_expected(exp_path, new, cmd)
         print(f"wrote {exp_path} ({len(new)} entries)")

@@ -155,6 +155,9 @@ struct PlanLoop {
   uint32_t begin = 0, end = 0;
   Reg tripCount = 0;
   int64_t maxIterations = 0;
+  /// A while loop (no trip count): tripCount is maxIterations + 1, the
+  /// condition ends it, and still running after maxIterations is an error.
+  bool unbounded = false;
   std::string name;
   /// Read after every iteration: 0 ends the loop (a condition the body
   /// computes); unset: the trip count alone decides.

@@ -217,12 +217,16 @@ def DecomposeAttention : Pass<"v4f-decompose-attention", "mlir::func::FuncOp"> {
 def DecomposeDepthSpace : Pass<"v4f-decompose-depth-space", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.depth_space into reshape, transpose, reshape";
   let description = [{
-    Input invariants: verified `v4f.depth_space` ops (static 4-D input).
+    Input invariants: verified `v4f.depth_space` ops (4-D input).
     Output: each becomes a 6-D `v4f.reshape`, a `v4f.transpose` in the
-    order of its mode (DCR / CRD) and direction, and a 4-D `v4f.reshape`.
-    No `v4f.depth_space` remains. Preserves: results exactly; every other op.
+    order of its mode (DCR / CRD) and direction, and a 4-D `v4f.reshape`;
+    where dims are known only at run time, the reshapes take shape operands
+    computed from the input's dims (`v4f.shape`, elementwise multiply /
+    divide, `v4f.concat`). No `v4f.depth_space` remains.
+    Preserves: results exactly; every other op.
   }];
   let constructor = "v4f::createDecomposeDepthSpacePass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
@@ -354,9 +358,9 @@ def DecomposeRotary : Pass<"v4f-decompose-rotary", "mlir::func::FuncOp"> {
 }
 
 def DecomposeSignal : Pass<"v4f-decompose-signal", "mlir::func::FuncOp"> {
-  let summary = "Rewrite v4f.window and v4f.dft into a range, elementwise ops and matmuls";
+  let summary = "Rewrite v4f.window, v4f.dft and v4f.stft into a range, gathers, elementwise ops and matmuls";
   let description = [{
-    Input invariants: verified `v4f.window` and `v4f.dft` ops.
+    Input invariants: verified `v4f.window`, `v4f.dft` and `v4f.stft` ops.
     Output: window: a `v4f.range` over `[0, size)` and one
     `v4f.elementwise` evaluating the window in float64, converted to the
     result type; dft: the transform axis moved last and the signal viewed
@@ -364,8 +368,11 @@ def DecomposeSignal : Pass<"v4f-decompose-signal", "mlir::func::FuncOp"> {
     `v4f.matmul`s with constant cos / sin matrices (scaled by 1 / length,
     and doubled for the mirrored bins of a one-sided inverse), `v4f.add` /
     `v4f.sub` of the real and imaginary parts, and the layout restored with
-    the parts concatenated in the last dim.
-    No `v4f.window` or `v4f.dft` remains. Preserves: results up to float32
+    the parts concatenated in the last dim; stft: the frames gathered by
+    indices `f * frame_step + k` (a `v4f.range` over the frame count, computed
+    from the signal's length at run time when it is dynamic), times the
+    window, matmuls with constant cos / sin matrices `[frame_length, bins]`.
+    No `v4f.window`, `v4f.dft` or `v4f.stft` remains. Preserves: results up to float32
     rounding of the matmuls (the window: exactly); every other op.
   }];
   let constructor = "v4f::createDecomposeSignalPass()";

@@ -18,20 +18,23 @@ namespace {
 
 LogicalResult importDepthSpace(NodeContext &c) {
   auto in = c.inputType(0);
-  if (in.getRank() != 4 || !in.hasStaticShape()) return c.fail("input must be a static 4-D tensor");
+  if (in.getRank() != 4) return c.fail("input must be a 4-D tensor");
   int64_t bs = c.attrs.getInt("blocksize", 0);
   if (bs <= 0) return c.fail("blocksize must be positive");
   std::string mode = c.attrs.getString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") mode = "DCR"; // ONNX: anything but CRD is DCR
   int64_t N = in.getDimSize(0), C = in.getDimSize(1), H = in.getDimSize(2), W = in.getDimSize(3);
   bool toSpace = c.node.op_type() == "DepthToSpace";
+  // Dims known only at run time stay so (the plan checks the divisions).
+  auto scaled = [](int64_t d, int64_t mul, int64_t div) { return d == kDyn ? kDyn : d * mul / div; };
   SmallVector<int64_t> shape;
   if (toSpace) {
-    if (C % (bs * bs)) return c.fail("channels must be divisible by blocksize^2");
-    shape = {N, C / (bs * bs), H * bs, W * bs};
+    if (C != kDyn && C % (bs * bs)) return c.fail("channels must be divisible by blocksize^2");
+    shape = {N, scaled(C, 1, bs * bs), scaled(H, bs, 1), scaled(W, bs, 1)};
   } else {
-    if (H % bs || W % bs) return c.fail("height and width must be divisible by blocksize");
-    shape = {N, C * bs * bs, H / bs, W / bs};
+    if ((H != kDyn && H % bs) || (W != kDyn && W % bs))
+      return c.fail("height and width must be divisible by blocksize");
+    shape = {N, scaled(C, bs * bs, 1), scaled(H, 1, bs), scaled(W, 1, bs)};
   }
   c.setOutput(0,
               c.b.create<DepthSpaceOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0),
@@ -273,6 +276,49 @@ LogicalResult importDFT(NodeContext &c) {
   return success();
 }
 
+/// STFT of a real signal with constant frame_step and frame_length.
+LogicalResult importSTFT(NodeContext &c) {
+  auto in = c.inputType(0);
+  Value signal = c.input(0);
+  if (!in.getElementType().isF32()) return c.fail("signal must be float32");
+  if (in.getRank() == 2) {
+    // [batch, length] (as ONNX Runtime reads it): a real signal.
+    int64_t B = in.getDimSize(0), N = in.getDimSize(1);
+    signal = reshapeTo(c, signal, {B, N, 1}, {B == kDyn ? 0 : -1, N == kDyn ? 1 : -1, -1});
+    in = typeOf(signal);
+  }
+  if (in.getRank() != 3 || in.getDimSize(2) != 1)
+    return c.fail("signal must be a real [batch, length, 1] or [batch, length] (a complex signal is not "
+                  "supported yet)");
+  auto step = c.constantInts(1);
+  if (!step || step->size() != 1 || (*step)[0] <= 0) return c.fail("frame_step must be a positive constant");
+  bool hasWindow = c.hasInput(2);
+  int64_t L = -1;
+  if (c.hasInput(3)) {
+    auto l = c.constantInts(3);
+    if (!l || l->size() != 1 || (*l)[0] <= 0) return c.fail("frame_length must be a positive constant");
+    L = (*l)[0];
+  }
+  if (hasWindow) {
+    auto wt = c.inputType(2);
+    if (wt.getElementType() != in.getElementType() || wt.getRank() != 1)
+      return c.fail("window must be a 1-D float32 tensor");
+    if (L < 0) L = wt.getDimSize(0);
+    if (L == kDyn) return c.fail("the window length must be static when frame_length is not given");
+    if (!wt.isDynamicDim(0) && wt.getDimSize(0) != L) return c.fail("window and frame_length differ");
+  }
+  if (L <= 0) return c.fail("frame_length (or a window) is required");
+  if (L > 16384) return c.fail("frame_length above 16384 is not supported");
+  bool onesided = c.attrs.getInt("onesided", 1) != 0;
+  int64_t N = in.getDimSize(1), s = (*step)[0];
+  int64_t frames = N == kDyn ? kDyn : (N >= L ? (N - L) / s + 1 : 0);
+  if (frames == 0) return c.fail("the signal is shorter than one frame");
+  auto type = RankedTensorType::get({in.getDimSize(0), frames, onesided ? L / 2 + 1 : L, 2}, in.getElementType());
+  c.setOutput(0, c.b.create<STFTOp>(c.loc, type, signal, hasWindow ? c.input(2) : Value(), c.b.getI64IntegerAttr(s),
+                                    c.b.getI64IntegerAttr(L), c.b.getBoolAttr(onesided)));
+  return success();
+}
+
 } // namespace
 
 void addCompositeImporters(std::unordered_map<std::string, OpImporter> &t) {
@@ -288,6 +334,7 @@ void addCompositeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["RotaryEmbedding"] = {23, kMaxOpset, noCheck, importRotaryEmbedding};
   t["HannWindow"] = {17, kMaxOpset, noCheck, importWindow};
   t["DFT"] = {17, kMaxOpset, noCheck, importDFT};
+  t["STFT"] = {17, kMaxOpset, noCheck, importSTFT};
   t["HammingWindow"] = {17, kMaxOpset, noCheck, importWindow};
   t["BlackmanWindow"] = {17, kMaxOpset, noCheck, importWindow};
 }

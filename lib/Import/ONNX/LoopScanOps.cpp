@@ -116,16 +116,23 @@ FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> init
 /// count decides" (true) or "one iteration at most" (false), and one computed
 /// from data is read back after every iteration (v4f.loop body_condition).
 /// The trip count is `cond ? M : 0`, bounded by --max-loop-iterations at run
-/// time.
+/// time. Without M (a while loop, as tf2onnx writes them) the condition the
+/// body computes alone ends the loop (v4f.loop unbounded): still running
+/// after --max-loop-iterations iterations is a run-time error naming the loop.
 LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int64_t nCarried, int64_t nScan) {
-  if (!c.hasInput(0))
-    return c.fail("a Loop without a trip count M whose condition is known only at run time has no bound on its "
-                  "iterations; it is not supported");
-  auto m = lookup(c.g, c.node.input(0));
-  auto mt = llvm::dyn_cast<RankedTensorType>(m->type());
-  if (!mt || !mt.getElementType().isInteger(64) || !mt.hasStaticShape() || mt.getNumElements() != 1)
-    return c.fail("the trip count M must be a one-element int64 tensor");
-  Bound trip = *m;
+  bool unbounded = !c.hasInput(0);
+  Bound trip;
+  if (!unbounded) {
+    auto m = lookup(c.g, c.node.input(0));
+    auto mt = llvm::dyn_cast<RankedTensorType>(m->type());
+    if (!mt || !mt.getElementType().isInteger(64) || !mt.hasStaticShape() || mt.getNumElements() != 1)
+      return c.fail("the trip count M must be a one-element int64 tensor");
+    trip = *m;
+    // A constant count beyond the bound with a condition input: a while
+    // loop written with M = INT64_MAX.
+    if (auto v = constantInt(*m); v && *v > c.g.maxLoopIterations && c.hasInput(1)) unbounded = true;
+  }
+  if (unbounded) trip = scalarI64(c, c.g.maxLoopIterations + 1);
   if (c.hasInput(1)) {
     auto k = lookup(c.g, c.node.input(1));
     auto kt = k ? llvm::dyn_cast<RankedTensorType>(k->type()) : RankedTensorType();
@@ -182,6 +189,14 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
   };
   auto loop = buildPlanLoop(c, tripV, inits, importBody, &bodyCondition);
   if (failed(loop)) return failure();
+  if (unbounded) {
+    if (!bodyCondition && !oneIteration) {
+      loop->erase();
+      return c.fail("a Loop without a trip count M whose body's condition is always true never ends");
+    }
+    // (A body that stops after its first iteration is a one-iteration loop.)
+    if (bodyCondition) loop->setUnbounded(true);
+  }
   if (oneIteration) {
     // The body stops the loop after its first iteration.
     OpBuilder::InsertionGuard guard(c.b);
@@ -223,6 +238,10 @@ LogicalResult importLoop(NodeContext &c) {
   }
   if (runTime) return importLoopInPlan(c, body, nCarried, nScan);
   if (!tripCount && !c.hasInput(1)) return c.fail("Loop without M and without cond never ends");
+  // A count beyond the unrolling limit with a condition the body computes
+  // (tf2onnx writes while loops with M = INT64_MAX): a loop in the plan.
+  if (tripCount && *tripCount > c.g.maxLoopIterations && c.hasInput(1) && cond)
+    return importLoopInPlan(c, body, nCarried, nScan);
   if (tripCount && *tripCount > c.g.maxLoopIterations)
     return c.fail("trip count " + std::to_string(*tripCount) + " exceeds the unrolling limit of " +
                   std::to_string(c.g.maxLoopIterations));
@@ -246,9 +265,9 @@ LogicalResult importLoop(NodeContext &c) {
     if (c.hasInput(1)) {
       // With no cond input the body's condition output is ignored.
       auto k = constantInt((*outs)[0]);
-      if (!k)
-        return c.fail(where + ": the loop condition computed by the body is known only at run time; Loop is "
-                              "unrolled at import, so it must fold to a constant");
+      // A condition known only at run time: the loop runs in the plan
+      // instead (what this iteration imported is dead and goes away).
+      if (!k) return importLoopInPlan(c, body, nCarried, nScan);
       cond = *k;
     }
     for (int64_t i = 0; i < nCarried; ++i) carried[i] = (*outs)[1 + i];

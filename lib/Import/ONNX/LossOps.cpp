@@ -14,8 +14,11 @@ namespace v4f {
 namespace {
 
 Type elementOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getElementType(); }
-Value reshapeValue(NodeContext &c, Value in, ArrayRef<int64_t> shape) {
+/// `in` reshaped to `shape`; a dynamic result dim i is input dim from[i].
+Value reshapeValue(NodeContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int64_t> from) {
   SmallVector<int64_t> sources(shape.size(), -1);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == ShapedType::kDynamic) sources[i] = from[i];
   auto type = RankedTensorType::get(shape, elementOf(in));
   return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
 }
@@ -31,9 +34,10 @@ Value reduceAll(NodeContext &c, Value in) {
 /// NLL on log-probabilities `logp` [N, C, d...] with integer `target` [N, d...].
 FailureOr<Value> negativeLogLikelihood(NodeContext &c, Value logp, Value target, Value weight) {
   auto lt = typeOf(logp), tt = typeOf(target);
-  if (!lt.hasStaticShape() || !tt.hasStaticShape()) return c.fail("static shapes are required");
   if (lt.getRank() < 2 || tt.getRank() != lt.getRank() - 1)
     return c.fail("input must be [N, C, ...] and target [N, ...]");
+  // Dims known only at run time: N and the spatial dims of input and target
+  // are checked against each other when the gathers broadcast them.
   Type ft = lt.getElementType(), it = tt.getElementType();
   if (!llvm::isa<FloatType>(ft) || !it.isSignlessInteger()) return c.fail("input must be float and target integer");
   int64_t ignore = c.attrs.getInt("ignore_index", INT64_MIN);
@@ -50,12 +54,14 @@ FailureOr<Value> negativeLogLikelihood(NodeContext &c, Value logp, Value target,
     return b.create<arith::SelectOp>(l, is, zero, a[0]);
   });
   if (failed(safe)) return failure();
-  SmallVector<int64_t> withClass(tt.getShape());
+  SmallVector<int64_t> withClass(tt.getShape()), toClass, fromClass;
   withClass.insert(withClass.begin() + 1, 1);
-  Value idx = reshapeValue(c, *safe, withClass);
+  for (int64_t i = 0; i < (int64_t)withClass.size(); ++i) toClass.push_back(i == 0 ? 0 : i - 1);
+  for (int64_t i = 0; i < tt.getRank(); ++i) fromClass.push_back(i == 0 ? 0 : i + 1);
+  Value idx = reshapeValue(c, *safe, withClass, toClass);
   auto gType = RankedTensorType::get(withClass, ft);
   Value picked = c.b.create<GatherElementsOp>(c.loc, gType, logp, idx, c.b.getI64IntegerAttr(1));
-  picked = reshapeValue(c, picked, tt.getShape());
+  picked = reshapeValue(c, picked, tt.getShape(), fromClass);
   // Effective weight per element: weight[target] (or 1), 0 where ignored.
   Value w;
   if (weight) {

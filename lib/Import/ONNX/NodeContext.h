@@ -212,8 +212,18 @@ mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Va
 struct ConvWindow {
   llvm::SmallVector<int64_t> strides, dilations, pads, shape;
   int64_t group = 1;
+  /// Spatial axes whose SAME auto_pad depends on a run-time size (only with
+  /// allowRuntimeSame): their pads are 0 here, the caller pads at run time.
+  llvm::SmallVector<bool> runtimeSame;
 };
-mlir::FailureOr<ConvWindow> convWindow(NodeContext &c, mlir::RankedTensorType in, mlir::RankedTensorType w);
+mlir::FailureOr<ConvWindow> convWindow(NodeContext &c, mlir::RankedTensorType in, mlir::RankedTensorType w,
+                                       bool allowRuntimeSame = false);
+/// `x` padded at run time on the spatial `axes` as auto_pad SAME_UPPER /
+/// SAME_LOWER asks for a window of `kernel`, `strides`, `dilations`
+/// (a v4f.pad whose pads the plan computes from x's dims) (WindowOps.cpp).
+mlir::FailureOr<mlir::Value> padSameAtRunTime(NodeContext &c, mlir::Value x, llvm::ArrayRef<int64_t> kernel,
+                                              llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations,
+                                              llvm::ArrayRef<bool> axes, float padValue);
 /// numpy-style matmul of two float32 values (rank-1 operands handled) (ONNXOps.cpp).
 mlir::LogicalResult importMatMulValues(NodeContext &c, mlir::Value a, mlir::Value b, mlir::Value &out);
 /// Reshape whose shape input is known only at run time.

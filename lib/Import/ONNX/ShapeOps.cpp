@@ -280,10 +280,39 @@ void clampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t &
   first = start;
 }
 
+LogicalResult importSlice(NodeContext &c);
+
+/// Slice before opset 10: starts, ends and axes are attributes; imported as
+/// the opset-10 form with them as constant inputs.
+LogicalResult importSliceAttributes(NodeContext &c) {
+  if (!c.attrs.has("starts") || !c.attrs.has("ends")) return c.fail("starts and ends are required");
+  std::vector<int64_t> starts = c.attrs.getInts("starts"), ends = c.attrs.getInts("ends");
+  std::vector<int64_t> axes = c.attrs.getInts("axes");
+  if (!c.attrs.has("axes"))
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  if (ends.size() != starts.size() || axes.size() != starts.size())
+    return c.fail("starts, ends and axes must have the same length");
+  onnx::NodeProto n = c.node;
+  n.clear_attribute();
+  n.clear_input();
+  n.add_input(c.node.input(0));
+  auto i64 = c.b.getI64Type();
+  for (auto [what, values] :
+       {std::make_pair("starts", &starts), std::make_pair("ends", &ends), std::make_pair("axes", &axes)}) {
+    std::string name = c.node.output(0) + "#v4f-" + what;
+    c.g.constants[name] =
+        DenseElementsAttr::get(RankedTensorType::get({int64_t(values->size())}, i64), ArrayRef<int64_t>(*values));
+    n.add_input(name);
+  }
+  NodeContext c10(n, 10, c.g, c.loc);
+  if (failed(importSlice(c10))) return c.fail(c10.error.empty() ? c10.inputError : c10.error);
+  return success();
+}
+
 LogicalResult importSlice(NodeContext &c) {
   auto in = c.inputType(0);
   int64_t rank = in.getRank();
-  if (c.opset < 10) return c.fail("Slice before opset 10 (attribute form) is not supported");
+  if (c.opset < 10) return importSliceAttributes(c);
   for (size_t i = 1; i < c.numInputs(); ++i)
     if (c.hasInput(i)) {
       auto t = c.inputType(i);
@@ -331,17 +360,30 @@ LogicalResult importSlice(NodeContext &c) {
     shape.assign(rank, kDyn);
   }
   auto type = RankedTensorType::get(shape, in.getElementType());
-  // A constant 1-D input sliced with constant parameters folds at import.
-  if (auto cst = c.constantInput(0); cst && rank == 1 && starts && ends && axesKnown && stepsKnown &&
-                                     type.hasStaticShape() && cst->getNumElements() <= 4096) {
-    int64_t first = 0, count = in.getDimSize(0), step = 1;
+  // A small constant input sliced with constant parameters folds at import
+  // (exporters build pad amounts this way: a reversed [2, 2] constant).
+  if (auto cst = c.constantInput(0); cst && starts && ends && axesKnown && stepsKnown && type.hasStaticShape() &&
+                                     in.hasStaticShape() && cst->getNumElements() <= 4096) {
+    SmallVector<int64_t> first(rank, 0), step(rank, 1);
     for (int64_t i = 0; i < n; ++i) {
-      step = (*steps)[i];
-      clampSlice(in.getDimSize(0), (*starts)[i], (*ends)[i], step, first, count);
+      int64_t a = (*axes)[i], count;
+      step[a] = (*steps)[i];
+      clampSlice(in.getDimSize(a), (*starts)[i], (*ends)[i], step[a], first[a], count);
     }
+    SmallVector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * in.getDimSize(d + 1);
     auto vals = cst->getValues<Attribute>();
     SmallVector<Attribute> out;
-    for (int64_t k = 0; k < count; ++k) out.push_back(vals[first + k * step]);
+    SmallVector<int64_t> idx(rank, 0);
+    for (int64_t e = 0, total = type.getNumElements(); e < total; ++e) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < rank; ++d) off += (first[d] + idx[d] * step[d]) * strides[d];
+      out.push_back(cst->isSplat() ? *vals.begin() : vals[off]);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
     c.setConstantOutput(0, DenseElementsAttr::get(type, out));
     return success();
   }
@@ -595,7 +637,7 @@ void addShapeImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["Expand"] = {8, kMaxOpset, noCheck, importExpand};
   t["Unsqueeze"] = {1, kMaxOpset, noCheck, importUnsqueeze};
   t["Squeeze"] = {1, kMaxOpset, noCheck, importSqueeze};
-  t["Slice"] = {10, kMaxOpset, noCheck, importSlice};
+  t["Slice"] = {1, kMaxOpset, noCheck, importSlice};
   t["ConstantOfShape"] = {9, kMaxOpset, noCheck, importConstantOfShape};
   t["Split"] = {2, kMaxOpset, noCheck, importSplit};
   t["Range"] = {11, kMaxOpset, noCheck, importRange};

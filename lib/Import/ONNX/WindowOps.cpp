@@ -20,8 +20,13 @@ namespace v4f {
 namespace {
 
 /// Explicit [top, left, bottom, right] pads from pads/auto_pad.
+/// A SAME auto_pad over a spatial dim known only at run time: with stride 1
+/// the total pad is (kernel - 1) * dilation whatever the size; otherwise,
+/// when `runtimeAxes` is given, the axis is marked (its pads left 0) for
+/// the caller to pad at run time (padSameAtRunTime), else an error.
 FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in, ArrayRef<int64_t> kernel,
-                                           ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+                                           ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                                           SmallVectorImpl<bool> *runtimeAxes = nullptr) {
   std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
   SmallVector<int64_t> pads(4, 0);
   if (autoPad == "NOTSET") {
@@ -33,11 +38,22 @@ FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in, 
     return pads;
   }
   if (autoPad == "VALID") return pads;
+  if (runtimeAxes) runtimeAxes->assign(2, false);
   for (int i = 0; i < 2; ++i) {
     int64_t size = in.getDimSize(2 + i);
-    if (size == kDyn) return c.fail("auto_pad " + autoPad + " needs static spatial dims");
-    int64_t out = (size + strides[i] - 1) / strides[i];
-    int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
+    if (size == kDyn && strides[i] != 1) {
+      if (!runtimeAxes)
+        return c.fail("auto_pad " + autoPad + " needs static spatial dims (or stride 1) for this operator");
+      (*runtimeAxes)[i] = true;
+      continue;
+    }
+    int64_t total;
+    if (size == kDyn) {
+      total = (kernel[i] - 1) * dilations[i];
+    } else {
+      int64_t out = (size + strides[i] - 1) / strides[i];
+      total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
+    }
     int64_t small = total / 2, big = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : big;
     pads[2 + i] = autoPad == "SAME_UPPER" ? big : small;
@@ -46,6 +62,47 @@ FailureOr<SmallVector<int64_t>> windowPads(NodeContext &c, RankedTensorType in, 
 }
 
 } // namespace
+
+FailureOr<Value> padSameAtRunTime(NodeContext &c, Value x, ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations, ArrayRef<bool> axes, float padValue) {
+  bool upper = c.attrs.getString("auto_pad", "NOTSET") == "SAME_UPPER";
+  auto xt = llvm::cast<RankedTensorType>(x.getType());
+  auto i64 = c.b.getI64Type();
+  auto one = RankedTensorType::get({1}, i64);
+  Value zero = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(one, ArrayRef<int64_t>{0}));
+  SmallVector<Value> begins(4, zero), ends(4, zero);
+  SmallVector<int64_t> shape(xt.getShape());
+  for (int i = 0; i < 2; ++i) {
+    if (!axes[i]) continue;
+    shape[2 + i] = kDyn;
+    Value size = c.b.create<ShapeOp>(c.loc, one, x, c.b.getI64IntegerAttr(2 + i), c.b.getI64IntegerAttr(3 + i));
+    int64_t s = strides[i], span = (kernel[i] - 1) * dilations[i] + 1;
+    for (bool begin : {true, false}) {
+      // total = max((ceil(size / s) - 1) * s + span - size, 0), split with
+      // the larger half at the end (SAME_UPPER) or the beginning.
+      auto amount = buildElementwise(c, {size}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+        auto cst = [&](int64_t v) -> Value { return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)); };
+        Value out = b.create<arith::DivSIOp>(l, b.create<arith::AddIOp>(l, a[0], cst(s - 1)), cst(s));
+        Value covered = b.create<arith::AddIOp>(
+            l, b.create<arith::MulIOp>(l, b.create<arith::SubIOp>(l, out, cst(1)), cst(s)), cst(span));
+        Value total = b.create<arith::MaxSIOp>(l, b.create<arith::SubIOp>(l, covered, a[0]), cst(0));
+        Value small = b.create<arith::DivSIOp>(l, total, cst(2));
+        return begin == upper ? small : (Value)b.create<arith::SubIOp>(l, total, small);
+      });
+      if (failed(amount)) return failure();
+      (begin ? begins : ends)[2 + i] = *amount;
+    }
+  }
+  SmallVector<Value> all(begins);
+  all.append(ends.begin(), ends.end());
+  Value pads = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({8}, i64), all, c.b.getI64IntegerAttr(0));
+  Value value;
+  if (padValue != 0.f)
+    value = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({}, xt.getElementType()), padValue));
+  return (Value)c.b.create<PadOp>(c.loc, RankedTensorType::get(shape, xt.getElementType()), x, pads, value, Value(),
+                                  c.b.getStringAttr("constant"));
+}
 
 std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   std::string autoPad = a.getString("auto_pad", "NOTSET");
@@ -60,7 +117,7 @@ std::string checkWindowAttrs(const NodeAttrs &a, int64_t) {
   return "";
 }
 
-FailureOr<ConvWindow> convWindow(NodeContext &c, RankedTensorType in, RankedTensorType w) {
+FailureOr<ConvWindow> convWindow(NodeContext &c, RankedTensorType in, RankedTensorType w, bool allowRuntimeSame) {
   if (in.getRank() != 4 || w.getRank() != 4)
     return c.fail("only 2-D convolution (rank-4 input and weight) is supported");
   if (!w.hasStaticShape()) return c.fail("the weight must have a static shape");
@@ -73,7 +130,7 @@ FailureOr<ConvWindow> convWindow(NodeContext &c, RankedTensorType in, RankedTens
   if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
   win.strides.assign(strides.begin(), strides.end());
   win.dilations.assign(dilations.begin(), dilations.end());
-  auto pads = windowPads(c, in, kernel, strides, dilations);
+  auto pads = windowPads(c, in, kernel, strides, dilations, allowRuntimeSame ? &win.runtimeSame : nullptr);
   if (failed(pads)) return failure();
   win.pads = *pads;
   win.group = c.attrs.getInt("group", 1);
@@ -94,8 +151,14 @@ FailureOr<ConvWindow> convWindow(NodeContext &c, RankedTensorType in, RankedTens
 
 FailureOr<Value> buildConv2D(NodeContext &c, Value x, Value weight, Value bias) {
   auto w = llvm::cast<RankedTensorType>(weight.getType());
-  auto win = convWindow(c, llvm::cast<RankedTensorType>(x.getType()), w);
+  auto win = convWindow(c, llvm::cast<RankedTensorType>(x.getType()), w, /*allowRuntimeSame=*/true);
   if (failed(win)) return failure();
+  if (llvm::is_contained(win->runtimeSame, true)) {
+    auto padded =
+        padSameAtRunTime(c, x, {w.getDimSize(2), w.getDimSize(3)}, win->strides, win->dilations, win->runtimeSame, 0.f);
+    if (failed(padded)) return failure();
+    x = *padded;
+  }
   if (bias) {
     auto bt = llvm::cast<RankedTensorType>(bias.getType());
     if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0)) return c.fail("bias must have shape [M]");
@@ -129,8 +192,20 @@ LogicalResult importPool(NodeContext &c) {
   auto strides = c.attrs.getInts("strides", {1, 1});
   auto dilations = c.attrs.getInts("dilations", {1, 1});
   if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
-  auto pads = windowPads(c, in, kernel, strides, dilations);
+  // MaxPool pads at run time with -inf (pads never win a max); an average
+  // that leaves the pads out of its count cannot be pre-padded.
+  constexpr bool isMax = std::is_same_v<PoolOp, MaxPoolOp>;
+  SmallVector<bool> runtimeSame;
+  auto pads = windowPads(c, in, kernel, strides, dilations, isMax ? &runtimeSame : nullptr);
   if (failed(pads)) return failure();
+  Value x = c.input(0);
+  if (llvm::is_contained(runtimeSame, true)) {
+    auto padded =
+        padSameAtRunTime(c, x, kernel, strides, dilations, runtimeSame, -std::numeric_limits<float>::infinity());
+    if (failed(padded)) return failure();
+    x = *padded;
+    in = typeOf(x);
+  }
   for (int i = 0; i < 2; ++i)
     if ((*pads)[i] >= kernel[i] || (*pads)[2 + i] >= kernel[i]) return c.fail("pads must be smaller than the kernel");
   bool ceil = c.attrs.getInt("ceil_mode", 0) != 0;
@@ -139,7 +214,7 @@ LogicalResult importPool(NodeContext &c) {
         0)
       return c.fail("kernel, strides and pads give an empty output");
   bool includePad = c.attrs.getInt("count_include_pad", 0) != 0;
-  auto op = c.b.create<PoolOp>(c.loc, c.input(0), c.b.getDenseI64ArrayAttr(kernel), c.b.getDenseI64ArrayAttr(strides),
+  auto op = c.b.create<PoolOp>(c.loc, x, c.b.getDenseI64ArrayAttr(kernel), c.b.getDenseI64ArrayAttr(strides),
                                c.b.getDenseI64ArrayAttr(dilations), c.b.getDenseI64ArrayAttr(*pads),
                                c.b.getBoolAttr(ceil), c.b.getBoolAttr(includePad));
   c.setOutput(0, op);

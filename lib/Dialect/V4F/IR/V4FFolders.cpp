@@ -152,11 +152,29 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;
   if (identity) return getInput();
   auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
-  if (!c || !getType().hasStaticShape() || !getType().getElementType().isF32()) return {};
+  if (!c || !getType().hasStaticShape()) return {};
   auto inShape = c.getType().getShape();
   int64_t rank = inShape.size();
   SmallVector<int64_t> inStrides(rank, 1);
   for (int64_t i = rank - 2; i >= 0; --i) inStrides[i] = inStrides[i + 1] * inShape[i + 1];
+  if (!getType().getElementType().isF32()) {
+    // Small integer constants (shapes and pad amounts exporters compute).
+    if (!getType().getElementType().isSignlessInteger() || getType().getNumElements() > 4096) return {};
+    auto values = llvm::to_vector(c.getValues<Attribute>());
+    SmallVector<Attribute> out;
+    SmallVector<int64_t> idx(rank, 0);
+    auto outShape = getType().getShape();
+    for (int64_t n = 0, e = getType().getNumElements(); n < e; ++n) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < rank; ++d) off += idx[d] * inStrides[perm[d]];
+      out.push_back(values[c.isSplat() ? 0 : off]);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < outShape[d]) break;
+        idx[d] = 0;
+      }
+    }
+    return DenseElementsAttr::get(getType(), out);
+  }
   auto values = llvm::to_vector(c.getValues<float>());
   auto outShape = getType().getShape();
   SmallVector<float> out(getType().getNumElements());

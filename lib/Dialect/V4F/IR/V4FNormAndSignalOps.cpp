@@ -1,6 +1,6 @@
 //===- V4FNormAndSignalOps.cpp - verifiers of the layout, normalization and signal composites ===//
 //
-// depth_space, moment_norm, group_norm, lp_norm, lrn, window, dft and
+// depth_space, moment_norm, group_norm, lp_norm, lrn, window, dft, stft and
 // rotary_embedding import whole and decompose in the v4f-decompose-* passes;
 // these verifiers state what those decompositions rely on.
 //
@@ -131,6 +131,20 @@ LogicalResult DFTOp::verify() {
   expect[axis] = inverse ? L : (onesided ? L / 2 + 1 : L);
   expect[rank - 1] = inverse && onesided ? 1 : 2;
   if (out.getShape() != ArrayRef<int64_t>(expect)) return emitOpError("result shape does not follow from the input");
+  return success();
+}
+
+LogicalResult STFTOp::verify() {
+  auto in = typeOfValue(getSignal()), out = typeOfValue(getResult());
+  if (!in.getElementType().isF32() || !out.getElementType().isF32()) return emitOpError("signal must be float32");
+  if (in.getRank() != 3 || in.getDimSize(2) != 1) return emitOpError("signal must be a real [batch, length, 1]");
+  int64_t L = getFrameLength(), step = getFrameStep();
+  if (L <= 0 || step <= 0) return emitOpError("frame_length and frame_step must be positive");
+  if (getWindow() && failed(verifyVector(*this, getWindow(), L, "window"))) return failure();
+  int64_t bins = getOnesided() ? L / 2 + 1 : L;
+  if (out.getRank() != 4 || !dimsAgree(out.getDimSize(0), in.getDimSize(0)) || out.getDimSize(2) != bins ||
+      out.getDimSize(3) != 2)
+    return emitOpError("result must be [batch, frames, ") << bins << ", 2]";
   return success();
 }
 

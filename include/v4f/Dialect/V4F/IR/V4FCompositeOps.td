@@ -489,6 +489,31 @@ def V4F_DFTOp : V4F_Op<"dft", [Pure]> {
   let hasVerifier = 1;
 }
 
+def V4F_STFTOp : V4F_Op<"stft", [Pure]> {
+  let summary = "ONNX STFT: the discrete Fourier transform of frames of a real signal";
+  let description = [{
+    `signal` is a float32 `[batch, length, 1]`; frames of `frame_length`
+    samples start every `frame_step` samples (no padding: `floor((length -
+    frame_length) / frame_step) + 1` frames, known at run time when the
+    length is), each multiplied by `window` (`[frame_length]`) when given,
+    then transformed (`frame_length` points; `onesided`: the first
+    `frame_length / 2 + 1` bins). The result is `[batch, frames, bins, 2]`
+    (real, imaginary). `v4f-decompose-signal` rewrites it to a gather of the
+    frames (indices from a `v4f.range` over the frame count), the window
+    product and matmuls with constant cos / sin matrices.
+
+    ```mlir
+    %y = v4f.stft %x window(%w) {frame_step = 160 : i64, frame_length = 400 : i64, onesided = true}
+         : (tensor<1x?x1xf32>, tensor<400xf32>) -> tensor<1x?x201x2xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$signal, Optional<V4F_AnyTensor>:$window, I64Attr:$frame_step,
+                   I64Attr:$frame_length, BoolAttr:$onesided);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = "$signal (`window` `(` $window^ `)`)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def V4F_RotaryEmbeddingOp : V4F_Op<"rotary_embedding", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "ONNX RotaryEmbedding: rotate pairs of features of each head by position-dependent angles";
   let description = [{

@@ -24,7 +24,11 @@ def V4F_LoopOp : V4F_Op<"loop", [RecursiveMemoryEffects]> {
     value may be less static (a dynamic dim) and must then match at run
     time. `max_iterations` bounds the trip count: the plan checks it at run
     time and sizes the scan outputs for it when the count is computed by a
-    kernel. The CPU backend runs the body as a loop in the plan.
+    kernel. With `unbounded` (an ONNX Loop without a trip count: a while
+    loop), `trip_count` is `max_iterations + 1` and only the body's
+    condition ends the loop: still running after `max_iterations`
+    iterations is a run-time error naming the loop, never a silent stop.
+    The CPU backend runs the body as a loop in the plan.
 
     ```mlir
     %y, %ys = v4f.loop %n carried(%y0) {max_iterations = 4096 : i64}
@@ -36,7 +40,8 @@ def V4F_LoopOp : V4F_Op<"loop", [RecursiveMemoryEffects]> {
     ```
   }];
   let arguments = (ins V4F_AnyTensor:$trip_count, Variadic<V4F_AnyTensor>:$inits, I64Attr:$max_iterations,
-                   DefaultValuedAttr<BoolAttr, "false">:$body_condition);
+                   DefaultValuedAttr<BoolAttr, "false">:$body_condition,
+                   DefaultValuedAttr<BoolAttr, "false">:$unbounded);
   let results = (outs Variadic<V4F_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
