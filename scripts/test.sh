@@ -34,12 +34,11 @@
 #
 # Schedule (2 cores are enough to keep busy): setup first, then two lanes side
 # by side, each running its phases in order,
-#   lane 1, phases that keep both cores busy: ctest, e2e, onnx node tests
-#           (static, then symbolic),
+#   lane 1, phases that keep both cores busy: ctest, e2e, onnx node tests,
 #           GPU codegen, GPU emulator;
 #   lane 2, phases that use about one core: fuzz prepare (first: on a cache
 #           miss it builds), python package, quantization, real models, the
-#           real-model corpus, greedy
+#           real-model corpus, the node tests with every dim symbolic, greedy
 #           decode, hostile models, the fuzz smoke (one fuzzer at a time; each
 #           runs its 30 s whatever the load, libFuzzer's per-input timeout of
 #           20 s is far above an input's milliseconds);
@@ -139,8 +138,8 @@ run_phase() {
 }
 lane() { local id; for id in "$@"; do run_phase "$id"; done; }
 
-LANE1=(ctest e2e node node-symbolic gpu-codegen gpu-emu)
-LANE2=(fuzz-prepare python quant models corpus greedy hostile fuzz)
+LANE1=(ctest e2e node gpu-codegen gpu-emu)
+LANE2=(fuzz-prepare python quant models corpus greedy hostile node-symbolic fuzz)
 LAST=(serve)
 
 if run_phase setup; then
