@@ -171,6 +171,18 @@ FailureOr<TensorInfo> PlanBuilder::resultInfo(Operation *op, ArrayRef<TensorInfo
     sp().expect(ctx.numel(result), ctx.numel(operands[0]), "the result's element count differs from the input's");
     sp().setLabel("");
   }
+  if (auto softmax = dyn_cast<SoftmaxOp>(op); softmax && softmax.getMask() && operands.size() == 2) {
+    // A fused mask must broadcast into the scores (the result has the
+    // scores' dims): a dim known only at run time that is 1 in the scores
+    // and larger in the mask is refused there, never read past.
+    const TensorInfo &x = operands[0], &m = operands[1];
+    sp().setLabel(dispatchName(op));
+    for (size_t i = 0; i < m.dims.size() && i < x.dims.size(); ++i) {
+      auto xd = x.dims[x.dims.size() - m.dims.size() + i];
+      sp().expect(sp().broadcast(xd, m.dims[i]), xd, "the mask is larger than the scores it is added to");
+    }
+    sp().setLabel("");
+  }
   result.values = propagateValues(ctx, op, operands, result);
   return result;
 }

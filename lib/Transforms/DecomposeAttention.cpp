@@ -85,9 +85,10 @@ Value matmul(BuildContext &c, Value a, Value b) {
                               c.b.getF32FloatAttr(0));
 }
 
-/// The attn_mask padded along its last dim to the total length L (false /
-/// -inf), bfloat16 widened to float32 first; null without a mask.
-FailureOr<Value> paddedMask(BuildContext &c, AttentionOp op, int64_t L) {
+/// The attn_mask padded along its last dim to the total length of
+/// `presentKey` (false / -inf), bfloat16 widened to float32 first; null
+/// without a mask.
+FailureOr<Value> paddedMask(BuildContext &c, AttentionOp op, int64_t L, Value presentKey) {
   Value mask = op.getAttnMask();
   if (!mask) return Value();
   if (typeOf(mask).getElementType().isBF16()) { // bfloat16 is storage-only
@@ -97,24 +98,39 @@ FailureOr<Value> paddedMask(BuildContext &c, AttentionOp op, int64_t L) {
   }
   auto mt = typeOf(mask);
   Type maskElt = mt.getElementType();
-  int64_t M = mt.getDimSize(mt.getRank() - 1);
-  if (M == L) return mask;
-  SmallVector<int64_t> padShape(mt.getShape());
-  padShape.back() = L - M;
-  auto padType = RankedTensorType::get(padShape, maskElt);
-  DenseElementsAttr fill =
-      maskElt.isInteger(1)
-          ? DenseElementsAttr::get(padType, false)
-          : DenseElementsAttr::get(padType, APFloat::getInf(llvm::cast<FloatType>(maskElt).getFloatSemantics(),
-                                                            /*Negative=*/true));
-  return (Value)c.b.create<ConcatOp>(c.loc, ValueRange{mask, constantOf(c, fill)},
-                                     c.b.getI64IntegerAttr(mt.getRank() - 1));
+  int64_t last = mt.getRank() - 1, M = mt.getDimSize(last);
+  if (M == L && L != kDyn) return mask;
+  auto fillOf = [&](RankedTensorType t) {
+    return maskElt.isInteger(1)
+               ? DenseElementsAttr::get(t, false)
+               : DenseElementsAttr::get(t, APFloat::getInf(llvm::cast<FloatType>(maskElt).getFloatSemantics(),
+                                                           /*Negative=*/true));
+  };
+  if (M != kDyn && L != kDyn) {
+    SmallVector<int64_t> padShape(mt.getShape());
+    padShape.back() = L - M;
+    return (Value)c.b.create<ConcatOp>(
+        c.loc, ValueRange{mask, constantOf(c, fillOf(RankedTensorType::get(padShape, maskElt)))},
+        c.b.getI64IntegerAttr(last));
+  }
+  // A length known only at run time: pad the last dim by L - M there.
+  auto extra = dimSub(c, dimOf(c, presentKey, 2), dimOf(c, mask, last));
+  if (failed(extra)) return failure();
+  auto i64 = c.b.getI64Type();
+  Value pads = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({2}, i64), ValueRange{dimConstant(c, 0), *extra},
+                                    c.b.getI64IntegerAttr(0));
+  Value axes = dimConstant(c, last);
+  Value fill = constantOf(c, fillOf(RankedTensorType::get({}, maskElt)));
+  SmallVector<int64_t> shape(mt.getShape());
+  shape.back() = L;
+  return (Value)c.b.create<PadOp>(c.loc, RankedTensorType::get(shape, maskElt), mask, pads, fill, axes,
+                                  c.b.getStringAttr("constant"));
 }
 
 /// The additive bias of the scores (0 where a key is attended, -inf where
 /// it is not, plus a float mask), or null when nothing masks.
 FailureOr<Value> buildBias(BuildContext &c, AttentionOp op, const AttentionShape &s, Value presentKey) {
-  auto maskOr = paddedMask(c, op, s.L);
+  auto maskOr = paddedMask(c, op, s.L, presentKey);
   if (failed(maskOr)) return failure();
   Value mask = *maskOr;
   Type maskElt = mask ? typeOf(mask).getElementType() : Type();
@@ -256,6 +272,27 @@ FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, V
   });
 }
 
+/// `v` with the type `want` (of the op's result it replaces, when `exact`):
+/// the same value when the types agree, else a reshape that states the dims
+/// `want` knows (checked at run time). Not `exact`, the dims `v` knows and
+/// `want` does not stay.
+FailureOr<Value> withType(BuildContext &c, Value v, RankedTensorType want, bool exact = true) {
+  if (v.getType() == want) return v;
+  auto t = typeOf(v);
+  if (t.getRank() != want.getRank() || t.getElementType() != want.getElementType())
+    return c.fail("the decomposition's result type differs from the op's");
+  SmallVector<Value> dims;
+  for (int64_t i = 0; i < want.getRank(); ++i) {
+    if (!want.isDynamicDim(i))
+      dims.push_back(dimConstant(c, want.getDimSize(i)));
+    else if (t.isDynamicDim(i) || !exact)
+      dims.push_back(dimOf(c, v, i));
+    else
+      return c.fail("the decomposition knows a dim the op's result type does not");
+  }
+  return reshapeToDims(c, v, dims);
+}
+
 LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImpl<Value> &results) {
   AttentionShape s;
   std::string error =
@@ -264,15 +301,34 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
                             typeOrNull(op.getNonpadKvSeqlen()), op.getQNumHeads(), op.getKvNumHeads(), s);
   if (!error.empty()) return c.fail(error);
   Type io = typeOf(op.getQuery()).getElementType(), f32 = c.b.getF32Type();
-  int64_t reps = s.Hq / s.Hkv;
 
   // --- Heads and the KV cache ------------------------------------------------
+  // Head counts and sizes are dims (Builders.h): constants when known, read
+  // or computed at run time otherwise; the reshapes below check at run time
+  // that they divide what they split.
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value Hq, Hkv, D, Dv;
+  auto split = [&](Value x, Value heads, Value &size) -> FailureOr<Value> {
+    auto sz = dimDiv(c, dimOf(c, x, 2), heads);
+    if (failed(sz)) return failure();
+    size = *sz;
+    auto viewed = reshapeToDims(c, x, {dimOf(c, x, 0), dimOf(c, x, 1), heads, size});
+    if (failed(viewed)) return failure();
+    return transposeBy(c, *viewed, {0, 2, 1, 3});
+  };
   if (s.rank == 3) {
-    q = transposeBy(c, view(c, q, {0, 0, s.Hq, s.D}, {0, 1, -1, -1}), {0, 2, 1, 3});
-    k = transposeBy(c, view(c, k, {0, 0, s.Hkv, s.D}, {0, 1, -1, -1}), {0, 2, 1, 3});
-    v = transposeBy(c, view(c, v, {0, 0, s.Hkv, s.Dv}, {0, 1, -1, -1}), {0, 2, 1, 3});
+    Hq = dimConstant(c, s.Hq), Hkv = dimConstant(c, s.Hkv);
+    Value Dk;
+    auto q4 = split(q, Hq, D), k4 = split(k, Hkv, Dk), v4 = split(v, Hkv, Dv);
+    if (failed(q4) || failed(k4) || failed(v4)) return failure();
+    q = *q4, k = *k4, v = *v4;
+  } else {
+    Hq = dimOf(c, q, 1), Hkv = dimOf(c, k, 1), D = dimOf(c, q, 3), Dv = dimOf(c, v, 3);
   }
+  auto repsOr = dimDiv(c, Hq, Hkv);
+  if (failed(repsOr)) return failure();
+  Value reps = *repsOr;
+  bool grouped = constantDim(reps) != 1;
   if (op.getPastKey()) {
     k = c.b.create<ConcatOp>(c.loc, ValueRange{op.getPastKey(), k}, c.b.getI64IntegerAttr(2));
     v = c.b.create<ConcatOp>(c.loc, ValueRange{op.getPastValue(), v}, c.b.getI64IntegerAttr(2));
@@ -285,20 +341,50 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   }
 
   // --- Scores ------------------------------------------------------------------
-  float rootScale = (float)std::sqrt((double)op.getScale().convertToFloat());
-  if (rootScale != 1.f) {
+  float scale = op.getScale().convertToFloat();
+  if (scale == 0.f) {
+    // The default 1/sqrt(head_size) of a head size known only at run time:
+    // Q and K are each scaled by its square root, head_size^(-1/4).
+    auto root = buildElementwise(c, {D}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value d = b.create<math::SqrtOp>(l, b.create<arith::SIToFPOp>(l, b.getF32Type(), a[0]));
+      Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.f));
+      return b.create<arith::DivFOp>(l, one, b.create<math::SqrtOp>(l, d));
+    });
+    if (failed(root)) return failure();
+    q = c.b.create<MulOp>(c.loc, q, *root);
+    k = c.b.create<MulOp>(c.loc, k, *root);
+  } else if (float rootScale = (float)std::sqrt((double)scale); rootScale != 1.f) {
     q = c.b.create<MulOp>(c.loc, q, constF32(c, {}, {rootScale}));
     k = c.b.create<MulOp>(c.loc, k, constF32(c, {}, {rootScale}));
   }
   Value kT = transposeBy(c, k, {0, 1, 3, 2});
-  Value qk;
-  if (reps == 1) {
+  // Grouped-query attention: Q viewed as [B, Hkv, reps, S, D] against K as
+  // [B, Hkv, 1, D, L], so the KV heads broadcast instead of being copied.
+  auto group = [&](Value x, ArrayRef<Value> middle) -> FailureOr<Value> {
+    SmallVector<Value> dims = {dimOf(c, x, 0)};
+    dims.append(middle.begin(), middle.end());
+    dims.append({dimOf(c, x, 2), dimOf(c, x, 3)});
+    return reshapeToDims(c, x, dims);
+  };
+  auto ungroup = [&](Value x) -> FailureOr<Value> {
+    return reshapeToDims(c, x, {dimOf(c, x, 0), Hq, dimOf(c, x, 3), dimOf(c, x, 4)});
+  };
+  Value one = dimConstant(c, 1), qk;
+  if (!grouped) {
     qk = matmul(c, q, kT);
   } else {
-    Value q5 = view(c, q, {0, s.Hkv, reps, 0, s.D}, {0, -1, -1, 2, -1});
-    Value k5 = view(c, kT, {0, s.Hkv, 1, s.D, 0}, {0, -1, -1, -1, 3});
-    qk = view(c, matmul(c, q5, k5), {0, s.Hq, 0, 0}, {0, -1, 3, 4});
+    auto q5 = group(q, {Hkv, reps}), k5 = group(kT, {Hkv, one});
+    if (failed(q5) || failed(k5)) return failure();
+    auto flat = ungroup(matmul(c, *q5, *k5));
+    if (failed(flat)) return failure();
+    qk = *flat;
   }
+  // The scores with every dim the op knows (the batch may be known from
+  // nonpad_kv_seqlen or the mask only), so that they and not the bias give
+  // the shape of the sum below.
+  auto known = withType(c, qk, RankedTensorType::get({s.B, s.Hq, s.S, s.L}, f32), /*exact=*/false);
+  if (failed(known)) return failure();
+  qk = *known;
   Value raw = qk;
   float softcap = op.getSoftcap().convertToFloat();
   if (softcap > 0.f) {
@@ -319,20 +405,32 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
 
   // --- Output ------------------------------------------------------------------
   Value y;
-  if (reps == 1) {
+  if (!grouped) {
     y = matmul(c, *probs, v);
   } else {
-    Value p5 = view(c, *probs, {0, s.Hkv, reps, 0, 0}, {0, -1, -1, 2, 3});
-    Value v5 = view(c, v, {0, s.Hkv, 1, 0, s.Dv}, {0, -1, -1, 2, -1});
-    y = view(c, matmul(c, p5, v5), {0, s.Hq, 0, s.Dv}, {0, -1, 3, -1});
+    auto p5 = group(*probs, {Hkv, reps}), v5 = group(v, {Hkv, one});
+    if (failed(p5) || failed(v5)) return failure();
+    auto flat = ungroup(matmul(c, *p5, *v5));
+    if (failed(flat)) return failure();
+    y = *flat;
   }
-  if (s.rank == 3) y = view(c, transposeBy(c, y, {0, 2, 1, 3}), {0, 0, s.Hq * s.Dv}, {0, 1, -1});
+  if (s.rank == 3) {
+    Value t = transposeBy(c, y, {0, 2, 1, 3});
+    auto hidden = dimMul(c, Hq, Dv);
+    if (failed(hidden)) return failure();
+    auto merged = reshapeToDims(c, t, {dimOf(c, t, 0), dimOf(c, t, 1), *hidden});
+    if (failed(merged)) return failure();
+    y = *merged;
+  }
   int64_t mode = op.getQkMatmulOutputMode();
   Value qkOut = mode == 0 ? raw : mode == 1 ? softcapped : mode == 2 ? scores : *probs;
-  for (Value out : {y, presentKey, presentValue, qkOut}) {
+  Value outs[] = {y, presentKey, presentValue, qkOut};
+  for (auto [out, want] : llvm::zip(outs, op->getResultTypes())) {
     auto narrowed = convertElementType(c, out, io);
     if (failed(narrowed)) return failure();
-    results.push_back(*narrowed);
+    auto typed = withType(c, *narrowed, llvm::cast<RankedTensorType>(want));
+    if (failed(typed)) return failure();
+    results.push_back(*typed);
   }
   return success();
 }

@@ -93,3 +93,31 @@ func.func @dynamic_causal_cache(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %
       -> (tensor<?x?x16xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x4x?x?xf32>)
   return %y : tensor<?x?x16xf32>
 }
+
+// -----
+
+// 4-D with every dim known only at run time: the heads and head sizes are
+// read with v4f.shape, the group count Hq / Hkv is computed for the plan,
+// the views are run-time reshapes, the default scale (written as 0) is
+// head_size^(-1/4) on Q and K, and the mask is padded to the key length by
+// a run-time pad.
+// CHECK-LABEL: func @runtime_heads
+// CHECK-DAG: %[[HQ:.*]] = v4f.shape %arg0 {end = 2 : i64, start = 1 : i64}
+// CHECK-DAG: %[[HKV:.*]] = v4f.shape %arg1 {end = 2 : i64, start = 1 : i64}
+// CHECK: %[[REPS:.*]] = v4f.elementwise %[[HQ]], %[[HKV]]
+// CHECK: arith.divsi
+// CHECK: math.sqrt
+// CHECK: %[[SHAPE:.*]] = v4f.concat %{{.*}}, %[[HKV]], %[[REPS]], %{{.*}}, %{{.*}} {axis = 0 : i64}
+// CHECK: v4f.reshape %{{.*}} shape(%[[SHAPE]]) {allowzero = true
+// CHECK: v4f.matmul %{{.*}}, %{{.*}} : (tensor<?x?x?x?x?xf32>, tensor<?x?x1x?x?xf32>) -> tensor<?x?x?x?x?xf32>
+// CHECK: v4f.pad %arg2, %{{.*}} value(%{{.*}}) axes(%{{.*}}) {mode = "constant"}
+// CHECK: v4f.softmax
+// CHECK-NOT: v4f.attention
+func.func @runtime_heads(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %m: tensor<?x?xf32>)
+    -> tensor<?x?x?x?xf32> {
+  %y, %pk, %pv, %qk = v4f.attention %q, %k, %k mask(%m)
+      {q_num_heads = 0 : i64, kv_num_heads = 0 : i64, scale = 0.0 : f32}
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?xf32>)
+      -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>)
+  return %y : tensor<?x?x?x?xf32>
+}

@@ -50,19 +50,26 @@ LogicalResult importAttention(NodeContext &c) {
                                             optionalType(5), optionalType(3), optionalType(6),
                                             c.attrs.getInt("q_num_heads", 0), c.attrs.getInt("kv_num_heads", 0), s);
   if (!error.empty()) return c.fail(error);
-  double scale = c.attrs.has("scale") ? (double)c.attrs.getFloat("scale", 1.f) : 1.0 / std::sqrt((double)s.D);
-  if (!(scale > 0)) return c.fail("scale must be positive (both Q and K are scaled by its square root)");
+  // The default scale 1/sqrt(head_size) of a head size known only at run
+  // time is written as 0 (v4f-decompose-attention computes it there).
+  constexpr int64_t kDyn = ShapedType::kDynamic;
+  double scale = c.attrs.has("scale") ? (double)c.attrs.getFloat("scale", 1.f)
+                 : s.D == kDyn        ? 0.0
+                                      : 1.0 / std::sqrt((double)s.D);
+  if (c.attrs.has("scale") && !(scale > 0))
+    return c.fail("scale must be positive (both Q and K are scaled by its square root)");
 
   Type io = c.inputType(0).getElementType();
   auto typed = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, io); };
-  SmallVector<int64_t> y =
-      rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv} : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  SmallVector<int64_t> y = rank == 3 ? SmallVector<int64_t>{s.B, s.S, attentionHidden(s.Hq, s.Dv)}
+                                     : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  auto heads = [](int64_t h) { return h == kDyn ? 0 : h; }; // 0: read from the 4-D inputs at run time
   OpBuilder &b = c.b;
   auto op = b.create<AttentionOp>(
       c.loc,
       TypeRange{typed(y), typed({s.B, s.Hkv, s.L, s.D}), typed({s.B, s.Hkv, s.L, s.Dv}), typed({s.B, s.Hq, s.S, s.L})},
       c.input(0), c.input(1), c.input(2), optionalInput(3), optionalInput(4), optionalInput(5), optionalInput(6),
-      b.getI64IntegerAttr(s.Hq), b.getI64IntegerAttr(s.Hkv), b.getF32FloatAttr((float)scale),
+      b.getI64IntegerAttr(heads(s.Hq)), b.getI64IntegerAttr(heads(s.Hkv)), b.getF32FloatAttr((float)scale),
       b.getF32FloatAttr(c.attrs.getFloat("softcap", 0.f)), b.getBoolAttr(c.attrs.getInt("is_causal", 0) != 0),
       b.getI64IntegerAttr(c.attrs.getInt("left_window_size", -1)),
       b.getI64IntegerAttr(c.attrs.getInt("right_window_size", -1)),

@@ -31,11 +31,13 @@ bool isAttentionFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, RankedTensorType v, RankedTensorType pk,
                                        RankedTensorType pv, RankedTensorType mask, RankedTensorType nonpad,
                                        int64_t qHeads, int64_t kvHeads, AttentionShape &o) {
-  // Batch and sequence lengths may be dynamic (kDyn); heads and head sizes
-  // must be static. Two dims "agree" when equal or either is dynamic.
+  // Every dim may be dynamic (kDyn): the checks below compare the dims that
+  // are known, and the decomposition reads the others at run time. Two dims
+  // "agree" when equal or either is dynamic.
   constexpr int64_t kDyn = ShapedType::kDynamic;
   auto agree = [](int64_t a, int64_t b) { return a == b || a == kDyn || b == kDyn; };
   auto either = [](int64_t a, int64_t b) { return a == kDyn ? b : a; };
+  auto known = [](int64_t a) { return a != kDyn; };
   Type io = q.getElementType();
   RankedTensorType qkv[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
@@ -44,10 +46,6 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
   int64_t rank = q.getRank();
   if (k.getRank() != rank || v.getRank() != rank || (rank != 3 && rank != 4))
     return "Q, K and V must all be 3-D (batch, seq, hidden) or all 4-D (batch, heads, seq, head_size)";
-  for (int i = 0; i < 3; ++i)
-    for (int64_t d = 1; d < rank; ++d)
-      if (d != rank - 2 && qkv[i].isDynamicDim(d))
-        return "the heads and head sizes of Q, K and V must be static (batch and sequence may be dynamic)";
   if ((bool)pk != (bool)pv) return "past_key and past_value must be given together";
   if (nonpad && pk) return "nonpad_kv_seqlen cannot be combined with past_key/past_value";
   o = AttentionShape();
@@ -55,42 +53,50 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
   if (!agree(q.getDimSize(0), k.getDimSize(0)) || !agree(q.getDimSize(0), v.getDimSize(0)))
     return "Q, K and V have different batch sizes";
   o.B = either(either(q.getDimSize(0), k.getDimSize(0)), v.getDimSize(0));
+  auto divide = [&](int64_t hidden, int64_t heads) { return known(hidden) ? hidden / heads : kDyn; };
   if (rank == 3) {
     if (qHeads <= 0 || kvHeads <= 0) return "3-D inputs need positive q_num_heads and kv_num_heads";
     o.Hq = qHeads, o.Hkv = kvHeads;
-    if (q.getDimSize(2) % o.Hq || k.getDimSize(2) % o.Hkv || v.getDimSize(2) % o.Hkv)
+    auto indivisible = [](int64_t hidden, int64_t heads) { return hidden != kDyn && hidden % heads; };
+    if (indivisible(q.getDimSize(2), o.Hq) || indivisible(k.getDimSize(2), o.Hkv) ||
+        indivisible(v.getDimSize(2), o.Hkv))
       return "hidden sizes must be divisible by the number of heads";
     o.S = q.getDimSize(1);
     o.L = k.getDimSize(1);
-    o.D = q.getDimSize(2) / o.Hq;
-    o.Dv = v.getDimSize(2) / o.Hkv;
-    if (k.getDimSize(2) / o.Hkv != o.D) return "Q and K head sizes differ";
+    o.D = divide(q.getDimSize(2), o.Hq);
+    o.Dv = divide(v.getDimSize(2), o.Hkv);
+    if (!agree(divide(k.getDimSize(2), o.Hkv), o.D)) return "Q and K head sizes differ";
+    o.D = either(o.D, divide(k.getDimSize(2), o.Hkv));
     if (!agree(v.getDimSize(1), o.L)) return "K and V sequence lengths differ";
     o.L = either(o.L, v.getDimSize(1));
   } else {
-    o.Hq = q.getDimSize(1), o.Hkv = k.getDimSize(1);
+    o.Hq = q.getDimSize(1), o.Hkv = either(k.getDimSize(1), v.getDimSize(1));
     o.S = q.getDimSize(2), o.L = k.getDimSize(2);
     o.D = q.getDimSize(3), o.Dv = v.getDimSize(3);
-    if (k.getDimSize(3) != o.D) return "Q and K head sizes differ";
-    if (v.getDimSize(1) != o.Hkv || !agree(v.getDimSize(2), o.L)) return "K and V differ in heads or sequence length";
+    if (!agree(k.getDimSize(3), o.D)) return "Q and K head sizes differ";
+    o.D = either(o.D, k.getDimSize(3));
+    if (!agree(v.getDimSize(1), k.getDimSize(1)) || !agree(v.getDimSize(2), o.L))
+      return "K and V differ in heads or sequence length";
     o.L = either(o.L, v.getDimSize(2));
   }
   if (o.B == 0 || o.Hq == 0 || o.Hkv == 0 || o.S == 0 || o.L == 0 || o.D == 0 || o.Dv == 0)
     return "zero-sized Q/K/V dims are not supported";
-  if (o.Hq % o.Hkv) return "q_num_heads (" + str(o.Hq) + ") must be a multiple of kv_num_heads (" + str(o.Hkv) + ")";
+  if (known(o.Hq) && known(o.Hkv) && o.Hq % o.Hkv)
+    return "q_num_heads (" + str(o.Hq) + ") must be a multiple of kv_num_heads (" + str(o.Hkv) + ")";
   if (pk) {
     if (pk.getElementType() != io || pv.getElementType() != io)
       return "past_key/past_value must have the element type of Q";
-    if (pk.getRank() != 4 || pv.getRank() != 4 || pk.isDynamicDim(1) || pk.isDynamicDim(3) || pv.isDynamicDim(1) ||
-        pv.isDynamicDim(3))
-      return "past_key/past_value must be 4-D with static heads and head sizes";
-    o.P = pk.getDimSize(2);
-    if (!agree(pk.getDimSize(0), o.B) || pk.getDimSize(1) != o.Hkv || pk.getDimSize(3) != o.D)
+    if (pk.getRank() != 4 || pv.getRank() != 4) return "past_key/past_value must be 4-D";
+    o.P = either(pk.getDimSize(2), pv.getDimSize(2));
+    if (!agree(pk.getDimSize(0), o.B) || !agree(pk.getDimSize(1), o.Hkv) || !agree(pk.getDimSize(3), o.D))
       return "past_key must be (batch, kv_num_heads, past_seq, head_size)";
-    if (!agree(pv.getDimSize(0), o.B) || pv.getDimSize(1) != o.Hkv || !agree(pv.getDimSize(2), o.P) ||
-        pv.getDimSize(3) != o.Dv)
+    if (!agree(pv.getDimSize(0), o.B) || !agree(pv.getDimSize(1), o.Hkv) ||
+        !agree(pv.getDimSize(2), pk.getDimSize(2)) || !agree(pv.getDimSize(3), o.Dv))
       return "past_value must be (batch, kv_num_heads, past_seq, v_head_size)";
-    o.P = either(o.P, pv.getDimSize(2));
+    o.B = either(o.B, either(pk.getDimSize(0), pv.getDimSize(0)));
+    o.Hkv = either(o.Hkv, either(pk.getDimSize(1), pv.getDimSize(1)));
+    o.D = either(o.D, pk.getDimSize(3));
+    o.Dv = either(o.Dv, pv.getDimSize(3));
     o.L = o.L == kDyn || o.P == kDyn ? kDyn : o.L + o.P;
   }
   if (mask) {
@@ -99,19 +105,23 @@ std::string v4f::resolveAttentionShape(RankedTensorType q, RankedTensorType k, R
       return "attn_mask must be bool or float (integer masks are not supported)";
     if (llvm::isa<FloatType>(m) && !m.isF32() && !m.isF16() && !m.isF64() && !m.isBF16())
       return "attn_mask element type is not supported";
-    if (!mask.hasStaticShape() || mask.getRank() < 1 || mask.getRank() > 4)
-      return "attn_mask must be a static tensor of rank 1 to 4";
-    if (o.L == kDyn) return "attn_mask needs a static total sequence length (past + new keys)";
+    if (mask.getRank() < 1 || mask.getRank() > 4) return "attn_mask must have rank 1 to 4";
     int64_t M = mask.getDimSize(mask.getRank() - 1);
-    if (M > o.L) return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
+    if (known(M) && known(o.L) && M > o.L)
+      return "attn_mask's last dim (" + str(M) + ") exceeds the total sequence length (" + str(o.L) + ")";
     SmallVector<int64_t> padded(mask.getShape()), scores = {o.B, o.Hq, o.S, o.L}, out;
     padded.back() = o.L;
     if (failed(broadcastShapes(scores, padded, out)) ||
         !llvm::all_of(llvm::zip(out, scores), [&](auto p) { return agree(std::get<0>(p), std::get<1>(p)); }))
       return "attn_mask / nonpad_kv_seqlen do not broadcast to (batch, q_num_heads, q_seq, total_seq)";
+    // A mask dim other than 1 states the scores' dim it lines up with.
+    int64_t *scoreDims[] = {&o.B, &o.Hq, &o.S};
+    for (int64_t j = 0, r = mask.getRank(); j + 1 < r; ++j)
+      if (int64_t d = mask.getDimSize(j); d != 1 && d != kDyn) *scoreDims[4 - r + j] = either(*scoreDims[4 - r + j], d);
   }
   if (nonpad && (!nonpad.getElementType().isInteger(64) || nonpad.getRank() != 1 || !agree(nonpad.getDimSize(0), o.B)))
     return "nonpad_kv_seqlen must be an int64 tensor of shape (batch_size)";
+  if (nonpad) o.B = either(o.B, nonpad.getDimSize(0));
   return "";
 }
 
@@ -122,9 +132,12 @@ LogicalResult AttentionOp::verify() {
                             rankedOrNull(getPastKey()), rankedOrNull(getPastValue()), rankedOrNull(getAttnMask()),
                             rankedOrNull(getNonpadKvSeqlen()), getQNumHeads(), getKvNumHeads(), s);
   if (!error.empty()) return emitOpError(error);
-  if ((int64_t)getQNumHeads() != s.Hq || (int64_t)getKvNumHeads() != s.Hkv)
-    return emitOpError("q_num_heads / kv_num_heads must be the inputs' head counts (") << s.Hq << ", " << s.Hkv << ")";
-  if (!(getScale().convertToFloat() > 0.f)) return emitOpError("scale must be positive");
+  // 4-D inputs whose head counts are known only at run time carry 0.
+  auto heads = [](int64_t h) { return h == ShapedType::kDynamic ? 0 : h; };
+  if ((int64_t)getQNumHeads() != heads(s.Hq) || (int64_t)getKvNumHeads() != heads(s.Hkv))
+    return emitOpError("q_num_heads / kv_num_heads must be the inputs' head counts (")
+           << heads(s.Hq) << ", " << heads(s.Hkv) << ", 0 where known only at run time)";
+  if (!(getScale().convertToFloat() >= 0.f)) return emitOpError("scale must be positive, or 0 for 1/sqrt(head_size)");
   if (getSoftcap().convertToFloat() < 0.f) return emitOpError("softcap must be non-negative");
   // I64Attr getters return uint64_t: read them as the signed values they hold.
   int64_t mode = getQkMatmulOutputMode(), left = getLeftWindowSize(), right = getRightWindowSize();
@@ -136,8 +149,8 @@ LogicalResult AttentionOp::verify() {
     if (r.getType() != t) return emitOpError(name) << " must be " << t;
     return success();
   };
-  SmallVector<int64_t> y =
-      s.rank == 3 ? SmallVector<int64_t>{s.B, s.S, s.Hq * s.Dv} : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
+  SmallVector<int64_t> y = s.rank == 3 ? SmallVector<int64_t>{s.B, s.S, attentionHidden(s.Hq, s.Dv)}
+                                       : SmallVector<int64_t>{s.B, s.Hq, s.S, s.Dv};
   if (failed(expect(getOutput(), y, "output")) ||
       failed(expect(getPresentKey(), {s.B, s.Hkv, s.L, s.D}, "present_key")) ||
       failed(expect(getPresentValue(), {s.B, s.Hkv, s.L, s.Dv}, "present_value")) ||

@@ -16,6 +16,90 @@ Value reshapeTo(BuildContext &c, Value in, ArrayRef<int64_t> shape, ArrayRef<int
   return c.b.create<ReshapeOp>(c.loc, type, in, Value(), c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
 }
 
+Value dimConstant(BuildContext &c, int64_t v) {
+  auto type = RankedTensorType::get({1}, c.b.getI64Type());
+  return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(type, ArrayRef<int64_t>{v}));
+}
+
+Value dimOf(BuildContext &c, Value v, int64_t axis) {
+  auto t = typeOf(v);
+  if (!t.isDynamicDim(axis)) return dimConstant(c, t.getDimSize(axis));
+  return c.b.create<ShapeOp>(c.loc, RankedTensorType::get({1}, c.b.getI64Type()), v, c.b.getI64IntegerAttr(axis),
+                             c.b.getI64IntegerAttr(axis + 1));
+}
+
+std::optional<int64_t> constantDim(Value dim) {
+  auto cst = dim.getDefiningOp<arith::ConstantOp>();
+  if (!cst) return std::nullopt;
+  auto attr = llvm::dyn_cast<DenseIntElementsAttr>(cst.getValue());
+  if (!attr || attr.getNumElements() != 1) return std::nullopt;
+  return (*attr.getValues<APInt>().begin()).getSExtValue();
+}
+
+namespace {
+/// A dim computed from two dims: `fold` when both are constants, else a
+/// v4f.elementwise whose body `body` builds (the plan's shape program
+/// follows it).
+FailureOr<Value> dimArith(BuildContext &c, Value a, Value b, int64_t (*fold)(int64_t, int64_t),
+                          Value (*body)(OpBuilder &, Location, Value, Value)) {
+  auto x = constantDim(a), y = constantDim(b);
+  if (x && y) return dimConstant(c, fold(*x, *y));
+  return buildElementwise(c, {a, b}, c.b.getI64Type(),
+                          [&](OpBuilder &ob, Location l, ArrayRef<Value> v) { return body(ob, l, v[0], v[1]); });
+}
+} // namespace
+
+FailureOr<Value> dimMul(BuildContext &c, Value a, Value b) {
+  if (constantDim(a) == 1) return b;
+  if (constantDim(b) == 1) return a;
+  return dimArith(
+      c, a, b, [](int64_t x, int64_t y) { return x * y; },
+      [](OpBuilder &ob, Location l, Value x, Value y) -> Value { return ob.create<arith::MulIOp>(l, x, y); });
+}
+
+FailureOr<Value> dimDiv(BuildContext &c, Value a, Value b) {
+  if (constantDim(b) == 1) return a;
+  if (constantDim(b) == 0) return c.fail("a dim divided by 0");
+  return dimArith(
+      c, a, b, [](int64_t x, int64_t y) { return x / y; },
+      [](OpBuilder &ob, Location l, Value x, Value y) -> Value { return ob.create<arith::DivSIOp>(l, x, y); });
+}
+
+FailureOr<Value> dimSub(BuildContext &c, Value a, Value b) {
+  if (constantDim(b) == 0) return a;
+  return dimArith(
+      c, a, b, [](int64_t x, int64_t y) { return x - y; },
+      [](OpBuilder &ob, Location l, Value x, Value y) -> Value { return ob.create<arith::SubIOp>(l, x, y); });
+}
+
+FailureOr<Value> reshapeToDims(BuildContext &c, Value in, ArrayRef<Value> dims) {
+  auto t = typeOf(in);
+  SmallVector<int64_t> shape, sources;
+  bool runTime = false;
+  for (Value d : dims) {
+    if (auto v = constantDim(d)) {
+      if (*v < 0) return c.fail("a reshape to a negative dim");
+      shape.push_back(*v), sources.push_back(-1);
+      continue;
+    }
+    shape.push_back(ShapedType::kDynamic);
+    auto s = d.getDefiningOp<ShapeOp>();
+    if (s && s.getInput() == in && s.getEnd() == s.getStart() + 1) {
+      sources.push_back(s.getStart());
+      continue;
+    }
+    sources.push_back(-1);
+    runTime = true;
+  }
+  if (!runTime) return reshapeTo(c, in, shape, sources);
+  auto i64 = c.b.getI64Type();
+  Value target = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({int64_t(dims.size())}, i64), ValueRange(dims),
+                                      c.b.getI64IntegerAttr(0));
+  return (Value)c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(shape, t.getElementType()), in, target,
+                                      c.b.getDenseI64ArrayAttr(SmallVector<int64_t>(shape.size(), -1)),
+                                      /*allowzero=*/c.b.getBoolAttr(true));
+}
+
 Value transposeBy(BuildContext &c, Value in, ArrayRef<int64_t> perm) {
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;

@@ -251,7 +251,10 @@ def V4F_AttentionOp : V4F_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `query`, `key` and `value` are all 3-D (`[batch, seq, heads * size]`,
     split by `q_num_heads` / `kv_num_heads`) or all 4-D (`[batch, heads,
     seq, size]`); `q_num_heads` must be a multiple of `kv_num_heads`
-    (grouped-query attention). `past_key` / `past_value` (`[batch,
+    (grouped-query attention). Any dim may be known only at run time: 4-D
+    inputs whose head counts are then carry 0 in `q_num_heads` /
+    `kv_num_heads`, and `scale` 0 stands for the default 1/sqrt(head_size)
+    of a head size known only at run time. `past_key` / `past_value` (`[batch,
     kv_heads, past, size]`) are concatenated before the new keys and values
     and returned as `present_key` / `present_value` (without a cache those
     are the keys and values in 4-D form). Scores are `(Q * sqrt(scale)) x

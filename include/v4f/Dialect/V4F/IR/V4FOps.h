@@ -97,9 +97,16 @@ std::string parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<llvm::A
 /// Attention's dims resolved from its operand types (V4FSequenceOps.cpp):
 /// 3-D (`rank` 3) or 4-D inputs, q/kv heads, query length S, past length P,
 /// total key length L = P + new keys, head sizes D (Q, K) and Dv (V).
+/// Attention's dims; any may be mlir::ShapedType::kDynamic (known only at
+/// run time).
 struct AttentionShape {
   int64_t rank = 0, B = 0, Hq = 0, Hkv = 0, S = 0, P = 0, L = 0, D = 0, Dv = 0;
 };
+/// heads * size, dynamic when either is.
+inline int64_t attentionHidden(int64_t heads, int64_t size) {
+  return heads == mlir::ShapedType::kDynamic || size == mlir::ShapedType::kDynamic ? mlir::ShapedType::kDynamic
+                                                                                   : heads * size;
+}
 /// Checks Attention's operands (null types for absent optional ones; the
 /// head counts are only read for 3-D inputs) and fills `out`; returns why
 /// they do not fit, or "".

@@ -37,6 +37,22 @@ mlir::RankedTensorType typeOf(mlir::Value v);
 /// sources[i] (dynamic dims); empty sources mean a static reshape.
 mlir::Value reshapeTo(BuildContext &c, mlir::Value in, llvm::ArrayRef<int64_t> shape,
                       llvm::ArrayRef<int64_t> sources = {});
+/// Run-time dims: a dim is a tensor<1xi64> value, a constant when known at
+/// compile time (dimConstant, or dimOf a static dim), else computed by the
+/// plan's shape program at run time (dimOf a dynamic dim reads it with
+/// v4f.shape; dimMul/dimDiv combine dims and fold constants).
+mlir::Value dimConstant(BuildContext &c, int64_t v);
+mlir::Value dimOf(BuildContext &c, mlir::Value v, int64_t axis);
+/// The dim's value when it is a compile-time constant.
+std::optional<int64_t> constantDim(mlir::Value dim);
+mlir::FailureOr<mlir::Value> dimMul(BuildContext &c, mlir::Value a, mlir::Value b);
+/// a / b rounded down (dims are non-negative).
+mlir::FailureOr<mlir::Value> dimDiv(BuildContext &c, mlir::Value a, mlir::Value b);
+mlir::FailureOr<mlir::Value> dimSub(BuildContext &c, mlir::Value a, mlir::Value b);
+/// `in` reshaped to `dims` (see dimOf): a static reshape when every dim is a
+/// constant or a dim of `in` itself carried over, else a reshape whose shape
+/// the plan computes at run time (checking the element count there).
+mlir::FailureOr<mlir::Value> reshapeToDims(BuildContext &c, mlir::Value in, llvm::ArrayRef<mlir::Value> dims);
 /// Transpose by `perm` (the input itself for the identity).
 mlir::Value transposeBy(BuildContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
 /// Splits `v` along `axis` into parts of the given sizes.
