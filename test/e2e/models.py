@@ -611,13 +611,31 @@ def make_same_pad_runtime() -> Case:
     g.op("MaxPool", ["c1"], out_names=["p"], auto_pad="SAME_UPPER", kernel_shape=[3, 3], strides=[2, 2])
     g.op("Conv", ["x", w3], out_names=["c3"],
          auto_pad="SAME_UPPER")
+    # AveragePool: the run-time pads count (count_include_pad=1) or not.
+    g.op("AveragePool", ["x"], out_names=["a0"], auto_pad="SAME_UPPER", kernel_shape=[3, 2], strides=[2, 2])
+    g.op("AveragePool", ["x"], out_names=["a1"], auto_pad="SAME_LOWER", kernel_shape=[3, 3], strides=[2, 3],
+         count_include_pad=1)
     m = g.model("same_pad_runtime", [_vi("x", F32, ["N", 3, "H", "W"])],
                 [_vi("c2", F32, ["N", 4, "A", "B"]), _vi("p", F32, ["N", 4, "C", "D"]),
-                 _vi("c3", F32, ["N", 2, "H", "W"])])
+                 _vi("c3", F32, ["N", 2, "H", "W"]), _vi("a0", F32, ["N", 3, "E", "F"]),
+                 _vi("a1", F32, ["N", 3, "G", "I"])])
     rng = np.random.default_rng(144)
     return Case(m, [{"x": _randn(rng, [1, 3, 7, 10])}, {"x": _randn(rng, [2, 3, 8, 5])},
                     {"x": _randn(rng, [1, 3, 1, 2])}],
                 note="auto_pad SAME with stride 2 over run-time spatial dims")
+
+
+def make_pool3d_runtime() -> Case:
+    """3-D max / average pooling (separable: over H, W, then D) of a video
+    tensor whose channels and spatial dims are all known only at run time."""
+    g = GraphBuilder(seed=46)
+    g.op("MaxPool", ["x"], out_names=["m"], kernel_shape=[2, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 1, 1, 1])
+    g.op("AveragePool", ["x"], out_names=["a"], kernel_shape=[3, 2, 2], strides=[2, 1, 2], pads=[1, 0, 0, 1, 1, 1])
+    m = g.model("pool3d_runtime", [_vi("x", F32, ["N", "C", "D", "H", "W"])],
+                [_vi("m", F32, ["N", "C", "A", "B", "E"]), _vi("a", F32, ["N", "C", "F", "G", "I"])])
+    rng = np.random.default_rng(146)
+    return Case(m, [{"x": _randn(rng, [1, 3, 4, 7, 6])}, {"x": _randn(rng, [2, 2, 5, 4, 9])}],
+                note="3-D pooling over run-time channels and spatial dims")
 
 
 def make_stft_runtime_length() -> Case:
@@ -699,6 +717,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "slice_extreme_steps": make_slice_extreme_steps,
         "slice_runtime_bounds": make_slice_runtime_bounds,
         "same_pad_runtime": make_same_pad_runtime,
+        "pool3d_runtime": make_pool3d_runtime,
         "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

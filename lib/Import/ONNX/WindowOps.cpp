@@ -192,16 +192,29 @@ LogicalResult importPool(NodeContext &c) {
   auto strides = c.attrs.getInts("strides", {1, 1});
   auto dilations = c.attrs.getInts("dilations", {1, 1});
   if (strides.size() != 2 || dilations.size() != 2) return c.fail("strides/dilations must have 2 entries");
-  // MaxPool pads at run time with -inf (pads never win a max); an average
-  // that leaves the pads out of its count cannot be pre-padded.
+  // auto_pad SAME over a dim known only at run time pads there: MaxPool
+  // with -inf (pads never win a max), AveragePool with zeros; an average
+  // that leaves those pads out of its count is the average of the padded
+  // input over the average of a padded tensor of ones (the share of real
+  // elements in each window).
   constexpr bool isMax = std::is_same_v<PoolOp, MaxPoolOp>;
   SmallVector<bool> runtimeSame;
-  auto pads = windowPads(c, in, kernel, strides, dilations, isMax ? &runtimeSame : nullptr);
+  auto pads = windowPads(c, in, kernel, strides, dilations, &runtimeSame);
   if (failed(pads)) return failure();
-  Value x = c.input(0);
+  Value x = c.input(0), ones;
+  bool includePad = c.attrs.getInt("count_include_pad", 0) != 0;
   if (llvm::is_contained(runtimeSame, true)) {
-    auto padded =
-        padSameAtRunTime(c, x, kernel, strides, dilations, runtimeSame, -std::numeric_limits<float>::infinity());
+    if (!isMax && !includePad) {
+      auto one = buildElementwise(c, {x}, c.b.getF32Type(), [](OpBuilder &b, Location l, ArrayRef<Value>) -> Value {
+        return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.f));
+      });
+      if (failed(one)) return failure();
+      auto padded = padSameAtRunTime(c, *one, kernel, strides, dilations, runtimeSame, 0.f);
+      if (failed(padded)) return failure();
+      ones = *padded;
+    }
+    auto padded = padSameAtRunTime(c, x, kernel, strides, dilations, runtimeSame,
+                                   isMax ? -std::numeric_limits<float>::infinity() : 0.f);
     if (failed(padded)) return failure();
     x = *padded;
     in = typeOf(x);
@@ -213,11 +226,20 @@ LogicalResult importPool(NodeContext &c) {
     if (windowOutputSize(in.getDimSize(2 + i), kernel[i], strides[i], dilations[i], (*pads)[i], (*pads)[2 + i], ceil) ==
         0)
       return c.fail("kernel, strides and pads give an empty output");
-  bool includePad = c.attrs.getInt("count_include_pad", 0) != 0;
-  auto op = c.b.create<PoolOp>(c.loc, x, c.b.getDenseI64ArrayAttr(kernel), c.b.getDenseI64ArrayAttr(strides),
-                               c.b.getDenseI64ArrayAttr(dilations), c.b.getDenseI64ArrayAttr(*pads),
-                               c.b.getBoolAttr(ceil), c.b.getBoolAttr(includePad));
-  c.setOutput(0, op);
+  auto pool = [&](Value v) -> Value {
+    return c.b.create<PoolOp>(c.loc, v, c.b.getDenseI64ArrayAttr(kernel), c.b.getDenseI64ArrayAttr(strides),
+                              c.b.getDenseI64ArrayAttr(dilations), c.b.getDenseI64ArrayAttr(*pads),
+                              c.b.getBoolAttr(ceil), c.b.getBoolAttr(includePad));
+  };
+  Value y = pool(x);
+  if (ones) {
+    auto ratio = buildElementwise(
+        c, {y, pool(ones)}, c.b.getF32Type(),
+        [](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value { return b.create<arith::DivFOp>(l, a[0], a[1]); });
+    if (failed(ratio)) return failure();
+    y = *ratio;
+  }
+  c.setOutput(0, y);
   return success();
 }
 
@@ -540,10 +562,7 @@ LogicalResult importConvTranspose(NodeContext &c) {
 LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext &)) {
   auto in = c.inputType(0);
   if (in.getRank() != 5) return c.fail("a 3-D window needs a rank-5 input");
-  for (int64_t d = 1; d < 5; ++d)
-    if (in.isDynamicDim(d)) return c.fail("3-D pooling needs static channel and spatial dims");
   if (c.outputUsed(1)) return c.fail("the Indices output of MaxPool is not supported");
-  int64_t N = in.getDimSize(0), C = in.getDimSize(1), D = in.getDimSize(2), H = in.getDimSize(3), W = in.getDimSize(4);
   auto kernel = c.attrs.getInts("kernel_shape");
   auto strides = c.attrs.getInts("strides", {1, 1, 1}), dil = c.attrs.getInts("dilations", {1, 1, 1});
   auto pads = c.attrs.getInts("pads", {0, 0, 0, 0, 0, 0});
@@ -575,17 +594,27 @@ LogicalResult importPool3D(NodeContext &c, LogicalResult (*import2D)(NodeContext
     if (failed(import2D(c2))) return c.fail(c2.error);
     return c.g.values.at(outName);
   };
-  Value x = reshapeTo(c, c.input(0), {N, C * D, H, W}, {0, -1, -1, -1});
-  auto hw = stage(x, {kernel[1], kernel[2]}, {strides[1], strides[2]}, {dil[1], dil[2]},
+  // The views' dims are run-time values where the input's are (Builders.h).
+  BuildContext bc(c.b, c.loc);
+  Value in0 = c.input(0);
+  Value N = dimOf(bc, in0, 0), C = dimOf(bc, in0, 1), D = dimOf(bc, in0, 2);
+  auto CD = dimMul(bc, C, D);
+  if (failed(CD)) return c.fail(bc.error);
+  auto x = reshapeToDims(bc, in0, {N, *CD, dimOf(bc, in0, 3), dimOf(bc, in0, 4)});
+  if (failed(x)) return c.fail(bc.error);
+  auto hw = stage(*x, {kernel[1], kernel[2]}, {strides[1], strides[2]}, {dil[1], dil[2]},
                   {pads[1], pads[2], pads[4], pads[5]}, "#v4f-hw");
   if (failed(hw)) return failure();
-  auto ht = llvm::cast<RankedTensorType>(hw->getType());
-  int64_t OH = ht.getDimSize(2), OW = ht.getDimSize(3);
-  x = reshapeTo(c, *hw, {N, C, D, OH * OW}, {0, -1, -1, -1});
-  auto dd = stage(x, {kernel[0], 1}, {strides[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}, "#v4f-d");
+  Value OH = dimOf(bc, *hw, 2), OW = dimOf(bc, *hw, 3);
+  auto plane = dimMul(bc, OH, OW);
+  if (failed(plane)) return c.fail(bc.error);
+  auto xd = reshapeToDims(bc, *hw, {N, C, D, *plane});
+  if (failed(xd)) return c.fail(bc.error);
+  auto dd = stage(*xd, {kernel[0], 1}, {strides[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}, "#v4f-d");
   if (failed(dd)) return failure();
-  int64_t OD = llvm::cast<RankedTensorType>(dd->getType()).getDimSize(2);
-  c.setOutput(0, reshapeTo(c, *dd, {N, C, OD, OH, OW}, {0, -1, -1, -1, -1}));
+  auto y = reshapeToDims(bc, *dd, {N, C, dimOf(bc, *dd, 2), OH, OW});
+  if (failed(y)) return c.fail(bc.error);
+  c.setOutput(0, *y);
   return success();
 }
 
