@@ -9,6 +9,7 @@ void v4f::buildDecompositionPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeNormalizationsPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeSignalPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeRotaryPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createDecomposeWindowConvPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeGemmPass());
   pm.addNestedPass<mlir::func::FuncOp>(createDecomposeActivationsPass());
   // QDQ matmuls become integer kernels before the quantization ops they are

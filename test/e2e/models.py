@@ -638,6 +638,33 @@ def make_pool3d_runtime() -> Case:
                 note="3-D pooling over run-time channels and spatial dims")
 
 
+def make_window_conv() -> Case:
+    """Convolutions v4f.conv does not take, through v4f.window_conv: a 3-D
+    conv (video) with bias, strides, dilations and asymmetric pads over
+    run-time frames and planes; a grouped 2-D conv and a 1-D conv whose
+    weights are graph inputs with dims known only at run time."""
+    g = GraphBuilder(seed=47)
+    w3 = g.randn([4, 3, 3, 2, 3], 0.3, "w")
+    b3 = g.randn([4], 0.1, "b")
+    g.op("Conv", ["x", w3, b3], out_names=["v"], strides=[1, 2, 1], dilations=[2, 1, 1], pads=[1, 0, 1, 1, 1, 0])
+    g.op("Conv", ["x2", "w2"], out_names=["y2"], group=2, strides=[2, 1], pads=[1, 1, 0, 1])
+    g.op("Conv", ["x1", "w1", "b1"], out_names=["y1"], pads=[2, 0])
+    m = g.model("window_conv",
+                [_vi("x", F32, ["N", 3, "D", "H", "W"]), _vi("x2", F32, ["N", "C", "H2", "W2"]),
+                 _vi("w2", F32, ["F", "Cg", "KH", "KW"]), _vi("x1", F32, [1, "C1", "L"]),
+                 _vi("w1", F32, ["F1", "C1", "K1"]), _vi("b1", F32, ["F1"])],
+                [_vi("v", F32, ["N", 4, "A", "B", "E"]), _vi("y2", F32, ["N", "F", "G", "I"]),
+                 _vi("y1", F32, [1, "F1", "J"])])
+    rng = np.random.default_rng(147)
+
+    def inputs(n, d, h, w, c2, f2, kh, kw, c1, f1, k1, length):
+        return {"x": _randn(rng, [n, 3, d, h, w]), "x2": _randn(rng, [n, c2, h + 1, w + 2]),
+                "w2": _randn(rng, [f2, c2 // 2, kh, kw]), "x1": _randn(rng, [1, c1, length]),
+                "w1": _randn(rng, [f1, c1, k1]), "b1": _randn(rng, [f1])}
+    return Case(m, [inputs(1, 6, 7, 5, 4, 6, 3, 2, 3, 5, 3, 9), inputs(2, 5, 4, 6, 6, 4, 2, 3, 2, 3, 1, 6)],
+                note="3-D conv and convs with run-time weight dims")
+
+
 def make_stft_runtime_length() -> Case:
     """STFT with a Hann window over a signal whose length is known only at
     run time (opset 17): frames of 16 samples every 4, one-sided (9 bins);
@@ -718,6 +745,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "slice_runtime_bounds": make_slice_runtime_bounds,
         "same_pad_runtime": make_same_pad_runtime,
         "pool3d_runtime": make_pool3d_runtime,
+        "window_conv": make_window_conv,
         "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

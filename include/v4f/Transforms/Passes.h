@@ -23,6 +23,7 @@ std::unique_ptr<mlir::Pass> createDecomposeNormalizationsPass();
 std::unique_ptr<mlir::Pass> createDecomposeQuantizationPass();
 std::unique_ptr<mlir::Pass> createDecomposeRecurrentPass();
 std::unique_ptr<mlir::Pass> createDecomposeRotaryPass();
+std::unique_ptr<mlir::Pass> createDecomposeWindowConvPass();
 std::unique_ptr<mlir::Pass> createDecomposeSignalPass();
 std::unique_ptr<mlir::Pass> createFormDispatchRegionsPass();
 std::unique_ptr<mlir::Pass> createFuseAttentionRegionsPass();
@@ -60,6 +61,7 @@ void populateDecomposeNormalizationsPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeQuantizationPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeRecurrentPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeRotaryPatterns(mlir::RewritePatternSet &patterns);
+void populateDecomposeWindowConvPatterns(mlir::RewritePatternSet &patterns);
 void populateDecomposeSignalPatterns(mlir::RewritePatternSet &patterns);
 
 /// The v4f-decompose-* passes, in order; the graph pipeline runs them first.

@@ -357,6 +357,24 @@ def DecomposeRotary : Pass<"v4f-decompose-rotary", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def DecomposeWindowConv : Pass<"v4f-decompose-window-conv", "mlir::func::FuncOp"> {
+  let summary = "Rewrite v4f.window_conv into a pad, gathers of the window taps and a matmul per group";
+  let description = [{
+    Input invariants: verified `v4f.window_conv` ops (any of their dims may
+    be known only at run time).
+    Output: the input padded (`v4f.pad`, constant pads), then per spatial
+    dim a `v4f.gather` with indices `k * dilation + o * stride` ([kernel,
+    output] from two `v4f.range`s, sizes computed by the plan), a
+    `v4f.transpose` to `[N, C, K1..Kk, O1..Ok]`, reshapes to
+    `[N, groups, C / groups * K, O]` and the weight to `[1, groups,
+    F / groups, C / groups * K]`, one `v4f.matmul`, the result viewed as
+    `[N, F, O1..Ok]` plus the bias. No `v4f.window_conv` remains.
+    Preserves: results up to float32 summation order; every other op.
+  }];
+  let constructor = "v4f::createDecomposeWindowConvPass()";
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def DecomposeSignal : Pass<"v4f-decompose-signal", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.window, v4f.dft and v4f.stft into a range, gathers, elementwise ops and matmuls";
   let description = [{

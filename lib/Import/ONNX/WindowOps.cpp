@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Verifier.h"
 
 #include <type_traits>
 
@@ -296,8 +297,71 @@ LogicalResult importLifted1D(NodeContext &c, LogicalResult (*import2D)(NodeConte
   return success();
 }
 
+/// A Conv that v4f.conv does not take (3-D, or a weight whose dims are
+/// known only at run time) as a v4f.window_conv (decomposed into gathers and
+/// a matmul by v4f-decompose-window-conv).
+LogicalResult importWindowConv(NodeContext &c) {
+  if (failed(requireF32(c, 0)) || failed(requireF32(c, 1))) return failure();
+  if (c.hasInput(2) && failed(requireF32(c, 2))) return failure();
+  auto in = c.inputType(0), w = c.inputType(1);
+  int64_t rank = in.getRank(), k = rank - 2;
+  if (rank < 3 || rank > 5 || w.getRank() != rank)
+    return c.fail("input and weight must both have rank 3, 4 or 5 (1 to 3 spatial dims)");
+  std::vector<int64_t> ones(k, 1);
+  auto kernel = c.attrs.getInts("kernel_shape", {});
+  if (!kernel.empty()) {
+    if ((int64_t)kernel.size() != k) return c.fail("kernel_shape must have one entry per spatial dim");
+    for (int64_t i = 0; i < k; ++i)
+      if (!w.isDynamicDim(2 + i) && w.getDimSize(2 + i) != kernel[i])
+        return c.fail("kernel_shape disagrees with the weight's shape");
+  }
+  auto strides = c.attrs.getInts("strides", ones), dilations = c.attrs.getInts("dilations", ones);
+  if ((int64_t)strides.size() != k || (int64_t)dilations.size() != k)
+    return c.fail("strides and dilations must have one entry per spatial dim");
+  std::vector<int64_t> pads(2 * k, 0);
+  std::string autoPad = c.attrs.getString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    auto p = c.attrs.getInts("pads", pads);
+    if ((int64_t)p.size() != 2 * k) return c.fail("pads must have two entries per spatial dim");
+    for (int64_t v : p)
+      if (v < 0) return c.fail("pads must be non-negative");
+    pads.assign(p.begin(), p.end());
+  } else if (autoPad != "VALID") {
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t size = in.getDimSize(2 + i), K = kernel.empty() ? w.getDimSize(2 + i) : kernel[i];
+      if (K == kDyn || (size == kDyn && strides[i] != 1))
+        return c.fail("auto_pad " + autoPad + " of a " + std::to_string(k) +
+                      "-D conv needs a static kernel and, with strides > 1, static spatial dims");
+      int64_t out = size == kDyn ? 0 : (size + strides[i] - 1) / strides[i];
+      int64_t total = size == kDyn ? (K - 1) * dilations[i]
+                                   : std::max<int64_t>((out - 1) * strides[i] + (K - 1) * dilations[i] + 1 - size, 0);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[k + i] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  }
+  int64_t group = c.attrs.getInt("group", 1);
+  if (group <= 0) return c.fail("group must be positive");
+  SmallVector<int64_t> shape = {in.getDimSize(0), w.getDimSize(0)};
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t o =
+        windowConvOutputSize(in.getDimSize(2 + i), w.getDimSize(2 + i), strides[i], dilations[i], pads[i], pads[k + i]);
+    if (o == 0) return c.fail("kernel, strides and pads give an empty output");
+    shape.push_back(o);
+  }
+  auto op = c.b.create<WindowConvOp>(c.loc, RankedTensorType::get(shape, in.getElementType()), c.input(0), c.input(1),
+                                     c.hasInput(2) ? c.input(2) : Value(), c.b.getDenseI64ArrayAttr(strides),
+                                     c.b.getDenseI64ArrayAttr(dilations), c.b.getDenseI64ArrayAttr(pads),
+                                     c.b.getI64IntegerAttr(group));
+  if (failed(mlir::verify(op))) return c.fail("the convolution's operands do not fit (see above)");
+  c.setOutput(0, op.getResult());
+  return success();
+}
+
 LogicalResult importConvAnyRank(NodeContext &c) {
-  if (c.inputType(0).getRank() == 3) return importLifted1D(c, importConv, {0, 1});
+  int64_t rank = c.inputType(0).getRank();
+  if (rank == 5 || (c.hasInput(1) && !c.inputType(1).hasStaticShape())) return importWindowConv(c);
+  if (rank == 3) return importLifted1D(c, importConv, {0, 1});
   return importConv(c);
 }
 

@@ -1,7 +1,7 @@
 //===- V4FNormAndSignalOps.cpp - verifiers of the layout, normalization and signal composites ===//
 //
-// depth_space, moment_norm, group_norm, lp_norm, lrn, window, dft, stft and
-// rotary_embedding import whole and decompose in the v4f-decompose-* passes;
+// depth_space, moment_norm, group_norm, lp_norm, lrn, window, dft, stft,
+// rotary_embedding and window_conv import whole and decompose in the v4f-decompose-* passes;
 // these verifiers state what those decompositions rely on.
 //
 //===----------------------------------------------------------------------===//
@@ -157,5 +157,50 @@ LogicalResult RotaryEmbeddingOp::verify() {
   if (typeOfValue(getCosCache()).getElementType() != f || typeOfValue(getSinCache()).getElementType() != f)
     return emitOpError("cos_cache and sin_cache must have the input's element type");
   if (getRotaryDim() < 0 || getRotaryDim() % 2) return emitOpError("rotary_dim must be even (0: the head size)");
+  return success();
+}
+
+/// The output extent of one window_conv dim, dynamic when a size is.
+int64_t v4f::windowConvOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
+                                  int64_t padEnd) {
+  if (in == ShapedType::kDynamic || kernel == ShapedType::kDynamic) return ShapedType::kDynamic;
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+LogicalResult WindowConvOp::verify() {
+  auto in = typeOfValue(getInput()), w = typeOfValue(getWeight()), out = typeOfValue(getResult());
+  int64_t rank = in.getRank(), k = rank - 2;
+  if (!in.getElementType().isF32() || w.getElementType() != in.getElementType() ||
+      out.getElementType() != in.getElementType())
+    return emitOpError("input, weight and result must be float32");
+  if (rank < 3 || rank > 5 || w.getRank() != rank || out.getRank() != rank)
+    return emitOpError("input, weight and result must have rank 3, 4 or 5 (1 to 3 spatial dims), all the same");
+  if ((int64_t)getStrides().size() != k || (int64_t)getDilations().size() != k || (int64_t)getPads().size() != 2 * k)
+    return emitOpError("strides and dilations need one entry per spatial dim, pads two");
+  for (int64_t v : getStrides())
+    if (v <= 0) return emitOpError("strides must be positive");
+  for (int64_t v : getDilations())
+    if (v <= 0) return emitOpError("dilations must be positive");
+  for (int64_t v : getPads())
+    if (v < 0) return emitOpError("pads must be non-negative");
+  int64_t g = getGroups();
+  if (g <= 0) return emitOpError("groups must be positive");
+  if (!w.isDynamicDim(0) && w.getDimSize(0) % g) return emitOpError("groups must divide the output channels");
+  if (!w.isDynamicDim(1) && !in.isDynamicDim(1) && in.getDimSize(1) != w.getDimSize(1) * g)
+    return emitOpError("input channels must be the weight's channels times groups");
+  if (getBias()) {
+    auto b = typeOfValue(getBias());
+    if (b.getRank() != 1 || !dimsAgree(b.getDimSize(0), w.getDimSize(0)) || b.getElementType() != in.getElementType())
+      return emitOpError("bias must be a float32 [output channels]");
+  }
+  if (!dimsAgree(out.getDimSize(0), in.getDimSize(0)) || !dimsAgree(out.getDimSize(1), w.getDimSize(0)))
+    return emitOpError("result must be [batch, output channels, ...]");
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t o = windowConvOutputSize(in.getDimSize(2 + i), w.getDimSize(2 + i), getStrides()[i], getDilations()[i],
+                                     getPads()[i], getPads()[k + i]);
+    if (o == 0) return emitOpError("pads, kernel and strides give an empty output");
+    if (!dimsAgree(out.getDimSize(2 + i), o)) return emitOpError("result spatial dim ") << i << " must be " << o;
+  }
   return success();
 }

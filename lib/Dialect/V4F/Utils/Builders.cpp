@@ -72,6 +72,14 @@ FailureOr<Value> dimSub(BuildContext &c, Value a, Value b) {
       [](OpBuilder &ob, Location l, Value x, Value y) -> Value { return ob.create<arith::SubIOp>(l, x, y); });
 }
 
+FailureOr<Value> dimAdd(BuildContext &c, Value a, Value b) {
+  if (constantDim(b) == 0) return a;
+  if (constantDim(a) == 0) return b;
+  return dimArith(
+      c, a, b, [](int64_t x, int64_t y) { return x + y; },
+      [](OpBuilder &ob, Location l, Value x, Value y) -> Value { return ob.create<arith::AddIOp>(l, x, y); });
+}
+
 FailureOr<Value> reshapeToDims(BuildContext &c, Value in, ArrayRef<Value> dims) {
   auto t = typeOf(in);
   SmallVector<int64_t> shape, sources;

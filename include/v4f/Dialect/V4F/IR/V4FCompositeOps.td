@@ -545,4 +545,32 @@ def V4F_RotaryEmbeddingOp : V4F_Op<"rotary_embedding", [Pure, AllTypesMatch<["in
   let hasVerifier = 1;
 }
 
+def V4F_WindowConvOp : V4F_Op<"window_conv", [Pure]> {
+  let summary = "convolution of 1 to 3 spatial dims whose weight dims may be known only at run time";
+  let description = [{
+    ONNX Conv for what `v4f.conv` (2-D, static weight shape) does not take:
+    3-D convolutions, and weights whose kernel or channel dims are known
+    only at run time. `input` is `[N, C, S1..Sk]`, `weight` `[F, C / group,
+    K1..Kk]`, `bias` `[F]`; `strides` and `dilations` have k entries,
+    `pads` the k begin pads then the k end pads. `v4f-decompose-window-conv`
+    rewrites it to a pad, one gather of the window taps per spatial dim
+    (indices from `v4f.range`s over the run-time kernel and output sizes),
+    a transpose and a matmul per group.
+
+    ```mlir
+    %y = v4f.window_conv %x, %w {strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>,
+                                 pads = array<i64: 0, 1, 1, 0, 1, 1>, groups = 1 : i64}
+         : (tensor<1x3x8x16x16xf32>, tensor<4x3x3x3x3xf32>) -> tensor<1x4x6x16x16xf32>
+    ```
+  }];
+  let arguments = (ins V4F_AnyTensor:$input, V4F_AnyTensor:$weight, Optional<V4F_AnyTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                   I64Attr:$groups);
+  let results = (outs V4F_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // V4F_COMPOSITE_OPS_TD

@@ -102,6 +102,10 @@ std::string parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<llvm::A
 struct AttentionShape {
   int64_t rank = 0, B = 0, Hq = 0, Hkv = 0, S = 0, P = 0, L = 0, D = 0, Dv = 0;
 };
+/// The output extent of a window_conv dim (0 when the window does not fit;
+/// mlir::ShapedType::kDynamic when the input or kernel size is).
+int64_t windowConvOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
+                             int64_t padEnd);
 /// heads * size, dynamic when either is.
 inline int64_t attentionHidden(int64_t heads, int64_t size) {
   return heads == mlir::ShapedType::kDynamic || size == mlir::ShapedType::kDynamic ? mlir::ShapedType::kDynamic

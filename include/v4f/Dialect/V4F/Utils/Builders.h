@@ -49,6 +49,7 @@ mlir::FailureOr<mlir::Value> dimMul(BuildContext &c, mlir::Value a, mlir::Value 
 /// a / b rounded down (dims are non-negative).
 mlir::FailureOr<mlir::Value> dimDiv(BuildContext &c, mlir::Value a, mlir::Value b);
 mlir::FailureOr<mlir::Value> dimSub(BuildContext &c, mlir::Value a, mlir::Value b);
+mlir::FailureOr<mlir::Value> dimAdd(BuildContext &c, mlir::Value a, mlir::Value b);
 /// `in` reshaped to `dims` (see dimOf): a static reshape when every dim is a
 /// constant or a dim of `in` itself carried over, else a reshape whose shape
 /// the plan computes at run time (checking the element count there).
