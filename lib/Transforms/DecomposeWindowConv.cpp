@@ -58,8 +58,8 @@ LogicalResult decomposeWindowConv(BuildContext &c, WindowConvOp op, SmallVectorI
       if (shape[2 + i] != kDyn) shape[2 + i] += pads[i] + pads[k + i];
     }
     auto vec = [&](ArrayRef<int64_t> v) {
-      return c.b.create<arith::ConstantOp>(
-          c.loc, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
+      return c.b.create<arith::ConstantOp>(c.loc,
+                                           DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
     };
     x = c.b.create<PadOp>(c.loc, RankedTensorType::get(shape, typeOf(x).getElementType()), x, vec(pads), Value(),
                           vec(axes), c.b.getStringAttr("constant"));

@@ -665,6 +665,64 @@ def make_window_conv() -> Case:
                 note="3-D conv and convs with run-time weight dims")
 
 
+def make_tree_ensemble() -> Case:
+    """ai.onnx.ml TreeEnsemble (opset 5) with random trees of mixed depth:
+    two targets summed; one target averaged with BRANCH_LT splits (its
+    post_transform is ignored, as by ONNX's reference implementation and ONNX
+    Runtime); NaN features follow the true branch where the node says so.
+    Rows are known only at run time."""
+    from onnx import numpy_helper
+    rng = np.random.default_rng(148)
+    F = 6
+
+    def forest(trees, targets, max_depth):
+        feat, split, tnode, tleaf, fnode, fleaf, missing, roots, ltarget, lweight = ([] for _ in range(10))
+
+        def grow(depth):
+            i = len(feat)
+            feat.append(0), split.append(0.0), tnode.append(0), tleaf.append(0), fnode.append(0), fleaf.append(0)
+            missing.append(int(rng.integers(0, 2)))
+            feat[i] = int(rng.integers(0, F))
+            split[i] = float(rng.normal())
+            for side in (0, 1):
+                if depth + 1 < max_depth and rng.random() < 0.7:
+                    child, leaf = grow(depth + 1), 0
+                else:
+                    child, leaf = len(ltarget), 1
+                    ltarget.append(int(rng.integers(0, targets)))
+                    lweight.append(float(rng.normal()))
+                (tnode if side else fnode)[i] = child
+                (tleaf if side else fleaf)[i] = leaf
+            return i
+
+        for _ in range(trees):
+            roots.append(grow(0))
+        return dict(nodes_featureids=feat, nodes_splits=numpy_helper.from_array(np.array(split, np.float32)),
+                    nodes_truenodeids=tnode, nodes_trueleafs=tleaf, nodes_falsenodeids=fnode,
+                    nodes_falseleafs=fleaf, nodes_missing_value_tracks_true=missing, tree_roots=roots,
+                    leaf_targetids=ltarget, leaf_weights=numpy_helper.from_array(np.array(lweight, np.float32)),
+                    n_targets=targets)
+
+    a = forest(12, 2, 5)
+    a["nodes_modes"] = numpy_helper.from_array(np.zeros(len(a["nodes_featureids"]), np.uint8))
+    b = forest(7, 1, 4)
+    b["nodes_modes"] = numpy_helper.from_array(np.full(len(b["nodes_featureids"]), 1, np.uint8))
+    nodes = [onnx.helper.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", aggregate_function=1, **a),
+             onnx.helper.make_node("TreeEnsemble", ["x"], ["p"], domain="ai.onnx.ml", aggregate_function=0,
+                                   post_transform=2, **b)]
+    g = onnx.helper.make_graph(nodes, "tree_ensemble", [_vi("x", F32, ["N", F])],
+                               [_vi("y", F32, ["N", 2]), _vi("p", F32, ["N", 1])])
+    m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 21),
+                                                 onnx.helper.make_opsetid("ai.onnx.ml", 5)])
+    m.ir_version = 10
+
+    def rows(n):
+        x = _randn(rng, [n, F])
+        x[rng.random([n, F]) < 0.15] = np.nan
+        return {"x": x}
+    return Case(m, [rows(9), rows(33)], note="tree ensembles with NaN features")
+
+
 def make_stft_runtime_length() -> Case:
     """STFT with a Hann window over a signal whose length is known only at
     run time (opset 17): frames of 16 samples every 4, one-sided (9 bins);
@@ -746,6 +804,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "same_pad_runtime": make_same_pad_runtime,
         "pool3d_runtime": make_pool3d_runtime,
         "window_conv": make_window_conv,
+        "tree_ensemble": make_tree_ensemble,
         "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

@@ -257,9 +257,9 @@ std::string checkSubgraph(const onnx::GraphProto &g, const std::string &attr, in
   for (int n = 0; n < g.node_size(); ++n) {
     const auto &node = g.node(n);
     std::string where = attr + ": node '" + nodeLabel(node, n) + "' (" + node.op_type() + "): ";
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
+    auto it = importers.find(importerKey(node));
+    if (it == importers.end() && !node.domain().empty() && node.domain() != "ai.onnx")
       return where + "operator domain '" + node.domain() + "' is not supported";
-    auto it = importers.find(node.op_type());
     if (it == importers.end()) return where + "operator is not supported";
     if (opset < it->second.minOpset || opset > it->second.maxOpset)
       return where + "opset " + std::to_string(opset) + " is outside the supported range";

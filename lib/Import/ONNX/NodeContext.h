@@ -103,6 +103,9 @@ struct OpImporter {
 inline std::string noCheck(const NodeAttrs &, int64_t) { return ""; }
 
 const std::unordered_map<std::string, OpImporter> &opImporters();
+/// The opImporters() key of a node: its op_type in the default domain,
+/// "domain:op_type" in any other.
+std::string importerKey(const onnx::NodeProto &node);
 
 /// Imports one node through the importer table (storage-type guard
 /// included); on failure `error` says why. The caller checked that every
@@ -206,6 +209,8 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 mlir::LogicalResult requireF32(NodeContext &c, size_t i);
 /// Registers Conv, ConvTranspose and the pooling ops (WindowOps.cpp).
 void addWindowImporters(std::unordered_map<std::string, OpImporter> &table);
+/// Operators of other domains are keyed "domain:op_type" (importerKey).
+void addTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
 /// A 2-D convolution window resolved from the node's Conv attributes for
 /// input `in` and weight `w` (Conv's checks), and the output shape.

@@ -64,8 +64,8 @@ std::string storageTypeError(const onnx::NodeProto &node, const GraphState &g) {
 
 LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, Location loc, std::string &error) {
   const auto &importers = opImporters();
-  auto it = importers.find(node.op_type());
-  if (it == importers.end() || (!node.domain().empty() && node.domain() != "ai.onnx")) {
+  auto it = importers.find(importerKey(node));
+  if (it == importers.end()) {
     error = "operator is not supported";
     return failure();
   }
@@ -308,11 +308,12 @@ void checkGraph(const onnx::ModelProto &model, CoverageReport &report) {
     std::string label = nodeLabel(node, n);
     report.opCounts[node.op_type()]++;
     auto add = [&](const std::string &reason) { report.unsupported.push_back({label, node.op_type(), opset, reason}); };
-    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    auto it = importers.find(importerKey(node));
+    bool otherDomain = !node.domain().empty() && node.domain() != "ai.onnx";
+    if (it == importers.end() && otherDomain) {
       add("operator domain '" + node.domain() + "' is not supported");
       continue;
     }
-    auto it = importers.find(node.op_type());
     if (it == importers.end())
       add("operator is not supported");
     else if (opset < it->second.minOpset || opset > it->second.maxOpset)
@@ -525,8 +526,15 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &mode
   report.modelPath = path;
   report.opset = defaultOpset(model);
   if (report.opset == 0) {
-    error = path + ": the model imports no default-domain opset";
-    return nullptr;
+    // A model of other domains' operators only (an ai.onnx.ml tree
+    // ensemble, say) needs no default-domain opset.
+    bool defaultOps = llvm::any_of(
+        model.graph().node(), [](const onnx::NodeProto &n) { return n.domain().empty() || n.domain() == "ai.onnx"; });
+    if (defaultOps || model.graph().node_size() == 0) {
+      error = path + ": the model imports no default-domain opset";
+      return nullptr;
+    }
+    report.opset = 1;
   }
   checkGraph(model, report);
   if (!report.unsupported.empty()) {

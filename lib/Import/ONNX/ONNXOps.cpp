@@ -491,9 +491,14 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
        addShapeImporters(table), addReductionImporters(table), addLossImporters(table), addCompositeImporters(table),
        addAttentionImporters(table), addResizeImporters(table), addRecurrentImporters(table), addEinsumImporters(table),
        addQuantizationImporters(table), addGridSampleImporters(table), addIndexingImporters(table),
-       addWindowImporters(table), addControlFlowImporters(table), true);
+       addWindowImporters(table), addControlFlowImporters(table), addTreeEnsembleImporters(table), true);
   (void)extended;
   return table;
+}
+
+std::string importerKey(const onnx::NodeProto &node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx") return node.op_type();
+  return node.domain() + ":" + node.op_type();
 }
 
 std::vector<SupportedOp> supportedONNXOps() {
