@@ -273,9 +273,18 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
     return std::nullopt;
   }
   if (auto cat = dyn_cast<ConcatOp>(op)) {
-    if (type.getRank() != 1 || !allKnown(operands)) return std::nullopt;
+    if (!allKnown(operands)) return std::nullopt;
+    // Row-major: each of the `outer` rows before the axis takes every
+    // operand's chunk of that row in turn (one chunk along axis 0).
+    int64_t axis = cat.getAxis(), outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= type.getDimSize(d);
     std::vector<Reg> out;
-    for (const auto &t : operands) out.insert(out.end(), t.values->begin(), t.values->end());
+    for (int64_t row = 0; row < outer; ++row)
+      for (const auto &t : operands) {
+        size_t chunk = t.values->size() / size_t(outer);
+        out.insert(out.end(), t.values->begin() + row * chunk, t.values->begin() + (row + 1) * chunk);
+      }
+    if (out.size() != *count) return std::nullopt;
     return out;
   }
   if (auto g = dyn_cast<GatherOp>(op)) {

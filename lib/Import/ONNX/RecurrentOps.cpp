@@ -112,6 +112,11 @@ LogicalResult importRecurrent(NodeContext &c) {
   bool lstm = kind == Kind::LSTM;
   auto optional = [&](size_t i) { return c.hasInput(i) && (lstm || i < 6) ? c.input(i) : Value(); };
   auto optionalType = [&](size_t i) { return optional(i) ? c.inputType(i) : RankedTensorType(); };
+  // X's input size is W's last dim: an X whose last dim is known only at
+  // run time (lost through a reshape chain) gets it, checked at run time.
+  if (auto xt = c.inputType(0), wt = c.inputType(1);
+      xt.getRank() == 3 && xt.isDynamicDim(2) && wt.getRank() == 3 && !wt.isDynamicDim(2))
+    refineInput(c, 0, {ShapedType::kDynamic, ShapedType::kDynamic, wt.getDimSize(2)});
   RecurrentShape s;
   const char *cell = kind == Kind::RNN ? "rnn" : kind == Kind::GRU ? "gru" : "lstm";
   err = resolveRecurrentShape(cell, dirName, layout, c.attrs.has("hidden_size") ? c.attrs.getInt("hidden_size", 0) : -1,

@@ -500,6 +500,24 @@ LogicalResult importSplit(NodeContext &c) {
     }
     if (dim != kDyn && total != dim) return c.fail("split sizes do not add up to the axis length");
   }
+  // A split of a short 1-D integer tensor (shape arithmetic: exporters split
+  // pads and shapes this way) imports as slices, whose values the plan's
+  // shape program follows.
+  Type et = in.getElementType();
+  if (sizes && rank == 1 && dim != kDyn && dim <= 64 && (et.isSignlessInteger(64) || et.isSignlessInteger(32))) {
+    auto i64 = c.b.getI64Type();
+    auto vec = [&](int64_t v) {
+      return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, i64), v));
+    };
+    int64_t start = 0;
+    for (size_t k = 0; k < parts; ++k) {
+      int64_t end = start + (*sizes)[k];
+      if (c.outputUsed(k))
+        c.setOutput(k, c.b.create<SliceOp>(c.loc, types[k], c.input(0), vec(start), vec(end), vec(0), Value()));
+      start = end;
+    }
+    return success();
+  }
   auto op = c.b.create<SplitOp>(c.loc, types, c.input(0), runtimeSizes, c.b.getI64IntegerAttr(axis),
                                 c.b.getDenseI64ArrayAttr(sizes ? ArrayRef<int64_t>(*sizes) : ArrayRef<int64_t>()));
   for (size_t k = 0; k < parts; ++k)
