@@ -723,6 +723,28 @@ def make_tree_ensemble() -> Case:
     return Case(m, [rows(9), rows(33)], note="tree ensembles with NaN features")
 
 
+def make_range_float_runtime() -> Case:
+    """A float Range whose limit is a dim cast to float (YOLOv8's anchor
+    grid: arange(end=w) + 0.5 over the feature map's width and height), and
+    one with a negative integral step over an int32 dim."""
+    g = GraphBuilder(seed=49)
+    g.op("Shape", ["x"], out_names=["s"])
+    g.op("Gather", ["s", g.const(np.array(3, np.int64))], out_names=["w"])
+    g.op("Cast", ["w"], out_names=["wf"], to=TensorProto.FLOAT)
+    g.op("Range", [g.const(np.array(0.0, np.float32)), "wf", g.const(np.array(1.0, np.float32))], out_names=["r"])
+    g.op("Add", ["r", g.const(np.array(0.5, np.float32))], out_names=["gx"])
+    g.op("Gather", ["s", g.const(np.array(2, np.int64))], out_names=["h"])
+    g.op("Cast", ["h"], out_names=["h32"], to=TensorProto.INT32)
+    g.op("Cast", ["h32"], out_names=["hf"], to=TensorProto.FLOAT)
+    g.op("Range", ["hf", g.const(np.array(-1.0, np.float32)), g.const(np.array(-2.0, np.float32))],
+         out_names=["gy"])
+    m = g.model("range_float_runtime", [_vi("x", F32, [1, 2, "H", "W"])],
+                [_vi("gx", F32, ["W"]), _vi("gy", F32, ["K"])])
+    rng = np.random.default_rng(149)
+    return Case(m, [{"x": _randn(rng, [1, 2, 5, 8])}, {"x": _randn(rng, [1, 2, 10, 3])}],
+                note="float Range over run-time dims")
+
+
 def make_stft_runtime_length() -> Case:
     """STFT with a Hann window over a signal whose length is known only at
     run time (opset 17): frames of 16 samples every 4, one-sided (9 bins);
@@ -805,6 +827,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "pool3d_runtime": make_pool3d_runtime,
         "window_conv": make_window_conv,
         "tree_ensemble": make_tree_ensemble,
+        "range_float_runtime": make_range_float_runtime,
         "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

@@ -558,8 +558,47 @@ LogicalResult importRange(NodeContext &c) {
     }
     return success();
   }
+  if (llvm::isa<FloatType>(et)) {
+    // A float Range over integers (torch's arange(end=w) on a dim cast to
+    // float: anchor grids): the integer Range, converted. Each operand is a
+    // cast of an integer or an integral constant; the count is then exact.
+    auto i64 = c.b.getI64Type();
+    SmallVector<Value> ints;
+    for (int i = 0; i < 3; ++i) {
+      if (auto k = c.constantInput(i)) {
+        double v = (*k->getValues<APFloat>().begin()).convertToDouble();
+        if (v != std::floor(v) || std::fabs(v) > 9007199254740992.0) break;
+        ints.push_back(
+            c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), (int64_t)v)));
+        continue;
+      }
+      auto ew = c.input(i).getDefiningOp<ElementwiseOp>();
+      if (!ew || ew->getNumOperands() != 1) break;
+      Block &body = ew.getBody().front();
+      Type from = typeOf(ew->getOperand(0)).getElementType();
+      if (!from.isSignlessInteger(64) && !from.isSignlessInteger(32)) break;
+      if (body.getOperations().size() != 2 || !isa<arith::SIToFPOp>(body.front())) break;
+      Value src = ew->getOperand(0);
+      if (from.isSignlessInteger(32)) {
+        BuildContext bc(c.b, c.loc);
+        auto wide = convertElementType(bc, src, i64);
+        if (failed(wide)) return c.fail(bc.error);
+        src = *wide;
+      }
+      ints.push_back(src);
+    }
+    if (ints.size() == 3) {
+      Value r = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), ints[0], ints[1], ints[2]);
+      BuildContext bc(c.b, c.loc);
+      auto f = convertElementType(bc, r, et);
+      if (failed(f)) return c.fail(bc.error);
+      c.setOutput(0, *f);
+      return success();
+    }
+  }
   if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32))
-    return c.fail("a Range of this type needs constant inputs (run-time inputs are supported for int32/int64)");
+    return c.fail("a Range of this type needs constant inputs, or a float Range of integers (casts of integer values "
+                  "or integral constants); run-time inputs are supported for int32/int64");
   c.setOutput(0, c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, et), c.input(0), c.input(1), c.input(2)));
   return success();
 }
