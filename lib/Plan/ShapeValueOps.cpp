@@ -298,6 +298,30 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
     }
     return out;
   }
+  if (auto red = dyn_cast<ReduceOp>(op)) {
+    // A sum / product / max / min of every value (ReduceProd(Shape(x)):
+    // an element count in shape arithmetic).
+    if (red.getAxesTensor() || !operands[0].values || *count != 1 || operands[0].values->empty()) return std::nullopt;
+    auto inType = llvm::cast<RankedTensorType>(red.getInput().getType());
+    if ((int64_t)red.getAxes().size() != inType.getRank() && !red.getAxes().empty()) return std::nullopt;
+    StringRef kind = red.getKind();
+    const auto &vals = *operands[0].values;
+    Reg acc = vals[0];
+    for (size_t i = 1; i < vals.size(); ++i) {
+      if (kind == "sum")
+        acc = sp.add(acc, vals[i]);
+      else if (kind == "prod")
+        acc = sp.mul(acc, vals[i]);
+      else if (kind == "max")
+        acc = sp.max(acc, vals[i]);
+      else if (kind == "min")
+        acc = sp.min(acc, vals[i]);
+      else
+        return std::nullopt;
+    }
+    if (kind != "sum" && kind != "prod" && kind != "max" && kind != "min") return std::nullopt;
+    return std::vector<Reg>{acc};
+  }
   if (auto ew = dyn_cast<ElementwiseOp>(op)) {
     if (!allKnown(operands)) return std::nullopt;
     for (const auto &t : operands)

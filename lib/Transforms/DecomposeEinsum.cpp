@@ -36,6 +36,8 @@ using namespace v4f;
 
 namespace {
 
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
 struct Operand {
   Value v;
   SmallVector<int> labels;
@@ -58,27 +60,32 @@ public:
           }
       if (p < 0) return success();
       int64_t n = o.size(p);
-      if (o.size(q) != n) return c.fail("a repeated Einsum label spans dims of different sizes");
-      SmallVector<int64_t> perm, shape;
+      if (o.size(q) != n && n != kDyn && o.size(q) != kDyn)
+        return c.fail("a repeated Einsum label spans dims of different sizes");
+      if (n == kDyn) n = o.size(q);
+      SmallVector<int64_t> perm;
+      SmallVector<Value> dims;
       SmallVector<int> labels;
       for (size_t i = 0; i < o.labels.size(); ++i)
         if ((int)i != p && (int)i != q) {
           perm.push_back(i);
-          shape.push_back(o.size(i));
+          dims.push_back(dimOf(c, o.v, i));
           labels.push_back(o.labels[i]);
         }
       perm.append({p, q});
-      shape.push_back(n * n);
-      Value flat = reshapeTo(c, transposeBy(c, o.v, perm), shape);
+      Value nv = n == kDyn ? dimOf(c, o.v, p) : dimConstant(c, n);
+      auto square = dimMul(c, nv, nv);
+      auto stride = dimAdd(c, nv, dimConstant(c, 1));
+      if (failed(square) || failed(stride)) return failure();
+      dims.push_back(*square);
+      auto flat = reshapeToDims(c, transposeBy(c, o.v, perm), dims);
+      if (failed(flat)) return failure();
+      SmallVector<int64_t> shape(typeOf(*flat).getShape());
       int64_t axis = shape.size() - 1;
       shape.back() = n;
       labels.push_back(o.labels[p]);
-      auto i64 = [&](int64_t x) {
-        return c.b.create<arith::ConstantOp>(
-            c.loc, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getI64Type()), ArrayRef<int64_t>{x}));
-      };
-      o.v = c.b.create<SliceOp>(c.loc, RankedTensorType::get(shape, typeOf(flat).getElementType()), flat, i64(0),
-                                i64(n * n), i64(axis), i64(n + 1));
+      o.v = c.b.create<SliceOp>(c.loc, RankedTensorType::get(shape, typeOf(*flat).getElementType()), *flat,
+                                dimConstant(c, 0), *square, dimConstant(c, axis), *stride);
       o.labels = labels;
     }
   }
@@ -118,6 +125,7 @@ public:
       sumOut(
           x,
           [&](int l) {
+            // (A size known only at run time is taken as not 1.)
             return keep.count(l) || !has(y, l) || x.size(pos(x, l)) == y.size(pos(y, l)) || y.size(pos(y, l)) != 1;
           },
           /*keepDims=*/true);
@@ -135,36 +143,50 @@ public:
       if (!has(a, l)) right.push_back(l);
     for (int l : batch) {
       int64_t p = a.size(pos(a, l)), q = b.size(pos(b, l));
-      if (p != q && p != 1 && q != 1) return c.fail("Einsum dims labelled alike have different sizes");
+      if (p != q && p != 1 && q != 1 && p != kDyn && q != kDyn)
+        return c.fail("Einsum dims labelled alike have different sizes");
     }
-    for (int l : contracted)
-      if (a.size(pos(a, l)) != b.size(pos(b, l))) return c.fail("Einsum dims labelled alike have different sizes");
-    auto arrange = [&](Operand &o, ArrayRef<int> g1, ArrayRef<int> g2, SmallVector<int64_t> &batchShape, int64_t &n1,
-                       int64_t &n2) -> Value {
-      SmallVector<int64_t> perm, shape;
-      n1 = n2 = 1;
-      for (int l : batch) perm.push_back(pos(o, l)), batchShape.push_back(o.size(pos(o, l)));
-      for (int l : g1) perm.push_back(pos(o, l)), n1 *= o.size(pos(o, l));
-      for (int l : g2) perm.push_back(pos(o, l)), n2 *= o.size(pos(o, l));
-      shape = batchShape;
-      shape.append({n1, n2});
-      return reshapeTo(c, transposeBy(c, o.v, perm), shape);
+    for (int l : contracted) {
+      int64_t p = a.size(pos(a, l)), q = b.size(pos(b, l));
+      if (p != q && p != kDyn && q != kDyn) return c.fail("Einsum dims labelled alike have different sizes");
+    }
+    // [batch.., g1 product, g2 product]; the products are run-time dims
+    // where a size is known only then.
+    auto arrange = [&](Operand &o, ArrayRef<int> g1, ArrayRef<int> g2) -> FailureOr<Value> {
+      SmallVector<int64_t> perm;
+      SmallVector<Value> dims;
+      for (int l : batch) perm.push_back(pos(o, l)), dims.push_back(dimOf(c, o.v, pos(o, l)));
+      for (ArrayRef<int> group : {g1, g2}) {
+        Value n = dimConstant(c, 1);
+        for (int l : group) {
+          perm.push_back(pos(o, l));
+          auto m = dimMul(c, n, dimOf(c, o.v, pos(o, l)));
+          if (failed(m)) return failure();
+          n = *m;
+        }
+        dims.push_back(n);
+      }
+      Value t = transposeBy(c, o.v, perm);
+      return reshapeToDims(c, t, dims);
     };
-    SmallVector<int64_t> batchA, batchB;
-    int64_t M, K, K2, N;
-    Value lhs = arrange(a, left, contracted, batchA, M, K);
-    Value rhs = arrange(b, contracted, right, batchB, K2, N);
+    auto lhsOr = arrange(a, left, contracted), rhsOr = arrange(b, contracted, right);
+    if (failed(lhsOr) || failed(rhsOr)) return failure();
+    Value lhs = *lhsOr, rhs = *rhsOr;
     Value prod;
     if (typeOf(lhs).getElementType().isF32()) {
       prod = c.b.create<MatMulOp>(c.loc, lhs, rhs, Value(), c.b.getStringAttr("none"), c.b.getF32FloatAttr(0),
                                   c.b.getF32FloatAttr(0));
     } else {
       // float64 (no matmul): [.., M, K, 1] * [.., 1, K, N], summed over K.
-      SmallVector<int64_t> l4(typeOf(lhs).getShape()), r4(typeOf(rhs).getShape());
-      l4.push_back(1);
-      r4.insert(r4.end() - 2, 1);
+      SmallVector<Value> l4, r4;
+      for (int64_t i = 0, r = typeOf(lhs).getRank(); i < r; ++i) l4.push_back(dimOf(c, lhs, i));
+      for (int64_t i = 0, r = typeOf(rhs).getRank(); i < r; ++i) r4.push_back(dimOf(c, rhs, i));
+      l4.push_back(dimConstant(c, 1));
+      r4.insert(r4.end() - 2, dimConstant(c, 1));
+      auto l4v = reshapeToDims(c, lhs, l4), r4v = reshapeToDims(c, rhs, r4);
+      if (failed(l4v) || failed(r4v)) return failure();
       auto mul = buildElementwise(
-          c, {reshapeTo(c, lhs, l4), reshapeTo(c, rhs, r4)}, typeOf(lhs).getElementType(),
+          c, {*l4v, *r4v}, typeOf(lhs).getElementType(),
           [](OpBuilder &b, Location l, ArrayRef<Value> x) -> Value { return b.create<arith::MulFOp>(l, x[0], x[1]); });
       if (failed(mul)) return failure();
       Operand full{*mul, {}};
@@ -173,11 +195,13 @@ public:
       sumOut(full, [](int l) { return l != -1; });
       prod = full.v;
     }
-    SmallVector<int64_t> shape;
-    for (size_t i = 0; i < batch.size(); ++i) shape.push_back(std::max(batchA[i], batchB[i]));
-    for (int l : left) shape.push_back(a.size(pos(a, l)));
-    for (int l : right) shape.push_back(b.size(pos(b, l)));
-    a.v = reshapeTo(c, prod, shape);
+    SmallVector<Value> dims;
+    for (size_t i = 0; i < batch.size(); ++i) dims.push_back(dimOf(c, prod, i));
+    for (int l : left) dims.push_back(dimOf(c, a.v, pos(a, l)));
+    for (int l : right) dims.push_back(dimOf(c, b.v, pos(b, l)));
+    auto viewed = reshapeToDims(c, prod, dims);
+    if (failed(viewed)) return failure();
+    a.v = *viewed;
     a.labels = batch;
     a.labels.append(left.begin(), left.end());
     a.labels.append(right.begin(), right.end());

@@ -51,3 +51,22 @@ func.func @float16_sum(%x: tensor<2x3xf16>) -> tensor<2xf16> {
   %y = v4f.einsum %x {equation = "ij->i"} : (tensor<2x3xf16>) -> tensor<2xf16>
   return %y : tensor<2xf16>
 }
+
+// -----
+
+// Sizes known only at run time: the batched matmul's operands are run-time
+// reshapes whose contracted and free sizes the plan computes; the diagonal
+// of a run-time square is a slice whose end and step (n * n, n + 1) are
+// computed too.
+// CHECK-LABEL: func @runtime_sizes
+// CHECK: v4f.matmul %{{.*}}, %{{.*}} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+// CHECK: arith.muli
+// CHECK: v4f.reshape %{{.*}} shape(%{{.*}}) {allowzero = true
+// CHECK: v4f.slice %{{.*}}, %{{.*}}, %{{.*}} axes(%{{.*}}) steps(%{{.*}}) : (tensor<?xf32>, {{.*}}) -> tensor<?xf32>
+// CHECK-NOT: v4f.einsum
+func.func @runtime_sizes(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>, %d: tensor<?x?xf32>)
+    -> (tensor<?x?x?xf32>, tensor<?xf32>) {
+  %y = v4f.einsum %a, %b {equation = "bij,bjk->bik"} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %z = v4f.einsum %d {equation = "ii->i"} : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %y, %z : tensor<?x?x?xf32>, tensor<?xf32>
+}

@@ -28,7 +28,6 @@ LogicalResult importEinsum(NodeContext &c) {
     if (k == 0) io = t.getElementType();
     if (t.getElementType() != io) return c.fail("Einsum inputs must share one element type");
     if (!llvm::isa<FloatType>(io)) return c.fail("only float Einsum is supported (integer inputs are not)");
-    if (!t.hasStaticShape()) return c.fail("Einsum inputs must have static shapes");
     inputs.push_back(c.input(k));
     shapes.push_back(typeOf(inputs.back()).getShape());
   }

@@ -133,14 +133,24 @@ std::string v4f::parseEinsumEquation(StringRef equation, ArrayRef<ArrayRef<int64
   }
   // Sizes: a label repeated in one operand spans equal dims; across operands
   // dims agree or are 1 (broadcast).
+  // A dim known only at run time (kDynamic) agrees with any; the label's
+  // size is then the static one unless that is 1 (it may broadcast).
   std::map<int, int64_t> sizes;
   for (size_t k = 0; k < terms.size(); ++k) {
     std::map<int, int64_t> own;
     for (auto [i, l] : llvm::enumerate(out.operandLabels[k])) {
       int64_t n = shapes[k][i];
-      if (own.count(l) && own[l] != n) return "a repeated Einsum label spans dims of different sizes";
-      own[l] = n;
-      int64_t &s = sizes.try_emplace(l, n).first->second;
+      if (own.count(l) && own[l] != n && own[l] != kDyn && n != kDyn)
+        return "a repeated Einsum label spans dims of different sizes";
+      own[l] = own.count(l) && own[l] != kDyn ? own[l] : n;
+      auto [it, fresh] = sizes.try_emplace(l, n);
+      if (fresh) continue;
+      int64_t &s = it->second;
+      if (s == kDyn || n == kDyn) {
+        int64_t known = s == kDyn ? n : s;
+        s = known == kDyn || known == 1 ? kDyn : known;
+        continue;
+      }
       if (s != n && s != 1 && n != 1) return "Einsum dims labelled alike have different sizes";
       s = std::max(s, n);
     }
@@ -429,7 +439,6 @@ LogicalResult EinsumOp::verify() {
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Value v : getInputs()) {
     if (elementOf(v) != io) return emitOpError("inputs must share one element type");
-    if (!rankedOf(v).hasStaticShape()) return emitOpError("inputs must have static shapes");
     shapes.push_back(rankedOf(v).getShape());
   }
   EinsumEquation eq;
