@@ -76,16 +76,34 @@ LogicalResult decomposeDFT(BuildContext &c, DFTOp op, SmallVectorImpl<Value> &re
   int64_t inLen = inverse && onesided ? L / 2 + 1 : L; // bins read (irfft)
   int64_t outLen = inverse ? L : K;
   auto f32 = c.b.getF32Type();
-  SmallVector<int64_t> perm, others;
+  // The dims other than the axis may be known only at run time: the rows
+  // M are their product (a run-time dim then).
+  SmallVector<int64_t> perm;
+  SmallVector<Value> others;
   for (int64_t d = 0; d < rank - 1; ++d)
-    if (d != axis) perm.push_back(d), others.push_back(in.getDimSize(d));
+    if (d != axis) perm.push_back(d), others.push_back(dimOf(c, op.getInput(), d));
   perm.push_back(axis);
-  int64_t M = 1;
-  for (int64_t o : others) M *= o;
+  Value Mv = dimConstant(c, 1);
+  for (Value o : others) {
+    auto m = dimMul(c, Mv, o);
+    if (failed(m)) return failure();
+    Mv = *m;
+  }
+  int64_t M = constantDim(Mv).value_or(ShapedType::kDynamic);
   auto parts = splitBy(c, op.getInput(), rank - 1, comps == 2 ? SmallVector<int64_t>{1, 1} : SmallVector<int64_t>{1});
-  SmallVector<int64_t> dataShape(in.getShape().drop_back());
+  SmallVector<Value> dataDims;
+  for (int64_t d = 0; d < rank - 1; ++d) dataDims.push_back(dimOf(c, op.getInput(), d));
+  bool failedView = false;
+  auto view = [&](Value v, ArrayRef<Value> dims) -> Value {
+    auto r = reshapeToDims(c, v, dims);
+    if (failed(r)) {
+      failedView = true;
+      return v;
+    }
+    return *r;
+  };
   auto toRows = [&](Value v) -> Value { // [..., N, ...] -> [M, inLen] (truncated or zero-padded)
-    v = reshapeTo(c, transposeBy(c, reshapeTo(c, v, dataShape), perm), {M, N});
+    v = view(transposeBy(c, view(v, dataDims), perm), {Mv, dimConstant(c, N)});
     int64_t want = inverse && onesided ? inLen : L;
     auto i64 = c.b.getI64Type();
     if (want < N) {
@@ -135,30 +153,32 @@ LogicalResult decomposeDFT(BuildContext &c, DFTOp op, SmallVectorImpl<Value> &re
     re = mm(xr, C);
     if (xi) re = combine(re, mm(xi, S), true);
     Value xrS = mm(xr, S);
-    im = xi ? combine(mm(xi, C), xrS, false)
-            : (Value)c.b.create<SubOp>(
-                  c.loc, c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(typeOf(xrS), 0.0f)), xrS);
+    im = xi ? combine(mm(xi, C), xrS, false) : (Value)c.b.create<SubOp>(c.loc, constF32(c, {}, {0.f}), xrS);
   } else {
     re = mm(xr, C);
     if (xi) re = combine(re, mm(xi, S), false);
     im = mm(xr, S);
     if (xi) im = combine(im, mm(xi, C), true);
   }
-  SmallVector<int64_t> outShape(others), inversePerm(perm.size());
-  outShape.push_back(outLen);
+  SmallVector<Value> outDims(others);
+  SmallVector<int64_t> inversePerm(perm.size());
+  outDims.push_back(dimConstant(c, outLen));
   for (size_t i = 0; i < perm.size(); ++i) inversePerm[perm[i]] = i;
   auto back = [&](Value v) -> Value {
-    Value t = transposeBy(c, reshapeTo(c, v, outShape), inversePerm);
-    SmallVector<int64_t> s(typeOf(t).getShape());
-    s.push_back(1);
-    return reshapeTo(c, t, s);
+    Value t = transposeBy(c, view(v, outDims), inversePerm);
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < typeOf(t).getRank(); ++d) dims.push_back(dimOf(c, t, d));
+    dims.push_back(dimConstant(c, 1));
+    return view(t, dims);
   };
   Value rOut = back(re);
+  if (failedView) return failure();
   if (inverse && onesided) {
     results.push_back(rOut);
     return success();
   }
   Value iOut = back(im);
+  if (failedView) return failure();
   SmallVector<int64_t> finalShape(typeOf(rOut).getShape());
   finalShape.back() = 2;
   results.push_back(c.b.create<ConcatOp>(c.loc, RankedTensorType::get(finalShape, f32), ValueRange{rOut, iOut},

@@ -239,8 +239,8 @@ LogicalResult importWindow(NodeContext &c) {
 LogicalResult importDFT(NodeContext &c) {
   auto in = c.inputType(0);
   if (!in.getElementType().isF32()) return c.fail("input must be float32");
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   int64_t rank = in.getRank(), comps = in.getDimSize(rank - 1);
+  if (rank >= 1 && in.isDynamicDim(rank - 1)) return c.fail("the last dim (1: real, 2: complex) must be static");
   if (rank < 2 || (comps != 1 && comps != 2)) return c.fail("the last dim must be 1 (real) or 2 (complex)");
   int64_t axis;
   if (c.opset >= 20) {
@@ -256,6 +256,9 @@ LogicalResult importDFT(NodeContext &c) {
   if (axis < -rank || axis >= rank) return c.fail("axis out of range");
   if (axis < 0) axis += rank;
   if (axis == rank - 1) return c.fail("axis cannot be the complex dim");
+  if (in.isDynamicDim(axis))
+    return c.fail("the transformed dim (axis " + std::to_string(axis) +
+                  ") must be static (the other dims may be known only at run time)");
   bool inverse = c.attrs.getInt("inverse", 0) != 0, onesided = c.attrs.getInt("onesided", 0) != 0;
   if (onesided && !inverse && comps != 1) return c.fail("a one-sided forward DFT needs a real input");
   int64_t N = in.getDimSize(axis), L;

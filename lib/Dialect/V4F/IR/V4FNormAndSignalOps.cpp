@@ -120,10 +120,10 @@ LogicalResult WindowOp::verify() {
 LogicalResult DFTOp::verify() {
   auto in = typeOfValue(getInput()), out = typeOfValue(getResult());
   if (!in.getElementType().isF32() || !out.getElementType().isF32()) return emitOpError("input must be float32");
-  if (!in.hasStaticShape()) return emitOpError("input must have a static shape");
   int64_t rank = in.getRank(), axis = getAxis(), L = getLength(), comps = in.getDimSize(rank - 1);
   if (rank < 2 || (comps != 1 && comps != 2)) return emitOpError("the last dim must be 1 (real) or 2 (complex)");
   if (axis < 0 || axis >= rank - 1) return emitOpError("axis must be a dim other than the last");
+  if (in.isDynamicDim(axis)) return emitOpError("the transformed dim must be static");
   if (L <= 0) return emitOpError("length must be positive");
   bool inverse = getInverse(), onesided = getOnesided();
   if (onesided && !inverse && comps != 1) return emitOpError("a one-sided forward DFT needs a real input");
