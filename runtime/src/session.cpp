@@ -299,7 +299,7 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
   // iteration) have run; every buffer must still fit its planned capacity.
   auto refresh = [&](uint32_t dispatchesRun, const char* after) -> v4f_status_t {
     v4f::rt::DataValues dv{s->bufferPtrs.data(), dispatchesRun,       s->dataCache.data(), s->dataCached.data(),
-                           s->skipped.data(),    s->loopIndex.data(), s->loopCount.data()};
+                           s->skipped.data(),    s->loopIndex.data(), s->loopCount.data(), s->provisional.data()};
     if (v4f_status_t st = v4f::rt::evalShapeProgram(mf, inputs, s->regs.data(), nullptr, &dv)) return st;
     for (uint32_t b = 0; b < nbuf; ++b) {
       int64_t size = reg(s, mf->buffers()->Get(b)->size_reg());
@@ -484,6 +484,7 @@ void destroySession(v4f_session_s* s) {
   s->skipped.reset();
   s->loopIndex.reset();
   s->loopCount.reset();
+  s->provisional.reset();
   for (size_t i = 0; i < s->feedbackCount; ++i)
     for (void* p : s->feedback[i].buf) s->allocator.free(p);
   s->feedback.reset();
@@ -576,6 +577,7 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
       s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
       s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
       s->loopCount.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
+      s->provisional.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
       s->feedInputs.allocate(s->allocator, model->inputs.size() ? model->inputs.size() : 1);
   if (!ok) {
     destroySession(s);

@@ -34,6 +34,7 @@ struct v4f_session_s {
   v4f::rt::Array<bool> skipped;      // per dispatch: its guard was zero this run
   v4f::rt::Array<int64_t> loopIndex; // per manifest loop: the iteration running
   v4f::rt::Array<int64_t> loopCount; // per manifest loop: iterations run once it ended, else -1
+  v4f::rt::Array<bool> provisional;  // per register: still a bound (DataValues::provisional)
   bool hasDataValues = false;        // the shape program reads sizes from buffers
   bool planned = false;
   uint64_t arenaSize = 0;

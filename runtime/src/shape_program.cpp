@@ -46,12 +46,14 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
                               const DataValues* data) {
   const auto* program = manifest->shape_program();
   if (!program) return nullptr;
+  bool* prov = data ? data->provisional : nullptr;
   for (uint32_t i = 0; i < program->size(); ++i) {
     const fb::ShapeInstr* ins = program->Get(i);
     uint32_t a = ins->a(), b = ins->b();
     int64_t r = 0;
     bool ok = true;
     bool isKnown = true;
+    bool pending = false; // r is still a bound (DataValues::provisional)
     switch (ins->op()) {
     case fb::ShapeOp::Const: r = ins->imm(); break;
     case fb::ShapeOp::InputDim:
@@ -87,7 +89,9 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         isKnown = false;
         break;
       }
-      r = data && data->loopCount && data->loopCount[a] >= 0 ? data->loopCount[a] : regs[c];
+      bool ended = data && data->loopCount && data->loopCount[a] >= 0;
+      r = ended ? data->loopCount[a] : regs[c];
+      pending = !ended || (prov && prov[c]);
       break;
     }
     case fb::ShapeOp::DataValue: {
@@ -97,8 +101,10 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         break;
       }
       r = regs[c];
+      pending = true; // the bound, until the producer has run
       const fb::Buffer* buf = manifest->buffers()->Get(a);
       if (data && data->cached[i]) {
+        pending = false;
         r = data->cache[i];
       } else if (data && data->dispatchesRun > buf->first_use() && data->bufferPtrs[a] &&
                  !(data->skipped && data->skipped[buf->first_use()])) {
@@ -110,6 +116,7 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
                             "its bound [0, %lld]",
                             i, static_cast<long long>(v), static_cast<long long>(r));
         r = v;
+        pending = false;
         data->cache[i] = v;
         data->cached[i] = true;
       }
@@ -121,6 +128,7 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         isKnown = false;
         break;
       }
+      pending = prov && prov[c];
       const char* at = nullptr;
       if (v4f_status_t s = inputElement(inputs, a, b, 4, &at)) return s;
       float v;
@@ -140,6 +148,7 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         break;
       }
       r = regs[c] != 0 ? regs[a] : regs[b];
+      pending = prov && (prov[a] || prov[b] || prov[c]);
       break;
     }
     default: {
@@ -148,8 +157,9 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
         break;
       }
       int64_t x = regs[a], y = regs[b];
+      pending = prov && (prov[a] || prov[b]);
       if (ins->op() == fb::ShapeOp::Expect) {
-        if (x != y) {
+        if (x != y && !pending) {
           const char* label =
               ins->imm() >= 0 && manifest->shape_labels() && uint64_t(ins->imm()) < manifest->shape_labels()->size()
                   ? manifest->shape_labels()->Get(uint32_t(ins->imm()))->c_str()
@@ -165,6 +175,8 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
           r = x;
         } else if (x == 1) {
           r = y;
+        } else if (pending) {
+          r = x > y ? x : y; // a bound; checked once final
         } else {
           const char* label =
               ins->imm() >= 0 && manifest->shape_labels() && uint64_t(ins->imm()) < manifest->shape_labels()->size()
@@ -199,6 +211,7 @@ v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* 
     }
     regs[i] = isKnown ? r : 0;
     if (known) known[i] = isKnown;
+    if (prov) prov[i] = pending;
   }
   return nullptr;
 }

@@ -30,6 +30,11 @@ struct DataValues {
   // and the iterations it ran once it ended (LoopCount; -1 before).
   const int64_t* loopIndex = nullptr;
   const int64_t* loopCount = nullptr;
+  // Per register (scratch; NULL: not tracked): set when its value is still
+  // a bound (a data value whose producer has not run, the count of a loop
+  // still to run) or derives from one. A Broadcast or Expect over such a
+  // value checks nothing yet; it is checked again once the value is final.
+  bool* provisional = nullptr;
 };
 V4F_INTERNAL v4f_status_t evalShapeProgram(const fb::Manifest* manifest, const v4f_tensor_t* inputs, int64_t* regs,
                                            bool* known, const DataValues* data = nullptr);

@@ -206,17 +206,25 @@ def make_loop_while_unbounded() -> Case:
     and one with M = INT64_MAX (tf2onnx), both ended only by the condition
     the body computes from data. They run under --max-loop-iterations (here
     64): a condition that still holds after 64 iterations is a run-time
-    error naming the loop, never a silent stop."""
+    error naming the loop, never a silent stop. The sum of both loops' scan
+    outputs is checked (broadcast) only once the second loop has run: until
+    then its length is the bound."""
     body = _while_body()
     inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
              numpy_helper.from_array(np.array(1.0, np.float32), "one"),
-             numpy_helper.from_array(np.array(2**63 - 1, np.int64), "big")]
+             numpy_helper.from_array(np.array(2**63 - 1, np.int64), "big"),
+             numpy_helper.from_array(np.array([1, 0], np.int64), "flip")]
     graph = helper.make_graph(
         [helper.make_node("Less", ["zero_sum", "limit"], ["go"]),
          helper.make_node("Loop", ["", "go", "x"], ["acc", "steps"], body=body),
-         helper.make_node("Loop", ["big", "go", "x"], ["acc2", "steps2"], body=body)], "loop_while_unbounded",
+         # The second loop runs over x reversed: the same iterations, but not
+         # the same loop (which CSE would merge into the first).
+         helper.make_node("Gather", ["x", "flip"], ["xr"], axis=0),
+         helper.make_node("Loop", ["big", "go", "xr"], ["acc2", "steps2"], body=body),
+         helper.make_node("Add", ["steps", "steps2"], ["both"])], "loop_while_unbounded",
         [_vi("x", F32, [2]), _vi("limit", F32, []), _vi("zero_sum", F32, [])],
-        [_vi("acc", F32, [2]), _vi("steps", F32, ["K", 2]), _vi("acc2", F32, [2]), _vi("steps2", F32, ["L", 2])],
+        [_vi("acc", F32, [2]), _vi("steps", F32, ["K", 2]), _vi("acc2", F32, [2]), _vi("steps2", F32, ["L", 2]),
+         _vi("both", F32, ["M", 2])],
         inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
 

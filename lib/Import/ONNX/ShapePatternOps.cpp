@@ -83,7 +83,6 @@ LogicalResult importTile(NodeContext &c) {
 /// around the center; the target shape may be known only at run time.
 LogicalResult importCenterCropPad(NodeContext &c) {
   auto in = c.inputType(0), st = c.inputType(1);
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   if (!isIndexTensor(st) || st.getRank() != 1 || st.isDynamicDim(0))
     return c.fail("shape must be a 1-D integer tensor");
   int64_t rank = in.getRank();
@@ -101,8 +100,10 @@ LogicalResult importCenterCropPad(NodeContext &c) {
     return c.b.create<arith::ConstantOp>(c.loc,
                                          DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, i64), v));
   };
-  SmallVector<int64_t> dims;
-  for (int64_t a : axes) dims.push_back(in.getDimSize(a));
+  // The input's dims along the axes (read at run time where dynamic).
+  BuildContext bc(c.b, c.loc);
+  SmallVector<Value> dims;
+  for (int64_t a : axes) dims.push_back(dimOf(bc, c.input(0), a));
   Value target = c.input(1);
   if (!st.getElementType().isInteger(64)) {
     auto wide = buildElementwise(c, {target}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
@@ -111,7 +112,8 @@ LogicalResult importCenterCropPad(NodeContext &c) {
     if (failed(wide)) return failure();
     target = *wide;
   }
-  Value dimV = constI64(dims), axesV = constI64(axes);
+  Value dimV = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({n}, i64), dims, c.b.getI64IntegerAttr(0)),
+        axesV = constI64(axes);
   enum Part { CropStart, CropEnd, PadBegin, PadEnd };
   auto part = [&](Part which) {
     return buildElementwise(c, {target, dimV}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
@@ -222,28 +224,40 @@ LogicalResult importOneHot(NodeContext &c) {
 /// (t < len[b] ? len[b] - 1 - t : t), built elementwise and expanded.
 LogicalResult importReverseSequence(NodeContext &c) {
   auto in = c.inputType(0), lt = c.inputType(1);
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   int64_t rank = in.getRank();
   if (rank < 2) return c.fail("input must have rank >= 2");
   int64_t batchAxis = c.attrs.getInt("batch_axis", 1), timeAxis = c.attrs.getInt("time_axis", 0);
   if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) || batchAxis == timeAxis)
     return c.fail("batch_axis and time_axis must be 0 and 1 in some order");
-  if (!isIndexTensor(lt) || lt.getRank() != 1 || lt.getDimSize(0) != in.getDimSize(batchAxis))
+  if (!isIndexTensor(lt) || lt.getRank() != 1 ||
+      (!lt.isDynamicDim(0) && !in.isDynamicDim(batchAxis) && lt.getDimSize(0) != in.getDimSize(batchAxis)))
     return c.fail("sequence_lens must be a 1-D integer tensor with one entry per batch");
+  // Times [.., T, ..] and lengths [.., B, ..] (1 elsewhere); T and B are
+  // read at run time where dynamic.
   auto i64 = c.b.getI64Type();
-  int64_t T = in.getDimSize(timeAxis), B = in.getDimSize(batchAxis);
-  SmallVector<int64_t> tShape(rank, 1), bShape(rank, 1);
-  tShape[timeAxis] = T;
-  bShape[batchAxis] = B;
-  SmallVector<int64_t> times;
-  for (int64_t t = 0; t < T; ++t) times.push_back(t);
-  Value tV = c.b.create<arith::ConstantOp>(
-      c.loc, DenseElementsAttr::get(RankedTensorType::get(tShape, i64), ArrayRef<int64_t>(times)));
-  SmallVector<int64_t> src(rank, -1);
-  Value lens = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(bShape, lt.getElementType()), c.input(1), Value(),
-                                     c.b.getDenseI64ArrayAttr(src), c.b.getBoolAttr(false));
+  BuildContext bc(c.b, c.loc);
+  Value x = c.input(0), one = dimConstant(bc, 1);
+  Value T = dimOf(bc, x, timeAxis);
+  auto scalar = [&](int64_t v) {
+    return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), v));
+  };
+  Value times;
+  if (auto t = constantDim(T)) {
+    SmallVector<int64_t> steps;
+    for (int64_t k = 0; k < *t; ++k) steps.push_back(k);
+    times = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({*t}, i64), ArrayRef<int64_t>(steps)));
+  } else {
+    times = c.b.create<RangeOp>(c.loc, RankedTensorType::get({kDyn}, i64), scalar(0), reshapeTo(bc, T, {}), scalar(1));
+  }
+  SmallVector<Value> tDims(rank, one), bDims(rank, one);
+  tDims[timeAxis] = T;
+  bDims[batchAxis] = dimOf(bc, c.input(1), 0);
+  auto tV = reshapeToDims(bc, times, tDims);
+  auto lens = reshapeToDims(bc, c.input(1), bDims);
+  if (failed(tV) || failed(lens)) return c.fail(bc.error);
   Type le = lt.getElementType();
-  auto idx = buildElementwise(c, {tV, lens}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+  auto idx = buildElementwise(c, {*tV, *lens}, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     Value len = le.isInteger(64) ? a[1] : (Value)b.create<arith::ExtSIOp>(l, b.getI64Type(), a[1]);
     Value one = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1));
     Value rev = b.create<arith::SubIOp>(l, b.create<arith::SubIOp>(l, len, one), a[0]);
@@ -252,8 +266,9 @@ LogicalResult importReverseSequence(NodeContext &c) {
   });
   if (failed(idx)) return failure();
   SmallVector<int64_t> full(in.getShape());
-  Value shapeV = c.b.create<arith::ConstantOp>(
-      c.loc, DenseElementsAttr::get(RankedTensorType::get({rank}, i64), ArrayRef<int64_t>(full)));
+  SmallVector<Value> fullDims;
+  for (int64_t d = 0; d < rank; ++d) fullDims.push_back(dimOf(bc, x, d));
+  Value shapeV = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({rank}, i64), fullDims, c.b.getI64IntegerAttr(0));
   Value expanded = c.b.create<ExpandOp>(c.loc, RankedTensorType::get(full, i64), *idx, shapeV);
   c.setOutput(0, c.b.create<GatherElementsOp>(c.loc, in, c.input(0), expanded, c.b.getI64IntegerAttr(timeAxis)));
   return success();
