@@ -52,13 +52,20 @@ LogicalResult decomposeGroupNorm(BuildContext &c, GroupNormOp op, SmallVectorImp
   auto in = typeOf(op.getInput());
   Type f = in.getElementType();
   int64_t rank = in.getRank(), groups = op.getNumGroups();
-  for (int64_t i = 1; i < rank; ++i)
-    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
-  int64_t C = in.getDimSize(1), spatial = 1;
-  for (int64_t i = 2; i < rank; ++i) spatial *= in.getDimSize(i);
-  Value grouped =
-      c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), groups, C / groups * spatial}, f),
-                            op.getInput(), Value(), c.b.getDenseI64ArrayAttr({0, -1, -1}), c.b.getBoolAttr(false));
+  // [N, groups, C / groups * spatial]; dims known only at run time are
+  // computed by the plan (Builders.h).
+  Value x = op.getInput(), G = dimConstant(c, groups);
+  auto perGroupOr = dimDiv(c, dimOf(c, x, 1), G);
+  if (failed(perGroupOr)) return failure();
+  Value rest = *perGroupOr;
+  for (int64_t i = 2; i < rank; ++i) {
+    auto m = dimMul(c, rest, dimOf(c, x, i));
+    if (failed(m)) return failure();
+    rest = *m;
+  }
+  auto groupedOr = reshapeToDims(c, x, {dimOf(c, x, 0), G, rest});
+  if (failed(groupedOr)) return failure();
+  Value grouped = *groupedOr;
   auto stats = meanAndVariance(c, grouped, {2});
   if (failed(stats)) return failure();
   float eps = op.getEpsilon().convertToFloat();
@@ -71,16 +78,23 @@ LogicalResult decomposeGroupNorm(BuildContext &c, GroupNormOp op, SmallVectorImp
   auto norm = buildElementwise(
       c, ins, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) { return normalizedBody(b, l, a, f, eps); });
   if (failed(norm)) return failure();
-  SmallVector<int64_t> sources;
-  for (int64_t i = 0; i < rank; ++i) sources.push_back(i == 0 ? 0 : -1);
-  Value y = c.b.create<ReshapeOp>(c.loc, in, *norm, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
+  SmallVector<Value> inDims;
+  for (int64_t i = 0; i < rank; ++i) inDims.push_back(dimOf(c, x, i));
+  auto back = reshapeToDims(c, *norm, inDims);
+  if (failed(back)) return failure();
+  Value y = *back;
   if (!perGroup) {
-    SmallVector<int64_t> chan(rank - 1, 1);
-    chan[0] = C;
-    auto out = buildElementwise(c, {y, reshapeTo(c, op.getScale(), chan), reshapeTo(c, op.getBias(), chan)}, f,
-                                [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-                                  return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
-                                });
+    // scale / bias as [C, 1, ..., 1].
+    auto chan = [&](Value v) -> FailureOr<Value> {
+      SmallVector<Value> dims(rank - 1, dimConstant(c, 1));
+      dims[0] = dimOf(c, v, 0);
+      return reshapeToDims(c, v, dims);
+    };
+    auto sc = chan(op.getScale()), bi = chan(op.getBias());
+    if (failed(sc) || failed(bi)) return failure();
+    auto out = buildElementwise(c, {y, *sc, *bi}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]), a[2]);
+    });
     if (failed(out)) return failure();
     y = *out;
   }
@@ -117,25 +131,30 @@ LogicalResult decomposeLRN(BuildContext &c, LRNOp op, SmallVectorImpl<Value> &re
   auto in = typeOf(op.getInput());
   Type f = in.getElementType();
   int64_t rank = in.getRank(), size = op.getSize();
-  for (int64_t i = 1; i < rank; ++i)
-    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
-  int64_t C = in.getDimSize(1), rest = 1;
-  for (int64_t i = 2; i < rank; ++i) rest *= in.getDimSize(i);
+  Value x = op.getInput(), rest = dimConstant(c, 1);
+  for (int64_t i = 2; i < rank; ++i) {
+    auto m = dimMul(c, rest, dimOf(c, x, i));
+    if (failed(m)) return failure();
+    rest = *m;
+  }
   float alpha = op.getAlpha().convertToFloat(), beta = op.getBeta().convertToFloat(),
         bias = op.getBias().convertToFloat();
   auto sq = buildElementwise(c, {op.getInput()}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     return b.create<arith::MulFOp>(l, a[0], a[0]);
   });
   if (failed(sq)) return failure();
-  Value s4 = c.b.create<ReshapeOp>(c.loc, RankedTensorType::get({in.getDimSize(0), 1, C, rest}, f), *sq, Value(),
-                                   c.b.getDenseI64ArrayAttr({0, -1, -1, -1}), c.b.getBoolAttr(false));
+  auto s4Or = reshapeToDims(c, *sq, {dimOf(c, x, 0), dimConstant(c, 1), dimOf(c, x, 1), rest});
+  if (failed(s4Or)) return failure();
+  Value s4 = *s4Or;
   int64_t before = (size - 1) / 2, after = size - 1 - before;
   Value avg = c.b.create<AvgPoolOp>(c.loc, s4, c.b.getDenseI64ArrayAttr({size, 1}), c.b.getDenseI64ArrayAttr({1, 1}),
                                     c.b.getDenseI64ArrayAttr({1, 1}), c.b.getDenseI64ArrayAttr({before, 0, after, 0}),
                                     c.b.getBoolAttr(false), c.b.getBoolAttr(true));
-  SmallVector<int64_t> sources;
-  for (int64_t i = 0; i < rank; ++i) sources.push_back(i == 0 ? 0 : -1);
-  Value sum = c.b.create<ReshapeOp>(c.loc, in, avg, Value(), c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
+  SmallVector<Value> inDims;
+  for (int64_t i = 0; i < rank; ++i) inDims.push_back(dimOf(c, x, i));
+  auto sumOr = reshapeToDims(c, avg, inDims);
+  if (failed(sumOr)) return failure();
+  Value sum = *sumOr;
   auto y = buildElementwise(c, {op.getInput(), sum}, f, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     // avg * size = window sum, so alpha / size * sum = alpha * avg.
     Value d = b.create<arith::AddFOp>(

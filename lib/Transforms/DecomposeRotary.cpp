@@ -18,25 +18,60 @@ namespace {
 /// or adjacent pairs when interleaved) by the cos / sin of the position
 /// (gathered by position_ids when given), in [batch, seq, heads, head_size]
 /// order; the input's layout is restored at the end.
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// Splits `v` along `axis` into parts of `sizes` (dims: constants or
+/// computed at run time).
+FailureOr<SmallVector<Value>> splitDims(BuildContext &c, Value v, int64_t axis, ArrayRef<Value> sizes) {
+  SmallVector<int64_t> known;
+  for (Value s : sizes) known.push_back(constantDim(s).value_or(kDyn));
+  if (!llvm::is_contained(known, kDyn)) return splitBy(c, v, axis, known);
+  auto t = typeOf(v);
+  SmallVector<Type> types;
+  for (int64_t k : known) {
+    SmallVector<int64_t> shape(t.getShape());
+    shape[axis] = k;
+    types.push_back(RankedTensorType::get(shape, t.getElementType()));
+  }
+  Value sizeV = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({int64_t(sizes.size())}, c.b.getI64Type()),
+                                     ValueRange(sizes), c.b.getI64IntegerAttr(0));
+  auto op = c.b.create<SplitOp>(c.loc, types, v, sizeV, c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr({}));
+  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
+}
+
+/// The first rotary_dim features of each head are rotated pairwise (halves,
+/// or adjacent pairs when interleaved) by the cos / sin of the position
+/// (gathered by position_ids when given), in [batch, seq, heads, head_size]
+/// order; the input's layout is restored at the end. Dims known only at run
+/// time are read there (Builders.h); the views and splits then check them.
 LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVectorImpl<Value> &results) {
   auto in = typeOf(op.getInput());
   Type f = in.getElementType();
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
   int64_t rank = in.getRank();
   Value x = op.getInput();
-  int64_t B = in.getDimSize(0), S, H, D;
+  Value B = dimOf(c, x, 0), S, H, D;
   if (rank == 4) {
-    H = in.getDimSize(1), S = in.getDimSize(2), D = in.getDimSize(3);
+    H = dimOf(c, x, 1), S = dimOf(c, x, 2), D = dimOf(c, x, 3);
     x = transposeBy(c, x, {0, 2, 1, 3});
   } else {
     int64_t heads = op.getNumHeads();
-    if (in.getDimSize(2) % heads) return c.fail("3-D input needs num_heads dividing the hidden size");
-    S = in.getDimSize(1), H = heads, D = in.getDimSize(2) / heads;
-    x = reshapeTo(c, x, {B, S, H, D});
+    if (!in.isDynamicDim(2) && in.getDimSize(2) % heads)
+      return c.fail("3-D input needs num_heads dividing the hidden size");
+    S = dimOf(c, x, 1), H = dimConstant(c, heads);
+    auto d = dimDiv(c, dimOf(c, x, 2), H);
+    if (failed(d)) return failure();
+    D = *d;
+    auto viewed = reshapeToDims(c, x, {B, S, H, D});
+    if (failed(viewed)) return failure();
+    x = *viewed;
   }
-  int64_t R = op.getRotaryDim();
-  if (R == 0) R = D;
-  if (R < 2 || R > D || R % 2) return c.fail("rotary_embedding_dim must be even and at most the head size");
+  Value R = op.getRotaryDim() ? dimConstant(c, op.getRotaryDim()) : D;
+  auto Rs = constantDim(R), Ds = constantDim(D);
+  if (Rs && (*Rs < 2 || *Rs % 2 || (Ds && *Rs > *Ds)))
+    return c.fail("rotary_embedding_dim must be even and at most the head size");
+  auto halfOr = dimDiv(c, R, dimConstant(c, 2));
+  if (failed(halfOr)) return failure();
+  Value half = *halfOr, one = dimConstant(c, 1);
   bool interleaved = op.getInterleaved();
   auto caches = [&](Value cache) -> FailureOr<Value> {
     if (Value positions = op.getPositionIds()) {
@@ -44,21 +79,40 @@ LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVector
       cache = c.b.create<GatherOp>(c.loc, cache, positions, c.b.getI64IntegerAttr(0));
     }
     auto t = typeOf(cache);
-    if (t.getRank() != 3 || t.getDimSize(0) != B || t.getDimSize(1) != S || t.getDimSize(2) != R / 2)
+    auto differ = [](int64_t have, Value want) {
+      auto w = constantDim(want);
+      return have != kDyn && w && *w != have;
+    };
+    if (t.getRank() != 3 || differ(t.getDimSize(0), B) || differ(t.getDimSize(1), S) || differ(t.getDimSize(2), half))
       return c.fail("the caches must give [batch, sequence, rotary_embedding_dim / 2]");
-    return interleaved ? reshapeTo(c, cache, {B, S, 1, R / 2, 1}) : reshapeTo(c, cache, {B, S, 1, R / 2});
+    SmallVector<Value> dims = {dimOf(c, cache, 0), dimOf(c, cache, 1), one, dimOf(c, cache, 2)};
+    if (interleaved) dims.push_back(one);
+    return reshapeToDims(c, cache, dims);
   };
   auto cosV = caches(op.getCosCache());
   if (failed(cosV)) return failure();
   auto sinV = caches(op.getSinCache());
   if (failed(sinV)) return failure();
-  auto parts = splitBy(c, x, 3, R < D ? SmallVector<int64_t>{R, D - R} : SmallVector<int64_t>{D});
+  bool whole = !op.getRotaryDim() || (Rs && Ds && *Rs == *Ds);
+  SmallVector<Value> parts = {x};
+  if (!whole) {
+    auto rest = dimSub(c, D, R);
+    if (failed(rest)) return failure();
+    auto split = splitDims(c, x, 3, {R, *rest});
+    if (failed(split)) return failure();
+    parts = *split;
+  }
   Value rot = parts[0];
   SmallVector<Value> halves;
-  if (interleaved)
-    halves = splitBy(c, reshapeTo(c, rot, {B, S, H, R / 2, 2}), 4, {1, 1});
-  else
-    halves = splitBy(c, rot, 3, {R / 2, R / 2});
+  if (interleaved) {
+    auto pairs = reshapeToDims(c, rot, {dimOf(c, rot, 0), dimOf(c, rot, 1), dimOf(c, rot, 2), half, dimConstant(c, 2)});
+    if (failed(pairs)) return failure();
+    halves = splitBy(c, *pairs, 4, {1, 1});
+  } else {
+    auto split = splitDims(c, rot, 3, {half, half});
+    if (failed(split)) return failure();
+    halves = *split;
+  }
   auto combine = [&](bool real) {
     return buildElementwise(c, {halves[0], halves[1], *cosV, *sinV}, f,
                             [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
@@ -76,15 +130,43 @@ LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVector
   int64_t catAxis = interleaved ? 4 : 3;
   auto reT = typeOf(*re);
   SmallVector<int64_t> catShape(reT.getShape());
-  catShape[catAxis] *= 2;
+  if (catShape[catAxis] != kDyn) catShape[catAxis] *= 2;
   Value rotated = c.b.create<ConcatOp>(c.loc, RankedTensorType::get(catShape, f), ValueRange{*re, *im},
                                        c.b.getI64IntegerAttr(catAxis));
-  if (interleaved) rotated = reshapeTo(c, rotated, {B, S, H, R});
+  if (interleaved) {
+    auto flat = reshapeToDims(c, rotated, {dimOf(c, rotated, 0), dimOf(c, rotated, 1), dimOf(c, rotated, 2), R});
+    if (failed(flat)) return failure();
+    rotated = *flat;
+  }
   Value y = rotated;
-  if (R < D)
-    y = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({B, S, H, D}, f), ValueRange{rotated, parts[1]},
+  if (!whole) {
+    SmallVector<int64_t> shape(typeOf(rotated).getShape());
+    int64_t a = shape[3], b = typeOf(parts[1]).getDimSize(3);
+    shape[3] = a == kDyn || b == kDyn ? kDyn : a + b;
+    y = c.b.create<ConcatOp>(c.loc, RankedTensorType::get(shape, f), ValueRange{rotated, parts[1]},
                              c.b.getI64IntegerAttr(3));
-  results.push_back(rank == 4 ? transposeBy(c, y, {0, 2, 1, 3}) : reshapeTo(c, y, in.getShape()));
+  }
+  Value out;
+  if (rank == 4) {
+    out = transposeBy(c, y, {0, 2, 1, 3});
+  } else {
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < 3; ++i) dims.push_back(dimOf(c, op.getInput(), i));
+    auto flat = reshapeToDims(c, y, dims);
+    if (failed(flat)) return failure();
+    out = *flat;
+  }
+  // The op's result type (it may know dims the views above do not).
+  if (out.getType() != op.getResult().getType()) {
+    auto want = typeOf(op.getResult());
+    SmallVector<Value> dims;
+    for (int64_t i = 0; i < want.getRank(); ++i)
+      dims.push_back(want.isDynamicDim(i) ? dimOf(c, out, i) : dimConstant(c, want.getDimSize(i)));
+    auto typed = reshapeToDims(c, out, dims);
+    if (failed(typed)) return failure();
+    out = *typed;
+  }
+  results.push_back(out);
   return success();
 }
 

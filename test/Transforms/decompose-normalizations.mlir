@@ -46,11 +46,11 @@ func.func @mvn(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // [N, groups, C / groups * spatial], the parameters as [groups, 1] inside
 // the normalization, then back to the input's shape.
 // CHECK-LABEL: func @group_per_group
-// CHECK: %[[G:.*]] = v4f.reshape %arg0 {dim_sources = array<i64: 0, -1, -1>} {{.*}} -> tensor<1x2x18xf32>
+// CHECK: %[[G:.*]] = v4f.reshape %arg0 {{.*}} -> tensor<1x2x18xf32>
 // CHECK: v4f.reduce %[[G]] {axes = array<i64: 2>, keepdims = true, kind = "mean"}
 // CHECK: v4f.reshape %arg1 {{.*}} -> tensor<2x1xf32>
 // CHECK: %[[N:.*]] = v4f.elementwise {{.*}} -> tensor<1x2x18xf32>
-// CHECK: %[[Y:.*]] = v4f.reshape %[[N]] {dim_sources = array<i64: 0, -1, -1, -1>} {{.*}} -> tensor<1x4x3x3xf32>
+// CHECK: %[[Y:.*]] = v4f.reshape %[[N]] {{.*}} -> tensor<1x4x3x3xf32>
 // CHECK-NOT: v4f.group_norm
 // CHECK: return %[[Y]]
 func.func @group_per_group(%x: tensor<1x4x3x3xf32>, %s: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<1x4x3x3xf32> {
@@ -62,7 +62,7 @@ func.func @group_per_group(%x: tensor<1x4x3x3xf32>, %s: tensor<2xf32>, %b: tenso
 
 // Per-channel parameters (opset 21) apply after the normalization.
 // CHECK-LABEL: func @group_per_channel
-// CHECK: %[[N:.*]] = v4f.reshape %{{.*}} {dim_sources = array<i64: 0, -1, -1, -1>} {{.*}} -> tensor<1x4x3x3xf32>
+// CHECK: %[[N:.*]] = v4f.reshape %{{.*}} -> tensor<1x4x3x3xf32>
 // CHECK: v4f.reshape %arg1 {{.*}} -> tensor<4x1x1xf32>
 // CHECK: v4f.reshape %arg2 {{.*}} -> tensor<4x1x1xf32>
 // CHECK: %[[Y:.*]] = v4f.elementwise %[[N]]

@@ -49,3 +49,20 @@ func.func @wrong_cache(%x: tensor<1x3x8xf32>, %cos: tensor<1x3x3xf32>) -> tensor
   %y = v4f.rotary_embedding %x, %cos, %cos {rotary_dim = 0 : i64, num_heads = 2 : i64, interleaved = false} : (tensor<1x3x8xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>) -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
+
+// -----
+
+// Every dim known only at run time, rotary_dim 0 (the whole head): the
+// halves are a split whose sizes (head_size / 2 twice) the plan computes,
+// and the caches are viewed as [batch, seq, 1, head_size / 2] at run time.
+// CHECK-LABEL: func @runtime_dims
+// CHECK: v4f.transpose %arg0 {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: arith.divsi
+// CHECK: v4f.split %{{.*}} split(%{{.*}}) {axis = 3 : i64
+// CHECK: v4f.concat %{{.*}}, %{{.*}} {axis = 3 : i64} : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+// CHECK-NOT: v4f.rotary_embedding
+func.func @runtime_dims(%x: tensor<?x?x?x?xf32>, %cos: tensor<?x?x?xf32>, %sin: tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %y = v4f.rotary_embedding %x, %cos, %sin {rotary_dim = 0 : i64, num_heads = 0 : i64, interleaved = false}
+       : (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  return %y : tensor<?x?x?x?xf32>
+}

@@ -198,7 +198,9 @@ def DecomposeActivations : Pass<"v4f-decompose-activations", "mlir::func::FuncOp
 def DecomposeAttention : Pass<"v4f-decompose-attention", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.attention into matmuls, a softmax and elementwise masks";
   let description = [{
-    Input invariants: verified `v4f.attention` ops (static shapes).
+    Input invariants: verified `v4f.attention` ops (any dim may be known only
+    at run time: heads, head sizes and the group count are then read or
+    computed by the plan, and the views are run-time reshapes).
     Output: 3-D inputs split into heads (`v4f.reshape` + `v4f.transpose`),
     the KV cache as a `v4f.concat`, Q and K scaled by `v4f.mul`, the scores
     as a float32 `v4f.matmul` (grouped-query heads through a 5-D broadcast
@@ -232,8 +234,8 @@ def DecomposeDepthSpace : Pass<"v4f-decompose-depth-space", "mlir::func::FuncOp"
 def DecomposeEinsum : Pass<"v4f-decompose-einsum", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.einsum into diagonals, sums, batched matmuls and transposes";
   let description = [{
-    Input invariants: verified `v4f.einsum` ops (static shapes, one float
-    element type).
+    Input invariants: verified `v4f.einsum` ops (one float element type;
+    sizes known only at run time give run-time reshapes and slices).
     Output: per operand, a `v4f.transpose` / `v4f.reshape` / `v4f.slice`
     (step n+1) for each repeated label (diagonal) and a `v4f.reduce` sum over
     labels no later step needs; operands fold left to right as batched
@@ -342,9 +344,10 @@ def DecomposeQuantization : Pass<"v4f-decompose-quantization", "mlir::func::Func
 def DecomposeRotary : Pass<"v4f-decompose-rotary", "mlir::func::FuncOp"> {
   let summary = "Rewrite v4f.rotary_embedding into gathers, splits, elementwise products and concats";
   let description = [{
-    Input invariants: verified `v4f.rotary_embedding` ops (static input
-    shape; caches giving `[batch, seq, rotary_dim / 2]` directly or through
-    `position_ids`).
+    Input invariants: verified `v4f.rotary_embedding` ops (any dim may be
+    known only at run time: the views and splits are then computed and
+    checked by the plan; caches giving `[batch, seq, rotary_dim / 2]`
+    directly or through `position_ids`).
     Output: the heads in `[batch, seq, heads, head_size]` order (transpose
     or reshape), the caches gathered by `position_ids` when given, the
     rotated features split into halves (or adjacent pairs when

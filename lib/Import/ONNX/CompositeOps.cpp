@@ -99,13 +99,40 @@ LogicalResult importMVN(NodeContext &c) {
 
 LogicalResult importEyeLike(NodeContext &c) {
   auto in = c.inputType(0);
-  if (in.getRank() != 2 || !in.hasStaticShape()) return c.fail("input must be a static 2-D tensor");
+  if (in.getRank() != 2) return c.fail("input must be a 2-D tensor");
   Type et = in.getElementType();
   if (c.attrs.has("dtype")) {
     et = importElementType(c.g.ctx, int32_t(c.attrs.getInt("dtype", 1)));
     if (!et || isStorageOnlyType(et)) return c.fail("unsupported dtype");
   }
   int64_t rows = in.getDimSize(0), cols = in.getDimSize(1), k = c.attrs.getInt("k", 0);
+  if (!in.hasStaticShape()) {
+    // Dims known only at run time: (j - i == k) over a column of row
+    // indices [R, 1] and a row of column indices [1, C].
+    BuildContext bc(c.b, c.loc);
+    auto i64 = c.b.getI64Type();
+    auto scalar = [&](int64_t v) {
+      return c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(RankedTensorType::get({}, i64), v));
+    };
+    auto indices = [&](int64_t axis) -> FailureOr<Value> {
+      Value n = dimOf(bc, c.input(0), axis);
+      Value r = c.b.create<RangeOp>(c.loc, RankedTensorType::get({in.getDimSize(axis)}, i64), scalar(0),
+                                    reshapeTo(bc, n, {}), scalar(1));
+      Value one = dimConstant(bc, 1);
+      return reshapeToDims(bc, r, axis == 0 ? SmallVector<Value>{n, one} : SmallVector<Value>{one, n});
+    };
+    auto ri = indices(0), ci = indices(1);
+    if (failed(ri) || failed(ci)) return c.fail(bc.error);
+    auto eye = buildElementwise(c, {*ri, *ci}, et, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+      Value d = b.create<arith::SubIOp>(l, a[1], a[0]);
+      Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, d,
+                                          b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(k)));
+      return castScalar(b, l, hit, b.getI1Type(), et);
+    });
+    if (failed(eye)) return failure();
+    c.setOutput(0, *eye);
+    return success();
+  }
   auto type = RankedTensorType::get({rows, cols}, et);
   std::vector<Attribute> values;
   for (int64_t i = 0; i < rows; ++i)
@@ -140,20 +167,25 @@ LogicalResult importGroupNorm(NodeContext &c) {
   if (!f.isF32()) return c.fail("input must be float32");
   int64_t rank = in.getRank(), groups = c.attrs.getInt("num_groups", 0);
   if (rank < 3) return c.fail("input must have rank >= 3");
-  for (int64_t i = 1; i < rank; ++i)
-    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
+  // The channel and spatial dims may be known only at run time.
   int64_t C = in.getDimSize(1);
-  if (groups <= 0 || C % groups) return c.fail("num_groups must divide the channel count");
+  if (groups <= 0 || (C != kDyn && C % groups)) return c.fail("num_groups must divide the channel count");
   auto st = c.inputType(1), bt = c.inputType(2);
   if (st.getElementType() != f || bt.getElementType() != f) return c.fail("scale and bias must be float32");
-  auto vectorSize = [](RankedTensorType t) -> int64_t { // elements along dim 0, the others 1
-    if (!t.hasStaticShape() || t.getRank() < 1 || t.getNumElements() != t.getDimSize(0)) return -1;
-    return t.getDimSize(0);
+  auto isVector = [](RankedTensorType t) { // elements along dim 0, the others 1
+    if (t.getRank() < 1) return false;
+    for (int64_t d = 1; d < t.getRank(); ++d)
+      if (t.getDimSize(d) != 1) return false;
+    return true;
   };
-  int64_t paramSize = vectorSize(st);
-  if (paramSize < 0 || vectorSize(bt) != paramSize) return c.fail("scale and bias must be static vectors of one size");
-  bool perGroup = paramSize == groups && (c.opset < 21 || groups == C);
-  if (!perGroup && paramSize != C) return c.fail("scale and bias must have C (or num_groups) elements");
+  if (!isVector(st) || !isVector(bt)) return c.fail("scale and bias must be vectors");
+  int64_t paramSize = st.getDimSize(0);
+  if (paramSize == kDyn) paramSize = bt.getDimSize(0);
+  // A size known only at run time: per group before opset 21 (the spec's
+  // [num_groups]), per channel from 21.
+  bool perGroup = paramSize == kDyn ? c.opset < 21 : paramSize == groups && (c.opset < 21 || groups == C);
+  if (!perGroup && paramSize != kDyn && C != kDyn && paramSize != C)
+    return c.fail("scale and bias must have C (or num_groups) elements");
   c.setOutput(0, c.b.create<GroupNormOp>(c.loc, in, c.input(0), c.input(1), c.input(2), c.b.getI64IntegerAttr(groups),
                                          c.b.getF32FloatAttr(c.attrs.getFloat("epsilon", 1e-5f)),
                                          c.b.getBoolAttr(perGroup)));
@@ -166,8 +198,6 @@ LogicalResult importLRN(NodeContext &c) {
   int64_t rank = in.getRank(), size = c.attrs.getInt("size", 0);
   if (rank < 3) return c.fail("input must have rank >= 3");
   if (size <= 0) return c.fail("size must be positive");
-  for (int64_t i = 1; i < rank; ++i)
-    if (in.isDynamicDim(i)) return c.fail("channel and spatial dims must be static");
   c.setOutput(0, c.b.create<LRNOp>(c.loc, in, c.input(0), c.b.getI64IntegerAttr(size),
                                    c.b.getF32FloatAttr(c.attrs.getFloat("alpha", 1e-4f)),
                                    c.b.getF32FloatAttr(c.attrs.getFloat("beta", 0.75f)),
@@ -181,21 +211,26 @@ LogicalResult importRotaryEmbedding(NodeContext &c) {
   auto in = c.inputType(0);
   Type f = in.getElementType();
   if (!llvm::isa<FloatType>(f) || isStorageOnlyType(f)) return c.fail("input must be float32, float16 or float64");
-  if (!in.hasStaticShape()) return c.fail("input must have a static shape");
+  // Dims may be known only at run time (kDyn): the checks below compare the
+  // known ones; v4f-decompose-rotary's views check the others at run time.
   int64_t rank = in.getRank(), heads = c.attrs.getInt("num_heads", 0);
   int64_t B = in.getDimSize(0), S, D;
+  auto agree = [](int64_t a, int64_t b) { return a == b || a == kDyn || b == kDyn; };
   if (rank == 4) {
     S = in.getDimSize(2), D = in.getDimSize(3);
   } else if (rank == 3) {
-    if (heads <= 0 || in.getDimSize(2) % heads) return c.fail("3-D input needs num_heads dividing the hidden size");
-    S = in.getDimSize(1), D = in.getDimSize(2) / heads;
+    if (heads <= 0 || (!in.isDynamicDim(2) && in.getDimSize(2) % heads))
+      return c.fail("3-D input needs num_heads dividing the hidden size");
+    S = in.getDimSize(1), D = in.isDynamicDim(2) ? kDyn : in.getDimSize(2) / heads;
   } else {
     return c.fail("input must be 3-D or 4-D");
   }
   int64_t R = c.attrs.getInt("rotary_embedding_dim", 0);
-  if (R != 0 && (R < 2 || R > D || R % 2)) return c.fail("rotary_embedding_dim must be even and at most the head size");
-  if (R == 0 && (D < 2 || D % 2)) return c.fail("rotary_embedding_dim must be even and at most the head size");
-  int64_t half = (R == 0 ? D : R) / 2;
+  if (R != 0 && (R < 2 || (D != kDyn && R > D) || R % 2))
+    return c.fail("rotary_embedding_dim must be even and at most the head size");
+  if (R == 0 && D != kDyn && (D < 2 || D % 2))
+    return c.fail("rotary_embedding_dim must be even and at most the head size");
+  int64_t half = R ? R / 2 : D == kDyn ? kDyn : D / 2;
   Value positions = c.hasInput(3) ? c.input(3) : Value();
   if (positions) {
     Type pt = c.inputType(3).getElementType();
@@ -211,7 +246,7 @@ LogicalResult importRotaryEmbedding(NodeContext &c) {
       given.assign(pt.getShape().begin(), pt.getShape().end());
       given.push_back(ct.getDimSize(1));
     }
-    if (given.size() != 3 || given[0] != B || given[1] != S || given[2] != half)
+    if (given.size() != 3 || !agree(given[0], B) || !agree(given[1], S) || !agree(given[2], half))
       return c.fail("the caches must give [batch, sequence, rotary_embedding_dim / 2]");
   }
   c.setOutput(0, c.b.create<RotaryEmbeddingOp>(c.loc, in, c.input(0), c.input(1), c.input(2), positions,

@@ -49,8 +49,19 @@ LogicalResult importShape(NodeContext &c) {
 
 LogicalResult importSize(NodeContext &c) {
   auto in = c.inputType(0);
-  if (!in.hasStaticShape()) return c.fail("Size of a tensor with dynamic dims is not supported yet");
-  c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), in.getNumElements()));
+  if (in.hasStaticShape()) {
+    c.setConstantOutput(0, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), in.getNumElements()));
+    return success();
+  }
+  // The product of the dims, computed by the plan at run time.
+  BuildContext bc(c.b, c.loc);
+  Value n = dimConstant(bc, 1);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    auto m = dimMul(bc, n, dimOf(bc, c.input(0), d));
+    if (failed(m)) return c.fail(bc.error);
+    n = *m;
+  }
+  c.setOutput(0, reshapeTo(bc, n, {}));
   return success();
 }
 
