@@ -24,38 +24,47 @@ namespace {
 LogicalResult importBatchNormTraining(NodeContext &c) {
   auto in = c.inputType(0);
   int64_t rank = in.getRank();
-  if (rank < 2 || in.isDynamicDim(1)) return c.fail("input must have rank >= 2 and a static channel dim");
+  if (rank < 2) return c.fail("input must have rank >= 2");
+  // The channel count may be known only at run time (the views below are
+  // then computed and checked by the plan).
   int64_t C = in.getDimSize(1);
   for (int i = 1; i <= 4; ++i) {
     auto t = c.inputType(i);
-    if (t.getRank() != 1 || t.getDimSize(0) != C || !t.getElementType().isF32())
+    if (t.getRank() != 1 || (C != kDyn && !t.isDynamicDim(0) && t.getDimSize(0) != C) || !t.getElementType().isF32())
       return c.fail("scale, B, mean and var must be float32 [C]");
   }
+  BuildContext bc(c.b, c.loc);
+  Value Cv = dimOf(bc, c.input(0), 1);
+  auto chanView = [&](Value v) -> Value {
+    SmallVector<Value> dims(rank - 1, dimConstant(bc, 1));
+    dims[0] = Cv;
+    auto r = reshapeToDims(bc, v, dims);
+    return succeeded(r) ? *r : Value();
+  };
   SmallVector<int64_t> axes;
   for (int64_t i = 0; i < rank; ++i)
     if (i != 1) axes.push_back(i);
   auto stats = meanAndVariance(c, axes);
   if (failed(stats)) return failure();
-  SmallVector<int64_t> chan(rank - 1, 1);
-  chan[0] = C;
   float eps = c.attrs.getFloat("epsilon", 1e-5f), momentum = c.attrs.getFloat("momentum", 0.9f);
   auto f32 = c.b.getF32Type();
-  auto y = buildElementwise(
-      c, {stats->deviation, stats->variance, reshapeTo(c, c.input(1), chan), reshapeTo(c, c.input(2), chan)}, f32,
-      [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-        Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
-        Value n = b.create<arith::DivFOp>(l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
-        return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
-      });
+  auto y = buildElementwise(c, {stats->deviation, stats->variance, chanView(c.input(1)), chanView(c.input(2))}, f32,
+                            [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                              Value e = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(eps));
+                              Value n = b.create<arith::DivFOp>(
+                                  l, a[0], b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, a[1], e)));
+                              return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, n, a[2]), a[3]);
+                            });
   if (failed(y)) return failure();
   c.setOutput(0, *y);
   auto blend = [&](Value running, Value batch) {
-    return buildElementwise(
-        c, {running, reshapeTo(c, batch, {C})}, f32, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-          Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
-          Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
-          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m), b.create<arith::MulFOp>(l, a[1], m1));
-        });
+    return buildElementwise(c, {running, reshapeToDims(bc, batch, {Cv}).value_or(Value())}, f32,
+                            [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+                              Value m = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(momentum));
+                              Value m1 = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f - momentum));
+                              return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, a[0], m),
+                                                             b.create<arith::MulFOp>(l, a[1], m1));
+                            });
   };
   if (c.outputUsed(1)) {
     auto m = blend(c.input(3), stats->mean);

@@ -192,7 +192,6 @@ LogicalResult importUnsqueeze(NodeContext &c) {
 /// registers; a runtime Reshape then applies it.
 LogicalResult importRuntimeSqueeze(NodeContext &c) {
   auto in = c.inputType(0), at = c.inputType(1);
-  if (!in.hasStaticShape()) return c.fail("Squeeze with run-time axes needs a static input shape");
   if (!isIndexTensor(at) || at.getRank() != 1 || at.isDynamicDim(0))
     return c.fail("axes must be a 1-D integer tensor of static length");
   int64_t rank = in.getRank(), k = at.getDimSize(0);
@@ -204,9 +203,14 @@ LogicalResult importRuntimeSqueeze(NodeContext &c) {
     axisValues.push_back(c.b.create<GatherOp>(c.loc, c.input(1), idx, c.b.getI64IntegerAttr(0)));
   }
   Type ae = at.getElementType();
+  // The input's dims follow the axis values (read at run time where dynamic).
+  BuildContext bc(c.b, c.loc);
+  SmallVector<Value> ins(axisValues);
+  for (int64_t i = 0; i < rank; ++i) ins.push_back(dimOf(bc, c.input(0), i));
   SmallVector<Value> outDims;
   for (int64_t j = 0; j < rank - k; ++j) {
-    auto dim = buildElementwise(c, axisValues, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
+    auto dim = buildElementwise(c, ins, i64, [&](OpBuilder &b, Location l, ArrayRef<Value> all) -> Value {
+      ArrayRef<Value> a = all.take_front(k), dims = all.drop_front(k);
       auto cst = [&](int64_t v) -> Value { return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)); };
       auto eq = [&](Value x, Value y) -> Value { return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, x, y); };
       SmallVector<Value> axes;
@@ -219,8 +223,7 @@ LogicalResult importRuntimeSqueeze(NodeContext &c) {
           kept = b.create<arith::SelectOp>(l, eq(ax, cst(i - rank)), cst(0), kept);
         }
         Value isKept = eq(kept, cst(1));
-        out = b.create<arith::SelectOp>(
-            l, isKept, b.create<arith::SelectOp>(l, eq(count, cst(j)), cst(in.getDimSize(i)), out), out);
+        out = b.create<arith::SelectOp>(l, isKept, b.create<arith::SelectOp>(l, eq(count, cst(j)), dims[i], out), out);
         count = b.create<arith::AddIOp>(l, count, kept);
       }
       return out;
@@ -239,7 +242,7 @@ LogicalResult importRuntimeSqueeze(NodeContext &c) {
                                  c.b.getI64IntegerAttr(0));
   SmallVector<int64_t> resultShape(rank - k, kDyn), sources(rank - k, -1);
   c.setOutput(0, c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(resultShape, in.getElementType()), c.input(0),
-                                       shape, c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false)));
+                                       shape, c.b.getDenseI64ArrayAttr(sources), /*allowzero=*/c.b.getBoolAttr(true)));
   return success();
 }
 
