@@ -132,43 +132,46 @@ struct SampleBody {
   Value div(Value x, Value y) { return b.create<arith::DivFOp>(l, x, y); }
   Value floor(Value x) { return b.create<math::FloorOp>(l, x); }
 
-  double lo(int64_t) const { return align ? 0.0 : -0.5; }
-  double hi(int64_t size) const { return align ? (double)size - 1.0 : (double)size - 0.5; }
+  // A dim's size is a body scalar of type ft (a constant when static).
+  Value lo(Value) { return cst(align ? 0.0 : -0.5); }
+  Value hi(Value size) { return sub(size, cst(align ? 1.0 : 0.5)); }
 
   /// Reflects x into [lo, hi] by the nearer border until it is inside
   /// (the ONNX reference's _gs_reflect); x inside stays as is.
-  Value reflect(Value x, int64_t size) {
-    double xmin = lo(size), xmax = hi(size), range = xmax - xmin;
-    Value vmin = cst(xmin), vmax = cst(xmax);
+  Value reflect(Value x, Value size) {
+    Value vmin = lo(size), vmax = hi(size), range = sub(vmax, vmin);
     Value below = lt(x, vmin), above = gt(x, vmax);
-    if (range <= 0) return sel(b.create<arith::OrIOp>(l, below, above), vmin, x);
+    Value outside = b.create<arith::OrIOp>(l, below, above);
+    // An empty range (a size-1 dim with align_corners) pins x to xmin.
+    Value empty = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, range, cst(0.0));
+    Value safeRange = sel(empty, cst(1.0), range);
     Value dx = sel(below, sub(vmin, x), sub(x, vmax));
-    Value n = floor(div(dx, cst(range)));
-    Value r = sub(dx, mul(n, cst(range)));
+    Value n = floor(div(dx, safeRange));
+    Value r = sub(dx, mul(n, safeRange));
     Value half = mul(n, cst(0.5));
     Value even = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, floor(half), half);
     // Below the range an even count lands at xmin + r, above it at xmax - r;
     // an odd count lands at the other border.
     Value fromMin = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, below, even);
     Value folded = sel(fromMin, add(vmin, r), sub(vmax, r));
-    return sel(b.create<arith::OrIOp>(l, below, above), folded, x);
+    return sel(outside, sel(empty, vmin, folded), x);
   }
 
   /// min(max(x, 0), size - 1), NaN going to 0.
-  Value clampIndex(Value x, int64_t size) {
-    Value zero = cst(0.0), last = cst((double)size - 1.0);
+  Value clampIndex(Value x, Value size) {
+    Value zero = cst(0.0), last = sub(size, cst(1.0));
     x = sel(gt(x, zero), x, zero);
     return sel(lt(x, last), x, last);
   }
 
   /// The source coordinate of grid value g along a dim of `size`, after
   /// rounding (nearest) and the padding mode's clamp / reflection.
-  Value coordinate(Value g, int64_t size) {
-    Value one = cst(1.0), two = cst(2.0), s = cst((double)size);
+  Value coordinate(Value g, Value size) {
+    Value one = cst(1.0), two = cst(2.0), s = size;
     Value x = align ? mul(div(add(g, one), two), sub(s, one)) : div(sub(mul(add(g, one), s), one), two);
     if (mode == Mode::Nearest) x = b.create<math::RoundEvenOp>(l, x);
     if (pad == Padding::Border) {
-      Value out = b.create<arith::OrIOp>(l, lt(x, cst(lo(size))), gt(x, cst(hi(size))));
+      Value out = b.create<arith::OrIOp>(l, lt(x, lo(size)), gt(x, hi(size)));
       x = sel(out, clampIndex(x, size), x);
     } else if (pad == Padding::Reflection) {
       x = reflect(x, size);
@@ -183,7 +186,7 @@ struct SampleBody {
   };
 
   /// Tap `offset` (i64 body scalar; null for nearest) of grid value g.
-  Tap tap(Value g, Value offset, int64_t size) {
+  Tap tap(Value g, Value offset, Value size) {
     Value x = coordinate(g, size);
     Tap t;
     Value pos = x;
@@ -213,7 +216,7 @@ struct SampleBody {
     if (pad == Padding::Zeros)
       t.valid =
           b.create<arith::AndIOp>(l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, pos, cst(0.0)),
-                                  b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, pos, cst((double)size - 1.0)));
+                                  b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, pos, sub(size, cst(1.0))));
     else if (pad == Padding::Reflection)
       pos = reflect(pos, size);
     t.index = b.create<arith::FPToSIOp>(l, b.getI64Type(), clampIndex(pos, size));
@@ -232,15 +235,20 @@ LogicalResult importGridSample(NodeContext &c) {
   if (!isSupportedFloat(ge)) return c.fail("grid must be float16, float32 or float64");
   int64_t rank = xt.getRank(), k = rank - 2;
   if (k < 1 || k > 3) return c.fail("X must have 1 to 3 spatial dims (rank 3 to 5)");
+  // The grid's last dim is k (refined, checked at run time, when it is
+  // known only then); every other dim may be known only at run time.
+  if (gt.getRank() == rank && gt.isDynamicDim(rank - 1)) {
+    SmallVector<int64_t> refined(rank, kDyn);
+    refined.back() = k;
+    refineInput(c, 1, refined);
+    gt = c.inputType(1);
+  }
   if (gt.getRank() != rank || gt.getDimSize(rank - 1) != k)
     return c.fail("grid must be [N, " +
                   std::string(k == 1   ? "W_out"
                               : k == 2 ? "H_out, W_out"
                                        : "D_out, H_out, W_out") +
                   ", " + std::to_string(k) + "] for this X");
-  for (int64_t i = 1; i < rank; ++i)
-    if (xt.isDynamicDim(i) || gt.isDynamicDim(i))
-      return c.fail("X and grid need static shapes except for the batch dim");
   int64_t N = xt.getDimSize(0);
   if (N == kDyn)
     N = gt.getDimSize(0);
@@ -248,13 +256,32 @@ LogicalResult importGridSample(NodeContext &c) {
     return c.fail("X and grid have different batch sizes");
   int64_t C = xt.getDimSize(1), L = 1, P = 1;
   SmallVector<int64_t> S, O;
+  auto times = [](int64_t a, int64_t b) { return a == kDyn || b == kDyn ? kDyn : a * b; };
   for (int64_t d = 0; d < k; ++d) {
     S.push_back(xt.getDimSize(2 + d));
     O.push_back(gt.getDimSize(1 + d));
-    L *= S.back();
-    P *= O.back();
+    L = times(L, S.back());
+    P = times(P, O.back());
   }
   if (N == 0 || C == 0 || L == 0 || P == 0) return c.fail("zero-sized X or grid dims are not supported");
+  // The same dims as values (read at run time where dynamic; Builders.h).
+  BuildContext bc(c.b, c.loc);
+  Value x = c.input(0), grid = c.input(1);
+  Value Nv = xt.isDynamicDim(0) ? dimOf(bc, grid, 0) : dimOf(bc, x, 0), Cv = dimOf(bc, x, 1);
+  Value Lv = dimConstant(bc, 1), Pv = dimConstant(bc, 1);
+  SmallVector<Value> Sv;
+  for (int64_t d = 0; d < k; ++d) {
+    Sv.push_back(dimOf(bc, x, 2 + d));
+    auto l = dimMul(bc, Lv, Sv.back()), p = dimMul(bc, Pv, dimOf(bc, grid, 1 + d));
+    if (failed(l) || failed(p)) return c.fail(bc.error);
+    Lv = *l, Pv = *p;
+  }
+  bool dynamicSizes = llvm::any_of(S, [](int64_t v) { return v == kDyn; });
+  auto view = [&](Value v, ArrayRef<Value> dims) -> FailureOr<Value> {
+    auto r = reshapeToDims(bc, v, dims);
+    if (failed(r)) return c.fail(bc.error);
+    return *r;
+  };
 
   // Computation type of coordinates and weights.
   Type ft = xe.isF64() || ge.isF64() ? (Type)c.b.getF64Type() : (Type)c.b.getF32Type();
@@ -264,9 +291,12 @@ LogicalResult importGridSample(NodeContext &c) {
   SmallVector<Value> comps(k);
   SmallVector<int64_t> compShape(gt.getShape());
   compShape.back() = 1;
+  Value one = dimConstant(bc, 1);
   for (int64_t j = 0; j < k; ++j) {
-    Value g = sliceLast(c, c.input(1), j, compShape);
-    comps[k - 1 - j] = reshapeTo(c, g, {N, 1, 1, P}, batchSources(4));
+    Value g = sliceLast(c, grid, j, compShape);
+    auto v = view(g, {dimOf(bc, g, 0), one, one, Pv});
+    if (failed(v)) return failure();
+    comps[k - 1 - j] = *v;
   }
 
   // Tap offsets per dim, [1, 1, T, 1] (dim 0 varies slowest).
@@ -284,24 +314,32 @@ LogicalResult importGridSample(NodeContext &c) {
       ins.push_back(i64Constant(c, {1, 1, T, 1}, offs));
     }
   }
+  // Sizes known only at run time are body inputs too ([1] int64 each).
+  size_t sizesAt = ins.size();
+  if (dynamicSizes) ins.append(Sv.begin(), Sv.end());
+  // Size of spatial dim d in a body: float (ft) and int64 scalars.
+  auto sizeOf = [&](OpBuilder &b, Location l, ArrayRef<Value> a, int64_t d, bool asFloat) -> Value {
+    if (!dynamicSizes)
+      return asFloat ? (Value)b.create<arith::ConstantOp>(l, b.getFloatAttr(ft, (double)S[d]))
+                     : (Value)b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(S[d]));
+    Value v = a[sizesAt + d];
+    return asFloat ? (Value)b.create<arith::SIToFPOp>(l, ft, v) : v;
+  };
   auto taps = [&](OpBuilder &b, Location l, ArrayRef<Value> a) {
     SampleBody body{b, l, ft, mode, pad, align};
     SmallVector<SampleBody::Tap> out;
     for (int64_t d = 0; d < k; ++d)
-      out.push_back(body.tap(convertScalar(b, l, a[d], ft), perDim > 1 ? a[k + d] : Value(), S[d]));
+      out.push_back(body.tap(convertScalar(b, l, a[d], ft), perDim > 1 ? a[k + d] : Value(), sizeOf(b, l, a, d, true)));
     return out;
   };
 
   auto index = buildElementwise(c, ins, c.b.getI64Type(), [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
     auto t = taps(b, l, a);
+    // Row-major flat position: ((i0 * S1 + i1) * S2 + i2).
     Value flat;
-    int64_t stride = L;
     for (int64_t d = 0; d < k; ++d) {
-      stride /= S[d];
-      Value term = t[d].index;
-      if (stride != 1)
-        term = b.create<arith::MulIOp>(l, term, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(stride)));
-      flat = flat ? b.create<arith::AddIOp>(l, flat, term) : term;
+      flat = flat ? b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, flat, sizeOf(b, l, a, d, false)), t[d].index)
+                  : t[d].index;
     }
     return flat;
   });
@@ -326,15 +364,23 @@ LogicalResult importGridSample(NodeContext &c) {
   }
 
   // Gather the taps of every channel.
-  Value idx = c.b.create<ExpandOp>(c.loc, RankedTensorType::get({N, C, T, P}, c.b.getI64Type()), *index,
-                                   i64Constant(c, {4}, {1, C, 1, 1}));
-  idx = reshapeTo(c, idx, {N, C, T * P}, batchSources(3));
-  Value xf = reshapeTo(c, c.input(0), {N, C, L}, batchSources(3));
-  Value values =
-      c.b.create<GatherElementsOp>(c.loc, RankedTensorType::get({N, C, T * P}, xe), xf, idx, c.b.getI64IntegerAttr(2));
+  auto i64 = c.b.getI64Type();
+  Value Tv = dimConstant(bc, T);
+  Value expandShape = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({4}, i64), ValueRange{one, Cv, one, one},
+                                           c.b.getI64IntegerAttr(0));
+  Value idx = c.b.create<ExpandOp>(c.loc, RankedTensorType::get({N, C, T, P}, i64), *index, expandShape);
+  auto TP = dimMul(bc, Tv, Pv);
+  if (failed(TP)) return c.fail(bc.error);
+  auto idxFlat = view(idx, {dimOf(bc, idx, 0), Cv, *TP});
+  auto xf = view(x, {dimOf(bc, x, 0), Cv, Lv});
+  if (failed(idxFlat) || failed(xf)) return failure();
+  Value values = c.b.create<GatherElementsOp>(c.loc, RankedTensorType::get({N, C, times(T, P)}, xe), *xf, *idxFlat,
+                                              c.b.getI64IntegerAttr(2));
   Value y = values;
   if (weight) {
-    values = reshapeTo(c, values, {N, C, T, P}, batchSources(4));
+    auto v4 = view(values, {dimOf(bc, values, 0), Cv, Tv, Pv});
+    if (failed(v4)) return failure();
+    values = *v4;
     auto prod = buildElementwise(c, {values, weight}, ft, [&](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
       return b.create<arith::MulFOp>(l, convertScalar(b, l, a[0], ft), a[1]);
     });
@@ -346,9 +392,11 @@ LogicalResult importGridSample(NodeContext &c) {
                              c.b.getDenseI64ArrayAttr({2}), c.b.getBoolAttr(false));
   auto converted = convertTensor(c, y, xe);
   if (failed(converted)) return failure();
-  SmallVector<int64_t> outShape = {N, C};
-  outShape.append(O.begin(), O.end());
-  c.setOutput(0, reshapeTo(c, *converted, outShape, batchSources(outShape.size())));
+  SmallVector<Value> outDims = {dimOf(bc, *converted, 0), Cv};
+  for (int64_t d = 0; d < k; ++d) outDims.push_back(dimOf(bc, grid, 1 + d));
+  auto out = view(*converted, outDims);
+  if (failed(out)) return failure();
+  c.setOutput(0, *out);
   return success();
 }
 
