@@ -272,27 +272,6 @@ FailureOr<Value> guardedSoftmax(BuildContext &c, AttentionOp op, Value scores, V
   });
 }
 
-/// `v` with the type `want` (of the op's result it replaces, when `exact`):
-/// the same value when the types agree, else a reshape that states the dims
-/// `want` knows (checked at run time). Not `exact`, the dims `v` knows and
-/// `want` does not stay.
-FailureOr<Value> withType(BuildContext &c, Value v, RankedTensorType want, bool exact = true) {
-  if (v.getType() == want) return v;
-  auto t = typeOf(v);
-  if (t.getRank() != want.getRank() || t.getElementType() != want.getElementType())
-    return c.fail("the decomposition's result type differs from the op's");
-  SmallVector<Value> dims;
-  for (int64_t i = 0; i < want.getRank(); ++i) {
-    if (!want.isDynamicDim(i))
-      dims.push_back(dimConstant(c, want.getDimSize(i)));
-    else if (t.isDynamicDim(i) || !exact)
-      dims.push_back(dimOf(c, v, i));
-    else
-      return c.fail("the decomposition knows a dim the op's result type does not");
-  }
-  return reshapeToDims(c, v, dims);
-}
-
 LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImpl<Value> &results) {
   AttentionShape s;
   std::string error =
@@ -382,7 +361,7 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   // The scores with every dim the op knows (the batch may be known from
   // nonpad_kv_seqlen or the mask only), so that they and not the bias give
   // the shape of the sum below.
-  auto known = withType(c, qk, RankedTensorType::get({s.B, s.Hq, s.S, s.L}, f32), /*exact=*/false);
+  auto known = reshapeToType(c, qk, RankedTensorType::get({s.B, s.Hq, s.S, s.L}, f32), /*exact=*/false);
   if (failed(known)) return failure();
   qk = *known;
   Value raw = qk;
@@ -428,7 +407,7 @@ LogicalResult decomposeAttention(BuildContext &c, AttentionOp op, SmallVectorImp
   for (auto [out, want] : llvm::zip(outs, op->getResultTypes())) {
     auto narrowed = convertElementType(c, out, io);
     if (failed(narrowed)) return failure();
-    auto typed = withType(c, *narrowed, llvm::cast<RankedTensorType>(want));
+    auto typed = reshapeToType(c, *narrowed, llvm::cast<RankedTensorType>(want));
     if (failed(typed)) return failure();
     results.push_back(*typed);
   }

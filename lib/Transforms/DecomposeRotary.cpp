@@ -14,30 +14,7 @@ using namespace v4f;
 
 namespace {
 
-/// The first rotary_dim features of each head are rotated pairwise (halves,
-/// or adjacent pairs when interleaved) by the cos / sin of the position
-/// (gathered by position_ids when given), in [batch, seq, heads, head_size]
-/// order; the input's layout is restored at the end.
 constexpr int64_t kDyn = ShapedType::kDynamic;
-
-/// Splits `v` along `axis` into parts of `sizes` (dims: constants or
-/// computed at run time).
-FailureOr<SmallVector<Value>> splitDims(BuildContext &c, Value v, int64_t axis, ArrayRef<Value> sizes) {
-  SmallVector<int64_t> known;
-  for (Value s : sizes) known.push_back(constantDim(s).value_or(kDyn));
-  if (!llvm::is_contained(known, kDyn)) return splitBy(c, v, axis, known);
-  auto t = typeOf(v);
-  SmallVector<Type> types;
-  for (int64_t k : known) {
-    SmallVector<int64_t> shape(t.getShape());
-    shape[axis] = k;
-    types.push_back(RankedTensorType::get(shape, t.getElementType()));
-  }
-  Value sizeV = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({int64_t(sizes.size())}, c.b.getI64Type()),
-                                     ValueRange(sizes), c.b.getI64IntegerAttr(0));
-  auto op = c.b.create<SplitOp>(c.loc, types, v, sizeV, c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr({}));
-  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
-}
 
 /// The first rotary_dim features of each head are rotated pairwise (halves,
 /// or adjacent pairs when interleaved) by the cos / sin of the position
@@ -98,7 +75,7 @@ LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVector
   if (!whole) {
     auto rest = dimSub(c, D, R);
     if (failed(rest)) return failure();
-    auto split = splitDims(c, x, 3, {R, *rest});
+    auto split = splitByDims(c, x, 3, {R, *rest});
     if (failed(split)) return failure();
     parts = *split;
   }
@@ -109,7 +86,7 @@ LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVector
     if (failed(pairs)) return failure();
     halves = splitBy(c, *pairs, 4, {1, 1});
   } else {
-    auto split = splitDims(c, rot, 3, {half, half});
+    auto split = splitByDims(c, rot, 3, {half, half});
     if (failed(split)) return failure();
     halves = *split;
   }
@@ -157,15 +134,9 @@ LogicalResult decomposeRotary(BuildContext &c, RotaryEmbeddingOp op, SmallVector
     out = *flat;
   }
   // The op's result type (it may know dims the views above do not).
-  if (out.getType() != op.getResult().getType()) {
-    auto want = typeOf(op.getResult());
-    SmallVector<Value> dims;
-    for (int64_t i = 0; i < want.getRank(); ++i)
-      dims.push_back(want.isDynamicDim(i) ? dimOf(c, out, i) : dimConstant(c, want.getDimSize(i)));
-    auto typed = reshapeToDims(c, out, dims);
-    if (failed(typed)) return failure();
-    out = *typed;
-  }
+  auto typed = reshapeToType(c, out, typeOf(op.getResult()), /*exact=*/false);
+  if (failed(typed)) return failure();
+  out = *typed;
   results.push_back(out);
   return success();
 }

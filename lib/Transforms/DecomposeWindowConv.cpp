@@ -128,15 +128,9 @@ LogicalResult decomposeWindowConv(BuildContext &c, WindowConvOp op, SmallVectorI
     out = c.b.create<AddOp>(c.loc, out, *b);
   }
   // The op's result type (the plan checks the dims it states).
-  auto want = typeOf(op.getResult());
-  if (out.getType() != want) {
-    SmallVector<Value> dims;
-    for (int64_t i = 0; i < rank; ++i)
-      dims.push_back(want.isDynamicDim(i) ? dimOf(c, out, i) : dimConstant(c, want.getDimSize(i)));
-    auto typed = reshapeToDims(c, out, dims);
-    if (failed(typed)) return failure();
-    out = *typed;
-  }
+  auto typed = reshapeToType(c, out, typeOf(op.getResult()), /*exact=*/false);
+  if (failed(typed)) return failure();
+  out = *typed;
   results.push_back(out);
   return success();
 }

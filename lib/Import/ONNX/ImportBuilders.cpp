@@ -116,36 +116,20 @@ bool refineInput(NodeContext &c, size_t i, ArrayRef<int64_t> shape) {
 }
 
 FailureOr<Value> reshapeToDimProducts(NodeContext &c, Value in, ArrayRef<int64_t> bounds) {
-  auto t = typeOf(in);
-  auto i64 = c.b.getI64Type();
-  auto one = RankedTensorType::get({1}, i64);
-  SmallVector<Value> parts;
-  SmallVector<int64_t> shape;
+  BuildContext bc(c.b, c.loc);
+  SmallVector<Value> dims;
   for (size_t k = 0; k + 1 < bounds.size(); ++k) {
-    Value acc;
-    int64_t known = 1;
+    Value n = dimConstant(bc, 1);
     for (int64_t d = bounds[k]; d < bounds[k + 1]; ++d) {
-      known = t.isDynamicDim(d) || known == kDyn ? kDyn : known * t.getDimSize(d);
-      Value dim = c.b.create<ShapeOp>(c.loc, one, in, c.b.getI64IntegerAttr(d), c.b.getI64IntegerAttr(d + 1));
-      if (!acc) {
-        acc = dim;
-        continue;
-      }
-      auto m = buildElementwise(c, {acc, dim}, i64, [](OpBuilder &b, Location l, ArrayRef<Value> a) -> Value {
-        return b.create<arith::MulIOp>(l, a[0], a[1]);
-      });
-      if (failed(m)) return failure();
-      acc = *m;
+      auto m = dimMul(bc, n, dimOf(bc, in, d));
+      if (failed(m)) return c.fail(bc.error);
+      n = *m;
     }
-    if (!acc) acc = c.b.create<arith::ConstantOp>(c.loc, DenseElementsAttr::get(one, ArrayRef<int64_t>{1})), known = 1;
-    parts.push_back(acc);
-    shape.push_back(known);
+    dims.push_back(n);
   }
-  Value target =
-      c.b.create<ConcatOp>(c.loc, RankedTensorType::get({int64_t(parts.size())}, i64), parts, c.b.getI64IntegerAttr(0));
-  SmallVector<int64_t> sources(shape.size(), -1);
-  return (Value)c.b.create<ReshapeOp>(c.loc, RankedTensorType::get(shape, t.getElementType()), in, target,
-                                      c.b.getDenseI64ArrayAttr(sources), c.b.getBoolAttr(false));
+  auto r = reshapeToDims(bc, in, dims);
+  if (failed(r)) return c.fail(bc.error);
+  return *r;
 }
 
 SmallVector<Value> splitBy(NodeContext &c, Value v, int64_t axis, ArrayRef<int64_t> sizes) {

@@ -108,6 +108,40 @@ FailureOr<Value> reshapeToDims(BuildContext &c, Value in, ArrayRef<Value> dims) 
                                       /*allowzero=*/c.b.getBoolAttr(true));
 }
 
+FailureOr<Value> reshapeToType(BuildContext &c, Value v, RankedTensorType want, bool exact) {
+  if (v.getType() == want) return v;
+  auto t = typeOf(v);
+  if (t.getRank() != want.getRank() || t.getElementType() != want.getElementType())
+    return c.fail("the value's rank or element type differs from the type it should have");
+  SmallVector<Value> dims;
+  for (int64_t i = 0; i < want.getRank(); ++i) {
+    if (!want.isDynamicDim(i))
+      dims.push_back(dimConstant(c, want.getDimSize(i)));
+    else if (t.isDynamicDim(i) || !exact)
+      dims.push_back(dimOf(c, v, i));
+    else
+      return c.fail("the value knows a dim its type should not");
+  }
+  return reshapeToDims(c, v, dims);
+}
+
+FailureOr<SmallVector<Value>> splitByDims(BuildContext &c, Value v, int64_t axis, ArrayRef<Value> sizes) {
+  SmallVector<int64_t> known;
+  for (Value s : sizes) known.push_back(constantDim(s).value_or(ShapedType::kDynamic));
+  if (!llvm::is_contained(known, ShapedType::kDynamic)) return splitBy(c, v, axis, known);
+  auto t = typeOf(v);
+  SmallVector<Type> types;
+  for (int64_t k : known) {
+    SmallVector<int64_t> shape(t.getShape());
+    shape[axis] = k;
+    types.push_back(RankedTensorType::get(shape, t.getElementType()));
+  }
+  Value sizeV = c.b.create<ConcatOp>(c.loc, RankedTensorType::get({int64_t(sizes.size())}, c.b.getI64Type()),
+                                     ValueRange(sizes), c.b.getI64IntegerAttr(0));
+  auto op = c.b.create<SplitOp>(c.loc, types, v, sizeV, c.b.getI64IntegerAttr(axis), c.b.getDenseI64ArrayAttr({}));
+  return SmallVector<Value>(op.getResults().begin(), op.getResults().end());
+}
+
 Value transposeBy(BuildContext &c, Value in, ArrayRef<int64_t> perm) {
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == (int64_t)i;

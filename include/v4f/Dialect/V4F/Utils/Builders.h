@@ -54,6 +54,16 @@ mlir::FailureOr<mlir::Value> dimAdd(BuildContext &c, mlir::Value a, mlir::Value 
 /// constant or a dim of `in` itself carried over, else a reshape whose shape
 /// the plan computes at run time (checking the element count there).
 mlir::FailureOr<mlir::Value> reshapeToDims(BuildContext &c, mlir::Value in, llvm::ArrayRef<mlir::Value> dims);
+/// `v` with the type `want`: `v` itself when the types agree, else a
+/// reshape stating the dims `want` knows (checked at run time). With
+/// `exact`, `v` knowing a dim `want` does not is an error; without it, such
+/// dims stay as `v` has them.
+mlir::FailureOr<mlir::Value> reshapeToType(BuildContext &c, mlir::Value v, mlir::RankedTensorType want,
+                                           bool exact = true);
+/// Splits `v` along `axis` into parts of `sizes` (dims as above; run-time
+/// sizes give a split whose sizes the plan computes).
+mlir::FailureOr<llvm::SmallVector<mlir::Value>> splitByDims(BuildContext &c, mlir::Value v, int64_t axis,
+                                                            llvm::ArrayRef<mlir::Value> sizes);
 /// Transpose by `perm` (the input itself for the identity).
 mlir::Value transposeBy(BuildContext &c, mlir::Value in, llvm::ArrayRef<int64_t> perm);
 /// Splits `v` along `axis` into parts of the given sizes.
