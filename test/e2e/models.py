@@ -745,6 +745,24 @@ def make_range_float_runtime() -> Case:
                 note="float Range over run-time dims")
 
 
+def make_batchnorm_opset7() -> Case:
+    """BatchNormalization as opset 7 writes it (the `spatial` attribute, 1:
+    one mean per channel) in a model of opset 7 over run-time N, H, W (IR
+    version 3: the initializers are graph inputs too)."""
+    rng = np.random.default_rng(152)
+    params = {"s": rng.standard_normal(4) * 0.5, "b": rng.standard_normal(4) * 0.1,
+              "m": rng.standard_normal(4) * 0.1, "v": np.abs(rng.standard_normal(4)) + 0.5}
+    inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in params.items()]
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3, spatial=1)
+    graph = helper.make_graph([node], "batchnorm_opset7",
+                              [_vi("x", F32, ["N", 4, "H", "W"])] + [_vi(k, F32, [4]) for k in params],
+                              [_vi("y", F32, ["N", 4, "H", "W"])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)], producer_name="v4f-e2e")
+    m.ir_version = 3
+    return Case(m, [{"x": _randn(rng, [1, 4, 5, 6])}, {"x": _randn(rng, [3, 4, 2, 7])}],
+                note="BatchNormalization-7")
+
+
 def make_stft_runtime_length() -> Case:
     """STFT with a Hann window over a signal whose length is known only at
     run time (opset 17): frames of 16 samples every 4, one-sided (9 bins);
@@ -828,6 +846,7 @@ def all_generators() -> Dict[str, Callable[[], Case]]:
         "window_conv": make_window_conv,
         "tree_ensemble": make_tree_ensemble,
         "range_float_runtime": make_range_float_runtime,
+        "batchnorm_opset7": make_batchnorm_opset7,
         "stft_runtime_length": make_stft_runtime_length,
         "data_dependent": make_data_dependent,
         "resize_runtime_scales": make_resize_runtime_scales,

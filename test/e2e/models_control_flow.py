@@ -86,7 +86,10 @@ def make_recurrent_dynamic() -> Case:
     ]
     graph = helper.make_graph(
         nodes, "recurrent_dynamic",
-        [_vi("x", F32, ["T", "B", I]), _vi("lens", TensorProto.INT32, ["B"]), _vi("gh0", F32, [2, "G", H2])],
+        # gh0's direction and hidden dims are symbols too (as when an exporter
+        # builds the state at run time): the GRU's definition fixes them,
+        # checked at run time.
+        [_vi("x", F32, ["T", "B", I]), _vi("lens", TensorProto.INT32, ["B"]), _vi("gh0", F32, ["D", "G", "HS"])],
         [_vi("ry", F32, ["T", 1, "B", H1]), _vi("rh", F32, [1, "B", H1]), _vi("gy", F32, ["T", 2, "B", H2]),
          _vi("gh", F32, [2, "B", H2]), _vi("ly", F32, ["T", 1, "B", H3]), _vi("lc", F32, [1, "B", H3])], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])

@@ -211,7 +211,14 @@ LogicalResult importLayerNorm(NodeContext &c) {
 
 void addNormalizationImporters(std::unordered_map<std::string, OpImporter> &t) {
   auto none = [](const NodeAttrs &, int64_t) { return std::string(); };
-  t["BatchNormalization"] = {9, kMaxOpset, none, importBatchNorm};
+  // Opsets 7-8 add `spatial` (1: one mean per channel, as from opset 9).
+  t["BatchNormalization"] = {7, kMaxOpset,
+                             [](const NodeAttrs &a, int64_t opset) {
+                               return opset < 9 && a.getInt("spatial", 1) != 1
+                                          ? std::string("spatial=0 (statistics per activation) is not supported")
+                                          : std::string();
+                             },
+                             importBatchNorm};
   t["LayerNormalization"] = {17, kMaxOpset, none,
                              [](NodeContext &c) { return importThroughFloat32(c, importLayerNorm); }};
   t["RMSNormalization"] = {23, kMaxOpset, none,

@@ -117,6 +117,21 @@ LogicalResult importRecurrent(NodeContext &c) {
   if (auto xt = c.inputType(0), wt = c.inputType(1);
       xt.getRank() == 3 && xt.isDynamicDim(2) && wt.getRank() == 3 && !wt.isDynamicDim(2))
     refineInput(c, 0, {ShapedType::kDynamic, ShapedType::kDynamic, wt.getDimSize(2)});
+  // Likewise the initial states' directions and hidden size (exporters build
+  // them with Expand / Tile / Slice at run time): [D, batch, H], layout 1
+  // [batch, D, H].
+  {
+    int64_t H = c.attrs.has("hidden_size") ? c.attrs.getInt("hidden_size", 0) : ShapedType::kDynamic;
+    auto rt = c.inputType(2);
+    if (H == ShapedType::kDynamic && rt.getRank() == 3 && !rt.isDynamicDim(2)) H = rt.getDimSize(2);
+    if (H > 0)
+      for (size_t i : {size_t(5), size_t(6)}) {
+        if (!c.hasInput(i) || (i == 6 && kind != Kind::LSTM) || c.inputType(i).getRank() != 3) continue;
+        SmallVector<int64_t> state = layout ? SmallVector<int64_t>{ShapedType::kDynamic, D, H}
+                                            : SmallVector<int64_t>{D, ShapedType::kDynamic, H};
+        refineInput(c, i, state);
+      }
+  }
   RecurrentShape s;
   const char *cell = kind == Kind::RNN ? "rnn" : kind == Kind::GRU ? "gru" : "lstm";
   err = resolveRecurrentShape(cell, dirName, layout, c.attrs.has("hidden_size") ? c.attrs.getInt("hidden_size", 0) : -1,
