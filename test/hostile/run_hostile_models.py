@@ -552,6 +552,18 @@ case("tree_lengths_differ", lambda c: c.write(tree_model(nodes_trueleafs=[0, 1])
      ["'trees0'", "one entry per node"])
 case("tree_member_mode", lambda c: c.write(tree_model(nodes_modes=__import__("numpy").array([0, 6, 0], "uint8"))),
      ["'trees0'", "BRANCH_MEMBER"])
+def deep_tree() -> onnx.ModelProto:
+    """One tree of 2000 nodes in a chain (each node's false branch the next)."""
+    import numpy as np
+    n = 2000
+    return tree_model(nodes_featureids=[0] * n, nodes_splits=np.zeros(n, np.float32),
+                      nodes_modes=np.zeros(n, np.uint8), nodes_truenodeids=list(range(n)),
+                      nodes_trueleafs=[1] * n, nodes_falsenodeids=list(range(1, n)) + [n],
+                      nodes_falseleafs=[0] * (n - 1) + [1], tree_roots=[0], leaf_targetids=[0] * (n + 1),
+                      leaf_weights=np.ones(n + 1, np.float32))
+
+
+case("tree_too_deep", lambda c: c.write(deep_tree()), ["'trees0'", "2000 levels deep; at most 1024"])
 case("tree_bad_post_transform", lambda c: c.write(tree_model(post_transform=7)),
      ["'trees0'", "post_transform must be 0 to 4"], check_too=True)
 

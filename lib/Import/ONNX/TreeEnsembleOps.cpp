@@ -166,6 +166,12 @@ LogicalResult importTreeEnsemble(NodeContext &c) {
     }
     steps = std::max(steps, depth[r]);
   }
+  // The walk is unrolled, one step per level: a bound keeps a degenerate
+  // ensemble (a chain of nodes) from growing the program without limit.
+  constexpr int64_t kMaxDepth = 1024;
+  if (steps > kMaxDepth)
+    return c.fail("a tree is " + std::to_string(steps) + " levels deep; at most " + std::to_string(kMaxDepth) +
+                  " are supported");
 
   // --- The walk ----------------------------------------------------------------
   OpBuilder &b = c.b;
