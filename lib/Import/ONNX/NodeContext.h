@@ -209,6 +209,9 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 mlir::LogicalResult requireF32(NodeContext &c, size_t i);
 /// Registers Conv, ConvTranspose and the pooling ops (WindowOps.cpp).
 void addWindowImporters(std::unordered_map<std::string, OpImporter> &table);
+/// ConvTranspose whose channels or kernel are known only at run time
+/// (ConvTransposeRuntime.cpp; called by the ConvTranspose importer).
+mlir::LogicalResult importConvTransposeRuntime(NodeContext &c);
 /// Operators of other domains are keyed "domain:op_type" (importerKey).
 void addTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);

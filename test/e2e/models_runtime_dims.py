@@ -1,0 +1,162 @@
+"""End-to-end cases: operators over dims known only at run time (3-D pooling,
+convolutions with run-time weight dims, float Range of integers) and op
+families outside the default domain's core (ai.onnx.ml TreeEnsemble, opset-7
+BatchNormalization). Registered through models.all_generators()."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from models import F32, Case, GraphBuilder, _randn, _vi
+
+
+def make_pool3d_runtime() -> Case:
+    """3-D max / average pooling (separable: over H, W, then D) of a video
+    tensor whose channels and spatial dims are all known only at run time."""
+    g = GraphBuilder(seed=46)
+    g.op("MaxPool", ["x"], out_names=["m"], kernel_shape=[2, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 1, 1, 1])
+    g.op("AveragePool", ["x"], out_names=["a"], kernel_shape=[3, 2, 2], strides=[2, 1, 2], pads=[1, 0, 0, 1, 1, 1])
+    m = g.model("pool3d_runtime", [_vi("x", F32, ["N", "C", "D", "H", "W"])],
+                [_vi("m", F32, ["N", "C", "A", "B", "E"]), _vi("a", F32, ["N", "C", "F", "G", "I"])])
+    rng = np.random.default_rng(146)
+    return Case(m, [{"x": _randn(rng, [1, 3, 4, 7, 6])}, {"x": _randn(rng, [2, 2, 5, 4, 9])}],
+                note="3-D pooling over run-time channels and spatial dims")
+
+
+def make_window_conv() -> Case:
+    """Convolutions v4f.conv does not take, through v4f.window_conv: a 3-D
+    conv (video) with bias, strides, dilations and asymmetric pads over
+    run-time frames and planes; a grouped 2-D conv and a 1-D conv whose
+    weights are graph inputs with dims known only at run time."""
+    g = GraphBuilder(seed=47)
+    w3 = g.randn([4, 3, 3, 2, 3], 0.3, "w")
+    b3 = g.randn([4], 0.1, "b")
+    g.op("Conv", ["x", w3, b3], out_names=["v"], strides=[1, 2, 1], dilations=[2, 1, 1], pads=[1, 0, 1, 1, 1, 0])
+    g.op("Conv", ["x2", "w2"], out_names=["y2"], group=2, strides=[2, 1], pads=[1, 1, 0, 1])
+    g.op("Conv", ["x1", "w1", "b1"], out_names=["y1"], pads=[2, 0])
+    m = g.model("window_conv",
+                [_vi("x", F32, ["N", 3, "D", "H", "W"]), _vi("x2", F32, ["N", "C", "H2", "W2"]),
+                 _vi("w2", F32, ["F", "Cg", "KH", "KW"]), _vi("x1", F32, [1, "C1", "L"]),
+                 _vi("w1", F32, ["F1", "C1", "K1"]), _vi("b1", F32, ["F1"])],
+                [_vi("v", F32, ["N", 4, "A", "B", "E"]), _vi("y2", F32, ["N", "F", "G", "I"]),
+                 _vi("y1", F32, [1, "F1", "J"])])
+    rng = np.random.default_rng(147)
+
+    def inputs(n, d, h, w, c2, f2, kh, kw, c1, f1, k1, length):
+        return {"x": _randn(rng, [n, 3, d, h, w]), "x2": _randn(rng, [n, c2, h + 1, w + 2]),
+                "w2": _randn(rng, [f2, c2 // 2, kh, kw]), "x1": _randn(rng, [1, c1, length]),
+                "w1": _randn(rng, [f1, c1, k1]), "b1": _randn(rng, [f1])}
+    return Case(m, [inputs(1, 6, 7, 5, 4, 6, 3, 2, 3, 5, 3, 9), inputs(2, 5, 4, 6, 6, 4, 2, 3, 2, 3, 1, 6)],
+                note="3-D conv and convs with run-time weight dims")
+
+
+def make_tree_ensemble() -> Case:
+    """ai.onnx.ml TreeEnsemble (opset 5) with random trees of mixed depth:
+    two targets summed; one target averaged with BRANCH_LT splits (its
+    post_transform is ignored, as by ONNX's reference implementation and ONNX
+    Runtime); NaN features follow the true branch where the node says so.
+    Rows are known only at run time."""
+    from onnx import numpy_helper
+    rng = np.random.default_rng(148)
+    F = 6
+
+    def forest(trees, targets, max_depth):
+        feat, split, tnode, tleaf, fnode, fleaf, missing, roots, ltarget, lweight = ([] for _ in range(10))
+
+        def grow(depth):
+            i = len(feat)
+            feat.append(0), split.append(0.0), tnode.append(0), tleaf.append(0), fnode.append(0), fleaf.append(0)
+            missing.append(int(rng.integers(0, 2)))
+            feat[i] = int(rng.integers(0, F))
+            split[i] = float(rng.normal())
+            for side in (0, 1):
+                if depth + 1 < max_depth and rng.random() < 0.7:
+                    child, leaf = grow(depth + 1), 0
+                else:
+                    child, leaf = len(ltarget), 1
+                    ltarget.append(int(rng.integers(0, targets)))
+                    lweight.append(float(rng.normal()))
+                (tnode if side else fnode)[i] = child
+                (tleaf if side else fleaf)[i] = leaf
+            return i
+
+        for _ in range(trees):
+            roots.append(grow(0))
+        return dict(nodes_featureids=feat, nodes_splits=numpy_helper.from_array(np.array(split, np.float32)),
+                    nodes_truenodeids=tnode, nodes_trueleafs=tleaf, nodes_falsenodeids=fnode,
+                    nodes_falseleafs=fleaf, nodes_missing_value_tracks_true=missing, tree_roots=roots,
+                    leaf_targetids=ltarget, leaf_weights=numpy_helper.from_array(np.array(lweight, np.float32)),
+                    n_targets=targets)
+
+    a = forest(12, 2, 5)
+    a["nodes_modes"] = numpy_helper.from_array(np.zeros(len(a["nodes_featureids"]), np.uint8))
+    b = forest(7, 1, 4)
+    b["nodes_modes"] = numpy_helper.from_array(np.full(len(b["nodes_featureids"]), 1, np.uint8))
+    nodes = [onnx.helper.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", aggregate_function=1, **a),
+             onnx.helper.make_node("TreeEnsemble", ["x"], ["p"], domain="ai.onnx.ml", aggregate_function=0,
+                                   post_transform=2, **b)]
+    g = onnx.helper.make_graph(nodes, "tree_ensemble", [_vi("x", F32, ["N", F])],
+                               [_vi("y", F32, ["N", 2]), _vi("p", F32, ["N", 1])])
+    m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 21),
+                                                 onnx.helper.make_opsetid("ai.onnx.ml", 5)])
+    m.ir_version = 10
+
+    def rows(n):
+        x = _randn(rng, [n, F])
+        x[rng.random([n, F]) < 0.15] = np.nan
+        return {"x": x}
+    return Case(m, [rows(9), rows(33)], note="tree ensembles with NaN features")
+
+
+def make_range_float_runtime() -> Case:
+    """A float Range whose limit is a dim cast to float (YOLOv8's anchor
+    grid: arange(end=w) + 0.5 over the feature map's width and height), and
+    one with a negative integral step over an int32 dim."""
+    g = GraphBuilder(seed=49)
+    g.op("Shape", ["x"], out_names=["s"])
+    g.op("Gather", ["s", g.const(np.array(3, np.int64))], out_names=["w"])
+    g.op("Cast", ["w"], out_names=["wf"], to=TensorProto.FLOAT)
+    g.op("Range", [g.const(np.array(0.0, np.float32)), "wf", g.const(np.array(1.0, np.float32))], out_names=["r"])
+    g.op("Add", ["r", g.const(np.array(0.5, np.float32))], out_names=["gx"])
+    g.op("Gather", ["s", g.const(np.array(2, np.int64))], out_names=["h"])
+    g.op("Cast", ["h"], out_names=["h32"], to=TensorProto.INT32)
+    g.op("Cast", ["h32"], out_names=["hf"], to=TensorProto.FLOAT)
+    g.op("Range", ["hf", g.const(np.array(-1.0, np.float32)), g.const(np.array(-2.0, np.float32))],
+         out_names=["gy"])
+    m = g.model("range_float_runtime", [_vi("x", F32, [1, 2, "H", "W"])],
+                [_vi("gx", F32, ["W"]), _vi("gy", F32, ["K"])])
+    rng = np.random.default_rng(149)
+    return Case(m, [{"x": _randn(rng, [1, 2, 5, 8])}, {"x": _randn(rng, [1, 2, 10, 3])}],
+                note="float Range over run-time dims")
+
+
+def make_batchnorm_opset7() -> Case:
+    """BatchNormalization as opset 7 writes it (the `spatial` attribute, 1:
+    one mean per channel) in a model of opset 7 over run-time N, H, W (IR
+    version 3: the initializers are graph inputs too)."""
+    rng = np.random.default_rng(152)
+    params = {"s": rng.standard_normal(4) * 0.5, "b": rng.standard_normal(4) * 0.1,
+              "m": rng.standard_normal(4) * 0.1, "v": np.abs(rng.standard_normal(4)) + 0.5}
+    inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in params.items()]
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3, spatial=1)
+    graph = helper.make_graph([node], "batchnorm_opset7",
+                              [_vi("x", F32, ["N", 4, "H", "W"])] + [_vi(k, F32, [4]) for k in params],
+                              [_vi("y", F32, ["N", 4, "H", "W"])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)], producer_name="v4f-e2e")
+    m.ir_version = 3
+    return Case(m, [{"x": _randn(rng, [1, 4, 5, 6])}, {"x": _randn(rng, [3, 4, 2, 7])}],
+                note="BatchNormalization-7")
+
+
+def generators() -> Dict[str, Callable[[], Case]]:
+    return {
+        "pool3d_runtime": make_pool3d_runtime,
+        "window_conv": make_window_conv,
+        "tree_ensemble": make_tree_ensemble,
+        "range_float_runtime": make_range_float_runtime,
+        "batchnorm_opset7": make_batchnorm_opset7,
+    }
