@@ -36,6 +36,12 @@ LogicalResult PlanBuilder::emitSelectBranch(SelectBranchOp op) {
   auto it = conds.find(op.getCond());
   if (it == conds.end()) return op.emitOpError("its condition has no plan register (internal error)");
   const Cond c = it->second;
+  // A side that cannot run: the run is refused once the condition selects
+  // it (the Expect guards that side's copy, so the plan keeps it).
+  Reg thenTerm = c.taken, elseTerm = c.notTaken;
+  if (auto e = op.getThenError()) thenTerm = sp().expect(c.taken, sp().constant(0), e->str());
+  if (auto e = op.getElseError()) elseTerm = sp().expect(c.notTaken, sp().constant(0), e->str());
+  branchTerms[op] = {thenTerm, elseTerm};
   const TensorInfo a = info(op.getThenValue()), b = info(op.getElseValue());
   auto type = llvm::cast<RankedTensorType>(op.getType());
   TensorInfo r;
@@ -91,7 +97,10 @@ LogicalResult PlanBuilder::assignGuards(Block &body,
         }
         std::optional<Guard> ug = guardOf(user);
         auto sel = dyn_cast<SelectBranchOp>(user);
-        if (sel && use.getOwner() == user && use.getOperandNumber() > 0) {
+        // A side that cannot run has the other side's value as placeholder:
+        // needed whichever side is taken, so no condition applies.
+        bool bothSides = sel && sel.getThenValue() == sel.getElseValue();
+        if (sel && use.getOwner() == user && use.getOperandNumber() > 0 && !bothSides) {
           const Cond &c = conds[sel.getCond()];
           ug = andGuard(ug, use.getOperandNumber() == 1 ? c.taken : c.notTaken, c.readyAt);
         }
@@ -110,8 +119,12 @@ LogicalResult PlanBuilder::assignGuards(Block &body,
     if (auto it = branchCopies.find(op); it != branchCopies.end()) {
       const Cond &c = conds[cast<SelectBranchOp>(op).getCond()];
       auto [thenIndex, elseIndex] = it->second;
-      for (auto [index, term] : {std::pair{thenIndex, c.taken}, std::pair{elseIndex, c.notTaken}}) {
-        std::optional<Guard> side = andGuard(g, term, c.readyAt);
+      auto [thenTerm, elseTerm] = branchTerms.lookup(op);
+      for (auto [index, term] : {std::pair{thenIndex, thenTerm}, std::pair{elseIndex, elseTerm}}) {
+        // An enclosing condition known only later (an If specialized into
+        // a branch of another) does not guard the copy: it runs under its
+        // own condition only, which costs a copy at most.
+        std::optional<Guard> side = andGuard(g && g->readyAt <= index ? g : std::nullopt, term, c.readyAt);
         if (side->readyAt > index)
           return op->emitOpError("its condition is computed after the branch copies (internal error)");
         ctx.plan.dispatches[index].guard = side->reg;

@@ -59,6 +59,25 @@ func.func @fold_select_branch(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<i
 
 // -----
 
+// A side that cannot run (else_error) is neither picked by a constant
+// condition nor merged away when both operands are its placeholder; the
+// other side is still picked.
+// CHECK-LABEL: func @select_branch_error_side
+// CHECK: %[[P:.*]] = v4f.select_branch %arg1, %arg0, %arg0 {else_error = "bad"}
+// CHECK: %[[Q:.*]] = v4f.select_branch %{{.*}}, %arg0, %arg0 {else_error = "bad"}
+// CHECK: return %[[P]], %[[Q]], %arg0
+func.func @select_branch_error_side(%a: tensor<2xf32>, %c: tensor<i1>)
+    -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %t = arith.constant dense<true> : tensor<i1>
+  %f = arith.constant dense<false> : tensor<i1>
+  %0 = v4f.select_branch %c, %a, %a {else_error = "bad"} : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %1 = v4f.select_branch %f, %a, %a {else_error = "bad"} : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %2 = v4f.select_branch %t, %a, %a {else_error = "bad"} : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
 // Pow by a constant 2 squares with a multiply, by 3 cubes with two (GPT-2's
 // tanh GELU), by 1 is the input; other exponents and run-time ones keep powf.
 // CHECK-LABEL: func @pow_by_constant

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable, Dict
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from models import F32, I64, Case, _randn, _vi
@@ -299,6 +300,72 @@ def make_loop_in_if() -> Case:
                 note="taken (5 iterations) / not taken / not taken with a count far above the bound")
 
 
+def _squeeze_if(x: str, out: str, name: str) -> onnx.NodeProto:
+    """torch's x.squeeze(1) of a run-time dim as exporters write it: an If on
+    Shape(x)[1] == 1 whose branches differ in rank."""
+    then_g = helper.make_graph([helper.make_node("Squeeze", [x, "axis1"], ["sq_" + name])], "then_" + name, [],
+                               [helper.make_tensor_value_info("sq_" + name, TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", [x], ["id_" + name])], "else_" + name, [],
+                               [helper.make_tensor_value_info("id_" + name, TensorProto.FLOAT, None)])
+    return helper.make_node("If", ["is1_" + name], [out], then_branch=then_g, else_branch=else_g, name=name)
+
+
+def _dim_is_one(x: str, name: str) -> list:
+    return [helper.make_node("Shape", [x], ["shape_" + name]),
+            helper.make_node("Gather", ["shape_" + name, "one"], ["dim_" + name], axis=0),
+            helper.make_node("Equal", ["dim_" + name, "one"], ["is1_" + name])]
+
+
+def _rank_if_inits() -> list:
+    return [numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+            numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+
+
+def make_if_rank_specialized() -> Case:
+    """An If whose branches differ in rank (squeeze of a run-time dim when it
+    is 1), read further on by a rank test (Size(Shape(y)) == 1) that
+    unsqueezes back: the consumers are specialized into each branch, where
+    the rank is known and the rank test folds. An output that does not read
+    the If (-x) is computed once, outside."""
+    unsq_then = helper.make_graph([helper.make_node("Unsqueeze", ["y", "axis1"], ["u"])], "unsq_then", [],
+                                  [helper.make_tensor_value_info("u", TensorProto.FLOAT, None)])
+    unsq_else = helper.make_graph([helper.make_node("Identity", ["y"], ["v"])], "unsq_else", [],
+                                  [helper.make_tensor_value_info("v", TensorProto.FLOAT, None)])
+    nodes = _dim_is_one("x", "squeeze_if") + [
+        _squeeze_if("x", "y", "squeeze_if"),
+        helper.make_node("Shape", ["y"], ["y_shape"]),
+        helper.make_node("Size", ["y_shape"], ["y_rank"]),
+        helper.make_node("Neg", ["x"], ["negx"]),
+        helper.make_node("Equal", ["y_rank", "one"], ["rank1"]),
+        helper.make_node("If", ["rank1"], ["z"], then_branch=unsq_then, else_branch=unsq_else, name="unsqueeze_if"),
+        helper.make_node("Mul", ["z", "two"], ["out"]),
+    ]
+    graph = helper.make_graph(nodes, "if_rank_specialized", [_vi("x", F32, ["N", "T"])],
+                              [_vi("out", F32, ["N", "T"]), _vi("negx", F32, ["N", "T"])], _rank_if_inits())
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(211)
+    return Case(m, [{"x": _randn(rng, [3, 1])}, {"x": _randn(rng, [2, 5])}, {"x": _randn(rng, [1, 1])}],
+                note="T = 1 (squeezed, then unsqueezed back) / T = 5 (as is)")
+
+
+def make_if_rank_refused() -> Case:
+    """A specialized branch that gives an output of a rank other than the
+    model declares: the model runs where the condition selects the other
+    branch and is refused, naming the If, where it selects that one."""
+    nodes = _dim_is_one("x", "squeeze_if") + [_squeeze_if("x", "y", "squeeze_if"),
+                                               helper.make_node("Relu", ["y"], ["out"])]
+    graph = helper.make_graph(nodes, "if_rank_refused", [_vi("x", F32, ["N", "T"])], [_vi("out", F32, ["N"])],
+                              _rank_if_inits())
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(212)
+    return Case(m, [{"x": _randn(rng, [3, 1])}, {"x": _randn(rng, [5, 1])}],
+                note="T = 1 runs; T = 4 is refused",
+                refused_sets=[({"x": _randn(rng, [3, 4])},
+                               "If 'squeeze_if' selects its else branch, where 'out' has rank 2 but the model declares "
+                               "rank 1")])
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "if_runtime_branches": make_if_runtime_branches,
@@ -310,4 +377,6 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "loop_while_unbounded": make_loop_while_unbounded,
         "broadcast_runtime": make_broadcast_runtime,
         "loop_in_if": make_loop_in_if,
+        "if_rank_specialized": make_if_rank_specialized,
+        "if_rank_refused": make_if_rank_refused,
     }

@@ -47,6 +47,16 @@ std::optional<int64_t> constantInt(const Bound &b);
 mlir::FailureOr<Bound> stack(NodeContext &c, llvm::ArrayRef<Bound> pieces, int64_t axis, bool reverse,
                              const std::string &what);
 
+/// The ops a builder has created since a mark (in its insertion block).
+struct OpMark {
+  mlir::Block *block;
+  mlir::Operation *last; // the op before the insertion point, or null
+};
+OpMark markOps(mlir::OpBuilder &b);
+/// Erases the ops created at `b`'s insertion point since `m` (a failed
+/// attempt whose values nothing outside it uses).
+void eraseSince(mlir::OpBuilder &b, const OpMark &m);
+
 /// The Loop and Scan importers (LoopScanOps.cpp).
 mlir::LogicalResult importLoop(NodeContext &c);
 mlir::LogicalResult importScan(NodeContext &c);

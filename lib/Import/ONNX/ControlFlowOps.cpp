@@ -9,7 +9,9 @@
 //    run-time condition both branches are imported and each output is a
 //    v4f.select_branch on the condition: codegen guards the dispatches each
 //    side needs by the condition, so only the taken branch runs, and the
-//    sides may differ in shape (same rank and element type).
+//    sides may differ in shape (same element type). Where they differ in
+//    rank, the If's consumers are specialized into each branch
+//    (IfSpecialize.cpp).
 //  - Loop is unrolled when its trip count M and its conditions fold to
 //    constants at import (scan outputs are stacked along a new axis 0). A
 //    trip count or initial condition known only at run time makes a
@@ -139,8 +141,7 @@ FailureOr<SmallVector<Bound>> importSubgraph(NodeContext &c, const onnx::GraphPr
   }
   for (size_t i = 0; i < inputs.size(); ++i) bindName(g, body.input(int(i)).name(), inputs[i]);
 
-  for (int n = 0; n < body.node_size(); ++n) {
-    const auto &node = body.node(n);
+  auto step = [&](const onnx::NodeProto &node, int n) -> LogicalResult {
     std::string label = nodeLabel(node, n);
     for (const auto &in : node.input())
       if (!in.empty() && !g.values.count(in) && !g.constants.count(in))
@@ -153,7 +154,9 @@ FailureOr<SmallVector<Bound>> importSubgraph(NodeContext &c, const onnx::GraphPr
     std::string err;
     if (failed(importNode(g, node, c.opset, loc, err)))
       return c.fail(where + ": node '" + label + "' (" + node.op_type() + "): " + err);
-  }
+    return success();
+  };
+  if (failed(importNodeList(g, body.node(), body.output(), step))) return failure();
 
   SmallVector<Bound> outs;
   for (const auto &out : body.output()) {
@@ -304,35 +307,87 @@ LogicalResult importIf(NodeContext &c) {
 
   // Run-time condition: both branches are imported, each output is a
   // v4f.select_branch; codegen guards every dispatch needed by one side only,
-  // so only the taken branch runs and the sides may differ in shape.
-  auto thenOuts = importSubgraph(c, thenG, {}, "then_branch");
-  if (failed(thenOuts)) return failure();
-  auto elseOuts = importSubgraph(c, elseG, {}, "else_branch");
-  if (failed(elseOuts)) return failure();
+  // so only the taken branch runs and the sides may differ in shape. An If
+  // importNodeList synthesized (the consumers of a rank-changing If copied
+  // into each branch) may have one side that cannot run: it becomes a
+  // run-time error of that side (IfSpecialize.cpp).
+  bool specialized = c.g.specialized.count(&c.node) > 0;
+  const char *sideName[2] = {"then", "else"};
+  std::optional<SmallVector<Bound>> outs[2];
+  std::string sideError[2];
+  for (int s = 0; s < 2; ++s) {
+    OpMark mark = markOps(c.b);
+    auto r = importSubgraph(c, s == 0 ? thenG : elseG, {}, std::string(sideName[s]) + "_branch");
+    if (succeeded(r)) {
+      outs[s] = std::move(*r);
+      continue;
+    }
+    if (!specialized) return failure();
+    sideError[s] = "If '" + c.node.name() + "' selects its " + sideName[s] +
+                   " branch, which cannot run (with the If's consumers specialized into it): " + c.error;
+    c.error.clear();
+    eraseSince(c.b, mark);
+  }
+  auto typeText = [](Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << t;
+    return s;
+  };
+  // Ranks that differ: a plain If asks importNodeList to specialize its
+  // consumers; a specialized one keeps the side whose rank the model declares.
+  if (outs[0] && outs[1])
+    for (size_t i = 0; i < outs[0]->size(); ++i) {
+      if (!c.outputUsed(i)) continue;
+      auto at = llvm::dyn_cast<RankedTensorType>((*outs[0])[i].type());
+      auto bt = llvm::dyn_cast<RankedTensorType>((*outs[1])[i].type());
+      if (!at || !bt || at.getElementType() != bt.getElementType())
+        return c.fail("output " + std::to_string(i) + " of the branches differs in element type, got " +
+                      typeText((*outs[0])[i].type()) + " and " + typeText((*outs[1])[i].type()));
+      if (at.getRank() == bt.getRank()) continue;
+      std::string why = "output " + std::to_string(i) +
+                        " of the branches differs in rank (the condition is known "
+                        "only at run time), got " +
+                        typeText(at) + " and " + typeText(bt);
+      if (!specialized) {
+        c.g.rankSplit = true;
+        return c.fail(why);
+      }
+      const auto &declared = thenG.output(int(i)).type();
+      if (!declared.has_tensor_type() || !declared.tensor_type().has_shape())
+        return c.fail(why + ", and the model declares no rank for '" + c.node.output(int(i)) + "'");
+      int64_t rank = declared.tensor_type().shape().dim_size();
+      for (int s = 0; s < 2; ++s) {
+        int64_t got = (s == 0 ? at : bt).getRank();
+        if (got != rank && outs[s] && sideError[s].empty())
+          sideError[s] = "If '" + c.node.name() + "' selects its " + sideName[s] + " branch, where '" +
+                         c.node.output(int(i)) + "' has rank " + std::to_string(got) + " but the model declares rank " +
+                         std::to_string(rank);
+      }
+    }
+  for (int s = 0; s < 2; ++s)
+    if (!sideError[s].empty()) outs[s].reset();
+  if (!outs[0] && !outs[1]) return c.fail("neither branch can run: " + sideError[0] + "; " + sideError[1]);
   Value condV = materialize(c, *cond);
-  for (size_t i = 0; i < thenOuts->size(); ++i) {
+  StringAttr errors[2];
+  for (int s = 0; s < 2; ++s)
+    if (!outs[s]) errors[s] = c.b.getStringAttr(sideError[s]);
+  const SmallVector<Bound> &thenOuts = outs[0] ? *outs[0] : *outs[1];
+  const SmallVector<Bound> &elseOuts = outs[1] ? *outs[1] : *outs[0];
+  for (size_t i = 0; i < thenOuts.size(); ++i) {
     if (!c.outputUsed(i)) continue;
-    const Bound &a = (*thenOuts)[i], &b = (*elseOuts)[i];
-    if (a.cst && a.cst == b.cst) {
+    const Bound &a = thenOuts[i], &b = elseOuts[i];
+    if (a.cst && a.cst == b.cst && !errors[0] && !errors[1]) {
       bindName(c.g, c.node.output(int(i)), a);
       continue;
     }
-    auto at = llvm::dyn_cast<RankedTensorType>(a.type()), bt = llvm::dyn_cast<RankedTensorType>(b.type());
-    if (!at || !bt || at.getRank() != bt.getRank() || at.getElementType() != bt.getElementType()) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << a.type() << " and " << b.type();
-      bool sameRank = at && bt && at.getRank() == bt.getRank();
-      return c.fail("output " + std::to_string(i) + " of the branches " +
-                    (sameRank ? "differs in element type" : "differs in rank") +
-                    " (the condition is known only at run time, so the branches may differ in dims only), got " +
-                    os.str());
-    }
+    auto at = llvm::cast<RankedTensorType>(a.type()), bt = llvm::cast<RankedTensorType>(b.type());
     SmallVector<int64_t> dims;
     for (int64_t d = 0; d < at.getRank(); ++d)
       dims.push_back(at.getDimSize(d) == bt.getDimSize(d) ? at.getDimSize(d) : ShapedType::kDynamic);
     auto type = RankedTensorType::get(dims, at.getElementType());
-    Value sel = c.b.create<SelectBranchOp>(c.loc, type, condV, materialize(c, a), materialize(c, b));
+    Value sel =
+        c.b.create<SelectBranchOp>(c.loc, type, condV, materialize(c, a), materialize(c, b), errors[0], errors[1]);
     c.setOutput(i, sel);
   }
   return success();

@@ -10,9 +10,11 @@
 #include "mlir/IR/Builders.h"
 #include "onnx/onnx_pb.h"
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace v4f {
 
@@ -43,6 +45,14 @@ struct GraphState {
   int64_t inlinedNodes = 0;
   /// Loop/Scan iteration bound (ImportOptions::maxLoopIterations).
   int64_t maxLoopIterations = 4096;
+  /// Set by an If whose condition is known only at run time and whose
+  /// branches differ in rank: importNodeList then moves the If's consumers
+  /// into both branches (IfSpecialize.cpp) instead of failing.
+  bool rankSplit = false;
+  /// The Ifs importNodeList synthesized (live as long as the import); their
+  /// importer may turn a branch that cannot be compiled into a run-time error.
+  std::deque<onnx::NodeProto> synthesized;
+  std::unordered_set<const onnx::NodeProto *> specialized;
 };
 
 class NodeContext {
@@ -112,6 +122,17 @@ std::string importerKey(const onnx::NodeProto &node);
 /// input name is bound in g.values or g.constants.
 mlir::LogicalResult importNode(GraphState &g, const onnx::NodeProto &node, int64_t opset, mlir::Location loc,
                                std::string &error);
+/// Imports one node of a list (its importer's errors formatted by the caller).
+using NodeStep = std::function<mlir::LogicalResult(const onnx::NodeProto &node, int index)>;
+/// Imports `nodes` in order through `step` (the graph's nodes, or a
+/// subgraph's). A run-time If whose branches differ in rank is specialized:
+/// the nodes after it that read its outputs (directly or from a subgraph)
+/// move into a copy in each branch of one synthesized If, whose outputs are
+/// those of `liveOuts` (the graph's or the body's outputs) they produce;
+/// within a branch the rank is known again (IfSpecialize.cpp).
+mlir::LogicalResult importNodeList(GraphState &g, const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                                   const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> &liveOuts,
+                                   const NodeStep &step);
 /// Registers If, Loop and Scan, whose subgraphs are inlined (ControlFlowOps.cpp).
 void addControlFlowImporters(std::unordered_map<std::string, OpImporter> &table);
 

@@ -612,17 +612,16 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &mode
   }
   g.builder.setInsertionPointToEnd(entry);
 
-  for (int n = 0; n < graph.node_size(); ++n) {
-    const auto &node = graph.node(n);
+  auto step = [&](const onnx::NodeProto &node, int n) -> LogicalResult {
     std::string label = nodeLabel(node, n);
     Location loc = NameLoc::get(StringAttr::get(&ctx, label), FileLineColLoc::get(&ctx, path, n + 1, 0));
     std::string nodeError;
-    if (failed(importNode(g, node, report.opset, loc, nodeError))) {
-      error = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(report.opset) +
-              "): " + nodeError;
-      return nullptr;
-    }
-  }
+    if (succeeded(importNode(g, node, report.opset, loc, nodeError))) return success();
+    error = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(report.opset) +
+            "): " + nodeError;
+    return failure();
+  };
+  if (failed(importNodeList(g, graph.node(), graph.output(), step))) return nullptr;
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;

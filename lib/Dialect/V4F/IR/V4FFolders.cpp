@@ -191,12 +191,14 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), ArrayRef<float>(out));
 }
 
-/// A constant condition picks its side; equal sides need no condition. Only
+/// A constant condition picks its side; equal sides need no condition (a
+/// side that cannot run is never picked or merged away). Only
 /// when the picked value has the result's type (else the types differ and
 /// the op stays until codegen, which picks at run time anyway).
 OpFoldResult SelectBranchOp::fold(FoldAdaptor adaptor) {
   Value picked;
-  if (getThenValue() == getElseValue()) {
+  bool thenRuns = !getThenError(), elseRuns = !getElseError();
+  if (getThenValue() == getElseValue() && thenRuns && elseRuns) {
     picked = getThenValue();
   } else if (auto c = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getCond())) {
     if (c.getNumElements() != 1) return {};
@@ -208,6 +210,7 @@ OpFoldResult SelectBranchOp::fold(FoldAdaptor adaptor) {
       taken = !(*c.value_begin<APInt>()).isZero();
     else
       return {};
+    if (!(taken ? thenRuns : elseRuns)) return {}; // the plan refuses the run
     picked = taken ? getThenValue() : getElseValue();
   }
   if (picked && picked.getType() == getType()) return picked;

@@ -67,11 +67,19 @@ def V4F_SelectBranchOp : V4F_Op<"select_branch", [Pure]> {
     by the condition in the plan, and the result's dims are the taken
     branch's dims (its buffer is sized for the larger of the two).
 
+    `then_error` / `else_error` mark a side that cannot run: the importer
+    specializes the consumers of an If whose branches differ in rank into
+    each branch, and a copy that cannot be compiled (or gives an output of a
+    rank other than the model declares) becomes such a side. Its operand is a
+    placeholder of the result's type (the other side's value); the plan
+    refuses the run with the message when the condition selects it.
+
     ```mlir
     %y = v4f.select_branch %c, %a, %b : (tensor<1xi1>, tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>) -> tensor<1x?x?x?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$cond, AnyRankedTensor:$then_value, AnyRankedTensor:$else_value);
+  let arguments = (ins AnyRankedTensor:$cond, AnyRankedTensor:$then_value, AnyRankedTensor:$else_value,
+                       OptionalAttr<StrAttr>:$then_error, OptionalAttr<StrAttr>:$else_error);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$cond `,` $then_value `,` $else_value attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
