@@ -36,12 +36,6 @@ LogicalResult PlanBuilder::emitSelectBranch(SelectBranchOp op) {
   auto it = conds.find(op.getCond());
   if (it == conds.end()) return op.emitOpError("its condition has no plan register (internal error)");
   const Cond c = it->second;
-  // A side that cannot run: the run is refused once the condition selects
-  // it (the Expect guards that side's copy, so the plan keeps it).
-  Reg thenTerm = c.taken, elseTerm = c.notTaken;
-  if (auto e = op.getThenError()) thenTerm = sp().expect(c.taken, sp().constant(0), e->str());
-  if (auto e = op.getElseError()) elseTerm = sp().expect(c.notTaken, sp().constant(0), e->str());
-  branchTerms[op] = {thenTerm, elseTerm};
   const TensorInfo a = info(op.getThenValue()), b = info(op.getElseValue());
   auto type = llvm::cast<RankedTensorType>(op.getType());
   TensorInfo r;
@@ -118,9 +112,18 @@ LogicalResult PlanBuilder::assignGuards(Block &body,
     std::optional<Guard> g = guardOf(op);
     if (auto it = branchCopies.find(op); it != branchCopies.end()) {
       const Cond &c = conds[cast<SelectBranchOp>(op).getCond()];
+      auto sel = cast<SelectBranchOp>(op);
       auto [thenIndex, elseIndex] = it->second;
-      auto [thenTerm, elseTerm] = branchTerms.lookup(op);
-      for (auto [index, term] : {std::pair{thenIndex, thenTerm}, std::pair{elseIndex, elseTerm}}) {
+      for (auto [index, term, error] : {std::tuple{thenIndex, c.taken, sel.getThenError()},
+                                        std::tuple{elseIndex, c.notTaken, sel.getElseError()}}) {
+        if (error) {
+          // A side that cannot run: the run is refused when the condition
+          // selects it where the value is needed (under the enclosing guard);
+          // the Expect, 0 whenever it passes, guards the placeholder's copy.
+          Reg when = g ? sp().mul(g->reg, term) : term;
+          ctx.plan.dispatches[index].guard = sp().expect(when, sp().constant(0), error->str());
+          continue;
+        }
         // An enclosing condition known only later (an If specialized into
         // a branch of another) does not guard the copy: it runs under its
         // own condition only, which costs a copy at most.

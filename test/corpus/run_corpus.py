@@ -25,7 +25,8 @@ normal (x 0.1 for audio-like 2-D inputs), integers in [0, 4) unless `values`
 gives them, inputs named *mask* all ones, booleans random. Where ONNX Runtime
 itself refuses the generated inputs the model needs an entry in corpus.json:
 `dims` (dim name -> [value in set 0, value in set 1]) or `shapes` ([{input:
-shape}, {input: shape}], for dims the exporter left unnamed).
+shape}, {input: shape}], for dims the exporter left unnamed). ONNX Runtime
+runs on one thread unless `ort_threads` says otherwise.
 
 expected_failures.txt lists the models v4f cannot run yet, with the reason;
 a listed model that passes, or an unlisted one that fails, fails the run.
@@ -193,7 +194,11 @@ def run_one(name: str, spec: dict, path: Path, build: Path, work: Path) -> tuple
         why = " | ".join(ln.strip() for ln in lines[:3]).replace(str(path), "model.onnx")
         return False, "compile: " + why[:500], time.monotonic() - t0
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    # One thread unless the model says otherwise: ONNX Runtime's
+    # DynamicQuantizeLSTM quantizes each thread's batch rows together, so its
+    # numbers depend on its thread count; v4f quantizes per row, as ORT does
+    # with a thread per row (`ort_threads` in corpus.json).
+    so.intra_op_num_threads = int(spec.get("ort_threads", 1))
     sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     outs = [o.name for o in sess.get_outputs()]
     notes = []

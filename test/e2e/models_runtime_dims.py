@@ -1,7 +1,7 @@
 """End-to-end cases: operators over dims known only at run time (3-D pooling,
 convolutions with run-time weight dims, float Range of integers) and op
 families outside the default domain's core (ai.onnx.ml TreeEnsemble, opset-7
-BatchNormalization). Registered through models.all_generators()."""
+BatchNormalization, com.microsoft DynamicQuantizeLSTM). Registered through models.all_generators()."""
 
 from __future__ import annotations
 
@@ -152,6 +152,53 @@ def make_batchnorm_opset7() -> Case:
                 note="BatchNormalization-7")
 
 
+def _dq_lstm_model(name: str, direction: str, I: int, H: int, with_states: bool, seed: int) -> onnx.ModelProto:
+    D = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, size=(D, I, 4 * H)).astype(np.int8)
+    r = rng.integers(-127, 128, size=(D, H, 4 * H)).astype(np.int8)
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R"),
+             numpy_helper.from_array((rng.normal(size=(D, 8 * H)) * 0.3).astype(np.float32), "B"),
+             numpy_helper.from_array(np.full(D, 0.02, np.float32) + np.arange(D, dtype=np.float32) * 0.005, "ws"),
+             numpy_helper.from_array(np.zeros(D, np.int8), "wz"),
+             numpy_helper.from_array(np.full(D, 0.03, np.float32), "rs"),
+             numpy_helper.from_array(np.zeros(D, np.int8), "rz")]
+    ins = ["x", "W", "R", "B", "", "h0" if with_states else "", "c0" if with_states else "", "", "ws", "wz", "rs", "rz"]
+    node = helper.make_node("DynamicQuantizeLSTM", ins, ["y", "yh", "yc"], domain="com.microsoft",
+                            direction=direction, hidden_size=H)
+    inputs = [_vi("x", F32, ["T", "N", I])]
+    if with_states:
+        inputs += [_vi("h0", F32, [D, "N", H]), _vi("c0", F32, [D, "N", H])]
+    graph = helper.make_graph([node], name, inputs,
+                              [_vi("y", F32, ["T", D, "N", H]), _vi("yh", F32, [D, "N", H]),
+                               _vi("yc", F32, [D, "N", H])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+def make_dynamic_quantize_lstm() -> Case:
+    """com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic of an
+    LSTM): int8 W and R, expanded into ops that round as ONNX Runtime does (X
+    quantized as a whole, h per row each step). Bidirectional with initial
+    states over run-time T; one row per batch, where ONNX Runtime's numbers do
+    not depend on its thread count."""
+    m = _dq_lstm_model("dynamic_quantize_lstm", "bidirectional", 6, 8, True, 301)
+    rng = np.random.default_rng(302)
+
+    def inputs(T):
+        return {"x": _randn(rng, [T, 1, 6]), "h0": _randn(rng, [2, 1, 8]) * 0.5, "c0": _randn(rng, [2, 1, 8]) * 0.5}
+
+    return Case(m, [inputs(5), inputs(2), inputs(9)], note="T = 5 / 2 / 9, one row")
+
+
+def make_dynamic_quantize_lstm_wide() -> Case:
+    """DynamicQuantizeLSTM with a hidden size above 256 (ONNX Runtime then
+    quantizes h over the whole batch) in reverse, two rows, zero initial
+    states."""
+    m = _dq_lstm_model("dynamic_quantize_lstm_wide", "reverse", 4, 260, False, 303)
+    rng = np.random.default_rng(304)
+    return Case(m, [{"x": _randn(rng, [3, 2, 4])}, {"x": _randn(rng, [4, 2, 4])}], note="H = 260, T = 3 / 4")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -159,4 +206,6 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "tree_ensemble": make_tree_ensemble,
         "range_float_runtime": make_range_float_runtime,
         "batchnorm_opset7": make_batchnorm_opset7,
+        "dynamic_quantize_lstm": make_dynamic_quantize_lstm,
+        "dynamic_quantize_lstm_wide": make_dynamic_quantize_lstm_wide,
     }

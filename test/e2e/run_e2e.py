@@ -67,6 +67,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("pool3d_runtime",     1e-5,  1e-5),
     ("window_conv",        1e-4,  1e-4),
     ("tree_ensemble",      1e-5,  1e-5),
+    ("dynamic_quantize_lstm", 1e-5, 1e-5),
     ("range_float",        0,     0),
     ("batchnorm_opset7",   1e-5,  1e-5),
     ("stft_runtime",       1e-4,  1e-4),

@@ -84,10 +84,6 @@ public:
   llvm::DenseMap<mlir::Value, Cond> conds;
   /// Per select_branch: the dispatch indices of its then and else copies.
   llvm::DenseMap<mlir::Operation *, std::pair<uint32_t, uint32_t>> branchCopies;
-  /// Per select_branch: the terms guarding its then and else copies (the
-  /// condition, or for a side that cannot run an Expect that refuses the run
-  /// when the condition selects it).
-  llvm::DenseMap<mlir::Operation *, std::pair<Reg, Reg>> branchTerms;
 
   /// Gives `v` (if it is a select_branch condition) its 0/1 registers: its
   /// followed value, or else a one-workgroup dispatch that writes it as an

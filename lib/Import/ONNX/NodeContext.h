@@ -235,6 +235,9 @@ void addWindowImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::LogicalResult importConvTransposeRuntime(NodeContext &c);
 /// Operators of other domains are keyed "domain:op_type" (importerKey).
 void addTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table);
+/// com.microsoft DynamicQuantizeLSTM, expanded into standard ops that round
+/// as ONNX Runtime does (QuantizedLSTM.cpp).
+void addQuantizedRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
 /// A 2-D convolution window resolved from the node's Conv attributes for
 /// input `in` and weight `w` (Conv's checks), and the output shape.

@@ -491,7 +491,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
        addShapeImporters(table), addReductionImporters(table), addLossImporters(table), addCompositeImporters(table),
        addAttentionImporters(table), addResizeImporters(table), addRecurrentImporters(table), addEinsumImporters(table),
        addQuantizationImporters(table), addGridSampleImporters(table), addIndexingImporters(table),
-       addWindowImporters(table), addControlFlowImporters(table), addTreeEnsembleImporters(table), true);
+       addWindowImporters(table), addControlFlowImporters(table), addTreeEnsembleImporters(table),
+       addQuantizedRecurrentImporters(table), true);
   (void)extended;
   return table;
 }
