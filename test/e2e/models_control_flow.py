@@ -366,6 +366,38 @@ def make_if_rank_refused() -> Case:
                                "rank 1")])
 
 
+def make_squeeze_runtime_dims() -> Case:
+    """Squeeze without axes over a dim known only at run time: the output
+    rank depends on whether it is 1. Rewritten into an If on "N == 1" whose
+    consumers (a Reshape back to rank 2) are specialized per branch; at
+    opset 13 (axes as an input when explicit) and 11 (attribute)."""
+    def model(opset: int) -> onnx.ModelProto:
+        nodes = [helper.make_node("Squeeze", ["x"], ["y"]),
+                 helper.make_node("Reshape", ["y", "shape"], ["out"])]
+        graph = helper.make_graph(nodes, f"squeeze_runtime_{opset}", [_vi("x", F32, ["N", 1, 3])],
+                                  [_vi("out", F32, ["M", 3])],
+                                  [numpy_helper.from_array(np.array([-1, 3], np.int64), "shape")])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+    rng = np.random.default_rng(213)
+    sets = [{"x": _randn(rng, [4, 1, 3])}, {"x": _randn(rng, [1, 1, 3])}]
+    return Case(model(13), sets, note="N = 4 (kept) / N = 1 (dropped, reshaped back)")
+
+
+def make_squeeze_runtime_dims_refused() -> Case:
+    """The same Squeeze feeding the output directly, declared rank 2 ([N,
+    3]): runs where N != 1 and is refused, naming the Squeeze, where N = 1
+    would give rank 1 (opset 11: axes as an attribute)."""
+    graph = helper.make_graph([helper.make_node("Squeeze", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["out"])],
+                              "squeeze_runtime_refused", [_vi("x", F32, ["N", 1, 3])], [_vi("out", F32, ["N", 3])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    rng = np.random.default_rng(214)
+    return Case(m, [{"x": _randn(rng, [2, 1, 3])}, {"x": _randn(rng, [5, 1, 3])}], note="N = 2 / 5; N = 1 refused",
+                refused_sets=[({"x": _randn(rng, [1, 1, 3])},
+                               "If 'Squeeze#0' selects its then branch, where 'out' has rank 1 but the model declares "
+                               "rank 2")])
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "if_runtime_branches": make_if_runtime_branches,
@@ -379,4 +411,6 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "loop_in_if": make_loop_in_if,
         "if_rank_specialized": make_if_rank_specialized,
         "if_rank_refused": make_if_rank_refused,
+        "squeeze_runtime_dims": make_squeeze_runtime_dims,
+        "squeeze_runtime_dims_refused": make_squeeze_runtime_dims_refused,
     }

@@ -10,7 +10,8 @@
 // body) returns become that If's outputs. Inside a branch every rank is
 // known again: Size(Shape(x)) folds, the next rank-changing If folds or is
 // specialized in turn. The nodes after the If that do not read it are
-// imported first, unchanged.
+// imported first, unchanged. A Squeeze without axes over dims known only at
+// run time is rewritten into such Ifs first (one per dim: is it 1?).
 //
 // A specialized branch may still be one that cannot run (the model feeds a
 // rank-4 tensor to an LSTM there, as ONNX Runtime finds only when it takes
@@ -22,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "ControlFlow.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 using namespace mlir;
@@ -87,6 +89,141 @@ onnx::GraphProto specializedBranch(const onnx::GraphProto &branch, const onnx::N
   return g;
 }
 
+/// At most this many dims known only at run time in a Squeeze without axes
+/// (2^k specialized copies of the consumers).
+constexpr size_t kMaxSqueezeChoices = 3;
+
+/// A Squeeze without axes over dims known only at run time drops those that
+/// turn out to be 1: its output rank depends on them. Rewritten into nested
+/// Ifs on "dim == 1", each leaf a Squeeze with explicit axes, whose
+/// consumers are then specialized per branch like any rank-changing If.
+/// Empty when the node is not such a Squeeze.
+std::vector<const onnx::NodeProto *> rewriteRankDynamicSqueeze(GraphState &g, const onnx::NodeProto &node, int index) {
+  if (node.op_type() != "Squeeze" || !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 1 ||
+      node.output_size() != 1)
+    return {};
+  bool hasAxes = g.opset >= 13 ? node.input_size() > 1 && !node.input(1).empty()
+                               : llvm::any_of(node.attribute(), [](const auto &a) { return a.name() == "axes"; });
+  if (hasAxes) return {};
+  auto bound = controlflow::lookup(g, node.input(0));
+  if (!bound) return {};
+  auto type = llvm::dyn_cast<RankedTensorType>(bound->type());
+  if (!type || type.hasStaticShape()) return {};
+  std::vector<int64_t> ones, dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d))
+      dynamic.push_back(d);
+    else if (type.getDimSize(d) == 1)
+      ones.push_back(d);
+  }
+  if (dynamic.size() > kMaxSqueezeChoices) return {};
+
+  const std::string x = node.input(0);
+  const std::string label = node.name().empty() ? "Squeeze#" + std::to_string(index) : node.name();
+  const std::string prefix = node.output(0) + "#squeeze/";
+  int counter = 0;
+  auto fresh = [&](const std::string &hint) { return prefix + hint + std::to_string(counter++); };
+  auto i64 = [&](onnx::NodeProto &n, std::vector<int64_t> v, bool scalar) {
+    n.set_op_type("Constant");
+    n.set_name(fresh("const"));
+    n.add_output(fresh("c"));
+    auto *a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto *t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(int64_t(v.size()));
+    for (int64_t e : v) t->add_int64_data(e);
+    return n.output(0);
+  };
+  std::vector<const onnx::NodeProto *> out;
+  auto emit = [&](onnx::NodeProto n) -> const onnx::NodeProto * {
+    out.push_back(&g.synthesized.emplace_back(std::move(n)));
+    return out.back();
+  };
+  // The conditions, one per run-time dim: Shape(x)[d] == 1.
+  onnx::NodeProto shape;
+  shape.set_op_type("Shape");
+  shape.set_name(fresh("shape"));
+  shape.add_input(x);
+  shape.add_output(fresh("s"));
+  std::string shapeName = emit(shape)->output(0);
+  std::string one = emit([&] {
+                      onnx::NodeProto n;
+                      i64(n, {1}, true);
+                      return n;
+                    }())
+                        ->output(0);
+  std::vector<std::string> conds;
+  for (int64_t d : dynamic) {
+    onnx::NodeProto idx;
+    std::string idxName = i64(idx, {d}, true);
+    emit(idx);
+    onnx::NodeProto gather;
+    gather.set_op_type("Gather");
+    gather.set_name(fresh("dim"));
+    gather.add_input(shapeName);
+    gather.add_input(idxName);
+    gather.add_output(fresh("d"));
+    emit(gather);
+    onnx::NodeProto eq;
+    eq.set_op_type("Equal");
+    eq.set_name(fresh("is_one"));
+    eq.add_input(gather.output(0));
+    eq.add_input(one);
+    eq.add_output(fresh("c"));
+    conds.push_back(emit(eq)->output(0));
+  }
+  // The nested Ifs: level l chooses whether dynamic[l] is dropped.
+  std::function<void(onnx::GraphProto &, size_t, std::vector<int64_t>, const std::string &)> build =
+      [&](onnx::GraphProto &into, size_t level, std::vector<int64_t> drop, const std::string &result) {
+        if (level == dynamic.size()) {
+          std::sort(drop.begin(), drop.end());
+          onnx::NodeProto *sq = into.add_node();
+          sq->set_name(label);
+          sq->add_input(x);
+          sq->add_output(result);
+          if (drop.empty()) {
+            sq->set_op_type("Identity");
+          } else if (g.opset >= 13) {
+            sq->set_op_type("Squeeze");
+            onnx::NodeProto *axes = into.add_node();
+            *axes = onnx::NodeProto();
+            sq->add_input(i64(*axes, drop, false));
+            std::swap(*axes, *sq); // the constant first
+          } else {
+            sq->set_op_type("Squeeze");
+            auto *a = sq->add_attribute();
+            a->set_name("axes");
+            a->set_type(onnx::AttributeProto::INTS);
+            for (int64_t e : drop) a->add_ints(e);
+          }
+          return;
+        }
+        onnx::NodeProto *iff = into.add_node();
+        iff->set_op_type("If");
+        iff->set_name(level == 0 ? label : fresh(label + "/if"));
+        iff->add_input(conds[level]);
+        iff->add_output(result);
+        for (bool taken : {true, false}) {
+          auto *a = iff->add_attribute();
+          a->set_name(taken ? "then_branch" : "else_branch");
+          a->set_type(onnx::AttributeProto::GRAPH);
+          onnx::GraphProto *branch = a->mutable_g();
+          branch->set_name(fresh(taken ? "then" : "else"));
+          std::string r = fresh("r");
+          std::vector<int64_t> next = drop;
+          if (taken) next.push_back(dynamic[level]);
+          build(*branch, level + 1, next, r);
+          branch->add_output()->set_name(r);
+        }
+      };
+  onnx::GraphProto holder;
+  build(holder, 0, ones, node.output(0));
+  emit(holder.node(0));
+  return out;
+}
+
 } // namespace
 
 LogicalResult importNodeList(GraphState &g, const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
@@ -100,6 +237,15 @@ LogicalResult importNodeList(GraphState &g, const google::protobuf::RepeatedPtrF
   }
   for (size_t k = 0; k < work.size(); ++k) {
     const onnx::NodeProto &node = *work[k];
+    if (auto rewritten = rewriteRankDynamicSqueeze(g, node, index[k]); !rewritten.empty()) {
+      int at = index[k];
+      work.erase(work.begin() + k);
+      index.erase(index.begin() + k);
+      work.insert(work.begin() + k, rewritten.begin(), rewritten.end());
+      index.insert(index.begin() + k, rewritten.size(), at);
+      --k;
+      continue;
+    }
     controlflow::OpMark mark = controlflow::markOps(g.builder);
     g.rankSplit = false;
     if (succeeded(step(node, index[k]))) continue;

@@ -45,6 +45,9 @@ struct GraphState {
   int64_t inlinedNodes = 0;
   /// Loop/Scan iteration bound (ImportOptions::maxLoopIterations).
   int64_t maxLoopIterations = 4096;
+  /// The model's default-domain opset (the nodes importNodeList synthesizes
+  /// are written for it).
+  int64_t opset = 0;
   /// Set by an If whose condition is known only at run time and whose
   /// branches differ in rank: importNodeList then moves the If's consumers
   /// into both branches (IfSpecialize.cpp) instead of failing.

@@ -544,6 +544,7 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &ctx, const onnx::ModelProto &mode
   const auto &graph = model.graph();
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
   GraphState g{ctx, OpBuilder(&ctx), modelDir, {}, {}, 0, options.maxLoopIterations};
+  g.opset = report.opset;
 
   for (const auto &init : graph.initializer()) {
     auto attr = importTensor(ctx, init, modelDir, error);

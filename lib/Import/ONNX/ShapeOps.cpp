@@ -255,7 +255,9 @@ LogicalResult importSqueeze(NodeContext &c) {
   std::vector<bool> drop(rank, false);
   if (axes->empty()) {
     for (int64_t i = 0; i < rank; ++i) {
-      if (in.isDynamicDim(i)) return c.fail("Squeeze without axes needs static dims");
+      if (in.isDynamicDim(i))
+        return c.fail("Squeeze without axes over more than 3 dims known only at run time: its output rank "
+                      "depends on which of them are 1; give them with --dim or --input-shape");
       drop[i] = in.getDimSize(i) == 1;
     }
   }
