@@ -18,6 +18,8 @@
 
 #include <cstring>
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace v4f {
@@ -70,6 +72,16 @@ LogicalResult PlanBuilder::addConstant(arith::ConstantOp op) {
     t.values.emplace();
     for (const APInt &v : attr.getValues<APInt>())
       t.values->push_back(sp().constant(v.getBitWidth() == 1 ? int64_t(v.getBoolValue()) : v.getSExtValue()));
+  }
+  // And small float constants holding small integers (a counter's + 1.0).
+  if (et.isF32() && count <= 8) {
+    std::vector<Reg> regs;
+    for (const APFloat &v : attr.getValues<APFloat>()) {
+      double d = v.convertToDouble();
+      if (d != std::floor(d) || std::fabs(d) > double(1 << 24)) break;
+      regs.push_back(sp().constant(int64_t(d)));
+    }
+    if (regs.size() == count) t.values = std::move(regs);
   }
   // A weight every user packs (v4f-pack-weights) is stored only packed.
   bool onlyPacked = !op->use_empty() && host.storesOnlyPacked(op);

@@ -39,6 +39,15 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
       auto get = [&](unsigned i) { return regs.lookup(inner.getOperand(i)); };
       Reg r;
       if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+        // A float constant takes part only when it is a (small) integer:
+        // an integer counter cast to float and back, Add(Cast(i), 1.0).
+        if (auto f = llvm::dyn_cast<FloatAttr>(c.getValue())) {
+          double v = f.getValueAsDouble();
+          if (v != std::floor(v) || std::fabs(v) > double(1 << 24)) return std::nullopt;
+          r = sp.constant(int64_t(v));
+          regs[inner.getResult(0)] = r;
+          continue;
+        }
         auto attr = llvm::dyn_cast<IntegerAttr>(c.getValue());
         if (!attr) return std::nullopt;
         // i1 true is 1 (not -1) as a register.
@@ -68,6 +77,15 @@ std::optional<std::vector<Reg>> interpretBody(ShapeProgramBuilder &sp, Elementwi
         r = sp.min(get(0), get(1));
       else if (isa<arith::ExtSIOp, arith::TruncIOp>(inner))
         r = get(0);
+      // Integers through float (exact below 2^24: shape arithmetic).
+      else if (isa<arith::SIToFPOp, arith::FPToSIOp>(inner))
+        r = get(0);
+      else if (isa<arith::AddFOp>(inner))
+        r = sp.add(get(0), get(1));
+      else if (isa<arith::SubFOp>(inner))
+        r = sp.sub(get(0), get(1));
+      else if (isa<arith::MulFOp>(inner))
+        r = sp.mul(get(0), get(1));
       // i1 values are 0/1 registers (canonicalization turns selects of 0/1
       // into these).
       else if (isa<arith::ExtUIOp>(inner) && inner.getOperand(0).getType().isInteger(1))
@@ -213,7 +231,11 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
   // Shape values are int64/int32; bool tensors (Equal(shape, -1) in the
   // exporters' Expand / Reshape patterns) are followed as 0/1 registers.
   Type et = type.getElementType();
-  if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32) && !et.isInteger(1)) return std::nullopt;
+  // (An elementwise op with a float result is followed where its body only
+  // moves integers through float: interpretBody refuses anything else.)
+  if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32) && !et.isInteger(1) &&
+      !(et.isF32() && isa<ElementwiseOp, AddOp, SubOp, MulOp>(op)))
+    return std::nullopt;
   auto staticCount = [&]() -> std::optional<size_t> {
     if (!type.hasStaticShape() || (size_t)type.getNumElements() > kMaxTrackedValues) return std::nullopt;
     return (size_t)type.getNumElements();
@@ -321,6 +343,19 @@ std::optional<std::vector<Reg>> propagateValues(PlanContext &ctx, Operation *op,
     }
     if (kind != "sum" && kind != "prod" && kind != "max" && kind != "min") return std::nullopt;
     return std::vector<Reg>{acc};
+  }
+  if (isa<AddOp, SubOp, MulOp>(op) && et.isF32()) {
+    // Float arithmetic on followed (integer-valued) floats: a counter + 1.0.
+    if (!allKnown(operands) || operands.size() != 2) return std::nullopt;
+    for (const auto &t : operands)
+      if (t.values->size() != 1 && t.values->size() != *count) return std::nullopt;
+    std::vector<Reg> out;
+    for (size_t k = 0; k < *count; ++k) {
+      Reg a = (*operands[0].values)[operands[0].values->size() == 1 ? 0 : k];
+      Reg b = (*operands[1].values)[operands[1].values->size() == 1 ? 0 : k];
+      out.push_back(isa<AddOp>(op) ? sp.add(a, b) : isa<SubOp>(op) ? sp.sub(a, b) : sp.mul(a, b));
+    }
+    return out;
   }
   if (auto ew = dyn_cast<ElementwiseOp>(op)) {
     if (!allKnown(operands)) return std::nullopt;

@@ -21,7 +21,9 @@ Inputs: a dim the model leaves symbolic takes the values of `dims` (per model,
 by dim name) or a default by position: batch-like leading dims 1 then 2, the
 spatial dims of a 4-D input 64 then 96, the last dim of a 2-D float input
 (audio samples) 8000 then 12000, other dims 16 then 24. Floats are standard
-normal (x 0.1 for audio-like 2-D inputs), integers in [0, 4) unless `values`
+normal (x 0.1 for audio-like 2-D inputs; a 4-D input with 3 channels, NCHW or
+NHWC, is a synthetic page of dark text-like strokes, normalized as ImageNet
+models expect), integers in [0, 4) unless `values`
 gives them, inputs named *mask* all ones, booleans random. Where ONNX Runtime
 itself refuses the generated inputs the model needs an entry in corpus.json:
 `dims` (dim name -> [value in set 0, value in set 1]) or `shapes` ([{input:
@@ -172,10 +174,36 @@ def make_inputs(model: onnx.ModelProto, spec: dict, shape_set: int) -> dict:
             out[vi.name] = rng.integers(0, 2, size=shape).astype(np.bool_)
         elif np.issubdtype(dtype, np.integer):
             out[vi.name] = rng.integers(0, 4, size=shape).astype(dtype)
+        elif rank == 4 and (shape[1] == 3 or shape[3] == 3):
+            out[vi.name] = document_image(rng, shape, nhwc=shape[1] != 3).astype(dtype)
         else:
             scale = 0.1 if (rank == 2 and shape[-1] >= 1000) else 1.0
             out[vi.name] = (rng.standard_normal(shape) * scale).astype(dtype)
     return out
+
+
+def document_image(rng, shape: list, nhwc: bool) -> np.ndarray:
+    """A synthetic page: dark stroke blocks (text lines) on a light, slightly
+    noisy background, normalized with ImageNet's mean and std. Noise alone
+    makes a detector see only background: every output sits in the sigmoid's
+    far tail, where the tolerance (relative to a max near 0) is below what
+    float32 resolves there."""
+    n, h, w = shape[0], (shape[1] if nhwc else shape[2]), (shape[2] if nhwc else shape[3])
+    img = np.full((n, 3, h, w), 0.92, np.float32)
+    for b in range(n):
+        for _ in range(max(2, h // 16)):
+            y0 = int(rng.integers(0, max(1, h - h // 8)))
+            x0 = int(rng.integers(0, max(1, w // 2)))
+            hh = int(rng.integers(max(2, h // 16), max(3, h // 6)))
+            ww = int(rng.integers(max(2, w // 8), max(3, w // 2)))
+            for x in range(x0, min(w, x0 + ww)):
+                if (x - x0) % 4 < 2:
+                    img[b, :, y0:y0 + hh, x] = 0.1 + 0.1 * rng.random()
+    img += rng.normal(0, 0.02, img.shape).astype(np.float32)
+    mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+    x = (img - mean) / std
+    return x.transpose(0, 2, 3, 1) if nhwc else x
 
 
 def sanitize(name: str) -> str:

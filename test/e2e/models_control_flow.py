@@ -398,6 +398,48 @@ def make_squeeze_runtime_dims_refused() -> Case:
                                "rank 2")])
 
 
+def make_loop_counter_slice() -> Case:
+    """A Loop over a run-time trip count whose body slices a table at a
+    counter it carries (paddle2onnx decoders: step = Cast(Cast(step) + 1.0),
+    through Unsqueeze / Add 0 / Squeeze): the counter is an induction
+    variable, init + t, which the plan follows; the slice ends go through a
+    float Add of 1.0 and a Min with the table's length."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Cast", ["step"], ["fstep"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["fstep", "one_f"], ["fnext"]),
+         helper.make_node("Cast", ["fnext"], ["next_raw"], to=TensorProto.INT64),
+         helper.make_node("Unsqueeze", ["next_raw", "axis0"], ["next_u"]),
+         helper.make_node("Add", ["next_u", "zero_i"], ["next_a"]),
+         helper.make_node("Squeeze", ["next_a", "axis0"], ["next"]),
+         helper.make_node("Shape", ["table"], ["tshape"]),
+         helper.make_node("Gather", ["tshape", "zero_s"], ["rows"], axis=0),
+         helper.make_node("Min", ["rows", "next_raw"], ["end"]),
+         helper.make_node("Unsqueeze", ["step", "axis0"], ["start1"]),
+         helper.make_node("Unsqueeze", ["end", "axis0"], ["end1"]),
+         helper.make_node("Slice", ["table", "start1", "end1", "axis0"], ["row"]),
+         helper.make_node("Add", ["acc", "row"], ["acc_next"])],
+        "body", [_vi("t", I64, []), _vi("ci", TensorProto.BOOL, []), _vi("step", I64, []), _vi("acc", F32, [1, 4])],
+        [_vi("co", TensorProto.BOOL, []), _vi("next", I64, []), _vi("acc_next", F32, [1, 4])])
+    inits = [numpy_helper.from_array(np.array(1.0, np.float32), "one_f"),
+             numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero_i"),
+             numpy_helper.from_array(np.array(0, np.int64), "zero_s"),
+             numpy_helper.from_array(np.array(2, np.int64), "start"),
+             numpy_helper.from_array(np.zeros((1, 4), np.float32), "acc0")]
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", "", "start", "acc0"], ["last_step", "acc"], body=body)],
+        "loop_counter_slice", [_vi("m", I64, []), _vi("table", F32, ["R", 4])],
+        [_vi("last_step", I64, []), _vi("acc", F32, [1, 4])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    rng = np.random.default_rng(215)
+
+    def inputs(trips, rows):
+        return {"m": np.array(trips, np.int64), "table": _randn(rng, [rows, 4])}
+
+    return Case(m, [inputs(3, 8), inputs(5, 7), inputs(1, 3)], note="rows 2..4 / 2..6 / 2 summed")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "if_runtime_branches": make_if_runtime_branches,
@@ -413,4 +455,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "if_rank_refused": make_if_rank_refused,
         "squeeze_runtime_dims": make_squeeze_runtime_dims,
         "squeeze_runtime_dims_refused": make_squeeze_runtime_dims_refused,
+        "loop_counter_slice": make_loop_counter_slice,
     }

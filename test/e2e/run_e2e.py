@@ -82,6 +82,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("loop_in_if",        1e-5,  1e-5),
     ("if_rank_",          1e-6,  1e-6),
     ("squeeze_runtime_dims", 1e-6, 1e-6),
+    ("loop_counter_slice", 1e-6, 1e-6),
     ("packed_matmuls",    1e-5,  1e-5),   # K = 37 and 45 sums of O(1) terms
     ("gemm_edges",        1e-4,  1e-4),   # K = 1000 / 520 sums of O(0.05) terms, then a K = 40 product
     ("im2col_rows",       1e-5,  1e-5),   # K <= 75 sums of O(1) terms

@@ -17,6 +17,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 
+#include <cmath>
+#include <unordered_map>
+
 using namespace mlir;
 
 namespace v4f {
@@ -119,6 +122,78 @@ FailureOr<LoopOp> buildPlanLoop(NodeContext &c, Value trip, ArrayRef<Value> init
 /// time. Without M (a while loop, as tf2onnx writes them) the condition the
 /// body computes alone ends the loop (v4f.loop unbounded): still running
 /// after --max-loop-iterations iterations is a run-time error naming the loop.
+/// The value of a one-element constant `name` as the body sees it (a
+/// Constant node or an initializer of the body, or an outer constant).
+std::optional<double> bodyConstant(NodeContext &c, const onnx::GraphProto &body, const std::string &name) {
+  DenseElementsAttr attr;
+  for (const auto &init : body.initializer())
+    if (init.name() == name) {
+      std::string err;
+      attr = importTensor(c.g.ctx, init, c.g.modelDir, err);
+    }
+  for (const auto &n : body.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == name)
+      for (const auto &a : n.attribute())
+        if (a.name() == "value" && a.has_t()) {
+          std::string err;
+          attr = importTensor(c.g.ctx, a.t(), c.g.modelDir, err);
+        }
+  if (!attr)
+    if (auto it = c.g.constants.find(name); it != c.g.constants.end()) attr = it->second;
+  if (!attr || attr.getNumElements() != 1) return std::nullopt;
+  Type et = attr.getElementType();
+  if (llvm::isa<FloatType>(et)) return (*attr.getValues<APFloat>().begin()).convertToDouble();
+  if (et.isInteger(1)) return std::nullopt;
+  if (llvm::isa<IntegerType>(et)) return double((*attr.getValues<APInt>().begin()).getSExtValue());
+  return std::nullopt;
+}
+
+/// Carried value j of a Loop body as an induction variable: the body yields
+/// it plus a constant integer step K (through casts, single-element shape
+/// ops and additions of constants, as exporters write a counter: paddle2onnx
+/// Squeeze(Add(Unsqueeze(Cast(Add(Cast(i), 1))), 0))). Its value in
+/// iteration t is then init + K t, which the plan follows from the
+/// iteration number (a slice bounded by a counter), where the carried
+/// buffer it could not.
+std::optional<int64_t> inductionStep(NodeContext &c, const onnx::GraphProto &body, int64_t j) {
+  const std::string target = body.input(int(2 + j)).name();
+  std::string name = body.output(int(1 + j)).name();
+  std::unordered_map<std::string, const onnx::NodeProto *> producer;
+  for (const auto &n : body.node())
+    for (const auto &o : n.output()) producer[o] = &n;
+  double offset = 0;
+  for (int steps = 0; steps < 32; ++steps) {
+    if (name == target) {
+      if (offset != std::floor(offset) || std::fabs(offset) > double(1 << 20)) return std::nullopt;
+      return int64_t(offset);
+    }
+    auto it = producer.find(name);
+    if (it == producer.end()) return std::nullopt;
+    const onnx::NodeProto &n = *it->second;
+    const std::string &op = n.op_type();
+    if (n.input_size() < 1) return std::nullopt;
+    if (op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Reshape" || op == "Flatten" ||
+        op == "Cast") {
+      name = n.input(0);
+    } else if ((op == "Add" || op == "Sub") && n.input_size() == 2) {
+      auto k1 = bodyConstant(c, body, n.input(1));
+      auto k0 = op == "Add" ? bodyConstant(c, body, n.input(0)) : std::nullopt;
+      if (k1) {
+        offset += op == "Add" ? *k1 : -*k1;
+        name = n.input(0);
+      } else if (k0) {
+        offset += *k0;
+        name = n.input(1);
+      } else {
+        return std::nullopt;
+      }
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int64_t nCarried, int64_t nScan) {
   bool unbounded = !c.hasInput(0);
   Bound trip;
@@ -168,11 +243,43 @@ LogicalResult importLoopInPlan(NodeContext &c, const onnx::GraphProto &body, int
     tripV = materialize(c, *flat);
   }
 
+  // Integer counters the body carries (one element, init + K t).
+  SmallVector<std::optional<int64_t>> steps(nCarried);
+  for (int64_t j = 0; j < nCarried; ++j) {
+    auto t = llvm::dyn_cast<RankedTensorType>(inits[j].getType());
+    if (t && t.hasStaticShape() && t.getNumElements() == 1 && t.getElementType().isSignlessInteger() &&
+        t.getElementType().getIntOrFloatBitWidth() >= 32)
+      steps[j] = inductionStep(c, body, j);
+  }
   bool oneIteration = false, bodyCondition = false;
   auto importBody = [&](Value iter, ArrayRef<Value> carried,
                         SmallVectorImpl<Type> &scanTypes) -> FailureOr<SmallVector<Value>> {
     SmallVector<Bound> ins = {Bound{iter, {}}, scalarBool(c, true)};
-    for (Value v : carried) ins.push_back(Bound{v, {}});
+    for (auto [j, v] : llvm::enumerate(carried)) {
+      if (!steps[j]) {
+        ins.push_back(Bound{v, {}});
+        continue;
+      }
+      auto t = llvm::cast<RankedTensorType>(inits[j].getType());
+      auto iterAs = runNode(c, "Cast", {Bound{iter, {}}}, [&](onnx::NodeProto &n) {
+        addIntAttr(n, "to", t.getElementType().isInteger(32) ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
+      });
+      if (failed(iterAs)) return failure();
+      Bound k{{},
+              DenseElementsAttr::get(RankedTensorType::get({}, t.getElementType()),
+                                     APInt(t.getElementType().getIntOrFloatBitWidth(), uint64_t(*steps[j]), true))};
+      auto kt = runNode(c, "Mul", {*iterAs, k});
+      if (failed(kt)) return failure();
+      auto value = runNode(c, "Add", {Bound{inits[j], {}}, *kt});
+      if (failed(value)) return failure();
+      auto shaped =
+          runNode(c, "Reshape",
+                  {*value, Bound{{},
+                                 DenseElementsAttr::get(RankedTensorType::get({t.getRank()}, c.b.getI64Type()),
+                                                        ArrayRef<int64_t>(t.getShape()))}});
+      if (failed(shaped)) return failure();
+      ins.push_back(*shaped);
+    }
     auto outs = importSubgraph(c, body, ins, "body");
     if (failed(outs)) return failure();
     auto k = constantInt((*outs)[0]);

@@ -122,8 +122,7 @@ std::pair<std::string, std::string> quantizeCentered(GraphWriter &w, const std::
   return {w.op("Sub", {q, zp}), scale};
 }
 
-std::string checkDynamicQuantizeLSTM(const NodeAttrs &a, int64_t opset) {
-  if (opset < 11) return "needs a default-domain opset of 11 or newer (its expansion uses Clip with inputs)";
+std::string checkDynamicQuantizeLSTM(const NodeAttrs &a, int64_t) {
   std::string dir = a.getString("direction", "forward");
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
     return "direction '" + dir + "' is not forward, reverse or bidirectional";
@@ -265,7 +264,8 @@ LogicalResult importDynamicQuantizeLSTM(NodeContext &c) {
 } // namespace
 
 void addQuantizedRecurrentImporters(std::unordered_map<std::string, OpImporter> &t) {
-  t["com.microsoft:DynamicQuantizeLSTM"] = {1, kMaxOpset, checkDynamicQuantizeLSTM, importDynamicQuantizeLSTM};
+  // From opset 11: the expansion uses Clip with min / max inputs.
+  t["com.microsoft:DynamicQuantizeLSTM"] = {11, kMaxOpset, checkDynamicQuantizeLSTM, importDynamicQuantizeLSTM};
 }
 
 } // namespace v4f
