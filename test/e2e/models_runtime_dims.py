@@ -1,7 +1,7 @@
 """End-to-end cases: operators over dims known only at run time (3-D pooling,
 convolutions with run-time weight dims, float Range of integers) and op
 families outside the default domain's core (ai.onnx.ml TreeEnsemble, opset-7
-BatchNormalization, com.microsoft DynamicQuantizeLSTM). Registered through models.all_generators()."""
+BatchNormalization, com.microsoft DynamicQuantizeLSTM, ai.onnx.ml pre-processing). Registered through models.all_generators()."""
 
 from __future__ import annotations
 
@@ -199,6 +199,32 @@ def make_dynamic_quantize_lstm_wide() -> Case:
     return Case(m, [{"x": _randn(rng, [3, 2, 4])}, {"x": _randn(rng, [4, 2, 4])}], note="H = 260, T = 3 / 4")
 
 
+def make_ml_preprocessing() -> Case:
+    """The ai.onnx.ml pre-processing operators skl2onnx writes in front of a
+    model: Scaler (per-feature offset and scale) of int64 features, then
+    Normalizer (MAX, L1, L2, with an all-zero row), Binarizer and
+    ArrayFeatureExtractor, over run-time rows."""
+    ml = "ai.onnx.ml"
+    nodes = [helper.make_node("Scaler", ["x"], ["s"], domain=ml, offset=[1.0, -2.0, 0.5, 3.0],
+                              scale=[0.5, 2.0, -1.0, 0.25]),
+             helper.make_node("Normalizer", ["s"], ["nmax"], domain=ml, norm="MAX"),
+             helper.make_node("Normalizer", ["s"], ["nl1"], domain=ml, norm="L1"),
+             helper.make_node("Normalizer", ["s"], ["nl2"], domain=ml, norm="L2"),
+             helper.make_node("Binarizer", ["s"], ["bin"], domain=ml, threshold=0.75),
+             helper.make_node("ArrayFeatureExtractor", ["s", "pick"], ["picked"], domain=ml)]
+    graph = helper.make_graph(
+        nodes, "ml_preprocessing", [_vi("x", TensorProto.INT64, ["N", 4])],
+        [_vi("nmax", F32, ["N", 4]), _vi("nl1", F32, ["N", 4]), _vi("nl2", F32, ["N", 4]), _vi("bin", F32, ["N", 4]),
+         _vi("picked", F32, ["N", 2])],
+        [numpy_helper.from_array(np.array([3, 1], np.int64), "pick")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ml, 3)])
+    rng = np.random.default_rng(216)
+    zero_row = np.array([[1, -2, 0, 3]], np.int64)  # scales to all zeros
+    sets = [{"x": np.concatenate([rng.integers(-5, 6, size=(3, 4)), zero_row]).astype(np.int64)},
+            {"x": rng.integers(-9, 10, size=(6, 4)).astype(np.int64)}]
+    return Case(m, sets, note="4 rows (one scaling to zeros) / 6 rows")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -208,4 +234,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "batchnorm_opset7": make_batchnorm_opset7,
         "dynamic_quantize_lstm": make_dynamic_quantize_lstm,
         "dynamic_quantize_lstm_wide": make_dynamic_quantize_lstm_wide,
+        "ml_preprocessing": make_ml_preprocessing,
     }

@@ -68,6 +68,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("window_conv",        1e-4,  1e-4),
     ("tree_ensemble",      1e-5,  1e-5),
     ("dynamic_quantize_lstm", 1e-5, 1e-5),
+    ("ml_preprocessing",   1e-6,  1e-6),
     ("range_float",        0,     0),
     ("batchnorm_opset7",   1e-5,  1e-5),
     ("stft_runtime",       1e-4,  1e-4),
