@@ -225,6 +225,73 @@ def make_ml_preprocessing() -> Case:
     return Case(m, sets, note="4 rows (one scaling to zeros) / 6 rows")
 
 
+def _legacy_trees(rng, trees: int, depth: int, features: int):
+    """Random legacy node tables (tree id, node id) and the leaves' keys."""
+    attrs = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_values", "nodes_modes",
+                             "nodes_truenodeids", "nodes_falsenodeids")}
+    leaves = []
+    for t in range(trees):
+        counter = [0]
+
+        def grow(d):
+            i = counter[0]
+            counter[0] += 1
+            slot = len(attrs["nodes_treeids"])
+            for k in attrs:
+                attrs[k].append(0)
+            attrs["nodes_treeids"][slot], attrs["nodes_nodeids"][slot] = t, i
+            if d == depth or (d > 0 and rng.random() < 0.25):
+                attrs["nodes_modes"][slot] = "LEAF"
+                leaves.append((t, i))
+                return i
+            attrs["nodes_modes"][slot] = "BRANCH_LEQ"
+            attrs["nodes_featureids"][slot] = int(rng.integers(0, features))
+            attrs["nodes_values"][slot] = float(rng.normal())
+            attrs["nodes_truenodeids"][slot] = grow(d + 1)
+            attrs["nodes_falsenodeids"][slot] = grow(d + 1)
+            return i
+
+        grow(0)
+    return attrs, leaves
+
+
+def make_tree_ensemble_legacy() -> Case:
+    """The legacy ai.onnx.ml tree operators skl2onnx writes for scikit-learn
+    forests: a 3-class TreeEnsembleClassifier (SOFTMAX, base values), a
+    binary one with one weight column (s = the positive class's
+    probability: scores [1 - s, s]) and a TreeEnsembleRegressor (AVERAGE of
+    two targets plus base values), over run-time rows."""
+    rng = np.random.default_rng(217)
+    ml = "ai.onnx.ml"
+    F = 5
+    multi, multi_leaves = _legacy_trees(rng, 3, 3, F)
+    multi.update(class_treeids=[t for t, _ in multi_leaves for _ in range(3)],
+                 class_nodeids=[n for _, n in multi_leaves for _ in range(3)],
+                 class_ids=[k for _ in multi_leaves for k in range(3)],
+                 class_weights=[float(rng.normal()) for _ in multi_leaves for _ in range(3)])
+    binary, binary_leaves = _legacy_trees(rng, 2, 3, F)
+    binary.update(class_treeids=[t for t, _ in binary_leaves], class_nodeids=[n for _, n in binary_leaves],
+                  class_ids=[0] * len(binary_leaves), class_weights=[float(rng.random() / 2) for _ in binary_leaves])
+    reg, reg_leaves = _legacy_trees(rng, 4, 4, F)
+    reg.update(target_treeids=[t for t, _ in reg_leaves for _ in range(2)],
+               target_nodeids=[n for _, n in reg_leaves for _ in range(2)],
+               target_ids=[k for _ in reg_leaves for k in range(2)],
+               target_weights=[float(rng.normal()) for _ in reg_leaves for _ in range(2)])
+    nodes = [helper.make_node("TreeEnsembleClassifier", ["x"], ["label3", "prob3"], domain=ml,
+                              classlabels_int64s=[4, 7, 9], post_transform="SOFTMAX", base_values=[0.1, -0.2, 0.3],
+                              **multi),
+             helper.make_node("TreeEnsembleClassifier", ["x"], ["label2", "prob2"], domain=ml,
+                              classlabels_int64s=[0, 1], **binary),
+             helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain=ml, n_targets=2,
+                              aggregate_function="AVERAGE", base_values=[0.5, -1.0], **reg)]
+    graph = helper.make_graph(nodes, "tree_ensemble_legacy", [_vi("x", F32, ["N", F])],
+                              [_vi("label3", TensorProto.INT64, ["N"]), _vi("prob3", F32, ["N", 3]),
+                               _vi("label2", TensorProto.INT64, ["N"]), _vi("prob2", F32, ["N", 2]),
+                               _vi("y", F32, ["N", 2])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ml, 3)])
+    return Case(m, [{"x": _randn(rng, [7, F])}, {"x": _randn(rng, [2, F])}], note="7 rows / 2 rows")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -235,4 +302,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "dynamic_quantize_lstm": make_dynamic_quantize_lstm,
         "dynamic_quantize_lstm_wide": make_dynamic_quantize_lstm_wide,
         "ml_preprocessing": make_ml_preprocessing,
+        "tree_ensemble_legacy": make_tree_ensemble_legacy,
     }

@@ -69,6 +69,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("tree_ensemble",      1e-5,  1e-5),
     ("dynamic_quantize_lstm", 1e-5, 1e-5),
     ("ml_preprocessing",   1e-6,  1e-6),
+    ("tree_ensemble_legacy", 1e-5, 1e-5),
     ("range_float",        0,     0),
     ("batchnorm_opset7",   1e-5,  1e-5),
     ("stft_runtime",       1e-4,  1e-4),

@@ -243,6 +243,8 @@ void addTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table
 void addQuantizedRecurrentImporters(std::unordered_map<std::string, OpImporter> &table);
 /// ai.onnx.ml Scaler, Binarizer, Normalizer and ArrayFeatureExtractor (MLOps.cpp).
 void addMLImporters(std::unordered_map<std::string, OpImporter> &table);
+/// ai.onnx.ml TreeEnsembleClassifier / TreeEnsembleRegressor (TreeEnsembleLegacy.cpp).
+void addLegacyTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
 /// A 2-D convolution window resolved from the node's Conv attributes for
 /// input `in` and weight `w` (Conv's checks), and the output shape.

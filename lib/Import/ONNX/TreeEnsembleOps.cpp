@@ -22,12 +22,13 @@
 // and models are validated against them.
 //
 //===----------------------------------------------------------------------===//
-#include "NodeContext.h"
 #include "TensorImport.h"
+#include "TreeEnsemble.h"
 
 #include <cmath>
 
 using namespace mlir;
+using namespace v4f::trees;
 
 namespace v4f {
 namespace {
@@ -39,9 +40,7 @@ DenseElementsAttr floatAttr(RankedTensorType type, const std::vector<double> &va
   return DenseElementsAttr::get(type, ArrayRef<float>(narrow));
 }
 
-enum Mode : int64_t { LEQ = 0, LT = 1, GTE = 2, GT = 3, EQ = 4, NEQ = 5, MEMBER = 6 };
-enum Aggregate : int64_t { AVERAGE = 0, SUM = 1, MIN = 2, MAX = 3 };
-enum PostTransform : int64_t { NONE = 0, SOFTMAX = 1, LOGISTIC = 2, SOFTMAX_ZERO = 3, PROBIT = 4 };
+FailureOr<Value> walkEnsemble(NodeContext &c, const EnsembleSpec &e, Type xe, int64_t F, int64_t mode);
 
 std::string checkTreeEnsemble(const NodeAttrs &a, int64_t) {
   for (const char *name : {"nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids", "tree_roots",
@@ -70,44 +69,43 @@ FailureOr<std::vector<double>> floatTable(NodeContext &c, const char *name) {
   return out;
 }
 
-LogicalResult importTreeEnsemble(NodeContext &c) {
+} // namespace
+
+FailureOr<Value> evaluateEnsemble(NodeContext &c, const EnsembleSpec &e) {
   auto xt = c.inputType(0);
   Type xe = xt.getElementType();
   if (!xe.isF32() && !xe.isF64()) return c.fail("X must be float32 or float64");
   if (xt.getRank() != 2) return c.fail("X must be 2-D [rows, features]");
   int64_t F = xt.getDimSize(1);
-  auto featureIds = c.attrs.getInts("nodes_featureids"), trueIds = c.attrs.getInts("nodes_truenodeids"),
-       falseIds = c.attrs.getInts("nodes_falsenodeids"), roots = c.attrs.getInts("tree_roots"),
-       targets = c.attrs.getInts("leaf_targetids");
-  const int64_t n = featureIds.size(), m = targets.size(), T = roots.size(),
-                targetCount = c.attrs.getInt("n_targets", 0);
-  auto ints = [&](const char *name) { return c.attrs.getInts(name, std::vector<int64_t>(n, 0)); };
-  auto trueLeaf = ints("nodes_trueleafs"), falseLeaf = ints("nodes_falseleafs"),
-       missingTrue = ints("nodes_missing_value_tracks_true");
-  auto splits = floatTable(c, "nodes_splits");
-  if (failed(splits)) return failure();
-  auto weights = floatTable(c, "leaf_weights");
-  if (failed(weights)) return failure();
-  std::vector<int64_t> modes(n, LEQ);
-  if (c.attrs.has("nodes_modes")) {
-    std::string error;
-    auto attr = importTensor(c.g.ctx, c.attrs.get("nodes_modes")->t(), c.g.modelDir, error);
-    if (!attr || !attr.getElementType().isInteger(8)) return c.fail("nodes_modes must be a uint8 tensor");
-    modes.clear();
-    for (const APInt &v : attr.getValues<APInt>()) modes.push_back(v.getZExtValue());
-  }
+  const auto &featureIds = e.featureIds, &trueIds = e.trueIds, &falseIds = e.falseIds, &roots = e.roots,
+             &trueLeaf = e.trueLeaf, &falseLeaf = e.falseLeaf, &missingTrue = e.missingTrue, &modes = e.modes,
+             &targets = e.targets, &leafOf = e.leafOf;
+  const std::vector<double> *splits = &e.splits, *weights = &e.weights;
+  const int64_t n = featureIds.size(), m = e.leafCount, T = roots.size(), targetCount = e.targetCount;
   if (n == 0 || T == 0 || m == 0) return c.fail("the ensemble has no nodes, trees or leaves");
   if ((int64_t)trueIds.size() != n || (int64_t)falseIds.size() != n || (int64_t)trueLeaf.size() != n ||
       (int64_t)falseLeaf.size() != n || (int64_t)missingTrue.size() != n || (int64_t)splits->size() != n ||
       (int64_t)modes.size() != n)
     return c.fail("the nodes_* attributes must all have one entry per node");
-  if ((int64_t)weights->size() != m) return c.fail("leaf_targetids and leaf_weights must have one entry per leaf");
+  if (weights->size() != targets.size() || leafOf.size() != targets.size())
+    return c.fail("the leaf weights and their targets must have one entry each");
   if (llvm::any_of(modes, [](int64_t v) { return v > NEQ; }))
     return c.fail("BRANCH_MEMBER nodes (set membership) are not supported");
   int64_t mode = modes[0];
   if (llvm::any_of(modes, [&](int64_t v) { return v != mode; }))
     return c.fail("nodes with different comparison modes are not supported (every node must use one mode)");
+  return walkEnsemble(c, e, xe, F, mode);
+}
 
+namespace {
+
+/// The walk over checked tables (evaluateEnsemble's second half).
+FailureOr<Value> walkEnsemble(NodeContext &c, const EnsembleSpec &e, Type xe, int64_t F, int64_t mode) {
+  auto xt = c.inputType(0);
+  const auto &featureIds = e.featureIds, &trueIds = e.trueIds, &falseIds = e.falseIds, &roots = e.roots,
+             &trueLeaf = e.trueLeaf, &falseLeaf = e.falseLeaf, &missingTrue = e.missingTrue, &targets = e.targets;
+  const std::vector<double> *splits = &e.splits, *weights = &e.weights;
+  const int64_t n = featureIds.size(), m = e.leafCount, T = roots.size(), targetCount = e.targetCount;
   // --- Tables over nodes [0, n) and leaves [n, n + m) --------------------------
   std::vector<int64_t> feature(n + m, 0), next[2];
   std::vector<double> split(n + m, 0.0);
@@ -127,11 +125,11 @@ LogicalResult importTreeEnsemble(NodeContext &c) {
       next[side][i] = leaf ? n + id : id;
     }
   }
-  for (int64_t j = 0; j < m; ++j) {
-    next[0][n + j] = next[1][n + j] = n + j;
-    if (targets[j] < 0 || targets[j] >= targetCount)
-      return c.fail("leaf " + std::to_string(j) + " adds to target " + std::to_string(targets[j]) + " of " +
-                    std::to_string(targetCount));
+  for (int64_t j = 0; j < m; ++j) next[0][n + j] = next[1][n + j] = n + j;
+  for (size_t w = 0; w < targets.size(); ++w) {
+    if (targets[w] < 0 || targets[w] >= targetCount)
+      return c.fail("a leaf adds to target " + std::to_string(targets[w]) + " of " + std::to_string(targetCount));
+    if (e.leafOf[w] < 0 || e.leafOf[w] >= m) return c.fail("a leaf weight belongs to no leaf");
   }
   // The walk takes as many steps as the deepest tree has levels of nodes
   // (a cycle in the node graph is refused).
@@ -229,12 +227,12 @@ LogicalResult importTreeEnsemble(NodeContext &c) {
   }
 
   // --- Leaves and aggregation ----------------------------------------------------
-  int64_t agg = c.attrs.getInt("aggregate_function", SUM);
+  int64_t agg = e.aggregate;
   if ((agg == MIN || agg == MAX) && targetCount > 1)
     return c.fail("MIN / MAX aggregation over more than one target is not supported");
   // Per leaf and target: the leaf's weight for its target, 0 elsewhere.
   std::vector<double> leafTable((n + m) * targetCount, 0.0);
-  for (int64_t j = 0; j < m; ++j) leafTable[(n + j) * targetCount + targets[j]] += (*weights)[j];
+  for (size_t w = 0; w < targets.size(); ++w) leafTable[(n + e.leafOf[w]) * targetCount + targets[w]] += (*weights)[w];
   auto leafType = RankedTensorType::get({n + m, targetCount}, xe);
   Value leaves = b.create<arith::ConstantOp>(c.loc, floatAttr(leafType, leafTable));
   Value picked = b.create<GatherOp>(c.loc, leaves, node, b.getI64IntegerAttr(0)); // [N, T, targets]
@@ -248,7 +246,43 @@ LogicalResult importTreeEnsemble(NodeContext &c) {
     if (failed(t)) return failure();
     y = *t;
   }
-  c.setOutput(0, y);
+  return y;
+}
+
+LogicalResult importTreeEnsemble(NodeContext &c) {
+  EnsembleSpec e;
+  e.featureIds = c.attrs.getInts("nodes_featureids");
+  e.trueIds = c.attrs.getInts("nodes_truenodeids");
+  e.falseIds = c.attrs.getInts("nodes_falsenodeids");
+  e.roots = c.attrs.getInts("tree_roots");
+  e.targets = c.attrs.getInts("leaf_targetids");
+  const int64_t n = e.featureIds.size(), m = e.targets.size();
+  e.leafCount = m;
+  e.targetCount = c.attrs.getInt("n_targets", 0);
+  e.aggregate = c.attrs.getInt("aggregate_function", SUM);
+  auto ints = [&](const char *name) { return c.attrs.getInts(name, std::vector<int64_t>(n, 0)); };
+  e.trueLeaf = ints("nodes_trueleafs");
+  e.falseLeaf = ints("nodes_falseleafs");
+  e.missingTrue = ints("nodes_missing_value_tracks_true");
+  auto splits = floatTable(c, "nodes_splits");
+  if (failed(splits)) return failure();
+  e.splits = *splits;
+  auto weights = floatTable(c, "leaf_weights");
+  if (failed(weights)) return failure();
+  e.weights = *weights;
+  if ((int64_t)e.weights.size() != m) return c.fail("leaf_targetids and leaf_weights must have one entry per leaf");
+  for (int64_t j = 0; j < m; ++j) e.leafOf.push_back(j);
+  e.modes.assign(n, LEQ);
+  if (c.attrs.has("nodes_modes")) {
+    std::string error;
+    auto attr = importTensor(c.g.ctx, c.attrs.get("nodes_modes")->t(), c.g.modelDir, error);
+    if (!attr || !attr.getElementType().isInteger(8)) return c.fail("nodes_modes must be a uint8 tensor");
+    e.modes.clear();
+    for (const APInt &v : attr.getValues<APInt>()) e.modes.push_back(v.getZExtValue());
+  }
+  auto y = evaluateEnsemble(c, e);
+  if (failed(y)) return failure();
+  c.setOutput(0, *y);
   return success();
 }
 
