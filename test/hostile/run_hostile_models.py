@@ -44,6 +44,7 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import contrib_models  # noqa: E402
 import tree_models  # noqa: E402
 
 TIMEOUT_S = 10.0
@@ -521,6 +522,8 @@ case("three_unsupported_ops", unsupported_ops,
 
 # 5b. TreeEnsemble tables that point outside themselves, cycle or nest too deep (tree_models.py).
 tree_models.register(case)
+# 5c. Legacy tree tables, ML pre-processing and DynamicQuantizeLSTM attributes (contrib_models.py).
+contrib_models.register(case)
 
 # 6. Attributes out of range.
 case("conv_kernel_shape_0",
