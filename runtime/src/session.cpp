@@ -388,7 +388,7 @@ v4f_status_t runDispatches(v4f_session_s* s, const v4f_tensor_t* inputs, v4f_ten
                   : "",
               static_cast<long long>(job.failedWorkgroup.load()));
       }
-      if (s->hasDataValues) {
+      if (s->hasDataValues && s->refreshAfter[d]) {
         // Sizes that depend on data become known as their producers run; the
         // buffers were planned for the bounds, so they must still fit.
         std::snprintf(where, sizeof where, "after dispatch %u '%s'", d, v4f::rt::str(dis->name()));
@@ -574,6 +574,8 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
       s->dataCache.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
       s->dataCached.allocate(s->allocator, model->registerCount ? model->registerCount : 1) &&
       s->skipped.allocate(s->allocator, mf->dispatches() && mf->dispatches()->size() ? mf->dispatches()->size() : 1) &&
+      s->refreshAfter.allocate(s->allocator,
+                               mf->dispatches() && mf->dispatches()->size() ? mf->dispatches()->size() : 1) &&
       s->feedback.allocate(s->allocator, model->outputs.size() ? model->outputs.size() : 1) &&
       s->loopIndex.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
       s->loopCount.allocate(s->allocator, mf->loops() && mf->loops()->size() ? mf->loops()->size() : 1) &&
@@ -588,6 +590,32 @@ V4F_API v4f_status_t v4f_session_create(v4f_model_t* model, const v4f_session_op
       if (mf->shape_program()->Get(i)->op() == fb::ShapeOp::DataValue ||
           mf->shape_program()->Get(i)->op() == fb::ShapeOp::LoopCount)
         s->hasDataValues = true;
+  // Registers change within a run only when a DataValue's buffer is written
+  // (and at loop boundaries, refreshed there): only a dispatch that binds
+  // such a buffer re-evaluates the program after it (a loop of many small
+  // dispatches with a scan output re-ran the whole program after each).
+  {
+    uint32_t ndis = mf->dispatches() ? mf->dispatches()->size() : 0;
+    uint32_t nbuf = mf->buffers() ? mf->buffers()->size() : 0;
+    v4f::rt::Array<bool> read; // per buffer: a DataValue reads it
+    if (s->hasDataValues && mf->shape_program() && nbuf) {
+      if (!read.allocate(s->allocator, nbuf)) {
+        destroySession(s);
+        return makeStatus(V4F_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the session");
+      }
+      for (uint32_t i = 0; i < mf->shape_program()->size(); ++i) {
+        const fb::ShapeInstr* ins = mf->shape_program()->Get(i);
+        if (ins->op() == fb::ShapeOp::DataValue && ins->a() < nbuf) read[ins->a()] = true;
+      }
+    }
+    for (uint32_t d = 0; d < ndis; ++d) {
+      s->refreshAfter[d] = false;
+      const auto* bindings = mf->dispatches()->Get(d)->bindings();
+      if (read.size() && bindings)
+        for (uint32_t b : *bindings)
+          if (b < nbuf && read[b]) s->refreshAfter[d] = true;
+    }
+  }
   if (shared) {
     shared->refs.fetch_add(1);
     s->sharedPool = shared;

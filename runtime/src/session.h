@@ -32,6 +32,7 @@ struct v4f_session_s {
   v4f::rt::Array<int64_t> dataCache;        // per register: DataValue read this run
   v4f::rt::Array<bool> dataCached;
   v4f::rt::Array<bool> skipped;      // per dispatch: its guard was zero this run
+  v4f::rt::Array<bool> refreshAfter; // per dispatch: it binds a buffer a DataValue reads
   v4f::rt::Array<int64_t> loopIndex; // per manifest loop: the iteration running
   v4f::rt::Array<int64_t> loopCount; // per manifest loop: iterations run once it ended, else -1
   v4f::rt::Array<bool> provisional;  // per register: still a bound (DataValues::provisional)

@@ -19,11 +19,16 @@
 // while every partial sum stays below 2^24, as for int8 weights with zero
 // point 0 up to 514 inputs; beyond that, rounded as any float GEMM),
 // then a Loop over the steps that quantizes h per row (or per matrix), adds
-// h·R the same way and the summed biases, and applies the iofc gates.
+// h·R the same way and the summed biases, and applies the iofc gates. With
+// constant weights (what the quantizer writes) the products run on the
+// integer GEMM instead: MatMulInteger of the uint8 q against the 8-bit
+// weight, minus the zero point times the weight's column sums — the same
+// integers.
 //
 //===----------------------------------------------------------------------===//
 #include "ControlFlow.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -106,12 +111,14 @@ private:
   int counter = 0;
 };
 
+struct Quantized {
+  std::string q, zp, scale; // q and its zero point as (integer-valued) floats
+};
+
 /// Quantizes `x` as ONNX Runtime's dynamic quantization does (uint8: min and
 /// max taken with 0, scale (max - min) / 255 or 1 when they are equal, zero
-/// point rounded half to even) over `axes` (all when empty); returns
-/// (q - zero point) as float and the scale.
-std::pair<std::string, std::string> quantizeCentered(GraphWriter &w, const std::string &x,
-                                                     const std::vector<int64_t> &axes) {
+/// point rounded half to even) over `axes` (all when empty).
+Quantized quantize(GraphWriter &w, const std::string &x, const std::vector<int64_t> &axes) {
   bool keep = !axes.empty();
   std::string zero = w.f32(0.0f), q255 = w.f32(255.0f);
   std::string mn = w.op("Min", {w.reduce("ReduceMin", x, axes, keep), zero});
@@ -119,7 +126,41 @@ std::pair<std::string, std::string> quantizeCentered(GraphWriter &w, const std::
   std::string scale = w.op("Where", {w.op("Equal", {mx, mn}), w.f32(1.0f), w.op("Div", {w.op("Sub", {mx, mn}), q255})});
   std::string zp = w.op("Round", {w.op("Clip", {w.op("Neg", {w.op("Div", {mn, scale})}), zero, q255})});
   std::string q = w.op("Clip", {w.op("Add", {w.op("Round", {w.op("Div", {x, scale})}), zp}), zero, q255});
-  return {w.op("Sub", {q, zp}), scale};
+  return {q, zp, scale};
+}
+
+/// Direction d of a constant 8-bit weight [D, K, N] with its zero point
+/// ([D] or [D, N]): the weight [K, N], the zero point (a scalar or [N]) and
+/// the column sums of (w - zero point) as float [N].
+struct DirectionWeights {
+  DenseElementsAttr w, zp, colsum;
+};
+std::optional<DirectionWeights> directionWeights(DenseElementsAttr w, DenseElementsAttr zp, int64_t d) {
+  auto wt = llvm::cast<RankedTensorType>(w.getType());
+  auto zt = llvm::cast<RankedTensorType>(zp.getType());
+  if (wt.getRank() != 3 || zt.getElementType() != wt.getElementType()) return std::nullopt;
+  const int64_t K = wt.getDimSize(1), N = wt.getDimSize(2);
+  bool perColumn = zt.getRank() == 2;
+  if (perColumn ? zt.getDimSize(1) != N : zt.getRank() != 1) return std::nullopt;
+  bool isSigned = !wt.getElementType().isUnsignedInteger();
+  auto value = [&](const APInt &v) { return isSigned ? v.getSExtValue() : int64_t(v.getZExtValue()); };
+  std::vector<APInt> all(w.getValues<APInt>().begin(), w.getValues<APInt>().end());
+  std::vector<APInt> zps(zp.getValues<APInt>().begin(), zp.getValues<APInt>().end());
+  std::vector<APInt> slice(all.begin() + d * K * N, all.begin() + (d + 1) * K * N);
+  std::vector<APInt> zSlice =
+      perColumn ? std::vector<APInt>(zps.begin() + d * N, zps.begin() + (d + 1) * N) : std::vector<APInt>{zps[d]};
+  std::vector<float> colsum(N, 0.0f);
+  std::vector<int64_t> sums(N, 0);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) sums[n] += value(slice[k * N + n]) - value(zSlice[perColumn ? n : 0]);
+  for (int64_t n = 0; n < N; ++n) colsum[n] = float(sums[n]);
+  Type et = wt.getElementType();
+  DirectionWeights out;
+  out.w = DenseElementsAttr::get(RankedTensorType::get({K, N}, et), slice);
+  out.zp = perColumn ? DenseElementsAttr::get(RankedTensorType::get({N}, et), zSlice)
+                     : DenseElementsAttr::get(RankedTensorType::get({}, et), zSlice);
+  out.colsum = DenseElementsAttr::get(RankedTensorType::get({N}, Float32Type::get(w.getContext())), ArrayRef(colsum));
+  return out;
 }
 
 std::string checkDynamicQuantizeLSTM(const NodeAttrs &a, int64_t) {
@@ -176,13 +217,54 @@ LogicalResult importDynamicQuantizeLSTM(NodeContext &c) {
     if (!b) return c.fail("input " + std::to_string(i) + " is not defined");
     bound.push_back(*b);
   }
+  // Constant weights run on the integer GEMM (MatMulInteger of the uint8 q
+  // against the int8 weight, minus zero point x column sums): per direction
+  // the weight, zero point and column sums as extra expansion inputs.
+  auto wCst = c.constantInput(1), rCst = c.constantInput(2), wzCst = c.constantInput(9), rzCst = c.constantInput(11);
+  std::vector<DirectionWeights> wDir, rDir;
+  if (wCst && rCst && wzCst && rzCst)
+    for (int64_t d = 0; d < D; ++d) {
+      auto wd = directionWeights(*wCst, *wzCst, d), rd = directionWeights(*rCst, *rzCst, d);
+      if (!wd || !rd) {
+        wDir.clear(), rDir.clear();
+        break;
+      }
+      wDir.push_back(*wd), rDir.push_back(*rd);
+    }
+  const bool integerGemm = !wDir.empty();
+  auto constInput = [&](const std::string &name, DenseElementsAttr v) {
+    g.add_input()->set_name(name);
+    bound.push_back(controlflow::Bound{{}, v});
+    return name;
+  };
+  std::vector<std::array<std::string, 3>> wIn, rIn; // per direction: weight, zero point, column sums
+  for (size_t d = 0; d < wDir.size(); ++d) {
+    std::string p = prefix + "dir" + std::to_string(d) + "/";
+    wIn.push_back(
+        {constInput(p + "w", wDir[d].w), constInput(p + "wz", wDir[d].zp), constInput(p + "wsum", wDir[d].colsum)});
+    rIn.push_back(
+        {constInput(p + "r", rDir[d].w), constInput(p + "rz", rDir[d].zp), constInput(p + "rsum", rDir[d].colsum)});
+  }
   GraphWriter w(g, prefix, c.opset);
   // ORT quantizes h per row for hidden sizes up to 256 (when it has a thread
   // per batch row), for the whole batch above that.
   const bool perRow = H <= 256;
 
+  // (q - zp) . (w - wz) as float: exact integers either way (float sums of
+  // integer products, or the integer GEMM's int32).
+  auto product = [&](GraphWriter &gw, const Quantized &q, const std::array<std::string, 3> *integer,
+                     const std::string &centeredWeight) {
+    if (!integer) return gw.op("MatMul", {gw.op("Sub", {q.q, q.zp}), centeredWeight});
+    std::string q8 =
+        gw.op("Cast", {q.q}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "to", onnx::TensorProto::UINT8); });
+    std::string acc = gw.op("MatMulInteger", {q8, (*integer)[0], "", (*integer)[1]});
+    std::string accF =
+        gw.op("Cast", {acc}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "to", onnx::TensorProto::FLOAT); });
+    return gw.op("Sub", {accF, gw.op("Mul", {q.zp, (*integer)[2]})});
+  };
   std::string X = inName(0);
-  auto [xq, xScale] = quantizeCentered(w, X, {});
+  Quantized xq = quantize(w, X, {});
+  std::string xScale = xq.scale;
   std::string shapeX = w.op("Shape", {X});
   std::string T = w.op("Reshape", {w.slice(shapeX, 0, 1, 0), w.i64s({})});
   std::string batch = w.slice(shapeX, 1, 2, 0);
@@ -204,10 +286,12 @@ LogicalResult importDynamicQuantizeLSTM(NodeContext &c) {
   std::vector<std::string> ys, hs, cs;
   for (int64_t d = 0; d < D; ++d) {
     bool reverse = dir == "reverse" || d == 1;
-    std::string xqd = reverse ? w.slice(xq, -1, kInt64Min, 0, -1) : xq;
+    Quantized xqd = xq;
+    if (reverse) xqd.q = w.slice(xq.q, -1, kInt64Min, 0, -1);
     std::string gx =
-        w.op("Mul", {w.op("MatMul", {xqd, centeredWeights(1, 9, d)}), w.op("Mul", {xScale, pick(8, d)})}); // [T, B, 4H]
-    std::string rf = centeredWeights(2, 11, d), rScale = pick(10, d);
+        w.op("Mul", {product(w, xqd, integerGemm ? &wIn[d] : nullptr, integerGemm ? "" : centeredWeights(1, 9, d)),
+                     w.op("Mul", {xScale, pick(8, d)})}); // [T, B, 4H]
+    std::string rf = integerGemm ? "" : centeredWeights(2, 11, d), rScale = pick(10, d);
     std::string bias;
     if (c.hasInput(3)) {
       std::string bd = pick(3, d);
@@ -224,8 +308,9 @@ LogicalResult importDynamicQuantizeLSTM(NodeContext &c) {
     GraphWriter bw(body, bp, c.opset);
     std::string t = bp + "t", h = bp + "h", cc = bp + "c";
     std::string gxt = bw.op("Gather", {gx, t}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 0); });
-    auto [hq, hScale] = quantizeCentered(bw, h, perRow ? std::vector<int64_t>{1} : std::vector<int64_t>{});
-    std::string hr = bw.op("Mul", {bw.op("MatMul", {hq, rf}), bw.op("Mul", {hScale, rScale})});
+    Quantized hq = quantize(bw, h, perRow ? std::vector<int64_t>{1} : std::vector<int64_t>{});
+    std::string hr =
+        bw.op("Mul", {product(bw, hq, integerGemm ? &rIn[d] : nullptr, rf), bw.op("Mul", {hq.scale, rScale})});
     std::string pre = bw.op("Add", {gxt, hr});
     if (!bias.empty()) pre = bw.op("Add", {pre, bias});
     auto gate = [&](int k) { return bw.slice(pre, k * H, (k + 1) * H, 1); };
