@@ -292,6 +292,70 @@ def make_tree_ensemble_legacy() -> Case:
     return Case(m, [{"x": _randn(rng, [7, F])}, {"x": _randn(rng, [2, F])}], note="7 rows / 2 rows")
 
 
+def make_contrib_transformer_ops() -> Case:
+    """The com.microsoft operators ONNX Runtime's transformer optimizer and
+    GenAI model builder write around attention (SimplifiedLayerNormalization
+    in the default domain, SkipSimplifiedLayerNormalization with its
+    residual sum output, SkipLayerNormalization with bias, FastGelu with
+    bias, BiasGelu, Gelu, QuickGelu), compared with ONNX Runtime's contrib
+    kernels over run-time batch and sequence."""
+    ms = "com.microsoft"
+    rng = np.random.default_rng(218)
+    D = 16
+    inits = [numpy_helper.from_array((rng.normal(size=D) * 0.5 + 1).astype(np.float32), n) for n in ("g1", "g2", "g3")]
+    inits += [numpy_helper.from_array((rng.normal(size=D) * 0.1).astype(np.float32), n) for n in ("b1", "b2", "beta")]
+    nodes = [helper.make_node("SimplifiedLayerNormalization", ["x", "g1"], ["rms"], axis=-1, epsilon=1e-6),
+             helper.make_node("SkipSimplifiedLayerNormalization", ["rms", "y", "g2"], ["ssln", "", "", "resid"],
+                              domain=ms, epsilon=1e-6),
+             helper.make_node("SkipLayerNormalization", ["ssln", "resid", "g3", "beta", "b1"], ["sln"], domain=ms,
+                              epsilon=1e-5),
+             helper.make_node("FastGelu", ["sln", "b2"], ["fg"], domain=ms),
+             helper.make_node("BiasGelu", ["fg", "b1"], ["bg"], domain=ms),
+             helper.make_node("Gelu", ["bg"], ["g"], domain=ms),
+             helper.make_node("QuickGelu", ["g"], ["out"], domain=ms, alpha=1.5)]
+    graph = helper.make_graph(nodes, "contrib_transformer_ops", [_vi("x", F32, ["B", "S", D]), _vi("y", F32, ["B", "S", D])],
+                              [_vi("out", F32, ["B", "S", D]), _vi("resid", F32, ["B", "S", D])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
+    return Case(m, [{"x": _randn(rng, [2, 5, D]), "y": _randn(rng, [2, 5, D])},
+                    {"x": _randn(rng, [1, 9, D]), "y": _randn(rng, [1, 9, D])}], note="[2, 5] / [1, 9] tokens")
+
+
+def _matmul_nbits_weights(rng, K: int, N: int, bs: int, with_zp: bool):
+    blocks = (K + bs - 1) // bs
+    q = rng.integers(0, 16, size=(N, blocks * bs)).astype(np.uint8)
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8).reshape(N, blocks, bs // 2)
+    scales = (rng.random(N * blocks) * 0.05 + 0.01).astype(np.float32)
+    inits = [numpy_helper.from_array(packed, "B"), numpy_helper.from_array(scales, "scales")]
+    if with_zp:
+        z = rng.integers(0, 16, size=(N, blocks + blocks % 2)).astype(np.uint8)
+        inits.append(numpy_helper.from_array((z[:, 0::2] | (z[:, 1::2] << 4)).astype(np.uint8).ravel(), "zp"))
+    return inits
+
+
+def make_matmul_nbits() -> Case:
+    """com.microsoft MatMulNBits (the GenAI model builder's int4 weights:
+    uint8 nibbles in blocks, per-block scales, packed zero points or the
+    default 8) kept int4 (v4f.int4_matmul): K not a multiple of the block
+    (the last block padded), one with zero points and a bias, one without,
+    against ONNX Runtime's float path (accuracy_level 0) over run-time
+    rows."""
+    rng = np.random.default_rng(219)
+    K, N, bs = 80, 24, 32
+    w1 = _matmul_nbits_weights(rng, K, N, bs, True)
+    w2 = [numpy_helper.from_array(numpy_helper.to_array(x), n) for x, n in
+          zip(_matmul_nbits_weights(rng, N, 8, 16, False), ("B2", "scales2"))]
+    bias = numpy_helper.from_array((rng.normal(size=N) * 0.1).astype(np.float32), "bias")
+    ms = "com.microsoft"
+    nodes = [helper.make_node("MatMulNBits", ["a", "B", "scales", "zp", "", "bias"], ["h"], domain=ms, K=K, N=N,
+                              bits=4, block_size=bs, accuracy_level=0),
+             helper.make_node("MatMulNBits", ["h", "B2", "scales2"], ["y"], domain=ms, K=N, N=8, bits=4,
+                              block_size=16, accuracy_level=0)]
+    graph = helper.make_graph(nodes, "matmul_nbits", [_vi("a", F32, ["B", "S", K])], [_vi("y", F32, ["B", "S", 8])],
+                              w1 + w2 + [bias])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
+    return Case(m, [{"a": _randn(rng, [1, 3, K])}, {"a": _randn(rng, [2, 7, K])}], note="[1, 3] / [2, 7] rows")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -303,4 +367,6 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "dynamic_quantize_lstm_wide": make_dynamic_quantize_lstm_wide,
         "ml_preprocessing": make_ml_preprocessing,
         "tree_ensemble_legacy": make_tree_ensemble_legacy,
+        "contrib_transformer_ops": make_contrib_transformer_ops,
+        "matmul_nbits": make_matmul_nbits,
     }

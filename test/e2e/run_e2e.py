@@ -70,6 +70,8 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("dynamic_quantize_lstm", 1e-5, 1e-5),
     ("ml_preprocessing",   1e-6,  1e-6),
     ("tree_ensemble_legacy", 1e-5, 1e-5),
+    ("contrib_transformer_ops", 1e-4, 1e-5),
+    ("matmul_nbits",       1e-4,  1e-5),
     ("range_float",        0,     0),
     ("batchnorm_opset7",   1e-5,  1e-5),
     ("stft_runtime",       1e-4,  1e-4),

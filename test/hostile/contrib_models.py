@@ -1,6 +1,6 @@
 """Models for the hostile cases of the legacy ai.onnx.ml tree operators, the
-ai.onnx.ml pre-processing operators and com.microsoft DynamicQuantizeLSTM
-(run_hostile_models.py)."""
+ai.onnx.ml pre-processing operators and com.microsoft DynamicQuantizeLSTM and
+MatMulNBits (run_hostile_models.py)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,17 @@ def dq_lstm(w_shape=(1, 4, 8), hidden=2, with_lens=False, **attrs) -> onnx.Model
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
 
 
+def matmul_nbits(b_shape=(4, 1, 8), bits=4, **attrs) -> onnx.ModelProto:
+    """com.microsoft MatMulNBits of A [N, 16] by a 16 x 4 weight in one block."""
+    inits = [numpy_helper.from_array(np.zeros(b_shape, np.uint8), "B"),
+             numpy_helper.from_array(np.ones(4, np.float32), "scales")]
+    node = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["Y"], name="nbits0", domain="com.microsoft",
+                            K=16, N=4, bits=bits, block_size=16, **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [None, 16])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
 def register(case) -> None:
     """The hostile cases over these models (`case` as in run_hostile_models.py)."""
     case("legacy_tree_missing_child", lambda c: c.write(legacy_classifier(nodes_falsenodeids=[5, 0, 0])),
@@ -81,5 +92,8 @@ def register(case) -> None:
          ["'qlstm0'", "W must be [1, input_size, 8]"])
     case("dq_lstm_sequence_lens", lambda c: c.write(dq_lstm(with_lens=True)),
          ["'qlstm0'", "sequence_lens"])
+    case("nbits_wrong_blob", lambda c: c.write(matmul_nbits(b_shape=(4, 1, 6))),
+         ["'nbits0'", "B must be uint8 [4, 1, 8]"])
+    case("nbits_eight_bits", lambda c: c.write(matmul_nbits(bits=8)), ["'nbits0'", "bits = 8 is not supported"])
     case("dq_lstm_clip", lambda c: c.write(dq_lstm(clip=3.0)), ["'qlstm0'", "'clip' is not supported"],
          check_too=True)

@@ -245,6 +245,8 @@ void addQuantizedRecurrentImporters(std::unordered_map<std::string, OpImporter> 
 void addMLImporters(std::unordered_map<std::string, OpImporter> &table);
 /// ai.onnx.ml TreeEnsembleClassifier / TreeEnsembleRegressor (TreeEnsembleLegacy.cpp).
 void addLegacyTreeEnsembleImporters(std::unordered_map<std::string, OpImporter> &table);
+/// ONNX Runtime's contrib normalizations and GELUs (ContribOps.cpp).
+void addContribImporters(std::unordered_map<std::string, OpImporter> &table);
 mlir::FailureOr<mlir::Value> buildConv2D(NodeContext &c, mlir::Value x, mlir::Value weight, mlir::Value bias);
 /// A 2-D convolution window resolved from the node's Conv attributes for
 /// input `in` and weight `w` (Conv's checks), and the output shape.

@@ -492,7 +492,8 @@ const std::unordered_map<std::string, OpImporter> &opImporters() {
        addAttentionImporters(table), addResizeImporters(table), addRecurrentImporters(table), addEinsumImporters(table),
        addQuantizationImporters(table), addGridSampleImporters(table), addIndexingImporters(table),
        addWindowImporters(table), addControlFlowImporters(table), addTreeEnsembleImporters(table),
-       addQuantizedRecurrentImporters(table), addMLImporters(table), addLegacyTreeEnsembleImporters(table), true);
+       addQuantizedRecurrentImporters(table), addMLImporters(table), addLegacyTreeEnsembleImporters(table),
+       addContribImporters(table), true);
   (void)extended;
   return table;
 }

@@ -1,0 +1,241 @@
+//===- ContribOps.cpp - ONNX Runtime's contrib ops of transformer models ---===//
+//
+// The com.microsoft operators (and SimplifiedLayerNormalization, which ONNX
+// Runtime registers in the default domain) that ONNX Runtime's transformer
+// optimizer and the GenAI model builder write, as the standard ops they
+// compute, through the importer table:
+//
+//  - SimplifiedLayerNormalization: RMSNormalization (x / sqrt(mean(x^2) +
+//    epsilon) * scale over the dims from `axis`);
+//  - SkipSimplifiedLayerNormalization / SkipLayerNormalization: s = input +
+//    skip (+ bias), then RMS / layer normalization of s with gamma (and
+//    beta); output 3 is s itself (the residual stream the next block adds);
+//    outputs 1 and 2 (mean, inverse std) are not produced;
+//  - Gelu (exact), BiasGelu (Gelu(a + b)), FastGelu (the tanh form, optional
+//    bias), QuickGelu (x * sigmoid(alpha x));
+//  - MatMulNBits (4-bit blocks): v4f.int4_matmul, the weight kept int4.
+//
+// The standard ops are written at opset 23 (RMSNormalization's first).
+//
+//===----------------------------------------------------------------------===//
+#include "ControlFlow.h"
+
+using namespace mlir;
+
+namespace v4f {
+namespace {
+
+using controlflow::Bound;
+using controlflow::runNode;
+
+class Opset23 {
+public:
+  explicit Opset23(NodeContext &c) : c(c), saved(c.opset) { c.opset = 23; }
+  ~Opset23() { c.opset = saved; }
+
+private:
+  NodeContext &c;
+  int64_t saved;
+};
+
+FailureOr<Bound> in(NodeContext &c, size_t i) {
+  auto b = controlflow::lookup(c.g, c.node.input(int(i)));
+  if (!b) return c.fail("input " + std::to_string(i) + " is not defined");
+  return *b;
+}
+
+void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+/// RMS (`rms`) or layer normalization of `x` over the dims from `axis`.
+FailureOr<Bound> normalize(NodeContext &c, bool rms, const Bound &x, const Bound &scale, const Bound *bias,
+                           int64_t axis, float epsilon) {
+  std::vector<Bound> ins = {x, scale};
+  if (bias) ins.push_back(*bias);
+  return runNode(c, rms ? "RMSNormalization" : "LayerNormalization", ins, [&](onnx::NodeProto &n) {
+    controlflow::addIntAttr(n, "axis", axis);
+    addFloatAttr(n, "epsilon", epsilon);
+  });
+}
+
+LogicalResult importSimplifiedLayerNorm(NodeContext &c) {
+  auto x = in(c, 0), scale = in(c, 1);
+  if (failed(x) || failed(scale)) return failure();
+  Opset23 opset(c);
+  auto y = normalize(c, true, *x, *scale, nullptr, c.attrs.getInt("axis", -1), c.attrs.getFloat("epsilon", 1e-5f));
+  if (failed(y)) return failure();
+  controlflow::bindName(c.g, c.node.output(0), *y);
+  if (c.outputUsed(1)) return c.fail("output 1 (inv_std_var) is not supported");
+  return success();
+}
+
+/// SkipLayerNormalization (`rms` false: inputs input, skip, gamma, beta,
+/// bias) and SkipSimplifiedLayerNormalization (input, skip, gamma, bias).
+LogicalResult importSkipNorm(NodeContext &c, bool rms) {
+  auto x = in(c, 0), skip = in(c, 1), gamma = in(c, 2);
+  if (failed(x) || failed(skip) || failed(gamma)) return failure();
+  if (c.outputUsed(1) || c.outputUsed(2)) return c.fail("outputs 1 and 2 (mean, inv_std_var) are not supported");
+  Opset23 opset(c);
+  auto sum = runNode(c, "Add", {*x, *skip});
+  if (failed(sum)) return failure();
+  size_t biasInput = rms ? 3 : 4;
+  if (c.hasInput(biasInput)) {
+    auto bias = in(c, biasInput);
+    if (failed(bias)) return failure();
+    sum = runNode(c, "Add", {*sum, *bias});
+    if (failed(sum)) return failure();
+  }
+  FailureOr<Bound> beta = failure();
+  if (!rms && c.hasInput(3)) {
+    beta = in(c, 3);
+    if (failed(beta)) return failure();
+  }
+  auto y = normalize(c, rms, *sum, *gamma, succeeded(beta) ? &*beta : nullptr, -1, c.attrs.getFloat("epsilon", 1e-5f));
+  if (failed(y)) return failure();
+  controlflow::bindName(c.g, c.node.output(0), *y);
+  if (c.outputUsed(3)) controlflow::bindName(c.g, c.node.output(3), *sum);
+  return success();
+}
+
+/// Gelu of the sum of the inputs present (exact, or the tanh form).
+LogicalResult importGeluOf(NodeContext &c, bool tanhForm) {
+  auto x = in(c, 0);
+  if (failed(x)) return failure();
+  Opset23 opset(c);
+  Bound v = *x;
+  if (c.hasInput(1)) {
+    auto b = in(c, 1);
+    if (failed(b)) return failure();
+    auto s = runNode(c, "Add", {v, *b});
+    if (failed(s)) return failure();
+    v = *s;
+  }
+  auto y = runNode(c, "Gelu", {v}, [&](onnx::NodeProto &n) {
+    if (!tanhForm) return;
+    auto *a = n.add_attribute();
+    a->set_name("approximate");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("tanh");
+  });
+  if (failed(y)) return failure();
+  controlflow::bindName(c.g, c.node.output(0), *y);
+  return success();
+}
+
+LogicalResult importQuickGelu(NodeContext &c) {
+  auto x = in(c, 0);
+  if (failed(x)) return failure();
+  Opset23 opset(c);
+  float alpha = c.attrs.getFloat("alpha", 1.702f);
+  auto t = llvm::cast<RankedTensorType>(x->type());
+  if (!t.getElementType().isF32()) return c.fail("X must be float32");
+  Bound a{{}, DenseElementsAttr::get(RankedTensorType::get({}, t.getElementType()), alpha)};
+  auto ax = runNode(c, "Mul", {*x, a});
+  if (failed(ax)) return failure();
+  auto s = runNode(c, "Sigmoid", {*ax});
+  if (failed(s)) return failure();
+  auto y = runNode(c, "Mul", {*x, *s});
+  if (failed(y)) return failure();
+  controlflow::bindName(c.g, c.node.output(0), *y);
+  return success();
+}
+
+/// MatMulNBits (4 bits): A [..., K] float times the block-quantized weight
+/// B [N, blocks, block_size / 2] (two unsigned nibbles per byte, low first),
+/// per-block scales [N * blocks] and zero points (packed nibbles, default 8),
+/// as v4f.int4_matmul (rhs [K, N] = q - 8, zero point zp - 8): the weight
+/// stays int4 in the artifact. Computed with float activations whatever
+/// accuracy_level asks (ONNX Runtime's level 4 quantizes them to int8).
+LogicalResult importMatMulNBits(NodeContext &c) {
+  const int64_t K = c.attrs.getInt("K", 0), N = c.attrs.getInt("N", 0), bits = c.attrs.getInt("bits", 4),
+                bs = c.attrs.getInt("block_size", 0);
+  if (bits != 4) return c.fail("bits = " + std::to_string(bits) + " is not supported (4 only)");
+  if (K <= 0 || N <= 0 || bs < 16 || (bs & (bs - 1)))
+    return c.fail("K, N and block_size (a power of 2, >= 16) are required");
+  if (c.hasInput(4)) return c.fail("input g_idx is not supported");
+  auto at = c.inputType(0);
+  if (!at.getElementType().isF32()) return c.fail("A must be float32");
+  if (at.getRank() < 2 || (!at.isDynamicDim(at.getRank() - 1) && at.getDimSize(at.getRank() - 1) != K))
+    return c.fail("A must be [..., M, " + std::to_string(K) + "]");
+  auto bq = c.constantInput(1), scales = c.constantInput(2);
+  if (!bq || !scales) return c.fail("B and scales must be constants");
+  const int64_t blocks = (K + bs - 1) / bs, blob = bs / 2;
+  if (!bq->getElementType().isInteger(8) || bq->getNumElements() != N * blocks * blob)
+    return c.fail("B must be uint8 [" + std::to_string(N) + ", " + std::to_string(blocks) + ", " +
+                  std::to_string(blob) + "]");
+  if (!scales->getElementType().isF32() || scales->getNumElements() != N * blocks)
+    return c.fail("scales must be float32 with N x blocks = " + std::to_string(N * blocks) + " values");
+  std::optional<DenseElementsAttr> zps;
+  const int64_t zpRow = (blocks + 1) / 2;
+  if (c.hasInput(3)) {
+    zps = c.constantInput(3);
+    if (!zps || !zps->getElementType().isInteger(8) || zps->getNumElements() != N * zpRow)
+      return c.fail("zero_points must be constant uint8 nibbles, " + std::to_string(N * zpRow) + " bytes");
+  }
+  std::vector<APInt> bytes(bq->getValues<APInt>().begin(), bq->getValues<APInt>().end());
+  std::vector<float> sc(scales->getValues<float>().begin(), scales->getValues<float>().end());
+  std::vector<int8_t> rhs(K * N), zpT;
+  std::vector<float> scaleT(blocks * N);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      scaleT[blk * N + n] = sc[n * blocks + blk];
+      for (int64_t i = 0; i < blob; ++i) {
+        uint64_t byte = bytes[(n * blocks + blk) * blob + i].getZExtValue();
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t k = blk * bs + 2 * i + half;
+          if (k < K) rhs[k * N + n] = int8_t(int64_t(half ? byte >> 4 : byte & 15) - 8);
+        }
+      }
+    }
+  if (zps) {
+    std::vector<APInt> z(zps->getValues<APInt>().begin(), zps->getValues<APInt>().end());
+    zpT.resize(blocks * N);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        uint64_t byte = z[n * zpRow + blk / 2].getZExtValue();
+        zpT[blk * N + n] = int8_t(int64_t(blk % 2 ? byte >> 4 : byte & 15) - 8);
+      }
+  }
+  auto i8 = c.b.getIntegerType(8);
+  Value rhsV = c.b.create<arith::ConstantOp>(
+      c.loc, DenseElementsAttr::get(RankedTensorType::get({K, N}, i8), ArrayRef<int8_t>(rhs)));
+  Value scaleV = c.b.create<arith::ConstantOp>(
+      c.loc, DenseElementsAttr::get(RankedTensorType::get({blocks, N}, c.b.getF32Type()), ArrayRef<float>(scaleT)));
+  Value zpV;
+  if (zps)
+    zpV = c.b.create<arith::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({blocks, N}, i8), ArrayRef<int8_t>(zpT)));
+  Value bias = c.hasInput(5) ? c.input(5) : Value();
+  SmallVector<int64_t> shape(at.getShape());
+  shape.back() = N;
+  auto type = RankedTensorType::get(shape, at.getElementType());
+  Value y =
+      c.b.create<Int4MatMulOp>(c.loc, type, c.input(0), rhsV, scaleV, zpV, bias, c.b.getI64IntegerAttr(bs), UnitAttr(),
+                               c.b.getStringAttr("none"), c.b.getF32FloatAttr(0.0f), c.b.getF32FloatAttr(0.0f));
+  c.setOutput(0, y);
+  return success();
+}
+
+} // namespace
+
+void addContribImporters(std::unordered_map<std::string, OpImporter> &t) {
+  // ONNX Runtime registers SimplifiedLayerNormalization in the default domain
+  // (opset 1 and up) and writes it so; com.microsoft too, for safety.
+  t["SimplifiedLayerNormalization"] = {1, kMaxOpset, noCheck, importSimplifiedLayerNorm};
+  t["com.microsoft:SimplifiedLayerNormalization"] = {1, kMaxOpset, noCheck, importSimplifiedLayerNorm};
+  t["com.microsoft:SkipSimplifiedLayerNormalization"] = {1, kMaxOpset, noCheck,
+                                                         [](NodeContext &c) { return importSkipNorm(c, true); }};
+  t["com.microsoft:SkipLayerNormalization"] = {1, kMaxOpset, noCheck,
+                                               [](NodeContext &c) { return importSkipNorm(c, false); }};
+  t["com.microsoft:Gelu"] = {1, kMaxOpset, noCheck, [](NodeContext &c) { return importGeluOf(c, false); }};
+  t["com.microsoft:BiasGelu"] = {1, kMaxOpset, noCheck, [](NodeContext &c) { return importGeluOf(c, false); }};
+  t["com.microsoft:FastGelu"] = {1, kMaxOpset, noCheck, [](NodeContext &c) { return importGeluOf(c, true); }};
+  t["com.microsoft:QuickGelu"] = {1, kMaxOpset, noCheck, importQuickGelu};
+  t["com.microsoft:MatMulNBits"] = {1, kMaxOpset, noCheck, importMatMulNBits};
+}
+
+} // namespace v4f
