@@ -356,6 +356,32 @@ def make_matmul_nbits() -> Case:
     return Case(m, [{"a": _randn(rng, [1, 3, K])}, {"a": _randn(rng, [2, 7, K])}], note="[1, 3] / [2, 7] rows")
 
 
+def make_ms_rotary() -> Case:
+    """com.microsoft RotaryEmbedding as the GenAI model builder writes it:
+    3-D [B, S, hidden] input with num_heads, position_ids as [B, S] and as one
+    offset (decode steps past a cache), the half-split and interleaved
+    forms, against ONNX Runtime's contrib kernel."""
+    ms = "com.microsoft"
+    rng = np.random.default_rng(220)
+    H, N, P = 8, 2, 32
+    ang = rng.random((P, H // 2)).astype(np.float32) * 3
+    inits = [numpy_helper.from_array(np.cos(ang), "cos"), numpy_helper.from_array(np.sin(ang), "sin")]
+    nodes = [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=ms, num_heads=N),
+             helper.make_node("RotaryEmbedding", ["x", "off", "cos", "sin"], ["z"], domain=ms, num_heads=N,
+                              interleaved=1)]
+    graph = helper.make_graph(nodes, "ms_rotary",
+                              [_vi("x", F32, ["B", "S", N * H]), _vi("pos", TensorProto.INT64, ["B", "S"]),
+                               _vi("off", TensorProto.INT64, [1])],
+                              [_vi("y", F32, ["B", "S", N * H]), _vi("z", F32, ["B", "S", N * H])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
+
+    def inputs(B, S, off):
+        return {"x": _randn(rng, [B, S, N * H]), "pos": rng.integers(0, P, size=(B, S)).astype(np.int64),
+                "off": np.array([off], np.int64)}
+
+    return Case(m, [inputs(2, 5, 3), inputs(1, 1, 17)], note="prefill [2, 5] at 3 / one decode step at 17")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -369,4 +395,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "tree_ensemble_legacy": make_tree_ensemble_legacy,
         "contrib_transformer_ops": make_contrib_transformer_ops,
         "matmul_nbits": make_matmul_nbits,
+        "ms_rotary": make_ms_rotary,
     }

@@ -13,6 +13,8 @@
 //    outputs 1 and 2 (mean, inverse std) are not produced;
 //  - Gelu (exact), BiasGelu (Gelu(a + b)), FastGelu (the tanh form, optional
 //    bias), QuickGelu (x * sigmoid(alpha x));
+//  - RotaryEmbedding: ONNX's, its inputs reordered (a one-element
+//    position_ids is the first token's position);
 //  - MatMulNBits (4-bit blocks): v4f.int4_matmul, the weight kept int4.
 //
 // The standard ops are written at opset 23 (RMSNormalization's first).
@@ -144,6 +146,54 @@ LogicalResult importQuickGelu(NodeContext &c) {
   return success();
 }
 
+/// com.microsoft RotaryEmbedding (input, position_ids, cos_cache,
+/// sin_cache): ONNX's RotaryEmbedding with its inputs reordered; position_ids
+/// of one element is the offset of the sequence's first token (positions
+/// offset + 0 .. S - 1 for every row).
+LogicalResult importMsRotary(NodeContext &c) {
+  auto x = in(c, 0), pos = in(c, 1), cosC = in(c, 2), sinC = in(c, 3);
+  if (failed(x) || failed(pos) || failed(cosC) || failed(sinC)) return failure();
+  if (c.attrs.getInt("is_packed_batching", 0)) return c.fail("is_packed_batching is not supported");
+  Opset23 opset(c);
+  auto xt = llvm::cast<RankedTensorType>(x->type());
+  auto pt = llvm::dyn_cast<RankedTensorType>(pos->type());
+  if (!pt || !pt.getElementType().isSignlessInteger(64)) return c.fail("position_ids must be int64");
+  Bound positions = *pos;
+  if (pt.getRank() == 1 && pt.hasStaticShape() && pt.getNumElements() == 1) {
+    auto i64s = [&](std::vector<int64_t> v) {
+      return Bound{
+          {},
+          DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), ArrayRef<int64_t>(v))};
+    };
+    int64_t seqAxis = xt.getRank() == 4 ? 2 : 1;
+    auto shape = runNode(c, "Shape", {*x});
+    if (failed(shape)) return failure();
+    auto batch = runNode(c, "Slice", {*shape, i64s({0}), i64s({1}), i64s({0})});
+    auto seq = runNode(c, "Slice", {*shape, i64s({seqAxis}), i64s({seqAxis + 1}), i64s({0})});
+    if (failed(batch) || failed(seq)) return failure();
+    auto seqScalar = runNode(c, "Reshape", {*seq, i64s({})});
+    auto zero = Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), int64_t(0))};
+    auto one = Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), int64_t(1))};
+    if (failed(seqScalar)) return failure();
+    auto range = runNode(c, "Range", {zero, *seqScalar, one});
+    if (failed(range)) return failure();
+    auto offset = runNode(c, "Add", {*range, *pos});
+    if (failed(offset)) return failure();
+    auto bs = runNode(c, "Concat", {*batch, *seq}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 0); });
+    if (failed(bs)) return failure();
+    auto expanded = runNode(c, "Expand", {*offset, *bs});
+    if (failed(expanded)) return failure();
+    positions = *expanded;
+  }
+  auto y = runNode(c, "RotaryEmbedding", {*x, *cosC, *sinC, positions}, [&](onnx::NodeProto &n) {
+    for (const char *name : {"interleaved", "num_heads", "rotary_embedding_dim"})
+      if (c.attrs.has(name)) controlflow::addIntAttr(n, name, c.attrs.getInt(name, 0));
+  });
+  if (failed(y)) return failure();
+  controlflow::bindName(c.g, c.node.output(0), *y);
+  return success();
+}
+
 /// MatMulNBits (4 bits): A [..., K] float times the block-quantized weight
 /// B [N, blocks, block_size / 2] (two unsigned nibbles per byte, low first),
 /// per-block scales [N * blocks] and zero points (packed nibbles, default 8),
@@ -236,6 +286,7 @@ void addContribImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["com.microsoft:FastGelu"] = {1, kMaxOpset, noCheck, [](NodeContext &c) { return importGeluOf(c, true); }};
   t["com.microsoft:QuickGelu"] = {1, kMaxOpset, noCheck, importQuickGelu};
   t["com.microsoft:MatMulNBits"] = {1, kMaxOpset, noCheck, importMatMulNBits};
+  t["com.microsoft:RotaryEmbedding"] = {1, kMaxOpset, noCheck, importMsRotary};
 }
 
 } // namespace v4f
