@@ -382,6 +382,36 @@ def make_ms_rotary() -> Case:
     return Case(m, [inputs(2, 5, 3), inputs(1, 1, 17)], note="prefill [2, 5] at 3 / one decode step at 17")
 
 
+def make_group_query_attention() -> Case:
+    """com.microsoft GroupQueryAttention as the GenAI model builder writes it
+    (BNSH past / present kept apart, 4 query heads over 2 KV heads, rotary
+    inside with do_rotary): a prompt of 5 tokens with an empty past, then
+    one decode step over a 5-token past, against ONNX Runtime's kernel."""
+    ms = "com.microsoft"
+    rng = np.random.default_rng(221)
+    Nq, Nkv, H, MAXP = 4, 2, 16, 64
+    ang = rng.random((MAXP, H // 2)).astype(np.float32) * 3
+    inits = [numpy_helper.from_array(np.cos(ang), "cos"), numpy_helper.from_array(np.sin(ang), "sin")]
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens", "total", "cos", "sin"],
+                            ["y", "present_k", "present_v"], domain=ms, num_heads=Nq, kv_num_heads=Nkv, do_rotary=1)
+    graph = helper.make_graph(
+        [node], "group_query_attention",
+        [_vi("q", F32, ["B", "S", Nq * H]), _vi("k", F32, ["B", "S", Nkv * H]), _vi("v", F32, ["B", "S", Nkv * H]),
+         _vi("pk", F32, ["B", Nkv, "P", H]), _vi("pv", F32, ["B", Nkv, "P", H]),
+         _vi("seqlens", TensorProto.INT32, ["B"]), _vi("total", TensorProto.INT32, [])],
+        [_vi("y", F32, ["B", "S", Nq * H]), _vi("present_k", F32, ["B", Nkv, "T", H]),
+         _vi("present_v", F32, ["B", Nkv, "T", H])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
+
+    def inputs(B, S, P):
+        return {"q": _randn(rng, [B, S, Nq * H]), "k": _randn(rng, [B, S, Nkv * H]), "v": _randn(rng, [B, S, Nkv * H]),
+                "pk": _randn(rng, [B, Nkv, P, H]), "pv": _randn(rng, [B, Nkv, P, H]),
+                "seqlens": np.full(B, P + S - 1, np.int32), "total": np.array(P + S, np.int32)}
+
+    return Case(m, [inputs(1, 5, 0), inputs(1, 1, 5), inputs(2, 1, 4), inputs(1, 3, 4)],
+                note="prompt of 5 / a decode step after 5 / two rows, one step after 4 / 3 tokens after 4")
+
+
 def generators() -> Dict[str, Callable[[], Case]]:
     return {
         "pool3d_runtime": make_pool3d_runtime,
@@ -396,4 +426,5 @@ def generators() -> Dict[str, Callable[[], Case]]:
         "contrib_transformer_ops": make_contrib_transformer_ops,
         "matmul_nbits": make_matmul_nbits,
         "ms_rotary": make_ms_rotary,
+        "group_query_attention": make_group_query_attention,
     }

@@ -73,6 +73,7 @@ TOLERANCES: List[Tuple[str, float, float]] = [
     ("contrib_transformer_ops", 1e-4, 1e-5),
     ("matmul_nbits",       1e-4,  1e-5),
     ("ms_rotary",          1e-5,  1e-5),
+    ("group_query_attention", 1e-4, 1e-5),
     ("range_float",        0,     0),
     ("batchnorm_opset7",   1e-5,  1e-5),
     ("stft_runtime",       1e-4,  1e-4),

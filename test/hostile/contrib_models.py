@@ -1,6 +1,6 @@
 """Models for the hostile cases of the legacy ai.onnx.ml tree operators, the
-ai.onnx.ml pre-processing operators and com.microsoft DynamicQuantizeLSTM and
-MatMulNBits (run_hostile_models.py)."""
+ai.onnx.ml pre-processing operators and com.microsoft DynamicQuantizeLSTM,
+MatMulNBits and GroupQueryAttention (run_hostile_models.py)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,18 @@ def matmul_nbits(b_shape=(4, 1, 8), bits=4, **attrs) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
 
 
+def gqa(**attrs) -> onnx.ModelProto:
+    """com.microsoft GroupQueryAttention over [B, S, 32] queries, 16-wide heads."""
+    f = TensorProto.FLOAT
+    ins = [helper.make_tensor_value_info(n, f, s) for n, s in
+           (("q", [1, 2, 32]), ("k", [1, 2, 32]), ("v", [1, 2, 32]), ("pk", [1, 2, 0, 16]), ("pv", [1, 2, 0, 16]))]
+    ins += [helper.make_tensor_value_info("sl", TensorProto.INT32, [1]), helper.make_tensor_value_info("tot", TensorProto.INT32, [])]
+    node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sl", "tot"], ["y", "pko", "pvo"],
+                            name="gqa0", domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("y", f, [1, 2, 32])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
 def register(case) -> None:
     """The hostile cases over these models (`case` as in run_hostile_models.py)."""
     case("legacy_tree_missing_child", lambda c: c.write(legacy_classifier(nodes_falsenodeids=[5, 0, 0])),
@@ -95,5 +107,9 @@ def register(case) -> None:
     case("nbits_wrong_blob", lambda c: c.write(matmul_nbits(b_shape=(4, 1, 6))),
          ["'nbits0'", "B must be uint8 [4, 1, 8]"])
     case("nbits_eight_bits", lambda c: c.write(matmul_nbits(bits=8)), ["'nbits0'", "bits = 8 is not supported"])
+    case("gqa_heads_not_multiple", lambda c: c.write(gqa(num_heads=3, kv_num_heads=2)),
+         ["'gqa0'", "num_heads must be a multiple of kv_num_heads"])
+    case("gqa_softcap", lambda c: c.write(gqa(num_heads=2, kv_num_heads=2, softcap=30.0)),
+         ["'gqa0'", "'softcap' is not supported"])
     case("dq_lstm_clip", lambda c: c.write(dq_lstm(clip=3.0)), ["'qlstm0'", "'clip' is not supported"],
          check_too=True)

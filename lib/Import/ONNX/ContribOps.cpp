@@ -15,12 +15,15 @@
 //    bias), QuickGelu (x * sigmoid(alpha x));
 //  - RotaryEmbedding: ONNX's, its inputs reordered (a one-element
 //    position_ids is the first token's position);
+//  - GroupQueryAttention: ONNX's Attention with the past and a mask aligned
+//    to the past's end (rotary first with do_rotary);
 //  - MatMulNBits (4-bit blocks): v4f.int4_matmul, the weight kept int4.
 //
 // The standard ops are written at opset 23 (RMSNormalization's first).
 //
 //===----------------------------------------------------------------------===//
 #include "ControlFlow.h"
+#include "GraphWriter.h"
 
 using namespace mlir;
 
@@ -194,6 +197,81 @@ LogicalResult importMsRotary(NodeContext &c) {
   return success();
 }
 
+/// GroupQueryAttention (query, key, value [B, S, heads x H], past_key /
+/// past_value [B, kv_heads, P, H], seqlens_k, total_sequence_length, cos /
+/// sin caches): ONNX's Attention with the past, and a mask that lets query
+/// i see keys 0 .. P + i; with do_rotary, q and k rotated at positions P ..
+/// P + S - 1 first. The past holds exactly the P tokens before these (its
+/// buffer is not shared with present) and every row has the same length:
+/// seqlens_k and total_sequence_length are not read.
+LogicalResult importGroupQueryAttention(NodeContext &c) {
+  const int64_t heads = c.attrs.getInt("num_heads", 0), kvHeads = c.attrs.getInt("kv_num_heads", 0);
+  if (heads <= 0 || kvHeads <= 0 || heads % kvHeads) return c.fail("num_heads must be a multiple of kv_num_heads");
+  for (const char *name : {"local_window_size", "softcap", "smooth_softmax"})
+    if (c.attrs.has(name) && c.attrs.getFloat(name, 0) != 0 &&
+        !(std::string(name) == "local_window_size" && c.attrs.getInt(name, -1) == -1))
+      return c.fail(std::string("attribute '") + name + "' is not supported");
+  if (!c.hasInput(1) || !c.hasInput(2)) return c.fail("packed QKV (no key and value inputs) is not supported");
+  if (!c.hasInput(3) || !c.hasInput(4)) return c.fail("past_key and past_value are required");
+  for (size_t i : {9, 10, 11})
+    if (c.hasInput(i))
+      return c.fail("input " + std::to_string(i) + " (position ids, attention bias, head sink) is not supported");
+  bool rotary = c.attrs.getInt("do_rotary", 0) != 0;
+  if (rotary && (!c.hasInput(7) || !c.hasInput(8))) return c.fail("do_rotary needs cos_cache and sin_cache");
+
+  onnx::GraphProto g;
+  g.set_name(c.node.name() + " (expansion)");
+  const std::string p = "#gqa/";
+  std::vector<controlflow::Bound> bound;
+  std::vector<size_t> used = {0, 1, 2, 3, 4};
+  if (rotary) used.insert(used.end(), {7, 8});
+  for (size_t i : used) {
+    auto b = in(c, i);
+    if (failed(b)) return failure();
+    g.add_input()->set_name(p + std::to_string(i));
+    bound.push_back(*b);
+  }
+  auto name = [&](size_t i) { return p + std::to_string(i); };
+  GraphWriter w(g, p, 23);
+  auto i64 = [&](int64_t v) { return w.i64s({v}); };
+  std::string past = w.slice(w.op("Shape", {name(3)}), 2, 3, 0);  // [P]
+  std::string seq = w.slice(w.op("Shape", {name(0)}), 1, 2, 0);   // [S]
+  std::string batch = w.slice(w.op("Shape", {name(0)}), 0, 1, 0); // [B]
+  std::string total = w.op("Add", {past, seq});                   // [P + S]
+  auto scalar = [&](const std::string &v) { return w.op("Reshape", {v, w.i64s({})}); };
+  std::string zero = w.i64s({0}, true), one = w.i64s({1}, true);
+  std::string qPos = w.op("Range", {scalar(past), scalar(total), one}); // P .. P + S - 1
+  std::string q = name(0), k = name(1);
+  if (rotary) {
+    std::string positions = w.op(
+        "Expand", {w.op("Unsqueeze", {qPos, i64(0)}),
+                   w.op("Concat", {batch, seq}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 0); })});
+    auto rotate = [&](const std::string &x, int64_t n) {
+      return w.op("RotaryEmbedding", {x, name(7), name(8), positions}, [&](onnx::NodeProto &node) {
+        controlflow::addIntAttr(node, "num_heads", n);
+        controlflow::addIntAttr(node, "interleaved", c.attrs.getInt("rotary_interleaved", 0));
+      });
+    };
+    q = rotate(q, heads), k = rotate(k, kvHeads);
+  }
+  // mask[i, j] = j <= P + i
+  std::string keys = w.op("Range", {zero, scalar(total), one});
+  std::string mask = w.op("LessOrEqual", {w.op("Unsqueeze", {keys, i64(0)}), w.op("Unsqueeze", {qPos, i64(1)})});
+  auto outs = w.opN("Attention", {q, k, name(2), mask, name(3), name(4)}, 3, [&](onnx::NodeProto &n) {
+    controlflow::addIntAttr(n, "q_num_heads", heads);
+    controlflow::addIntAttr(n, "kv_num_heads", kvHeads);
+    if (c.attrs.has("scale") && c.attrs.getFloat("scale", 0) != 0)
+      addFloatAttr(n, "scale", c.attrs.getFloat("scale", 0));
+  });
+  for (const auto &o : outs) g.add_output()->set_name(o);
+  Opset23 opset(c);
+  auto res = controlflow::importSubgraph(c, g, bound, "expansion");
+  if (failed(res)) return failure();
+  for (size_t i = 0; i < 3; ++i)
+    if (c.outputUsed(i)) controlflow::bindName(c.g, c.node.output(int(i)), (*res)[i]);
+  return success();
+}
+
 /// MatMulNBits (4 bits): A [..., K] float times the block-quantized weight
 /// B [N, blocks, block_size / 2] (two unsigned nibbles per byte, low first),
 /// per-block scales [N * blocks] and zero points (packed nibbles, default 8),
@@ -287,6 +365,7 @@ void addContribImporters(std::unordered_map<std::string, OpImporter> &t) {
   t["com.microsoft:QuickGelu"] = {1, kMaxOpset, noCheck, importQuickGelu};
   t["com.microsoft:MatMulNBits"] = {1, kMaxOpset, noCheck, importMatMulNBits};
   t["com.microsoft:RotaryEmbedding"] = {1, kMaxOpset, noCheck, importMsRotary};
+  t["com.microsoft:GroupQueryAttention"] = {1, kMaxOpset, noCheck, importGroupQueryAttention};
 }
 
 } // namespace v4f
