@@ -197,7 +197,8 @@ LogicalResult importMsRotary(NodeContext &c) {
   return success();
 }
 
-/// GroupQueryAttention (query, key, value [B, S, heads x H], past_key /
+/// GroupQueryAttention (query, key, value [B, S, heads x H] or one packed
+/// query [B, S, (heads + 2 kv_heads) x H], past_key /
 /// past_value [B, kv_heads, P, H], seqlens_k, total_sequence_length, cos /
 /// sin caches): ONNX's Attention with the past, and a mask that lets query
 /// i see keys 0 .. P + i; with do_rotary, q and k rotated at positions P ..
@@ -211,7 +212,17 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
     if (c.attrs.has(name) && c.attrs.getFloat(name, 0) != 0 &&
         !(std::string(name) == "local_window_size" && c.attrs.getInt(name, -1) == -1))
       return c.fail(std::string("attribute '") + name + "' is not supported");
-  if (!c.hasInput(1) || !c.hasInput(2)) return c.fail("packed QKV (no key and value inputs) is not supported");
+  // Packed QKV (the model builder's): query is [B, S, (heads + 2 kv_heads) H].
+  const bool packed = !c.hasInput(1) && !c.hasInput(2);
+  if (!packed && (!c.hasInput(1) || !c.hasInput(2))) return c.fail("key and value must both be given or both absent");
+  int64_t headSize = 0;
+  if (packed) {
+    auto qt = c.inputType(0);
+    int64_t last = qt.getRank() == 3 ? qt.getDimSize(2) : kDyn;
+    if (last == kDyn || last % (heads + 2 * kvHeads))
+      return c.fail("packed QKV needs a static last dim divisible by num_heads + 2 kv_num_heads");
+    headSize = last / (heads + 2 * kvHeads);
+  }
   if (!c.hasInput(3) || !c.hasInput(4)) return c.fail("past_key and past_value are required");
   for (size_t i : {9, 10, 11})
     if (c.hasInput(i))
@@ -223,7 +234,7 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
   g.set_name(c.node.name() + " (expansion)");
   const std::string p = "#gqa/";
   std::vector<controlflow::Bound> bound;
-  std::vector<size_t> used = {0, 1, 2, 3, 4};
+  std::vector<size_t> used = packed ? std::vector<size_t>{0, 3, 4} : std::vector<size_t>{0, 1, 2, 3, 4};
   if (rotary) used.insert(used.end(), {7, 8});
   for (size_t i : used) {
     auto b = in(c, i);
@@ -241,7 +252,12 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
   auto scalar = [&](const std::string &v) { return w.op("Reshape", {v, w.i64s({})}); };
   std::string zero = w.i64s({0}, true), one = w.i64s({1}, true);
   std::string qPos = w.op("Range", {scalar(past), scalar(total), one}); // P .. P + S - 1
-  std::string q = name(0), k = name(1);
+  std::string q = name(0), k = name(1), v = name(2);
+  if (packed) {
+    auto parts = w.opN("Split", {name(0), w.i64s({heads * headSize, kvHeads * headSize, kvHeads * headSize})}, 3,
+                       [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 2); });
+    q = parts[0], k = parts[1], v = parts[2];
+  }
   if (rotary) {
     std::string positions = w.op(
         "Expand", {w.op("Unsqueeze", {qPos, i64(0)}),
@@ -257,7 +273,7 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
   // mask[i, j] = j <= P + i
   std::string keys = w.op("Range", {zero, scalar(total), one});
   std::string mask = w.op("LessOrEqual", {w.op("Unsqueeze", {keys, i64(0)}), w.op("Unsqueeze", {qPos, i64(1)})});
-  auto outs = w.opN("Attention", {q, k, name(2), mask, name(3), name(4)}, 3, [&](onnx::NodeProto &n) {
+  auto outs = w.opN("Attention", {q, k, v, mask, name(3), name(4)}, 3, [&](onnx::NodeProto &n) {
     controlflow::addIntAttr(n, "q_num_heads", heads);
     controlflow::addIntAttr(n, "kv_num_heads", kvHeads);
     if (c.attrs.has("scale") && c.attrs.getFloat("scale", 0) != 0)
