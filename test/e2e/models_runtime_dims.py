@@ -385,7 +385,7 @@ def make_ms_rotary() -> Case:
 def make_group_query_attention() -> Case:
     """com.microsoft GroupQueryAttention as the GenAI model builder writes it
     (BNSH past / present kept apart, 4 query heads over 2 KV heads, rotary
-    inside with do_rotary): a prompt of 5 tokens with an empty past, then
+    inside with do_rotary; separate and packed QKV): a prompt of 5 tokens with an empty past, then
     one decode step over a 5-token past, against ONNX Runtime's kernel."""
     ms = "com.microsoft"
     rng = np.random.default_rng(221)
@@ -394,13 +394,18 @@ def make_group_query_attention() -> Case:
     inits = [numpy_helper.from_array(np.cos(ang), "cos"), numpy_helper.from_array(np.sin(ang), "sin")]
     node = helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "seqlens", "total", "cos", "sin"],
                             ["y", "present_k", "present_v"], domain=ms, num_heads=Nq, kv_num_heads=Nkv, do_rotary=1)
+    # The model builder's form: one packed [q | k | v] query, no key / value.
+    packed = helper.make_node("GroupQueryAttention", ["qkv", "", "", "pk", "pv", "seqlens", "total", "cos", "sin"],
+                              ["y_packed", "pk_packed", "pv_packed"], domain=ms, num_heads=Nq, kv_num_heads=Nkv,
+                              do_rotary=1)
+    concat = helper.make_node("Concat", ["q", "k", "v"], ["qkv"], axis=2)
     graph = helper.make_graph(
-        [node], "group_query_attention",
+        [node, concat, packed], "group_query_attention",
         [_vi("q", F32, ["B", "S", Nq * H]), _vi("k", F32, ["B", "S", Nkv * H]), _vi("v", F32, ["B", "S", Nkv * H]),
          _vi("pk", F32, ["B", Nkv, "P", H]), _vi("pv", F32, ["B", Nkv, "P", H]),
          _vi("seqlens", TensorProto.INT32, ["B"]), _vi("total", TensorProto.INT32, [])],
         [_vi("y", F32, ["B", "S", Nq * H]), _vi("present_k", F32, ["B", Nkv, "T", H]),
-         _vi("present_v", F32, ["B", Nkv, "T", H])], inits)
+         _vi("present_v", F32, ["B", Nkv, "T", H]), _vi("y_packed", F32, ["B", "S", Nq * H])], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
 
     def inputs(B, S, P):
