@@ -336,9 +336,10 @@ def make_matmul_nbits() -> Case:
     """com.microsoft MatMulNBits (the GenAI model builder's int4 weights:
     uint8 nibbles in blocks, per-block scales, packed zero points or the
     default 8) kept int4 (v4f.int4_matmul): K not a multiple of the block
-    (the last block padded), one with zero points and a bias, one without,
-    against ONNX Runtime's float path (accuracy_level 0) over run-time
-    rows."""
+    (the last block padded), one with zero points and a bias at
+    accuracy_level 0 (float activations), one without at level 4
+    (activations rounded to int8 per block, as ONNX Runtime does), over
+    run-time rows."""
     rng = np.random.default_rng(219)
     K, N, bs = 80, 24, 32
     w1 = _matmul_nbits_weights(rng, K, N, bs, True)
@@ -349,7 +350,7 @@ def make_matmul_nbits() -> Case:
     nodes = [helper.make_node("MatMulNBits", ["a", "B", "scales", "zp", "", "bias"], ["h"], domain=ms, K=K, N=N,
                               bits=4, block_size=bs, accuracy_level=0),
              helper.make_node("MatMulNBits", ["h", "B2", "scales2"], ["y"], domain=ms, K=N, N=8, bits=4,
-                              block_size=16, accuracy_level=0)]
+                              block_size=16, accuracy_level=4)]
     graph = helper.make_graph(nodes, "matmul_nbits", [_vi("a", F32, ["B", "S", K])], [_vi("y", F32, ["B", "S", 8])],
                               w1 + w2 + [bias])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])

@@ -288,12 +288,59 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
   return success();
 }
 
+/// `a` [..., K] quantized per block of `bs` along K as ONNX Runtime's
+/// MatMulNBits does at accuracy_level 4, returned dequantized (q x scale).
+FailureOr<Bound> quantizeBlocks(NodeContext &c, const Bound &a, int64_t K, int64_t bs) {
+  Opset23 opset(c);
+  const int64_t blocks = (K + bs - 1) / bs, padded = blocks * bs;
+  auto i64s = [&](std::vector<int64_t> v) {
+    return Bound{
+        {}, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), ArrayRef<int64_t>(v))};
+  };
+  auto f32 = [&](float v) { return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getF32Type()), v)}; };
+  int64_t rank = llvm::cast<RankedTensorType>(a.type()).getRank();
+  FailureOr<Bound> x = a;
+  if (padded != K) {
+    std::vector<int64_t> pads(2 * rank, 0);
+    pads[2 * rank - 1] = padded - K;
+    x = runNode(c, "Pad", {a, i64s(pads)});
+    if (failed(x)) return failure();
+  }
+  // [..., K] -> [..., blocks, bs]: the leading dims as they are (0 copies).
+  std::vector<int64_t> blocked(rank - 1, 0);
+  blocked.push_back(blocks), blocked.push_back(bs);
+  auto xb = runNode(c, "Reshape", {*x, i64s(blocked)});
+  if (failed(xb)) return failure();
+  auto absx = runNode(c, "Abs", {*xb});
+  if (failed(absx)) return failure();
+  auto amax = runNode(c, "ReduceMax", {*absx, i64s({-1})},
+                      [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "keepdims", 1); });
+  if (failed(amax)) return failure();
+  auto isZero = runNode(c, "Equal", {*amax, f32(0.0f)});
+  if (failed(isZero)) return failure();
+  auto safe = runNode(c, "Where", {*isZero, f32(1.0f), *amax});
+  if (failed(safe)) return failure();
+  auto inv = runNode(c, "Div", {f32(127.0f), *safe});
+  auto scale = runNode(c, "Div", {*amax, f32(127.0f)});
+  if (failed(inv) || failed(scale)) return failure();
+  auto q = runNode(c, "Mul", {*xb, *inv});
+  if (succeeded(q)) q = runNode(c, "Round", {*q});
+  if (succeeded(q)) q = runNode(c, "Mul", {*q, *scale});
+  if (failed(q)) return failure();
+  std::vector<int64_t> flat(rank - 1, 0);
+  flat.push_back(padded);
+  auto y = runNode(c, "Reshape", {*q, i64s(flat)});
+  if (failed(y) || padded == K) return y;
+  return runNode(c, "Slice", {*y, i64s({0}), i64s({K}), i64s({-1})});
+}
+
 /// MatMulNBits (4 bits): A [..., K] float times the block-quantized weight
 /// B [N, blocks, block_size / 2] (two unsigned nibbles per byte, low first),
 /// per-block scales [N * blocks] and zero points (packed nibbles, default 8),
 /// as v4f.int4_matmul (rhs [K, N] = q - 8, zero point zp - 8): the weight
-/// stays int4 in the artifact. Computed with float activations whatever
-/// accuracy_level asks (ONNX Runtime's level 4 quantizes them to int8).
+/// stays int4 in the artifact. At accuracy_level 4 the activations are first
+/// rounded to int8 per block as ONNX Runtime does (quantizeBlocks); the
+/// products are then summed in float.
 LogicalResult importMatMulNBits(NodeContext &c) {
   const int64_t K = c.attrs.getInt("K", 0), N = c.attrs.getInt("N", 0), bits = c.attrs.getInt("bits", 4),
                 bs = c.attrs.getInt("block_size", 0);
@@ -354,12 +401,22 @@ LogicalResult importMatMulNBits(NodeContext &c) {
     zpV = c.b.create<arith::ConstantOp>(
         c.loc, DenseElementsAttr::get(RankedTensorType::get({blocks, N}, i8), ArrayRef<int8_t>(zpT)));
   Value bias = c.hasInput(5) ? c.input(5) : Value();
+  Value lhs = c.input(0);
+  if (c.attrs.getInt("accuracy_level", 0) == 4) {
+    // ONNX Runtime then quantizes A per block of K to int8 (symmetric:
+    // q = round_half_even(a * 127 / max |a|), scale max |a| / 127) before
+    // its integer dot products: the same rounding here, on A's values.
+    auto a = in(c, 0);
+    if (failed(a)) return failure();
+    auto q = quantizeBlocks(c, *a, K, bs);
+    if (failed(q)) return failure();
+    lhs = controlflow::materialize(c, *q);
+  }
   SmallVector<int64_t> shape(at.getShape());
   shape.back() = N;
   auto type = RankedTensorType::get(shape, at.getElementType());
-  Value y =
-      c.b.create<Int4MatMulOp>(c.loc, type, c.input(0), rhsV, scaleV, zpV, bias, c.b.getI64IntegerAttr(bs), UnitAttr(),
-                               c.b.getStringAttr("none"), c.b.getF32FloatAttr(0.0f), c.b.getF32FloatAttr(0.0f));
+  Value y = c.b.create<Int4MatMulOp>(c.loc, type, lhs, rhsV, scaleV, zpV, bias, c.b.getI64IntegerAttr(bs), UnitAttr(),
+                                     c.b.getStringAttr("none"), c.b.getF32FloatAttr(0.0f), c.b.getF32FloatAttr(0.0f));
   c.setOutput(0, y);
   return success();
 }
