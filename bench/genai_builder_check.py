@@ -3,7 +3,9 @@
 compared with ONNX Runtime: a small Qwen2-shaped model with random weights
 (transformers config, nothing downloaded), exported by the builder as fp32 and
 int4 (MatMulNBits), run as a 5-token prefill with an empty past and one
-decode step on its present.
+decode step on its present, then 64 greedy tokens from three prompts against
+onnxruntime-genai's own Generator on the builder's folder (the artifact driven step by
+step through v4f-run, present fed back as past).
 
 Needs a Python with torch, transformers, onnx_ir and onnxruntime-genai (not
 the project's pinned venv):
@@ -68,6 +70,52 @@ def compare(model: Path, art: Path, work: Path, accuracy_note: str) -> None:
           f"{max(v for k, v in errs.items() if k != 'logits'):.3g} {accuracy_note}")
 
 
+def greedy_tokens(model: Path, art: Path, work: Path, prompt: list, new_tokens: int) -> tuple:
+    """Greedy generation with onnxruntime-genai (its own Generator on the
+    builder's folder) and with the v4f artifact (v4f-run per step, present
+    fed back as past); returns both token lists."""
+    import onnxruntime_genai as og
+    m = og.Model(str(model.parent))
+    params = og.GeneratorParams(m)
+    params.set_search_options(max_length=len(prompt) + new_tokens, do_sample=False)
+    gen = og.Generator(m, params)
+    gen.append_tokens(np.array(prompt, np.int32))
+    while not gen.is_done():
+        gen.generate_next_token()
+    ref = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+
+    import onnxruntime as ort
+    s = ort.InferenceSession(str(model))
+    ins = {i.name: i for i in s.get_inputs()}
+    outs = [o.name for o in s.get_outputs()]
+    layers = sum(1 for n in ins if n.startswith("past_key_values") and n.endswith(".key"))
+    nkv = next(i.shape for n, i in ins.items() if n.startswith("past_key_values"))[1]
+    head = 16
+    past = [(np.zeros((1, nkv, 0, head), np.float32), np.zeros((1, nkv, 0, head), np.float32))] * layers
+    ids, total, got, margins = np.array([prompt], np.int64), len(prompt), [], []
+    out_dir = work / "gen_out"
+    for _ in range(new_tokens):
+        feeds = {"input_ids": ids, "attention_mask": np.ones((1, total), np.int64)}
+        for layer, (k, v) in enumerate(past):
+            feeds[f"past_key_values.{layer}.key"], feeds[f"past_key_values.{layer}.value"] = k, v
+        args = []
+        for k, v in feeds.items():
+            f = work / f"gen_{sanitize(k)}.npy"
+            np.save(f, v)
+            args += ["--input", f"{k}={f}"]
+        subprocess.run([str(BUILD / "bin" / "v4f-run"), str(art), "--output-dir", str(out_dir)] + args, check=True,
+                       capture_output=True)
+        logits = np.load(out_dir / "logits.npy")
+        nxt = int(logits[0, -1].argmax())
+        top2 = np.sort(logits[0, -1])[-2:]
+        margins.append(float(top2[1] - top2[0]))
+        got.append(nxt)
+        past = [(np.load(out_dir / f"{sanitize(f'present.{l}.key')}.npy"),
+                 np.load(out_dir / f"{sanitize(f'present.{l}.value')}.npy")) for l in range(layers)]
+        ids, total = np.array([[nxt]], np.int64), total + 1
+    return ref, got, margins
+
+
 def main() -> int:
     global BUILD
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,6 +157,17 @@ def main() -> int:
             print(f"{precision} {model.name}: compile {'ok' if r.returncode == 0 else 'FAILED: ' + r.stderr.strip()}")
             if r.returncode == 0:
                 compare(model, art, work, note)
+                if model.name == "model.onnx":
+                    rng = np.random.default_rng(7)
+                    for p in range(3):
+                        prompt = [int(t) for t in rng.integers(0, 500, size=4 + 3 * p)]
+                        ref, got, margins = greedy_tokens(model, art, work, prompt, 64)
+                        first = next((i for i, (a, b) in enumerate(zip(ref, got)) if a != b), None)
+                        where = "" if first is None else (
+                            f"; first differs at token {first}, where v4f's top two logits are "
+                            f"{margins[first]:.2g} apart")
+                        print(f"  greedy, prompt of {len(prompt)}: {len(ref)} tokens from onnxruntime-genai, "
+                              f"{sum(a == b for a, b in zip(ref, got))} equal at the same step{where}")
     return 0
 
 
