@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Inspect.h"
+#include "Sign.h"
 
 #include "v4f/Artifact/ArtifactSigner.h"
 
@@ -141,12 +142,9 @@ json::Object describePlan(const fb::Manifest *manifest, bool showPlan, bool hasA
 }
 
 bool describeArtifact(const std::string &path, bool showPlan, json::Object &out, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open";
-    return false;
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Only a regular file: a FIFO or a device would block or never end.
+  std::vector<uint8_t> bytes;
+  if (!readArtifact(path, bytes, error)) return false;
   v4f_file_header_t header;
   if (bytes.size() < sizeof(header)) {
     error = path + ": too small to be a .v4f artifact";

@@ -19,7 +19,8 @@ int fail(const std::string &message) {
   return 1;
 }
 
-// Reads a whole regular file (refusing FIFOs, devices, directories).
+} // namespace
+
 bool readArtifact(const std::string &path, std::vector<uint8_t> &bytes, std::string &error) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -47,7 +48,6 @@ bool readArtifact(const std::string &path, std::vector<uint8_t> &bytes, std::str
   close(fd);
   return true;
 }
-} // namespace
 
 int runKeygen(const std::string &out) {
   SigningKey key;

@@ -2,10 +2,14 @@
 #ifndef V4F_TOOLS_V4FC_SIGN_H
 #define V4F_TOOLS_V4FC_SIGN_H
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace v4f {
 
+/// Reads a whole regular file (refusing FIFOs, devices, directories).
+bool readArtifact(const std::string &path, std::vector<uint8_t> &bytes, std::string &error);
 /// v4fc keygen --out KEY: KEY (secret, 0600) and KEY.pub; prints the public key.
 int runKeygen(const std::string &out);
 /// v4fc keygen --type encryption --out KEY: a random 32-byte key (0600).

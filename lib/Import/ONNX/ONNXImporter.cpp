@@ -201,7 +201,10 @@ bool parseModel(const std::string &bytes, const std::string &path, onnx::ModelPr
     if (probe.ParseFromCodedStream(&deep))
       error = path + ": subgraphs are nested deeper than 100 protobuf levels; refused";
     else
-      error = path + ": not a valid ONNX model (protobuf parsing failed)";
+      error = path +
+              ": not a valid ONNX model (protobuf parsing failed: the bytes are not a model, or its "
+              "subgraphs nest more than " +
+              std::to_string(kMaxParseDepth) + " protobuf levels deep)";
     return false;
   }
   if (!model.has_graph()) {
@@ -363,6 +366,14 @@ bool resolveInputShape(const std::string &path, const onnx::ValueInfoProto &in, 
                        SmallVectorImpl<int64_t> &dimMax, std::string &error) {
   const auto &dims = in.type().tensor_type().shape();
   std::string what = path + ": input '" + in.name() + "'";
+  // The runtime's tensors have at most V4F_MAX_RANK (8) dims: a graph input
+  // of more is refused here, not by the first run.
+  constexpr int kMaxInputRank = 8;
+  if (dims.dim_size() > kMaxInputRank) {
+    error = what + " has rank " + std::to_string(dims.dim_size()) + "; artifacts take inputs of at most " +
+            std::to_string(kMaxInputRank) + " dims";
+    return false;
+  }
   const std::vector<int64_t> *pinned = nullptr;
   if (auto it = options.inputShapes.find(in.name()); it != options.inputShapes.end()) {
     pinned = &it->second;

@@ -222,6 +222,14 @@ DenseElementsAttr importTensor(MLIRContext &ctx, const onnx::TensorProto &tensor
     error = "tensor '" + tensor.name() + "' has unsupported element type " + onnxTypeName(tensor.data_type());
     return {};
   }
+  // A tensor of thousands of dims is no model's (and a type of millions
+  // would take gigabytes to build): refused before its dims are read.
+  constexpr int kMaxTensorRank = 64;
+  if (tensor.dims_size() > kMaxTensorRank) {
+    error = "tensor '" + tensor.name() + "' has " + std::to_string(tensor.dims_size()) + " dims; at most " +
+            std::to_string(kMaxTensorRank) + " are supported";
+    return {};
+  }
   SmallVector<int64_t> shape;
   uint64_t count = 1;
   for (int64_t d : tensor.dims()) {
