@@ -33,16 +33,6 @@ namespace {
 using controlflow::Bound;
 using controlflow::runNode;
 
-class Opset23 {
-public:
-  explicit Opset23(NodeContext &c) : c(c), saved(c.opset) { c.opset = 23; }
-  ~Opset23() { c.opset = saved; }
-
-private:
-  NodeContext &c;
-  int64_t saved;
-};
-
 FailureOr<Bound> in(NodeContext &c, size_t i) {
   auto b = controlflow::lookup(c.g, c.node.input(int(i)));
   if (!b) return c.fail("input " + std::to_string(i) + " is not defined");
@@ -70,7 +60,7 @@ FailureOr<Bound> normalize(NodeContext &c, bool rms, const Bound &x, const Bound
 LogicalResult importSimplifiedLayerNorm(NodeContext &c) {
   auto x = in(c, 0), scale = in(c, 1);
   if (failed(x) || failed(scale)) return failure();
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   auto y = normalize(c, true, *x, *scale, nullptr, c.attrs.getInt("axis", -1), c.attrs.getFloat("epsilon", 1e-5f));
   if (failed(y)) return failure();
   controlflow::bindName(c.g, c.node.output(0), *y);
@@ -84,7 +74,7 @@ LogicalResult importSkipNorm(NodeContext &c, bool rms) {
   auto x = in(c, 0), skip = in(c, 1), gamma = in(c, 2);
   if (failed(x) || failed(skip) || failed(gamma)) return failure();
   if (c.outputUsed(1) || c.outputUsed(2)) return c.fail("outputs 1 and 2 (mean, inv_std_var) are not supported");
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   auto sum = runNode(c, "Add", {*x, *skip});
   if (failed(sum)) return failure();
   size_t biasInput = rms ? 3 : 4;
@@ -110,7 +100,7 @@ LogicalResult importSkipNorm(NodeContext &c, bool rms) {
 LogicalResult importGeluOf(NodeContext &c, bool tanhForm) {
   auto x = in(c, 0);
   if (failed(x)) return failure();
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   Bound v = *x;
   if (c.hasInput(1)) {
     auto b = in(c, 1);
@@ -134,7 +124,7 @@ LogicalResult importGeluOf(NodeContext &c, bool tanhForm) {
 LogicalResult importQuickGelu(NodeContext &c) {
   auto x = in(c, 0);
   if (failed(x)) return failure();
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   float alpha = c.attrs.getFloat("alpha", 1.702f);
   auto t = llvm::cast<RankedTensorType>(x->type());
   if (!t.getElementType().isF32()) return c.fail("X must be float32");
@@ -157,7 +147,7 @@ LogicalResult importMsRotary(NodeContext &c) {
   auto x = in(c, 0), pos = in(c, 1), cosC = in(c, 2), sinC = in(c, 3);
   if (failed(x) || failed(pos) || failed(cosC) || failed(sinC)) return failure();
   if (c.attrs.getInt("is_packed_batching", 0)) return c.fail("is_packed_batching is not supported");
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   auto xt = llvm::cast<RankedTensorType>(x->type());
   auto pt = llvm::dyn_cast<RankedTensorType>(pos->type());
   if (!pt || !pt.getElementType().isSignlessInteger(64)) return c.fail("position_ids must be int64");
@@ -280,7 +270,7 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
       addFloatAttr(n, "scale", c.attrs.getFloat("scale", 0));
   });
   for (const auto &o : outs) g.add_output()->set_name(o);
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   auto res = controlflow::importSubgraph(c, g, bound, "expansion");
   if (failed(res)) return failure();
   for (size_t i = 0; i < 3; ++i)
@@ -291,7 +281,7 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
 /// `a` [..., K] quantized per block of `bs` along K as ONNX Runtime's
 /// MatMulNBits does at accuracy_level 4, returned dequantized (q x scale).
 FailureOr<Bound> quantizeBlocks(NodeContext &c, const Bound &a, int64_t K, int64_t bs) {
-  Opset23 opset(c);
+  controlflow::ScopedOpset opset(c, 23);
   const int64_t blocks = (K + bs - 1) / bs, padded = blocks * bs;
   auto i64s = [&](std::vector<int64_t> v) {
     return Bound{

@@ -47,6 +47,21 @@ std::optional<int64_t> constantInt(const Bound &b);
 mlir::FailureOr<Bound> stack(NodeContext &c, llvm::ArrayRef<Bound> pieces, int64_t axis, bool reverse,
                              const std::string &what);
 
+/// Imports synthesized nodes at `opset` for its lifetime (an importer that
+/// writes its operator as standard ONNX nodes knows their spelling, whatever
+/// the model's default opset is).
+class ScopedOpset {
+public:
+  ScopedOpset(NodeContext &c, int64_t opset) : c(c), saved(c.opset) { c.opset = opset; }
+  ScopedOpset(const ScopedOpset &) = delete;
+  ScopedOpset &operator=(const ScopedOpset &) = delete;
+  ~ScopedOpset() { c.opset = saved; }
+
+private:
+  NodeContext &c;
+  int64_t saved;
+};
+
 /// The ops a builder has created since a mark (in its insertion block).
 struct OpMark {
   mlir::Block *block;

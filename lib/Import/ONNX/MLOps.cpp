@@ -11,7 +11,9 @@
 //    divisor is 0 is divided by 1: zeros stay zeros);
 //  - ArrayFeatureExtractor: the features (last-dim entries) at run-time
 //    indices.
-// (TreeEnsemble is in TreeEnsembleOps.cpp.)
+// The standard ops are written at opset 17 (a model of ai.onnx.ml operators
+// only may import no default-domain opset at all). (TreeEnsemble is in
+// TreeEnsembleOps.cpp.)
 //
 //===----------------------------------------------------------------------===//
 #include "ControlFlow.h"
@@ -23,18 +25,6 @@ namespace {
 
 using controlflow::Bound;
 using controlflow::runNode;
-
-/// The standard ops these become are written at opset 17 (a model of
-/// ai.onnx.ml ops only may import no default-domain opset at all).
-class StandardOpset {
-public:
-  explicit StandardOpset(NodeContext &c) : c(c), saved(c.opset) { c.opset = 17; }
-  ~StandardOpset() { c.opset = saved; }
-
-private:
-  NodeContext &c;
-  int64_t saved;
-};
 
 std::vector<float> floatsOf(const NodeAttrs &a, const std::string &name) {
   const auto *attr = a.get(name);
@@ -71,7 +61,7 @@ LogicalResult importScaler(NodeContext &c) {
   std::vector<float> offset = floatsOf(c.attrs, "offset"), scale = floatsOf(c.attrs, "scale");
   for (auto [v, what] : {std::pair{&offset, "offset"}, std::pair{&scale, "scale"}})
     if (std::string why = checkPerFeature(c, *v, what); !why.empty()) return c.fail(why);
-  StandardOpset opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   auto x = asFloat(c);
   if (failed(x)) return failure();
   Bound y = *x;
@@ -96,7 +86,7 @@ LogicalResult importBinarizer(NodeContext &c) {
   Type et = t.getElementType();
   if (!et.isF32() && !et.isF64() && !et.isSignlessInteger(64) && !et.isSignlessInteger(32))
     return c.fail("input X must be float, double, int64 or int32");
-  StandardOpset opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   float threshold = c.attrs.getFloat("threshold", 0.0f);
   auto scalar = [&](double v) -> Bound {
     auto st = RankedTensorType::get({}, et);
@@ -114,7 +104,7 @@ LogicalResult importBinarizer(NodeContext &c) {
 LogicalResult importNormalizer(NodeContext &c) {
   std::string norm = c.attrs.getString("norm", "MAX");
   if (norm != "MAX" && norm != "L1" && norm != "L2") return c.fail("norm '" + norm + "' is not MAX, L1 or L2");
-  StandardOpset opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   auto x = asFloat(c);
   if (failed(x)) return failure();
   int64_t rank = llvm::cast<RankedTensorType>(x->type()).getRank();
@@ -156,7 +146,7 @@ LogicalResult importArrayFeatureExtractor(NodeContext &c) {
   auto it = llvm::cast<RankedTensorType>(idx->type());
   if (xt.getRank() < 1) return c.fail("input X must have at least one dim");
   if (!it.getElementType().isSignlessInteger(64)) return c.fail("input Y (the indices) must be int64");
-  StandardOpset opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   Bound flatIdx = *idx;
   if (it.getRank() != 1) {
     auto r = runNode(

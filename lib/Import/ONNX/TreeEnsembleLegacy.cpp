@@ -175,14 +175,6 @@ Bound rowConstant(NodeContext &c, const std::vector<double> &v) {
       {}, DenseElementsAttr::get(RankedTensorType::get({1, int64_t(f.size())}, c.b.getF32Type()), ArrayRef<float>(f))};
 }
 
-/// The standard ops below are written at opset 17.
-struct Opset17 {
-  explicit Opset17(NodeContext &c) : c(c), saved(c.opset) { c.opset = 17; }
-  ~Opset17() { c.opset = saved; }
-  NodeContext &c;
-  int64_t saved;
-};
-
 LogicalResult importRegressor(NodeContext &c) {
   int64_t targets = c.attrs.getInt("n_targets", 1);
   if (targets <= 0) return c.fail("n_targets must be positive");
@@ -196,7 +188,7 @@ LogicalResult importRegressor(NodeContext &c) {
   spec->aggregate = a->second;
   auto y = evaluateEnsemble(c, *spec);
   if (failed(y)) return failure();
-  Opset17 opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   auto out = asF32(c, *y);
   if (failed(out)) return failure();
   std::string error;
@@ -229,7 +221,7 @@ LogicalResult importClassifier(NodeContext &c) {
   spec->aggregate = SUM;
   auto y = evaluateEnsemble(c, *spec);
   if (failed(y)) return failure();
-  Opset17 opset(c);
+  controlflow::ScopedOpset opset(c, 17);
   auto scores = asF32(c, *y);
   if (failed(scores)) return failure();
   auto i64 = [&](std::vector<int64_t> v) {
