@@ -32,6 +32,9 @@ namespace {
 
 using controlflow::Bound;
 using controlflow::runNode;
+using controlflow::scalarF32;
+using controlflow::scalarI64;
+using controlflow::vectorI64;
 
 FailureOr<Bound> in(NodeContext &c, size_t i) {
   auto b = controlflow::lookup(c.g, c.node.input(int(i)));
@@ -153,20 +156,14 @@ LogicalResult importMsRotary(NodeContext &c) {
   if (!pt || !pt.getElementType().isSignlessInteger(64)) return c.fail("position_ids must be int64");
   Bound positions = *pos;
   if (pt.getRank() == 1 && pt.hasStaticShape() && pt.getNumElements() == 1) {
-    auto i64s = [&](std::vector<int64_t> v) {
-      return Bound{
-          {},
-          DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), ArrayRef<int64_t>(v))};
-    };
     int64_t seqAxis = xt.getRank() == 4 ? 2 : 1;
     auto shape = runNode(c, "Shape", {*x});
     if (failed(shape)) return failure();
-    auto batch = runNode(c, "Slice", {*shape, i64s({0}), i64s({1}), i64s({0})});
-    auto seq = runNode(c, "Slice", {*shape, i64s({seqAxis}), i64s({seqAxis + 1}), i64s({0})});
+    auto batch = runNode(c, "Slice", {*shape, vectorI64(c, {0}), vectorI64(c, {1}), vectorI64(c, {0})});
+    auto seq = runNode(c, "Slice", {*shape, vectorI64(c, {seqAxis}), vectorI64(c, {seqAxis + 1}), vectorI64(c, {0})});
     if (failed(batch) || failed(seq)) return failure();
-    auto seqScalar = runNode(c, "Reshape", {*seq, i64s({})});
-    auto zero = Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), int64_t(0))};
-    auto one = Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getI64Type()), int64_t(1))};
+    auto seqScalar = runNode(c, "Reshape", {*seq, vectorI64(c, {})});
+    auto zero = scalarI64(c, 0), one = scalarI64(c, 1);
     if (failed(seqScalar)) return failure();
     auto range = runNode(c, "Range", {zero, *seqScalar, one});
     if (failed(range)) return failure();
@@ -283,35 +280,30 @@ LogicalResult importGroupQueryAttention(NodeContext &c) {
 FailureOr<Bound> quantizeBlocks(NodeContext &c, const Bound &a, int64_t K, int64_t bs) {
   controlflow::ScopedOpset opset(c, 23);
   const int64_t blocks = (K + bs - 1) / bs, padded = blocks * bs;
-  auto i64s = [&](std::vector<int64_t> v) {
-    return Bound{
-        {}, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), ArrayRef<int64_t>(v))};
-  };
-  auto f32 = [&](float v) { return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getF32Type()), v)}; };
   int64_t rank = llvm::cast<RankedTensorType>(a.type()).getRank();
   FailureOr<Bound> x = a;
   if (padded != K) {
     std::vector<int64_t> pads(2 * rank, 0);
     pads[2 * rank - 1] = padded - K;
-    x = runNode(c, "Pad", {a, i64s(pads)});
+    x = runNode(c, "Pad", {a, vectorI64(c, pads)});
     if (failed(x)) return failure();
   }
   // [..., K] -> [..., blocks, bs]: the leading dims as they are (0 copies).
   std::vector<int64_t> blocked(rank - 1, 0);
   blocked.push_back(blocks), blocked.push_back(bs);
-  auto xb = runNode(c, "Reshape", {*x, i64s(blocked)});
+  auto xb = runNode(c, "Reshape", {*x, vectorI64(c, blocked)});
   if (failed(xb)) return failure();
   auto absx = runNode(c, "Abs", {*xb});
   if (failed(absx)) return failure();
-  auto amax = runNode(c, "ReduceMax", {*absx, i64s({-1})},
+  auto amax = runNode(c, "ReduceMax", {*absx, vectorI64(c, {-1})},
                       [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "keepdims", 1); });
   if (failed(amax)) return failure();
-  auto isZero = runNode(c, "Equal", {*amax, f32(0.0f)});
+  auto isZero = runNode(c, "Equal", {*amax, scalarF32(c, 0.0f)});
   if (failed(isZero)) return failure();
-  auto safe = runNode(c, "Where", {*isZero, f32(1.0f), *amax});
+  auto safe = runNode(c, "Where", {*isZero, scalarF32(c, 1.0f), *amax});
   if (failed(safe)) return failure();
-  auto inv = runNode(c, "Div", {f32(127.0f), *safe});
-  auto scale = runNode(c, "Div", {*amax, f32(127.0f)});
+  auto inv = runNode(c, "Div", {scalarF32(c, 127.0f), *safe});
+  auto scale = runNode(c, "Div", {*amax, scalarF32(c, 127.0f)});
   if (failed(inv) || failed(scale)) return failure();
   auto q = runNode(c, "Mul", {*xb, *inv});
   if (succeeded(q)) q = runNode(c, "Round", {*q});
@@ -319,9 +311,9 @@ FailureOr<Bound> quantizeBlocks(NodeContext &c, const Bound &a, int64_t K, int64
   if (failed(q)) return failure();
   std::vector<int64_t> flat(rank - 1, 0);
   flat.push_back(padded);
-  auto y = runNode(c, "Reshape", {*q, i64s(flat)});
+  auto y = runNode(c, "Reshape", {*q, vectorI64(c, flat)});
   if (failed(y) || padded == K) return y;
-  return runNode(c, "Slice", {*y, i64s({0}), i64s({K}), i64s({-1})});
+  return runNode(c, "Slice", {*y, vectorI64(c, {0}), vectorI64(c, {K}), vectorI64(c, {-1})});
 }
 
 /// MatMulNBits (4 bits): A [..., K] float times the block-quantized weight

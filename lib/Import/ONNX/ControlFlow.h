@@ -41,6 +41,9 @@ mlir::FailureOr<Bound> runNode(NodeContext &c, const std::string &op, llvm::Arra
 void addIntAttr(onnx::NodeProto &n, const std::string &name, int64_t v);
 Bound scalarI64(NodeContext &c, int64_t v);
 Bound scalarBool(NodeContext &c, bool v);
+/// A float32 scalar and an int64 vector constant (shapes, axes, pads).
+Bound scalarF32(NodeContext &c, float v);
+Bound vectorI64(NodeContext &c, llvm::ArrayRef<int64_t> v);
 /// The value of a one-element integer (or bool) constant.
 std::optional<int64_t> constantInt(const Bound &b);
 /// `pieces` stacked along a new axis `axis` (in reverse order if `reverse`).

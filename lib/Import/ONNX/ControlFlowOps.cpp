@@ -207,6 +207,14 @@ Bound scalarI64(NodeContext &c, int64_t v) {
   return Bound{{}, DenseElementsAttr::get(t, APInt(64, uint64_t(v), true))};
 }
 
+Bound scalarF32(NodeContext &c, float v) {
+  return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getF32Type()), v)};
+}
+
+Bound vectorI64(NodeContext &c, ArrayRef<int64_t> v) {
+  return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), v)};
+}
+
 Bound scalarBool(NodeContext &c, bool v) {
   auto t = RankedTensorType::get({}, c.b.getI1Type());
   return Bound{{}, DenseElementsAttr::get(t, v)};

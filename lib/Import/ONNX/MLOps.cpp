@@ -25,6 +25,9 @@ namespace {
 
 using controlflow::Bound;
 using controlflow::runNode;
+using controlflow::scalarF32;
+using controlflow::scalarI64;
+using controlflow::vectorI64;
 
 std::vector<float> floatsOf(const NodeAttrs &a, const std::string &name) {
   const auto *attr = a.get(name);
@@ -149,9 +152,7 @@ LogicalResult importArrayFeatureExtractor(NodeContext &c) {
   controlflow::ScopedOpset opset(c, 17);
   Bound flatIdx = *idx;
   if (it.getRank() != 1) {
-    auto r = runNode(
-        c, "Reshape",
-        {*idx, Bound{{}, DenseElementsAttr::get(RankedTensorType::get({1}, c.b.getI64Type()), ArrayRef<int64_t>{-1})}});
+    auto r = runNode(c, "Reshape", {*idx, vectorI64(c, {-1})});
     if (failed(r)) return failure();
     flatIdx = *r;
   }
@@ -159,10 +160,7 @@ LogicalResult importArrayFeatureExtractor(NodeContext &c) {
                    [&](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", xt.getRank() - 1); });
   if (failed(y)) return failure();
   if (xt.getRank() == 1) {
-    y = runNode(
-        c, "Reshape",
-        {*y,
-         Bound{{}, DenseElementsAttr::get(RankedTensorType::get({2}, c.b.getI64Type()), ArrayRef<int64_t>{1, -1})}});
+    y = runNode(c, "Reshape", {*y, vectorI64(c, {1, -1})});
     if (failed(y)) return failure();
   }
   controlflow::bindName(c.g, c.node.output(0), *y);

@@ -35,6 +35,9 @@ namespace {
 
 using controlflow::Bound;
 using controlflow::runNode;
+using controlflow::scalarF32;
+using controlflow::scalarI64;
+using controlflow::vectorI64;
 
 std::vector<double> floatsOrTensor(NodeContext &c, const std::string &name, std::string &error) {
   std::vector<double> out;
@@ -224,25 +227,20 @@ LogicalResult importClassifier(NodeContext &c) {
   controlflow::ScopedOpset opset(c, 17);
   auto scores = asF32(c, *y);
   if (failed(scores)) return failure();
-  auto i64 = [&](std::vector<int64_t> v) {
-    return Bound{
-        {}, DenseElementsAttr::get(RankedTensorType::get({int64_t(v.size())}, c.b.getI64Type()), ArrayRef<int64_t>(v))};
-  };
-  auto f32 = [&](float v) { return Bound{{}, DenseElementsAttr::get(RankedTensorType::get({}, c.b.getF32Type()), v)}; };
   FailureOr<Bound> label = failure(), probs = failure();
   if (C == 2 && used.size() == 1 && *used.begin() == 0 && base.empty()) {
     // Binary with one weight column: s = the positive class's score.
     bool positive = llvm::all_of(spec->weights, [](double w) { return w >= 0; });
-    auto s = runNode(c, "Slice", {*scores, i64({0}), i64({1}), i64({1})});
+    auto s = runNode(c, "Slice", {*scores, vectorI64(c, {0}), vectorI64(c, {1}), vectorI64(c, {1})});
     if (failed(s)) return failure();
-    auto isPos = runNode(c, "Greater", {*s, f32(positive ? 0.5f : 0.0f)});
+    auto isPos = runNode(c, "Greater", {*s, scalarF32(c, positive ? 0.5f : 0.0f)});
     if (failed(isPos)) return failure();
-    auto picked = runNode(c, "Where", {*isPos, i64({labels[1]}), i64({labels[0]})});
+    auto picked = runNode(c, "Where", {*isPos, vectorI64(c, {labels[1]}), vectorI64(c, {labels[0]})});
     if (failed(picked)) return failure();
-    label = runNode(c, "Reshape", {*picked, i64({-1})});
+    label = runNode(c, "Reshape", {*picked, vectorI64(c, {-1})});
     // [1 - s, s] for probabilities whatever the transform; [-s, s] for
     // margins, through the logistic function under LOGISTIC.
-    FailureOr<Bound> first = positive ? runNode(c, "Sub", {f32(1.0f), *s}) : runNode(c, "Neg", {*s});
+    FailureOr<Bound> first = positive ? runNode(c, "Sub", {scalarF32(c, 1.0f), *s}) : runNode(c, "Neg", {*s});
     if (failed(first)) return failure();
     FailureOr<Bound> second = *s;
     if (post == "LOGISTIC" && !positive) {
@@ -265,8 +263,8 @@ LogicalResult importClassifier(NodeContext &c) {
       controlflow::addIntAttr(n, "keepdims", 0);
     });
     if (failed(arg)) return failure();
-    label =
-        runNode(c, "Gather", {i64(labels), *arg}, [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 0); });
+    label = runNode(c, "Gather", {vectorI64(c, labels), *arg},
+                    [](onnx::NodeProto &n) { controlflow::addIntAttr(n, "axis", 0); });
     if (post == "NONE")
       probs = *scores;
     else if (post == "LOGISTIC")
