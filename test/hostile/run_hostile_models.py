@@ -45,6 +45,7 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contrib_models  # noqa: E402
+import limit_models  # noqa: E402
 import tree_models  # noqa: E402
 
 TIMEOUT_S = 10.0
@@ -467,17 +468,6 @@ case("nested_if_50_deep", lambda c: c.write(nested_if(50)),
 # If is inlined at import (both branches for a run-time condition): 10 levels
 # compile; what matters is no crash and no runaway growth.
 case("nested_if_10_deep", lambda c: c.write(nested_if(10)), [], may_succeed=True)
-# Past the 1000 protobuf levels the parser accepts: the error says why.
-case("nested_if_2000_deep", lambda c: c.write(nested_if(2000)),
-     ["not a valid ONNX model", "nest more than 1000 protobuf levels deep"], check_too=True)
-# Ranks past what anything uses: refused before the dims are read.
-case("initializer_100k_dims",
-     lambda c: c.write(add_model(raw_tensor("W", [1] * 100_000, bytes(4)))),
-     ["'W'", "has 100000 dims; at most 64"])
-case("input_rank_1000",
-     lambda c: c.write(make_model([helper.make_node("Relu", ["x"], ["y"], name="relu0")],
-                                  [f32("x", [1] * 1000)], [f32("y", [1] * 1000)])),
-     ["'x'", "rank 1000", "at most 8"], check_too=True)
 case("graph_input_dims_overflow",
      lambda c: c.write(simple_relu([f32("x", [2**62, 4])])),
      ["'x'", ("overflow", "too large", "too many", "2^", "exceeds")], huge=True)
@@ -533,7 +523,9 @@ case("three_unsupported_ops", unsupported_ops,
 
 # 5b. TreeEnsemble tables that point outside themselves, cycle or nest too deep (tree_models.py).
 tree_models.register(case)
-# 5c. Legacy tree tables, ML pre-processing and DynamicQuantizeLSTM attributes (contrib_models.py).
+# 5c. Depth and rank limits past what any model uses (limit_models.py).
+limit_models.register(case, sys.modules[__name__])
+# 5d. Legacy tree tables, ML pre-processing and DynamicQuantizeLSTM attributes (contrib_models.py).
 contrib_models.register(case)
 
 # 6. Attributes out of range.
